@@ -1,0 +1,196 @@
+"""Pure invariant checkers: ``check_x(inputs, output) -> list[Violation]``.
+
+Each checker compares what a compaction helper returned with the definitions
+of DESIGN.md (through :mod:`compaction_harness.reference`). They take model
+objects and plain values, never import ``google.adk``, and are shared by the
+property tests, fixture replay and the command line.
+
+Unit-level invariants (``google.adk.apps.compaction`` helpers):
+
+* **U1 shape** -- the chosen range is a prefix of the window: same objects,
+  same order.
+* **U2 safety** -- every obligation opened inside the chosen prefix is closed
+  inside it, or its id is provably dead.
+* **U3 liveness** -- the prefix is as long as the definitions allow: a
+  provably dead id never blocks the healthy events after it.
+* **U4 dead ids** -- the dead-id set equals the reference's, and every id in
+  it meets every clause of the definition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import reference
+from .model import Session
+
+__all__ = [
+    "INVARIANTS",
+    "Violation",
+    "check_dead_ids",
+    "check_prefix_liveness",
+    "check_prefix_safety",
+    "check_prefix_shape",
+]
+
+#: Invariant id -> one-line statement, as DESIGN.md words it.
+INVARIANTS: dict[str, str] = {
+    "U1": "shape: the chosen range is a prefix of the window, same objects, same order",
+    "U2": "safety: every obligation opened inside the prefix is closed inside it or provably dead",
+    "U3": "liveness: a provably dead id never blocks healthy events (prefix equals the reference)",
+    "U4": "dead ids: the dead-id set equals the reference's; each id meets every clause",
+}
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken invariant and its witness.
+
+    Attributes:
+        invariant: the invariant id (``"U1"`` ... ``"U4"``).
+        message: what went wrong, in one sentence.
+        ids: the call ids involved.
+        positions: the window positions involved (0-based).
+        expected: the reference's answer (JSON-serialisable).
+        observed: ADK's answer (JSON-serialisable).
+    """
+
+    invariant: str
+    message: str
+    ids: tuple[str, ...] = ()
+    positions: tuple[int, ...] = ()
+    expected: Any = None
+    observed: Any = None
+    details: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __str__(self) -> str:
+        where = []
+        if self.ids:
+            where.append("ids " + ", ".join(self.ids))
+        if self.positions:
+            where.append("window positions " + ", ".join(map(str, self.positions)))
+        suffix = f" [{'; '.join(where)}]" if where else ""
+        return (
+            f"{self.invariant}: {self.message}{suffix}\n"
+            f"    expected (reference): {self.expected!r}\n"
+            f"    observed (ADK):       {self.observed!r}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "invariant": self.invariant,
+            "message": self.message,
+            "ids": list(self.ids),
+            "positions": list(self.positions),
+            "expected": self.expected,
+            "observed": self.observed,
+        }
+
+
+def check_prefix_shape(window: Sequence[object], result: Sequence[object]) -> list[Violation]:
+    """U1: ``result`` is ``window[:k]`` for some k, element by element (``is``)."""
+    if len(result) > len(window):
+        return [
+            Violation(
+                "U1",
+                f"result has {len(result)} events, the window only {len(window)}",
+                expected=f"at most {len(window)} events",
+                observed=len(result),
+            )
+        ]
+    bad = [i for i, (got, want) in enumerate(zip(result, window, strict=False)) if got is not want]
+    if bad:
+        return [
+            Violation(
+                "U1",
+                "result is not a prefix of the window (a different object at a position)",
+                positions=tuple(bad),
+                expected="window[:k] with the same objects",
+                observed=f"other objects at positions {bad}",
+            )
+        ]
+    return []
+
+
+def check_prefix_safety(session: Session, window: Sequence[int], length: int) -> list[Violation]:
+    """U2: every obligation opened in ``window[:length]`` is closed there or provably dead."""
+    unclosed = reference.open_obligations(session, window, length)
+    return [
+        Violation(
+            "U2",
+            f"prefix of {length} splits a live pair: {o.id!r} is opened at window position "
+            f"{o.position} and not closed inside the prefix, and it is not provably dead",
+            ids=(o.id,),
+            positions=(o.position,),
+            expected=reference.longest_self_contained_prefix(session, window),
+            observed=length,
+        )
+        for o in unclosed
+    ]
+
+
+def check_prefix_liveness(session: Session, window: Sequence[int], length: int) -> list[Violation]:
+    """U3: the prefix is not shorter than the reference's longest safe prefix.
+
+    The witness names the obligations that are open at the observed length
+    when no id is exempted: the dead calls that blocked compaction.
+    """
+    expected = reference.longest_self_contained_prefix(session, window)
+    if length >= expected:
+        return []  # longer than the reference is a U2 violation, reported there
+    blockers = [
+        o
+        for o in reference.open_obligations(session, window, length + 1, exempt_dead=False)
+        if o.id in reference.provably_dead_call_ids(session, window)
+    ]
+    return [
+        Violation(
+            "U3",
+            f"prefix stops at {length} events but {expected} are safe to compact"
+            + (
+                "; blocked by provably dead "
+                + ", ".join(f"{o.id!r} (position {o.position})" for o in blockers)
+                if blockers
+                else ""
+            ),
+            ids=tuple(o.id for o in blockers),
+            positions=tuple(o.position for o in blockers),
+            expected=expected,
+            observed=length,
+        )
+    ]
+
+
+def check_dead_ids(
+    session: Session, window: Sequence[int], observed: set[str] | frozenset[str]
+) -> list[Violation]:
+    """U4: ``observed`` equals the reference's dead-id set; extra ids name the clause they fail."""
+    expected = reference.provably_dead_call_ids(session, window)
+    out = []
+    for cid in sorted(set(observed) - expected):
+        failed = [k for k, ok in reference.dead_id_clauses(session, window, cid).items() if not ok]
+        out.append(
+            Violation(
+                "U4",
+                f"{cid!r} is reported dead but fails the clause(s) {', '.join(failed)}",
+                ids=(cid,),
+                positions=tuple(p for p, i in enumerate(window) if cid in session[i].call_ids),
+                expected=sorted(expected),
+                observed=sorted(observed),
+                details={"failed_clauses": failed},
+            )
+        )
+    for cid in sorted(expected - set(observed)):
+        out.append(
+            Violation(
+                "U4",
+                f"{cid!r} meets every clause of provably dead but is not reported",
+                ids=(cid,),
+                positions=tuple(p for p, i in enumerate(window) if cid in session[i].call_ids),
+                expected=sorted(expected),
+                observed=sorted(observed),
+            )
+        )
+    return out

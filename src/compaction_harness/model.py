@@ -1,0 +1,317 @@
+"""The session model: an ADK-independent, immutable description of a session.
+
+A :class:`Session` is a tuple of :class:`Step` objects; each step stands for
+one ``google.adk.events.Event``. The model holds exactly the fields that
+compaction reads (invocation id, author, timestamp, branch, isolation scope,
+function calls and responses, long-running ids, tool-confirmation and auth
+request keys, compaction ranges, rewinds) and nothing that carries meaning
+only to a model provider. It is small enough to read in a fixture and is
+converted to real ADK events by :mod:`compaction_harness.adk`.
+
+JSON form (``Session.to_json`` / ``Session.from_json``)::
+
+    {"steps": [{"invocation": "i1", "author": "user", "timestamp": 1.0,
+                "text": "hi"}, ...]}
+
+Fields equal to their default are left out, so a fixture shows only what
+matters. Parsing is strict: unknown keys, wrong types and absurd sizes raise
+:class:`ModelError` with a message that names the offending path.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+__all__ = [
+    "MAX_IDS_PER_STEP",
+    "MAX_STEPS",
+    "Call",
+    "Compaction",
+    "ModelError",
+    "Response",
+    "Session",
+    "Step",
+]
+
+#: Upper bounds applied when parsing untrusted JSON (a fixture, a real session).
+MAX_STEPS = 10_000
+MAX_IDS_PER_STEP = 1_000
+MAX_STRING = 100_000
+
+
+class ModelError(ValueError):
+    """A JSON document does not describe a valid session; the message names where."""
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A ``function_call`` part: ``id`` is the call id, ``name`` the tool name."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A ``function_response`` part answering the call with the same ``id``."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """``EventActions.compaction``: a summary standing for events whose
+    timestamps lie in ``[start, end]`` (seconds, as ADK's ``Event.timestamp``)."""
+
+    start: float
+    end: float
+    summary: str = "summary"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One ADK event.
+
+    Attributes:
+        invocation: ``Event.invocation_id``; ``""`` means the event has none.
+        author: ``Event.author``: ``"user"`` or an agent's name.
+        timestamp: ``Event.timestamp`` in seconds.
+        text: a text part, if any.
+        calls: ``function_call`` parts, in order.
+        responses: ``function_response`` parts, in order.
+        long_running: ``Event.long_running_tool_ids``.
+        confirmations: keys of ``EventActions.requested_tool_confirmations``.
+        auth_requests: keys of ``EventActions.requested_auth_configs``.
+        compaction: ``EventActions.compaction``, if this is a summary event.
+        rewind_before: ``EventActions.rewind_before_invocation_id``.
+        branch: ``Event.branch``.
+        isolation_scope: ``Event.isolation_scope``.
+        prompt_tokens: ``Event.usage_metadata.prompt_token_count``.
+    """
+
+    invocation: str = ""
+    author: str = "user"
+    timestamp: float = 0.0
+    text: str | None = None
+    calls: tuple[Call, ...] = ()
+    responses: tuple[Response, ...] = ()
+    long_running: tuple[str, ...] = ()
+    confirmations: tuple[str, ...] = ()
+    auth_requests: tuple[str, ...] = ()
+    compaction: Compaction | None = None
+    rewind_before: str | None = None
+    branch: str | None = None
+    isolation_scope: str | None = None
+    prompt_tokens: int | None = None
+
+    # -- derived views -------------------------------------------------------
+    @property
+    def call_ids(self) -> frozenset[str]:
+        return frozenset(c.id for c in self.calls if c.id)
+
+    @property
+    def response_ids(self) -> frozenset[str]:
+        return frozenset(r.id for r in self.responses if r.id)
+
+    @property
+    def is_compaction(self) -> bool:
+        return self.compaction is not None
+
+    def to_json(self) -> dict[str, Any]:
+        """The step as a JSON object, leaving out fields at their default."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value == f.default:
+                continue
+            if f.name in ("calls", "responses"):
+                value = [{"id": p.id, "name": p.name} for p in value]
+            elif f.name in ("long_running", "confirmations", "auth_requests"):
+                value = list(value)
+            elif f.name == "compaction":
+                value = {"start": value.start, "end": value.end, "summary": value.summary}
+            out[f.name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "step") -> Step:
+        """Parse one step; raises :class:`ModelError` naming ``where``."""
+        obj = _expect(data, dict, where)
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(obj) - known)
+        if unknown:
+            raise ModelError(f"{where}: unknown field {unknown[0]!r}")
+        kwargs: dict[str, Any] = {}
+        for key, value in obj.items():
+            path = f"{where}.{key}"
+            if key in ("invocation", "author"):
+                kwargs[key] = _string(value, path)
+            elif key in ("text", "rewind_before", "branch", "isolation_scope"):
+                kwargs[key] = None if value is None else _string(value, path)
+            elif key == "timestamp":
+                kwargs[key] = _number(value, path)
+            elif key == "prompt_tokens":
+                if value is not None and (type(value) is not int or value < 0):
+                    raise ModelError(f"{path}: expected a non-negative integer, got {value!r}")
+                kwargs[key] = value
+            elif key in ("calls", "responses"):
+                part = Call if key == "calls" else Response
+                items = _bounded_list(value, path)
+                kwargs[key] = tuple(_part(part, item, f"{path}[{i}]") for i, item in enumerate(items))
+            elif key in ("long_running", "confirmations", "auth_requests"):
+                items = _bounded_list(value, path)
+                ids = tuple(_string(item, f"{path}[{i}]") for i, item in enumerate(items))
+                kwargs[key] = tuple(sorted(set(ids)))
+            elif key == "compaction":
+                kwargs[key] = None if value is None else _compaction(value, path)
+        return cls(**kwargs)
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """An ordered tuple of steps, as ``Session.events`` holds them."""
+
+    steps: tuple[Step, ...] = field(default_factory=tuple)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __iter__(self):
+        return iter(self.steps)
+
+    def __getitem__(self, index: int) -> Step:
+        return self.steps[index]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"steps": [s.to_json() for s in self.steps]}
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "session") -> Session:
+        obj = _expect(data, dict, where)
+        unknown = sorted(set(obj) - {"steps"})
+        if unknown:
+            raise ModelError(f"{where}: unknown field {unknown[0]!r}")
+        if "steps" not in obj:
+            raise ModelError(f"{where}: missing field 'steps'")
+        items = _expect(obj["steps"], list, f"{where}.steps")
+        if len(items) > MAX_STEPS:
+            raise ModelError(f"{where}.steps: {len(items)} steps, more than the limit of {MAX_STEPS}")
+        return cls(tuple(Step.from_json(s, f"{where}.steps[{i}]") for i, s in enumerate(items)))
+
+    def render(self, marks: Mapping[int, str] | None = None) -> str:
+        """A readable timeline, one line per event.
+
+        ``marks`` maps a step index to a short note shown at the line's start
+        (for example ``"W"`` for steps in the compaction window).
+        """
+        marks = marks or {}
+        width = max((len(m) for m in marks.values()), default=0)
+        lines = []
+        for index, step in enumerate(self.steps):
+            mark = marks.get(index, "").ljust(width)
+            lines.append(f"{mark}{' ' if width else ''}#{index:<3} {render_step(step)}")
+        return "\n".join(lines) if lines else "(empty session)"
+
+    def replace_step(self, index: int, step: Step) -> Session:
+        steps = list(self.steps)
+        steps[index] = step
+        return Session(tuple(steps))
+
+
+def render_step(step: Step) -> str:
+    """One event as a line: invocation, author, timestamp, then its parts."""
+    bits = [
+        f"inv={step.invocation or '-':<4}",
+        f"{step.author:<6}",
+        f"t={step.timestamp:g}",
+    ]
+    if step.branch:
+        bits.append(f"branch={step.branch}")
+    if step.isolation_scope:
+        bits.append(f"scope={step.isolation_scope}")
+    if step.compaction is not None:
+        c = step.compaction
+        bits.append(f"COMPACTION[{c.start:g}..{c.end:g}]")
+    if step.responses:
+        bits.append("response " + ", ".join(f"{r.id}:{r.name}" for r in step.responses))
+    if step.calls:
+        bits.append("call " + ", ".join(f"{c.id}:{c.name}" for c in step.calls))
+    if step.long_running:
+        bits.append("long-running{" + ",".join(step.long_running) + "}")
+    if step.confirmations:
+        bits.append("confirm?{" + ",".join(step.confirmations) + "}")
+    if step.auth_requests:
+        bits.append("auth?{" + ",".join(step.auth_requests) + "}")
+    if step.rewind_before:
+        bits.append(f"rewind-before={step.rewind_before}")
+    if step.prompt_tokens is not None:
+        bits.append(f"prompt_tokens={step.prompt_tokens}")
+    if step.text is not None and not step.calls and not step.responses and not step.compaction:
+        bits.append(repr(step.text if len(step.text) <= 24 else step.text[:21] + "..."))
+    return " ".join(bits)
+
+
+def with_steps(session: Session, steps: Iterable[Step]) -> Session:
+    """A new session holding ``steps``."""
+    return replace(session, steps=tuple(steps))
+
+
+# -- strict JSON helpers -----------------------------------------------------
+_TYPE_NAMES = {dict: "an object", list: "a list", str: "a string"}
+
+
+def _expect(value: Any, kind: type, path: str) -> Any:
+    if not isinstance(value, kind):
+        raise ModelError(f"{path}: expected {_TYPE_NAMES[kind]}, got {type(value).__name__}")
+    return value
+
+
+def _string(value: Any, path: str) -> str:
+    _expect(value, str, path)
+    if len(value) > MAX_STRING:
+        raise ModelError(f"{path}: string of {len(value)} characters, more than {MAX_STRING}")
+    return value
+
+
+def _number(value: Any, path: str) -> float:
+    if type(value) not in (int, float):
+        raise ModelError(f"{path}: expected a number, got {type(value).__name__}")
+    if math.isnan(value) or math.isinf(value):
+        raise ModelError(f"{path}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def _bounded_list(value: Any, path: str) -> list[Any]:
+    items = _expect(value, list, path)
+    if len(items) > MAX_IDS_PER_STEP:
+        raise ModelError(f"{path}: {len(items)} items, more than the limit of {MAX_IDS_PER_STEP}")
+    return items
+
+
+def _part(kind: type, data: Any, path: str) -> Any:
+    obj = _expect(data, dict, path)
+    if set(obj) != {"id", "name"}:
+        missing = sorted({"id", "name"} - set(obj))
+        extra = sorted(set(obj) - {"id", "name"})
+        what = f"missing field {missing[0]!r}" if missing else f"unknown field {extra[0]!r}"
+        raise ModelError(f"{path}: {what}")
+    return kind(_string(obj["id"], f"{path}.id"), _string(obj["name"], f"{path}.name"))
+
+
+def _compaction(data: Any, path: str) -> Compaction:
+    obj = _expect(data, dict, path)
+    for key in ("start", "end"):
+        if key not in obj:
+            raise ModelError(f"{path}: missing field {key!r}")
+    extra = sorted(set(obj) - {"start", "end", "summary"})
+    if extra:
+        raise ModelError(f"{path}: unknown field {extra[0]!r}")
+    return Compaction(
+        _number(obj["start"], f"{path}.start"),
+        _number(obj["end"], f"{path}.end"),
+        _string(obj.get("summary", "summary"), f"{path}.summary"),
+    )

@@ -1,0 +1,216 @@
+"""The specification as code: obligations, dead calls and safe prefixes.
+
+Every function here is written from the definitions in ``DESIGN.md``
+("Definitions (the specification)"), by brute force where that is clearer,
+and never from ADK's algorithm: a copy would share ADK's bugs. The functions
+work on :class:`~compaction_harness.model.Session` objects and never import
+``google.adk``.
+
+A *window* is a tuple of step indices into the session, in session order: the
+events a compactor considers (ADK never puts a compaction event in one).
+
+Definitions, quoted from DESIGN.md:
+
+* An **obligation** is opened by a function call id, or by a key of
+  ``requested_tool_confirmations`` / ``requested_auth_configs``; it is closed
+  by a *later* event holding a function response with the same id. Within one
+  event, responses count before opens: an event cannot close what it opens.
+* A response is **resolved** unless the same event lists its id as a pending
+  confirmation or auth request.
+* The **newest invocation** is the invocation id of the last non-compaction
+  event that has one.
+* A call id opened in the window is **provably dead** when no resolved
+  response with that id exists anywhere in the session, it is not protected,
+  and its call is not in the newest invocation. Protected: a long-running id,
+  except a synthetic confirmation/auth call outside the newest invocation; a
+  pending confirmation or auth request in the newest invocation. For
+  protection, an event with no invocation id counts as part of the newest
+  invocation.
+
+One reading is ours and is stated here so that it can be argued with: when a
+call id is reused, "its call is not in the newest invocation" is read per
+call. The id is provably dead when some call of it in the window lies outside
+the newest invocation (and the other clauses hold); an *obligation* with that
+id is exempt from safety except the one opened by a call that the newest
+invocation made, which may still be in flight and stays live.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .model import Session, Step
+
+__all__ = [
+    "SYNTHETIC_HITL_CALL_NAMES",
+    "Obligation",
+    "closed_ids",
+    "dead_id_clauses",
+    "is_self_contained",
+    "longest_self_contained_prefix",
+    "newest_invocation",
+    "open_obligations",
+    "opened_ids",
+    "provably_dead_call_ids",
+    "resolved_response_ids",
+    "strict_self_contained_prefix",
+]
+
+#: Names of the synthetic calls ADK's runtime makes for a tool confirmation and
+#: an auth request (``google/adk/flows/llm_flows/tools/_functions.py``,
+#: ``google/adk/utils/_function_call_names.py``). DESIGN.md exempts exactly
+#: these two from long-running protection outside the newest invocation.
+SYNTHETIC_HITL_CALL_NAMES = frozenset({"adk_request_confirmation", "adk_request_credential"})
+
+
+@dataclass(frozen=True, slots=True)
+class Obligation:
+    """An obligation opened at ``position`` (an index into the window) for ``id``."""
+
+    position: int
+    id: str
+
+
+def opened_ids(step: Step) -> frozenset[str]:
+    """Ids whose obligation ``step`` opens: call ids, confirmation and auth keys."""
+    return step.call_ids | frozenset(step.confirmations) | frozenset(step.auth_requests)
+
+
+def closed_ids(step: Step) -> frozenset[str]:
+    """Ids whose obligations ``step`` closes: every function response id."""
+    return step.response_ids
+
+
+def resolved_response_ids(step: Step) -> frozenset[str]:
+    """Response ids of ``step`` that its own pending requests do not list."""
+    return step.response_ids - frozenset(step.confirmations) - frozenset(step.auth_requests)
+
+
+def newest_invocation(session: Session) -> str | None:
+    """The invocation id of the last non-compaction event that has one, or None."""
+    for step in reversed(session.steps):
+        if step.compaction is None and step.invocation:
+            return step.invocation
+    return None
+
+
+def _in_newest_for_protection(step: Step, newest: str | None) -> bool:
+    return not step.invocation or step.invocation == newest
+
+
+def _is_protected(call_id: str, session: Session, newest: str | None) -> bool:
+    for step in session:
+        in_newest = _in_newest_for_protection(step, newest)
+        if call_id in step.long_running:
+            synthetic = any(
+                c.id == call_id and c.name in SYNTHETIC_HITL_CALL_NAMES for c in step.calls
+            )
+            if in_newest or not synthetic:
+                return True
+        if in_newest and (call_id in step.confirmations or call_id in step.auth_requests):
+            return True
+    return False
+
+
+def dead_id_clauses(session: Session, window: Sequence[int], call_id: str) -> dict[str, bool]:
+    """Each clause of "provably dead" for ``call_id``, by name -> whether it holds.
+
+    Clauses: ``opened_in_window``, ``no_resolved_response``, ``not_protected``,
+    ``called_outside_newest_invocation``. The id is provably dead iff all hold.
+    """
+    newest = newest_invocation(session)
+    calling = [i for i in window if call_id in session[i].call_ids]
+    return {
+        "opened_in_window": bool(calling),
+        "no_resolved_response": not any(call_id in resolved_response_ids(s) for s in session),
+        "not_protected": not _is_protected(call_id, session, newest),
+        "called_outside_newest_invocation": any(
+            newest is None or session[i].invocation != newest for i in calling
+        ),
+    }
+
+
+def provably_dead_call_ids(session: Session, window: Sequence[int]) -> frozenset[str]:
+    """Call ids opened in ``window`` that can never be answered (DESIGN.md)."""
+    candidates = {cid for i in window for cid in session[i].call_ids}
+    return frozenset(
+        cid for cid in candidates if all(dead_id_clauses(session, window, cid).values())
+    )
+
+
+def _exempt(step: Step, oid: str, dead: frozenset[str], newest: str | None) -> bool:
+    """Whether the obligation ``step`` opens for ``oid`` is exempt as provably dead."""
+    if oid not in dead:
+        return False
+    # A call the newest invocation made may still be answered: it stays live
+    # even when an older call with the same id is dead.
+    return not (oid in step.call_ids and newest is not None and step.invocation == newest)
+
+
+def _openings(
+    session: Session, window: Sequence[int], exempt_dead: bool
+) -> list[tuple[int, str, int | None]]:
+    """(position, id, position of the earliest later closer or None) per live opening."""
+    steps = [session[i] for i in window]
+    dead = provably_dead_call_ids(session, window) if exempt_dead else frozenset()
+    newest = newest_invocation(session)
+    out = []
+    for p, step in enumerate(steps):
+        for oid in sorted(opened_ids(step)):
+            if _exempt(step, oid, dead, newest):
+                continue
+            closer = next((q for q in range(p + 1, len(steps)) if oid in closed_ids(steps[q])), None)
+            out.append((p, oid, closer))
+    return out
+
+
+def open_obligations(
+    session: Session, window: Sequence[int], length: int, *, exempt_dead: bool = True
+) -> list[Obligation]:
+    """Live obligations opened in ``window[:length]`` and not closed inside it.
+
+    With ``exempt_dead`` (the definition of U2), obligations of provably dead
+    ids are exempt; without it (a strict compactor), none is. Positions are
+    indices into the window, ordered by position, then id.
+    """
+    return [
+        Obligation(p, oid)
+        for p, oid, closer in _openings(session, window, exempt_dead)
+        if p < length and (closer is None or closer >= length)
+    ]
+
+
+def is_self_contained(
+    session: Session, window: Sequence[int], length: int, *, exempt_dead: bool = True
+) -> bool:
+    """Whether compacting ``window[:length]`` leaves no live obligation open."""
+    return not open_obligations(session, window, length, exempt_dead=exempt_dead)
+
+
+def _longest(session: Session, window: Sequence[int], exempt_dead: bool) -> int:
+    # Brute force over every prefix length, longest first, each tested against
+    # the definition; the earliest closer of each opening is found once.
+    openings = _openings(session, window, exempt_dead)
+    for length in range(len(window), -1, -1):
+        if all(c is not None and c < length for p, _, c in openings if p < length):
+            return length
+    raise AssertionError("unreachable: the empty prefix is always self-contained")
+
+
+def longest_self_contained_prefix(session: Session, window: Sequence[int]) -> int:
+    """Length of the longest prefix of ``window`` that is safe to compact.
+
+    Safe (invariant U2): every obligation opened inside the prefix is closed
+    inside it, or its id is provably dead. Always at least 0.
+    """
+    return _longest(session, window, exempt_dead=True)
+
+
+def strict_self_contained_prefix(session: Session, window: Sequence[int]) -> int:
+    """Like :func:`longest_self_contained_prefix` but exempting no dead id.
+
+    This is what a compactor without the provably-dead rule can reach; the
+    harness uses it to describe known upstream faults, never as the oracle.
+    """
+    return _longest(session, window, exempt_dead=False)

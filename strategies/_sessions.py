@@ -1,0 +1,154 @@
+"""Session strategies, version 1: invocations built the way ADK's runtime builds them.
+
+Shapes verified against google-adk 2.13.0's runtime
+(``google/adk/flows/llm_flows/functions.py`` and ``tools/_functions.py``):
+the model's event holds one or several parallel ``function_call`` parts and
+is authored by the agent; the tool results come back in one event authored by
+the agent too, holding ``function_response`` parts. A user event opens an
+invocation; an invocation may instead open with a function response (the
+answer to a long-running or earlier call, sent by the client) or with no user
+event at all (a resumed or agent-started invocation).
+
+Every random choice goes through Hypothesis, in an order that shrinks well:
+the plan (how many invocations, which turns) is drawn as lists, so deleting a
+list element deletes events, and dependent choices (which open calls an
+answer closes) are drawn while the session is built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hypothesis import strategies as st
+
+from compaction_harness.model import Call, Compaction, Response, Session, Step
+from compaction_harness.unit import UnitCase
+
+AGENT = "agent"
+#: A small pool so that call ids collide across invocations on purpose.
+ID_POOL = ("c0", "c1", "c2", "c3")
+TOOL_NAMES = ("lookup", "search")
+
+OPENERS = ("user", "response", "none")
+TURNS = ("text", "call", "call_answered", "answer", "compaction")
+
+
+@dataclass
+class _Builder:
+    steps: list[Step] = field(default_factory=list)
+    pending: list[Call] = field(default_factory=list)  # calls not answered yet
+    clock: float = 0.0
+    fresh: int = 0
+
+    def tick(self, draw) -> float:
+        # Neighbouring events share a timestamp now and then, as fast tools do.
+        self.clock += draw(st.sampled_from((1.0, 0.0)))
+        return self.clock
+
+    def call_id(self, draw) -> str:
+        self.fresh += 1
+        return draw(st.sampled_from((*ID_POOL, f"f{self.fresh}")))
+
+    def answer(self, draw, inv: str, author: str, candidates: list[Call]) -> None:
+        """One response event answering a non-empty subset of ``candidates``, in any order."""
+        if not candidates:
+            return
+        chosen = draw(st.lists(st.sampled_from(candidates), min_size=1, max_size=len(candidates), unique=True))
+        for call in chosen:
+            if call in self.pending:
+                self.pending.remove(call)
+        responses = tuple(Response(c.id, c.name) for c in chosen)
+        self.steps.append(Step(inv, author, self.tick(draw), responses=responses))
+
+
+@st.composite
+def sessions(draw, max_invocations: int = 6, max_turns: int = 4) -> Session:
+    """A realistic session of up to ``max_invocations * (max_turns + 1)`` events.
+
+    Episodes: user-opened, response-opened and user-less invocations; model
+    text; single and parallel calls (some long-running); responses now, later
+    (in a later invocation, out of order, several calls per event) or never
+    (orphans); prior compaction events over earlier ranges; equal timestamps.
+    """
+    b = _Builder()
+    plan = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(OPENERS),
+                st.lists(st.sampled_from(TURNS), max_size=max_turns),
+                st.booleans(),  # whether the invocation has an id at all (rarely not)
+            ),
+            min_size=1,
+            max_size=max_invocations,
+        )
+    )
+    for number, (opener, turns, has_id) in enumerate(plan, start=1):
+        inv = f"i{number}" if has_id or number % 2 else ""
+        if opener == "user" or (opener == "response" and not b.pending):
+            b.steps.append(Step(inv, "user", b.tick(draw), text=f"user {number}"))
+        elif opener == "response":
+            b.answer(draw, inv, "user", list(b.pending))
+        for turn in turns:
+            if turn == "text":
+                b.steps.append(Step(inv, AGENT, b.tick(draw), text="model text"))
+            elif turn in ("call", "call_answered"):
+                names = draw(st.lists(st.sampled_from(TOOL_NAMES), min_size=1, max_size=3))
+                calls = []
+                for name in names:
+                    cid = b.call_id(draw)
+                    if all(c.id != cid for c in calls):
+                        calls.append(Call(cid, name))
+                long_running = tuple(
+                    sorted(c.id for c in calls if draw(st.integers(0, 4)) == 0)
+                )
+                b.steps.append(
+                    Step(inv, AGENT, b.tick(draw), calls=tuple(calls), long_running=long_running)
+                )
+                b.pending.extend(calls)
+                if turn == "call_answered":
+                    b.answer(draw, inv, AGENT, calls)
+            elif turn == "answer":
+                b.answer(draw, inv, AGENT, list(b.pending))
+            elif turn == "compaction":
+                raw = [s for s in b.steps if s.compaction is None]
+                if raw:
+                    lo = draw(st.integers(0, len(raw) - 1))
+                    hi = draw(st.integers(lo, len(raw) - 1))
+                    rng = Compaction(raw[lo].timestamp, raw[hi].timestamp)
+                    b.steps.append(Step(inv, AGENT, b.tick(draw), compaction=rng))
+    return Session(tuple(b.steps))
+
+
+@st.composite
+def windows(draw, session: Session) -> tuple[int, ...]:
+    """A compaction window drawn the way ADK draws one.
+
+    Either invocation-aligned (sliding window: from the first event of one
+    invocation to the last event of a later one) or an arbitrary contiguous
+    stretch (token threshold: everything after the last summary, cut at a
+    retention split). Compaction events are left out, as ADK filters them.
+    """
+    n = len(session)
+    if n == 0:
+        return ()
+    if draw(st.booleans()):
+        invs = []
+        for s in session:
+            if s.compaction is None and s.invocation and s.invocation not in invs:
+                invs.append(s.invocation)
+        if invs:
+            first = draw(st.integers(0, len(invs) - 1))
+            last = draw(st.integers(first, len(invs) - 1))
+            start = next(i for i, s in enumerate(session) if s.invocation == invs[first])
+            stop = max(i for i, s in enumerate(session) if s.invocation == invs[last]) + 1
+            return tuple(i for i in range(start, stop) if session[i].compaction is None)
+    start = draw(st.integers(0, n - 1))
+    stop = draw(st.integers(start, n))
+    return tuple(i for i in range(start, stop) if session[i].compaction is None)
+
+
+@st.composite
+def unit_cases(draw, max_invocations: int = 6, max_turns: int = 4) -> UnitCase:
+    """A :class:`UnitCase`: a session from :func:`sessions` and a window into it."""
+    session = draw(sessions(max_invocations=max_invocations, max_turns=max_turns))
+    return UnitCase(session, draw(windows(session)))
