@@ -29,7 +29,8 @@ AGENT = "agent"
 ID_POOL = ("c0", "c1", "c2", "c3")
 TOOL_NAMES = ("lookup", "search")
 
-OPENERS = ("user", "response", "none")
+# Ordered so that shrinking (towards the first element) removes events.
+OPENERS = ("none", "user", "response")
 TURNS = ("text", "call", "call_answered", "answer", "compaction")
 
 
@@ -53,7 +54,8 @@ class _Builder:
         """One response event answering a non-empty subset of ``candidates``, in any order."""
         if not candidates:
             return
-        chosen = draw(st.lists(st.sampled_from(candidates), min_size=1, max_size=len(candidates), unique=True))
+        order = draw(st.permutations(range(len(candidates))))
+        chosen = [candidates[i] for i in order[: draw(st.integers(1, len(candidates)))]]
         for call in chosen:
             if call in self.pending:
                 self.pending.remove(call)
@@ -76,14 +78,14 @@ def sessions(draw, max_invocations: int = 6, max_turns: int = 4) -> Session:
             st.tuples(
                 st.sampled_from(OPENERS),
                 st.lists(st.sampled_from(TURNS), max_size=max_turns),
-                st.booleans(),  # whether the invocation has an id at all (rarely not)
+                st.integers(0, 7),  # 7: the invocation's events carry no invocation id
             ),
             min_size=1,
             max_size=max_invocations,
         )
     )
-    for number, (opener, turns, has_id) in enumerate(plan, start=1):
-        inv = f"i{number}" if has_id or number % 2 else ""
+    for number, (opener, turns, no_id) in enumerate(plan, start=1):
+        inv = "" if no_id == 7 else f"i{number}"
         if opener == "user" or (opener == "response" and not b.pending):
             b.steps.append(Step(inv, "user", b.tick(draw), text=f"user {number}"))
         elif opener == "response":
@@ -99,7 +101,7 @@ def sessions(draw, max_invocations: int = 6, max_turns: int = 4) -> Session:
                     if all(c.id != cid for c in calls):
                         calls.append(Call(cid, name))
                 long_running = tuple(
-                    sorted(c.id for c in calls if draw(st.integers(0, 4)) == 0)
+                    sorted(c.id for c in calls if draw(st.integers(0, 4)) == 4)
                 )
                 b.steps.append(
                     Step(inv, AGENT, b.tick(draw), calls=tuple(calls), long_running=long_running)
@@ -123,10 +125,11 @@ def sessions(draw, max_invocations: int = 6, max_turns: int = 4) -> Session:
 def windows(draw, session: Session) -> tuple[int, ...]:
     """A compaction window drawn the way ADK draws one.
 
-    Either invocation-aligned (sliding window: from the first event of one
-    invocation to the last event of a later one) or an arbitrary contiguous
-    stretch (token threshold: everything after the last summary, cut at a
-    retention split). Compaction events are left out, as ADK filters them.
+    Either an arbitrary contiguous stretch (token threshold: everything after
+    the last summary, cut at a retention split) or invocation-aligned
+    (sliding window: from the first event of one invocation to the last event
+    of a later one). Compaction events are left out, as ADK filters them.
+    Both shrink towards the whole session.
     """
     n = len(session)
     if n == 0:
@@ -138,12 +141,12 @@ def windows(draw, session: Session) -> tuple[int, ...]:
                 invs.append(s.invocation)
         if invs:
             first = draw(st.integers(0, len(invs) - 1))
-            last = draw(st.integers(first, len(invs) - 1))
+            last = len(invs) - 1 - draw(st.integers(0, len(invs) - 1 - first))
             start = next(i for i, s in enumerate(session) if s.invocation == invs[first])
             stop = max(i for i, s in enumerate(session) if s.invocation == invs[last]) + 1
             return tuple(i for i in range(start, stop) if session[i].compaction is None)
     start = draw(st.integers(0, n - 1))
-    stop = draw(st.integers(start, n))
+    stop = n - draw(st.integers(0, n - start))
     return tuple(i for i in range(start, stop) if session[i].compaction is None)
 
 

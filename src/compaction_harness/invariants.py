@@ -116,19 +116,27 @@ def check_prefix_shape(window: Sequence[object], result: Sequence[object]) -> li
 
 def check_prefix_safety(session: Session, window: Sequence[int], length: int) -> list[Violation]:
     """U2: every obligation opened in ``window[:length]`` is closed there or provably dead."""
-    unclosed = reference.open_obligations(session, window, length)
-    return [
-        Violation(
-            "U2",
-            f"prefix of {length} splits a live pair: {o.id!r} is opened at window position "
-            f"{o.position} and not closed inside the prefix, and it is not provably dead",
-            ids=(o.id,),
-            positions=(o.position,),
-            expected=reference.longest_self_contained_prefix(session, window),
-            observed=length,
+    dead = reference.provably_dead_call_ids(session, window)
+    out = []
+    for o in reference.open_obligations(session, window, length):
+        why = (
+            "its id is provably dead elsewhere, but this call belongs to the newest invocation "
+            "and may still be answered"
+            if o.id in dead
+            else "it is not provably dead"
         )
-        for o in unclosed
-    ]
+        out.append(
+            Violation(
+                "U2",
+                f"prefix of {length} splits a live pair: {o.id!r} is opened at window position "
+                f"{o.position} and not closed inside the prefix; {why}",
+                ids=(o.id,),
+                positions=(o.position,),
+                expected=reference.longest_self_contained_prefix(session, window),
+                observed=length,
+            )
+        )
+    return out
 
 
 def check_prefix_liveness(session: Session, window: Sequence[int], length: int) -> list[Violation]:

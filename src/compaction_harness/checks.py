@@ -1,0 +1,65 @@
+"""What properties, fixture replay and the command line share.
+
+:func:`check_unit_case` is the body of every unit property: it runs a case
+against the installed ADK, labels violations of known upstream faults (as
+Hypothesis events, when called inside a test) and raises
+:class:`~compaction_harness.unit.InvariantViolation` for anything new.
+:func:`fixture_from_failure` turns that exception into a fixture.
+"""
+
+from __future__ import annotations
+
+from hypothesis import event
+from hypothesis.control import currently_in_test_context
+
+from .fixtures import Fixture
+from .known_faults import matching_fault
+from .unit import Helpers, InvariantViolation, UnitCase, UnitOutcome, run_unit_case
+
+__all__ = ["check_unit_case", "fixture_from_failure", "installed_release"]
+
+
+def installed_release() -> str:
+    """The google-adk release under test."""
+    from .adk import ADK_RELEASE
+
+    return ADK_RELEASE
+
+
+def check_unit_case(
+    case: UnitCase, helpers: Helpers | None = None, *, release: str | None = None
+) -> UnitOutcome:
+    """Run ``case`` and raise :class:`InvariantViolation` on any violation not
+    explained by a known upstream fault of ``release`` (default: installed).
+
+    Returns the outcome (with the known violations) when nothing new failed.
+    """
+    release = release or installed_release()
+    outcome = run_unit_case(case, helpers)
+    new = []
+    for violation in outcome.violations:
+        fault = matching_fault(case, violation, release) if helpers is None else None
+        if fault is None:
+            new.append(violation)
+        elif currently_in_test_context():
+            event(f"known upstream fault: {fault.id}")
+    if currently_in_test_context():
+        for reason in outcome.not_applicable:
+            event(f"not applicable: {reason}")
+    if new:
+        raise InvariantViolation(case, UnitOutcome(new, outcome.expected, outcome.observed))
+    return outcome
+
+
+def fixture_from_failure(exc: InvariantViolation, release: str | None = None) -> Fixture:
+    """The fixture recording a failing case (the first violation names it)."""
+    outcome = exc.outcome
+    return Fixture(
+        kind=exc.kind,
+        invariant=outcome.violations[0].invariant,
+        adk_release=release or installed_release(),
+        case=exc.case,
+        expected=outcome.expected,
+        observed=outcome.observed,
+        violations=tuple(str(v) for v in outcome.violations),
+    )

@@ -1,0 +1,224 @@
+"""The repro fixture store: shrunk failures as readable, replayable JSON.
+
+Schema (version 1)::
+
+    {
+      "schema_version": 1,
+      "kind": "unit",                       # what `call` means
+      "invariant": "U3",                    # the first invariant that failed
+      "adk_release": "2.11.0",              # the release it was found on
+      "call": {"window": [0, 1, 2]},        # unit: the window, as step indices
+      "session": {"steps": [...]},          # compaction_harness.model.Session
+      "expected": {...},                    # the reference's answers
+      "observed": {...},                    # ADK's answers
+      "violations": ["U3: ..."],            # what the checkers said
+      "known_fault": "slug"                 # optional: see known_faults.py
+    }
+
+Loading is strict and executes nothing from the file: it is parsed with
+:func:`json.loads` and checked field by field; any problem raises
+:class:`FixtureError` whose message names the file and the problem. Writing
+is atomic and never overwrites: the file is written under a temporary name
+in the same folder and hard-linked to its final name, which is the content
+hash of what identifies the failure, so concurrent workers that shrink to the
+same example produce one file and never a torn one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .model import ModelError
+from .unit import UnitCase
+
+__all__ = [
+    "MAX_FIXTURE_BYTES",
+    "SCHEMA_VERSION",
+    "Fixture",
+    "FixtureError",
+    "load_fixture",
+    "write_fixture",
+]
+
+SCHEMA_VERSION = 1
+MAX_FIXTURE_BYTES = 5_000_000
+_KINDS = ("unit",)
+_REQUIRED = ("schema_version", "kind", "invariant", "adk_release", "call", "session")
+_OPTIONAL = ("expected", "observed", "violations", "known_fault", "note")
+
+
+class FixtureError(ValueError):
+    """A fixture cannot be loaded; ``str()`` is one line naming file and problem."""
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """A loaded fixture. ``case`` is what gets replayed."""
+
+    kind: str
+    invariant: str
+    adk_release: str
+    case: UnitCase
+    expected: dict[str, Any]
+    observed: dict[str, Any]
+    violations: tuple[str, ...] = ()
+    known_fault: str | None = None
+    note: str | None = None
+    path: Path | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "kind": self.kind,
+            "invariant": self.invariant,
+            "adk_release": self.adk_release,
+            "call": {"window": list(self.case.window)},
+            "session": self.case.session.to_json(),
+            "expected": self.expected,
+            "observed": self.observed,
+            "violations": list(self.violations),
+        }
+        if self.known_fault:
+            out["known_fault"] = self.known_fault
+        if self.note:
+            out["note"] = self.note
+        return out
+
+    def identity(self) -> str:
+        """Content hash of what identifies the failure (not the answers)."""
+        key = {
+            "kind": self.kind,
+            "invariant": self.invariant,
+            "adk_release": self.adk_release,
+            "call": {"window": list(self.case.window)},
+            "session": self.case.session.to_json(),
+        }
+        blob = json.dumps(key, sort_keys=True, separators=(",", ":")).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def file_name(self) -> str:
+        return f"{self.invariant}-{self.adk_release}-{self.identity()}.json"
+
+
+def dumps(fixture: Fixture) -> str:
+    """The fixture as text: indented, one session step per line."""
+    data = fixture.to_json()
+    steps = data["session"]["steps"]
+    data["session"] = {"steps": "__STEPS__"}
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    if steps:
+        rows = ",\n".join("      " + json.dumps(s, ensure_ascii=False) for s in steps)
+        text = text.replace('"__STEPS__"', "[\n" + rows + "\n    ]")
+    else:
+        text = text.replace('"__STEPS__"', "[]")
+    return text + "\n"
+
+
+def write_fixture(fixture: Fixture, directory: Path) -> tuple[Path, bool]:
+    """Write ``fixture`` into ``directory``; returns (path, whether it was new).
+
+    Atomic and never overwriting: an existing file with the same name holds
+    the same failure and is left as it is.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    final = directory / fixture.file_name()
+    if final.exists():
+        return final, False
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(dumps(fixture))
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, final)
+            return final, True
+        except FileExistsError:
+            return final, False
+    finally:
+        os.unlink(tmp)
+
+
+def load_fixture(path: str | os.PathLike[str]) -> Fixture:
+    """Load and validate a fixture file; raises :class:`FixtureError`."""
+    path = Path(path)
+    name = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FIXTURE_BYTES:
+            raise FixtureError(f"{name}: {size} bytes, more than the limit of {MAX_FIXTURE_BYTES}")
+        raw = path.read_bytes()
+    except FixtureError:
+        raise
+    except OSError as exc:
+        raise FixtureError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except UnicodeDecodeError:
+        raise FixtureError(f"{name}: not UTF-8 text") from None
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise FixtureError(f"{name}: invalid JSON: {exc}") from None
+    except RecursionError:
+        raise FixtureError(f"{name}: JSON nested too deeply") from None
+    try:
+        return _parse(data, path)
+    except ModelError as exc:
+        raise FixtureError(f"{name}: {exc}") from None
+
+
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not a JSON number")
+
+
+def _parse(data: Any, path: Path) -> Fixture:
+    if not isinstance(data, dict):
+        raise ModelError(f"expected a JSON object at the top, got {type(data).__name__}")
+    for key in _REQUIRED:
+        if key not in data:
+            raise ModelError(f"missing field {key!r}")
+    unknown = sorted(set(data) - set(_REQUIRED) - set(_OPTIONAL))
+    if unknown:
+        raise ModelError(f"unknown field {unknown[0]!r}")
+    version = data["schema_version"]
+    if type(version) is not int:
+        raise ModelError(f"schema_version: expected an integer, got {version!r}")
+    if version != SCHEMA_VERSION:
+        raise ModelError(
+            f"schema_version {version} is not supported (this harness reads {SCHEMA_VERSION})"
+        )
+    if data["kind"] not in _KINDS:
+        raise ModelError(f"kind: unknown kind {data['kind']!r} (known: {', '.join(_KINDS)})")
+    for key in ("invariant", "adk_release"):
+        if not isinstance(data[key], str) or not data[key]:
+            raise ModelError(f"{key}: expected a non-empty string")
+    call = data["call"]
+    if not isinstance(call, dict) or set(call) != {"window"}:
+        raise ModelError("call: expected an object with exactly the field 'window'")
+    case = UnitCase.from_json({"session": data["session"], "window": call["window"]}, "fixture")
+    for key in ("expected", "observed"):
+        if key in data and not isinstance(data[key], dict):
+            raise ModelError(f"{key}: expected an object")
+    violations = data.get("violations", [])
+    if not isinstance(violations, list) or not all(isinstance(v, str) for v in violations):
+        raise ModelError("violations: expected a list of strings")
+    for key in ("known_fault", "note"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise ModelError(f"{key}: expected a string")
+    return Fixture(
+        kind=data["kind"],
+        invariant=data["invariant"],
+        adk_release=data["adk_release"],
+        case=case,
+        expected=data.get("expected", {}),
+        observed=data.get("observed", {}),
+        violations=tuple(violations),
+        known_fault=data.get("known_fault"),
+        note=data.get("note"),
+        path=path,
+    )

@@ -1,0 +1,199 @@
+"""The harness's pytest plugin (loaded with ``-p compaction_harness.pytest_plugin``).
+
+It provides:
+
+* Hypothesis **profiles**: ``gate`` (``make test``: derandomised, no example
+  database, bounded), ``fuzz`` (``make fuzz``: random, with a persistent
+  example database per ADK release under ``.hypothesis/``) and ``dev`` (the
+  default for a bare ``pytest``).
+* **Fixture writing**: when a test marked ``property`` fails with
+  :class:`~compaction_harness.unit.InvariantViolation`, the case Hypothesis
+  shrank and re-ran last is written to the repro folder (``--repro-dir``,
+  default ``tests/repros``), and the path is added to the failure report.
+* A **time-budgeted campaign**: with ``--fuzz-seconds N`` each property test
+  is split into ``--fuzz-shards`` items (so pytest-xdist can use every core)
+  and each item runs Hypothesis again and again, a fresh random seed each
+  time, until its budget is spent or it finds a failure. A summary of rounds,
+  examples, failures and fixtures closes the run.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+from .unit import InvariantViolation
+
+
+def _adk_release() -> str:
+    # Read from package metadata: importing google.adk here would slow every run.
+    try:
+        return metadata.version("google-adk")
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
+_COMMON = dict(
+    deadline=None,
+    report_multiple_bugs=False,  # the minimal failing example runs last: it is the fixture
+    print_blob=False,  # blobs are tied to a Hypothesis version; fixtures are the repro
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "gate",
+    derandomize=True,
+    database=None,
+    max_examples=int(os.environ.get("HARNESS_GATE_EXAMPLES", "300")),
+    **_COMMON,
+)
+settings.register_profile(
+    "fuzz",
+    derandomize=False,
+    database=DirectoryBasedExampleDatabase(f".hypothesis/fuzz-adk-{_adk_release()}"),
+    max_examples=1_000,  # per round; rounds repeat until --fuzz-seconds is spent
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+    **_COMMON,
+)
+settings.register_profile("dev", max_examples=100, **_COMMON)
+if not os.environ.get("CI"):
+    # Under CI=true Hypothesis loads its own `ci` profile; `make test` asks for
+    # `gate` explicitly either way.
+    settings.load_profile("dev")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("compaction-harness")
+    group.addoption(
+        "--fuzz-seconds",
+        type=float,
+        default=None,
+        help="campaign mode: run each property until this many seconds are spent",
+    )
+    group.addoption(
+        "--fuzz-shards",
+        type=int,
+        default=None,
+        help="campaign mode: items per property test (default: xdist workers, or 1)",
+    )
+    group.addoption(
+        "--repro-dir",
+        default=None,
+        help="where failing properties write fixtures (default: tests/repros)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "property: a Hypothesis property over real ADK code")
+    repro = config.getoption("--repro-dir") or str(config.rootpath / "tests" / "repros")
+    config._harness_repro_dir = Path(repro)  # type: ignore[attr-defined]
+
+
+def _shards(config: pytest.Config) -> int:
+    if config.getoption("--fuzz-seconds") is None:
+        return 1
+    explicit = config.getoption("--fuzz-shards")
+    if explicit:
+        return max(1, explicit)
+    workers = getattr(config.option, "numprocesses", None)
+    return workers if isinstance(workers, int) and workers > 0 else 1
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    shards = _shards(metafunc.config)
+    if shards > 1 and metafunc.definition.get_closest_marker("property"):
+        # The shard is not an argument of the test: it only makes distinct items.
+        metafunc.fixturenames.append("fuzz_shard")
+        metafunc.parametrize("fuzz_shard", range(shards), ids=lambda s: f"shard{s}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    if not pyfuncitem.get_closest_marker("property"):
+        return None
+    config = pyfuncitem.config
+    budget = config.getoption("--fuzz-seconds")
+    testfunction = pyfuncitem.obj
+    kwargs = {arg: pyfuncitem.funcargs[arg] for arg in pyfuncitem._fixtureinfo.argnames}
+    started = time.monotonic()
+    rounds = 0
+    try:
+        while True:
+            rounds += 1
+            testfunction(**kwargs)
+            if budget is None or time.monotonic() - started >= budget / _shards_per_worker(config):
+                break
+    except InvariantViolation as exc:
+        from .checks import fixture_from_failure
+        from .fixtures import write_fixture
+
+        path, new = write_fixture(fixture_from_failure(exc), config._harness_repro_dir)
+        shown = os.path.relpath(path)
+        pyfuncitem.user_properties.append(("repro_fixture", shown))
+        exc.add_note(f"repro fixture {'written' if new else 'already present'}: {shown}")
+        raise
+    finally:
+        pyfuncitem.user_properties.append(("fuzz_rounds", rounds))
+        pyfuncitem.user_properties.append(("fuzz_seconds", round(time.monotonic() - started, 1)))
+    return True
+
+
+def _shards_per_worker(config: pytest.Config) -> int:
+    # Each worker runs its shards one after another, so each gets a share.
+    shards = _shards(config)
+    workers = getattr(config.option, "numprocesses", None)
+    workers = workers if isinstance(workers, int) and workers > 0 else 1
+    return max(1, -(-shards // workers))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if config.getoption("--fuzz-seconds") is None:
+        fixtures = list(_fixtures_from(terminalreporter))
+        if fixtures:
+            terminalreporter.section("repro fixtures written")
+            for name, path in fixtures:
+                terminalreporter.write_line(f"{name}: {path}")
+        return
+    terminalreporter.section(f"fuzz campaign summary (google-adk {_adk_release()})")
+    rows = []
+    for report in _call_reports(terminalreporter):
+        props = dict(report.user_properties)
+        if "fuzz_rounds" not in props:
+            continue
+        rows.append((report.nodeid, report.outcome, props))
+    if not rows:
+        terminalreporter.write_line("no property tests ran")
+        return
+    for nodeid, outcome, props in rows:
+        terminalreporter.write_line(
+            f"{outcome.upper():7} {nodeid}  rounds={props['fuzz_rounds']} "
+            f"seconds={props['fuzz_seconds']}"
+            + (f"  fixture={props['repro_fixture']}" if "repro_fixture" in props else "")
+        )
+    failed = [r for r in rows if r[1] == "failed"]
+    terminalreporter.write_line(
+        f"{len(failed)} of {len(rows)} campaign items found a failure; "
+        f"fixtures: {', '.join(p['repro_fixture'] for _, _, p in failed if 'repro_fixture' in p) or 'none'}"
+    )
+    terminalreporter.write_line(
+        "Replay with: make replay FIXTURE=<path>   (or: python -m compaction_harness show <path>)"
+    )
+
+
+def _call_reports(terminalreporter):
+    for key in ("passed", "failed"):
+        for report in terminalreporter.stats.get(key, []):
+            if getattr(report, "when", None) == "call":
+                yield report
+
+
+def _fixtures_from(terminalreporter):
+    for report in _call_reports(terminalreporter):
+        props = dict(report.user_properties)
+        if "repro_fixture" in props:
+            yield report.nodeid, props["repro_fixture"]

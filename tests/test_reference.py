@@ -1,0 +1,131 @@
+"""The reference checked against hand-worked examples (DESIGN.md's definitions)."""
+
+from __future__ import annotations
+
+from builders import answer, call, non_compaction, session, summary, text, user
+
+from compaction_harness import reference as ref
+from compaction_harness.model import Call, Step
+
+
+def all_of(s):
+    return tuple(range(len(s)))
+
+
+def test_balanced_pair_is_self_contained():
+    s = session(user("i1", 1), call("i1", 2, "a"), answer("i1", 3, "a"), text("i1", 4))
+    assert ref.longest_self_contained_prefix(s, all_of(s)) == 4
+    assert ref.provably_dead_call_ids(s, all_of(s)) == frozenset()
+
+
+def test_pending_call_answered_after_the_window_blocks_the_cut():
+    # The response exists in the session, outside the window: the call is live.
+    s = session(user("i1", 1), call("i1", 2, "a"), text("i1", 3), answer("i2", 4, "a"))
+    window = (0, 1, 2)
+    assert ref.provably_dead_call_ids(s, window) == frozenset()
+    assert ref.longest_self_contained_prefix(s, window) == 1
+
+
+def test_issue_7236_orphan_after_prior_compaction_does_not_block():
+    # ADK issue 7236: after a first compaction, an orphaned call becomes the
+    # first event of every later window. It is provably dead (no response
+    # anywhere, not long-running, not in the newest invocation), so the
+    # healthy events after it are compactable.
+    s = session(
+        user("i1", 1),
+        text("i1", 2),
+        summary("i1", 3, 1, 2),
+        call("i2", 4, "orphan"),
+        user("i3", 5),
+        text("i3", 6),
+    )
+    window = (3, 4, 5)
+    assert ref.newest_invocation(s) == "i3"
+    assert ref.provably_dead_call_ids(s, window) == {"orphan"}
+    assert ref.strict_self_contained_prefix(s, window) == 0
+    assert ref.longest_self_contained_prefix(s, window) == 3
+
+
+def test_orphan_in_newest_invocation_is_not_dead():
+    s = session(user("i1", 1), call("i2", 2, "x"), text("i2", 3))
+    assert ref.provably_dead_call_ids(s, all_of(s)) == frozenset()
+    assert ref.longest_self_contained_prefix(s, all_of(s)) == 1
+
+
+def test_long_running_call_is_protected():
+    s = session(call("i1", 1, "lr", long_running=("lr",)), user("i2", 2))
+    assert ref.dead_id_clauses(s, all_of(s), "lr")["not_protected"] is False
+    assert ref.longest_self_contained_prefix(s, all_of(s)) == 0
+
+
+def test_synthetic_confirmation_call_outside_newest_invocation_is_not_protected():
+    confirm = Step(
+        "i1", "agent", 1, calls=(Call("hitl", "adk_request_confirmation"),), long_running=("hitl",)
+    )
+    s = session(confirm, user("i2", 2))
+    assert ref.provably_dead_call_ids(s, all_of(s)) == {"hitl"}
+    assert ref.longest_self_contained_prefix(s, all_of(s)) == 2
+    # ...but inside the newest invocation it is protected.
+    s2 = session(user("i0", 0), confirm)
+    assert ref.provably_dead_call_ids(s2, all_of(s2)) == frozenset()
+
+
+def test_event_without_invocation_counts_as_newest_for_protection():
+    lr = Step("", "agent", 1, calls=(Call("h", "adk_request_credential"),), long_running=("h",))
+    s = session(lr, user("i2", 2))
+    assert ref.dead_id_clauses(s, all_of(s), "h")["not_protected"] is False
+
+
+def test_response_pending_its_own_confirmation_is_not_resolved():
+    # The tool answers `a` but asks for confirmation in the same event: the
+    # obligation re-opens (responses count before opens) and the response
+    # does not count as resolved.
+    s = session(
+        user("i1", 1),
+        call("i1", 2, "a"),
+        answer("i1", 3, "a", confirmations=("a",)),
+        user("i2", 4),
+    )
+    assert ref.resolved_response_ids(s[2]) == frozenset()
+    assert ref.open_obligations(s, all_of(s), 3, exempt_dead=False)[0].id == "a"
+    # `a` is dead: no resolved response anywhere, old invocation, not protected.
+    assert ref.provably_dead_call_ids(s, all_of(s)) == {"a"}
+    assert ref.longest_self_contained_prefix(s, all_of(s)) == 4
+
+
+def test_pending_confirmation_in_newest_invocation_is_protected():
+    s = session(user("i1", 1), call("i1", 2, "a"), answer("i1", 3, "a", confirmations=("a",)))
+    assert ref.provably_dead_call_ids(s, all_of(s)) == frozenset()
+    assert ref.longest_self_contained_prefix(s, all_of(s)) == 1
+
+
+def test_an_event_cannot_close_what_it_opens():
+    # Responses count before opens: a call and its response in one event
+    # leave the call open.
+    same = Step("i1", "agent", 1, calls=(Call("a", "tool"),), responses=answer("i1", 1, "a").responses)
+    s = session(same, user("i1", 2))
+    assert [o.id for o in ref.open_obligations(s, (0, 1), 2, exempt_dead=False)] == ["a"]
+    assert ref.strict_self_contained_prefix(s, (0, 1)) == 0
+
+
+def test_reused_id_call_in_newest_invocation_stays_live():
+    # `r` is orphaned in i1 and called again by the newest invocation i2. The
+    # id is provably dead (its i1 call qualifies), but the i2 call may still be
+    # answered: its obligation is live, so the prefix must stop before it.
+    s = session(call("i1", 1, "r"), text("i1", 2), call("i2", 3, "r"), text("i2", 4))
+    window = all_of(s)
+    assert ref.provably_dead_call_ids(s, window) == {"r"}
+    assert ref.longest_self_contained_prefix(s, window) == 2
+    assert [o.position for o in ref.open_obligations(s, window, 4)] == [2]
+
+
+def test_parallel_calls_answered_across_events_out_of_order():
+    s = session(user("i1", 1), call("i1", 2, "a", "b"), answer("i1", 3, "b"), answer("i2", 4, "a"))
+    assert ref.longest_self_contained_prefix(s, all_of(s)) == 4
+    assert ref.longest_self_contained_prefix(s, (0, 1, 2)) == 1
+
+
+def test_window_skips_compaction_events():
+    s = session(user("i1", 1), summary("i1", 2, 1, 1), text("i2", 3))
+    assert non_compaction(s) == (0, 2)
+    assert ref.newest_invocation(session(text("i1", 1), summary("i9", 2, 1, 1))) == "i1"
