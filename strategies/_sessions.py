@@ -100,9 +100,7 @@ def sessions(draw, max_invocations: int = 6, max_turns: int = 4) -> Session:
                     cid = b.call_id(draw)
                     if all(c.id != cid for c in calls):
                         calls.append(Call(cid, name))
-                long_running = tuple(
-                    sorted(c.id for c in calls if draw(st.integers(0, 4)) == 4)
-                )
+                long_running = tuple(sorted(c.id for c in calls if draw(st.integers(0, 4)) == 4))
                 b.steps.append(
                     Step(inv, AGENT, b.tick(draw), calls=tuple(calls), long_running=long_running)
                 )

@@ -13,7 +13,9 @@ def text(inv: str, t: float, body: str = "ok") -> Step:
     return Step(inv, "agent", t, text=body)
 
 
-def call(inv: str, t: float, *ids: str, long_running: tuple[str, ...] = (), name: str = "tool") -> Step:
+def call(
+    inv: str, t: float, *ids: str, long_running: tuple[str, ...] = (), name: str = "tool"
+) -> Step:
     return Step(inv, "agent", t, calls=tuple(Call(i, name) for i in ids), long_running=long_running)
 
 

@@ -15,7 +15,12 @@ from strategies import unit_cases
 
 # The ADK issue 7236 shape: after a summary, an orphaned call opens the window.
 ORPHAN = session(
-    user("i1", 1), text("i1", 2), summary("i1", 3, 1, 2), call("i2", 4, "x"), user("i3", 5), text("i3", 6)
+    user("i1", 1),
+    text("i1", 2),
+    summary("i1", 3, 1, 2),
+    call("i2", 4, "x"),
+    user("i3", 5),
+    text("i3", 6),
 )
 ORPHAN_CASE = UnitCase(ORPHAN, (3, 4, 5))
 # A live pair: `a` is answered after the window ends.
@@ -45,7 +50,10 @@ def test_correct_helpers_raise_nothing(case):
 
 
 def test_u1_fires_on_a_helper_that_returns_copies():
-    broken = Helpers(lambda w, a: [e.model_copy() for e in w], correct_helpers(ORPHAN_CASE).provably_dead_call_ids)
+    broken = Helpers(
+        lambda w, a: [e.model_copy() for e in w],
+        correct_helpers(ORPHAN_CASE).provably_dead_call_ids,
+    )
     violations = run_unit_case(ORPHAN_CASE, broken).violations
     assert [v.invariant for v in violations] == ["U1"]
     assert violations[0].positions == (0, 1, 2)
@@ -75,17 +83,23 @@ def test_u3_fires_on_a_strict_helper_like_releases_before_2_12():
 
 
 def test_u4_fires_on_extra_and_missing_dead_ids():
-    extra = Helpers(correct_helpers(ORPHAN_CASE).longest_self_contained_prefix, lambda w, a, n: {"x", "i3"})
+    extra = Helpers(
+        correct_helpers(ORPHAN_CASE).longest_self_contained_prefix, lambda w, a, n: {"x", "i3"}
+    )
     (v,) = run_unit_case(ORPHAN_CASE, extra).violations
     assert v.invariant == "U4" and v.ids == ("i3",)
     assert "opened_in_window" in v.details["failed_clauses"]
-    missing = Helpers(correct_helpers(ORPHAN_CASE).longest_self_contained_prefix, lambda w, a, n: set())
+    missing = Helpers(
+        correct_helpers(ORPHAN_CASE).longest_self_contained_prefix, lambda w, a, n: set()
+    )
     (v,) = run_unit_case(ORPHAN_CASE, missing).violations
     assert v.invariant == "U4" and v.ids == ("x",) and "not reported" in v.message
 
 
 def test_u4_names_the_failed_clause_for_a_live_call():
-    broken = Helpers(correct_helpers(LIVE_CASE).longest_self_contained_prefix, lambda w, a, n: {"a"})
+    broken = Helpers(
+        correct_helpers(LIVE_CASE).longest_self_contained_prefix, lambda w, a, n: {"a"}
+    )
     (v,) = run_unit_case(LIVE_CASE, broken).violations
     assert v.details["failed_clauses"] == ["no_resolved_response"]
 
@@ -95,7 +109,8 @@ def test_the_property_finds_a_planted_liveness_fault_and_shrinks_it():
     # shrinking, on a helper that behaves like google-adk 2.4.0 to 2.11.0.
     def strict_helpers(case):
         return Helpers(
-            lambda w, a: w[: reference.strict_self_contained_prefix(case.session, case.window)], None
+            lambda w, a: w[: reference.strict_self_contained_prefix(case.session, case.window)],
+            None,
         )
 
     def fails(case):
@@ -108,7 +123,12 @@ def test_the_property_finds_a_planted_liveness_fault_and_shrinks_it():
     minimal = find(
         unit_cases(),
         fails,
-        settings=settings(database=None, derandomize=True, max_examples=2000, suppress_health_check=list(HealthCheck)),
+        settings=settings(
+            database=None,
+            derandomize=True,
+            max_examples=2000,
+            suppress_health_check=list(HealthCheck),
+        ),
     )
     assert len(minimal.window) == 2
     assert reference.longest_self_contained_prefix(minimal.session, minimal.window) == 2

@@ -102,7 +102,9 @@ def test_pending_confirmation_in_newest_invocation_is_protected():
 def test_an_event_cannot_close_what_it_opens():
     # Responses count before opens: a call and its response in one event
     # leave the call open.
-    same = Step("i1", "agent", 1, calls=(Call("a", "tool"),), responses=answer("i1", 1, "a").responses)
+    same = Step(
+        "i1", "agent", 1, calls=(Call("a", "tool"),), responses=answer("i1", 1, "a").responses
+    )
     s = session(same, user("i1", 2))
     assert [o.id for o in ref.open_obligations(s, (0, 1), 2, exempt_dead=False)] == ["a"]
     assert ref.strict_self_contained_prefix(s, (0, 1)) == 0

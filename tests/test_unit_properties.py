@@ -19,7 +19,9 @@ from strategies import unit_cases
 # Releases 2.4.0 to 2.11.0: an orphaned call opening the window blocks it all.
 STALL_BEFORE_2_12 = UnitCase(session(call("i1", 1, "c0"), text("i2", 2)), (0, 1))
 # 2.13.0 (known fault): the retry is skipped when the strict prefix ends an invocation.
-RETRY_SKIPPED_AT_BOUNDARY = UnitCase(session(user("i1", 1), call("i2", 2, "x"), user("i3", 3)), (0, 1, 2))
+RETRY_SKIPPED_AT_BOUNDARY = UnitCase(
+    session(user("i1", 1), call("i2", 2, "x"), user("i3", 3)), (0, 1, 2)
+)
 # 2.13.0 (known fault): a reused id's newest-invocation call loses its protection.
 REUSED_ID_IN_NEWEST = UnitCase(
     session(call("i1", 1, "r"), text("i1", 2), call("i2", 3, "r"), text("i2", 4)), (0, 1, 2, 3)

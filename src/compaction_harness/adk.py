@@ -72,7 +72,9 @@ def to_adk_event(step: Step) -> Event:
     if step.text is not None:
         parts.append(types.Part(text=step.text))
     for call in step.calls:
-        parts.append(types.Part(function_call=types.FunctionCall(id=call.id, name=call.name, args={})))
+        parts.append(
+            types.Part(function_call=types.FunctionCall(id=call.id, name=call.name, args={}))
+        )
     for resp in step.responses:
         parts.append(
             types.Part(
@@ -138,9 +140,7 @@ def from_adk_events(events: Sequence[Event]) -> Session:
         texts = [p.text for p in (event.content.parts or [])] if event.content else []
         texts = [t for t in texts if t is not None]
         compaction = event.actions.compaction if event.actions else None
-        summary_parts = (
-            compaction.compacted_content.parts or [] if compaction is not None else []
-        )
+        summary_parts = compaction.compacted_content.parts or [] if compaction is not None else []
         usage = event.usage_metadata
         steps.append(
             Step(

@@ -61,5 +61,5 @@ def fixture_from_failure(exc: InvariantViolation, release: str | None = None) ->
         case=exc.case,
         expected=outcome.expected,
         observed=outcome.observed,
-        violations=tuple(str(v) for v in outcome.violations),
+        violations=tuple(v.summary() for v in outcome.violations),
     )

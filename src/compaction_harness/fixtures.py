@@ -107,17 +107,33 @@ class Fixture:
 
 
 def dumps(fixture: Fixture) -> str:
-    """The fixture as text: indented, one session step per line."""
-    data = fixture.to_json()
-    steps = data["session"]["steps"]
-    data["session"] = {"steps": "__STEPS__"}
-    text = json.dumps(data, indent=2, ensure_ascii=False)
-    if steps:
-        rows = ",\n".join("      " + json.dumps(s, ensure_ascii=False) for s in steps)
-        text = text.replace('"__STEPS__"', "[\n" + rows + "\n    ]")
-    else:
-        text = text.replace('"__STEPS__"', "[]")
-    return text + "\n"
+    """The fixture as text: indented, one session step per line, short lists inline."""
+    return _pretty(fixture.to_json(), 0) + "\n"
+
+
+def _pretty(value: Any, depth: int, rows: bool = False) -> str:
+    """JSON with containers of scalars on one line; ``rows`` puts each element on one line."""
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    scalar_only = all(not isinstance(v, dict | list) for v in _members(value))
+    if not isinstance(value, dict | list) or not value or scalar_only:
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        items = [
+            f"{inner}{json.dumps(k)}: {_pretty(v, depth + 1, k == 'steps')}"
+            for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    lines = [
+        inner + (json.dumps(v, ensure_ascii=False) if rows else _pretty(v, depth + 1))
+        for v in value
+    ]
+    return "[\n" + ",\n".join(lines) + "\n" + pad + "]"
+
+
+def _members(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return list(value.values())
+    return list(value) if isinstance(value, list) else []
 
 
 def write_fixture(fixture: Fixture, directory: Path) -> tuple[Path, bool]:

@@ -65,6 +65,10 @@ class Violation:
     observed: Any = None
     details: dict[str, Any] = field(default_factory=dict, compare=False)
 
+    def summary(self) -> str:
+        """The first line of ``str(self)``: invariant, message, ids and positions."""
+        return str(self).splitlines()[0]
+
     def __str__(self) -> str:
         where = []
         if self.ids:

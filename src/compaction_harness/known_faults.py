@@ -135,7 +135,8 @@ def matching_fault(case: UnitCase, violation: Violation, release: str) -> KnownF
         (
             f
             for f in KNOWN_FAULTS
-            if f.applies_to(release) and f.invariant == violation.invariant
+            if f.applies_to(release)
+            and f.invariant == violation.invariant
             and f.matches(case, violation)
         ),
         None,

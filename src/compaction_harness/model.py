@@ -72,6 +72,9 @@ class Compaction:
     summary: str = "summary"
 
 
+_ALWAYS_SHOWN = ("invocation", "author", "timestamp")
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     """One ADK event.
@@ -108,6 +111,18 @@ class Step:
     isolation_scope: str | None = None
     prompt_tokens: int | None = None
 
+    def __post_init__(self) -> None:
+        if type(self.timestamp) is not float:
+            object.__setattr__(self, "timestamp", float(self.timestamp))
+
+    def __repr__(self) -> str:
+        # Only what differs from the defaults, so failure reports stay short.
+        shown = ", ".join(f"{k}={v!r}" for k, v in _non_default(self).items())
+        return f"Step({shown})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # Hypothesis / IPython
+        printer.text(repr(self))
+
     # -- derived views -------------------------------------------------------
     @property
     def call_ids(self) -> frozenset[str]:
@@ -124,17 +139,14 @@ class Step:
     def to_json(self) -> dict[str, Any]:
         """The step as a JSON object, leaving out fields at their default."""
         out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value == f.default:
-                continue
-            if f.name in ("calls", "responses"):
+        for name, value in _non_default(self).items():
+            if name in ("calls", "responses"):
                 value = [{"id": p.id, "name": p.name} for p in value]
-            elif f.name in ("long_running", "confirmations", "auth_requests"):
+            elif name in ("long_running", "confirmations", "auth_requests"):
                 value = list(value)
-            elif f.name == "compaction":
+            elif name == "compaction":
                 value = {"start": value.start, "end": value.end, "summary": value.summary}
-            out[f.name] = value
+            out[name] = value
         return out
 
     @classmethod
@@ -161,7 +173,9 @@ class Step:
             elif key in ("calls", "responses"):
                 part = Call if key == "calls" else Response
                 items = _bounded_list(value, path)
-                kwargs[key] = tuple(_part(part, item, f"{path}[{i}]") for i, item in enumerate(items))
+                kwargs[key] = tuple(
+                    _part(part, item, f"{path}[{i}]") for i, item in enumerate(items)
+                )
             elif key in ("long_running", "confirmations", "auth_requests"):
                 items = _bounded_list(value, path)
                 ids = tuple(_string(item, f"{path}[{i}]") for i, item in enumerate(items))
@@ -186,6 +200,12 @@ class Session:
     def __getitem__(self, index: int) -> Step:
         return self.steps[index]
 
+    def __repr__(self) -> str:
+        return "Session((\n" + "".join(f"    {s!r},\n" for s in self.steps) + "))"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # Hypothesis / IPython
+        printer.text(repr(self))
+
     def to_json(self) -> dict[str, Any]:
         return {"steps": [s.to_json() for s in self.steps]}
 
@@ -199,7 +219,9 @@ class Session:
             raise ModelError(f"{where}: missing field 'steps'")
         items = _expect(obj["steps"], list, f"{where}.steps")
         if len(items) > MAX_STEPS:
-            raise ModelError(f"{where}.steps: {len(items)} steps, more than the limit of {MAX_STEPS}")
+            raise ModelError(
+                f"{where}.steps: {len(items)} steps, more than the limit of {MAX_STEPS}"
+            )
         return cls(tuple(Step.from_json(s, f"{where}.steps[{i}]") for i, s in enumerate(items)))
 
     def render(self, marks: Mapping[int, str] | None = None) -> str:
@@ -220,6 +242,14 @@ class Session:
         steps = list(self.steps)
         steps[index] = step
         return Session(tuple(steps))
+
+
+def _non_default(step: Step) -> dict[str, Any]:
+    return {
+        f.name: getattr(step, f.name)
+        for f in fields(step)
+        if f.name in _ALWAYS_SHOWN or getattr(step, f.name) != f.default
+    }
 
 
 def render_step(step: Step) -> str:

@@ -57,7 +57,9 @@ settings.register_profile(
     derandomize=False,
     database=DirectoryBasedExampleDatabase(f".hypothesis/fuzz-adk-{_adk_release()}"),
     max_examples=1_000,  # per round; rounds repeat until --fuzz-seconds is spent
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+    # No explicit phase: the `@example` canaries belong to the gate; a campaign
+    # must find faults by itself.
+    phases=[Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
     **_COMMON,
 )
 settings.register_profile("dev", max_examples=100, **_COMMON)
@@ -100,6 +102,15 @@ def _shards(config: pytest.Config) -> int:
     explicit = config.getoption("--fuzz-shards")
     if explicit:
         return max(1, explicit)
+    return _workers(config)
+
+
+def _workers(config: pytest.Config) -> int:
+    # Inside an xdist worker the resolved count is in the environment; on the
+    # controller, `-n auto` may still be the string "auto".
+    count = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if count and count.isdigit():
+        return int(count)
     workers = getattr(config.option, "numprocesses", None)
     return workers if isinstance(workers, int) and workers > 0 else 1
 
@@ -145,10 +156,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
 def _shards_per_worker(config: pytest.Config) -> int:
     # Each worker runs its shards one after another, so each gets a share.
-    shards = _shards(config)
-    workers = getattr(config.option, "numprocesses", None)
-    workers = workers if isinstance(workers, int) and workers > 0 else 1
-    return max(1, -(-shards // workers))
+    return max(1, -(-_shards(config) // _workers(config)))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -176,9 +184,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             + (f"  fixture={props['repro_fixture']}" if "repro_fixture" in props else "")
         )
     failed = [r for r in rows if r[1] == "failed"]
+    written = sorted({p["repro_fixture"] for _, _, p in failed if "repro_fixture" in p})
     terminalreporter.write_line(
         f"{len(failed)} of {len(rows)} campaign items found a failure; "
-        f"fixtures: {', '.join(p['repro_fixture'] for _, _, p in failed if 'repro_fixture' in p) or 'none'}"
+        f"fixtures: {', '.join(written) or 'none'}"
     )
     terminalreporter.write_line(
         "Replay with: make replay FIXTURE=<path>   (or: python -m compaction_harness show <path>)"

@@ -160,7 +160,9 @@ def _openings(
         for oid in sorted(opened_ids(step)):
             if _exempt(step, oid, dead, newest):
                 continue
-            closer = next((q for q in range(p + 1, len(steps)) if oid in closed_ids(steps[q])), None)
+            closer = next(
+                (q for q in range(p + 1, len(steps)) if oid in closed_ids(steps[q])), None
+            )
             out.append((p, oid, closer))
     return out
 

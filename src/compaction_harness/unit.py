@@ -47,6 +47,12 @@ class UnitCase:
         if any(self.session[i].compaction is not None for i in self.window):
             raise ModelError("window: a compaction event cannot be in a compaction window")
 
+    def __repr__(self) -> str:
+        return f"UnitCase({self.session!r}, window={self.window!r})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # Hypothesis / IPython
+        printer.text(repr(self))
+
     def to_json(self) -> dict[str, Any]:
         return {"session": self.session.to_json(), "window": list(self.window)}
 
@@ -153,4 +159,3 @@ def run_unit_case(case: UnitCase, helpers: Helpers | None = None) -> UnitOutcome
         observed["dead_ids"] = sorted(dead)
         outcome.violations += check_dead_ids(session, window, dead)
     return outcome
-

@@ -1,0 +1,59 @@
+# compaction-harness: property-based verification of Google ADK's event compaction.
+# `make help` lists the targets. Every target creates the virtual environment
+# it needs on first use (.venv/adk-<release>/).
+
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+ADK ?= 2.13.0
+ADK_SRC ?=
+FUZZ_SECONDS ?= 120
+JOBS ?= auto
+PYTEST_ARGS ?=
+FIXTURE ?=
+
+TARGET := $(if $(ADK_SRC),--adk-src "$(ADK_SRC)",--adk "$(ADK)")
+# Prints the target environment's python (creating it if needed); fails with one line.
+ENV_PY := PYTHONPATH=src $(PYTHON) -m compaction_harness.envs $(TARGET)
+PYTEST := -m pytest -p no:cacheprovider
+
+.DEFAULT_GOAL := help
+.PHONY: help env test fuzz bench replay show lint format clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@echo "  variables: ADK=$(ADK) (or ADK_SRC=/path/to/adk-python), FUZZ_SECONDS=$(FUZZ_SECONDS), JOBS=$(JOBS), FIXTURE=path"
+
+env: ## create the target's virtual environment (done by every other target too)
+	@$(ENV_PY)
+
+test: ## the deterministic gate: derandomised properties, unit tests, fixture replay
+	@py=$$($(ENV_PY)) || exit $$?; \
+	$$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate $(PYTEST_ARGS)
+
+fuzz: ## a random campaign of FUZZ_SECONDS against ADK; failures become fixtures in tests/repros/
+	@py=$$($(ENV_PY)) || exit $$?; \
+	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz \
+	  --fuzz-seconds=$(FUZZ_SECONDS) --hypothesis-show-statistics $(PYTEST_ARGS)
+
+bench: ## examples per second and seconds to find the 2.11.0 stall (median of 5 seeds)
+	@py=$$($(ENV_PY)) || exit $$?; \
+	py211=$$(PYTHONPATH=src $(PYTHON) -m compaction_harness.envs --adk 2.11.0) || exit $$?; \
+	$$py bench/bench.py throughput && $$py211 bench/bench.py time-to-failure
+
+replay: ## re-check fixtures against the target: make replay FIXTURE=tests/repros/x.json
+	@py=$$($(ENV_PY)) || exit $$?; \
+	$$py -m compaction_harness replay $(or $(FIXTURE),tests/repros/*.json)
+
+show: ## print a fixture as a timeline: make show FIXTURE=tests/repros/x.json
+	@py=$$($(ENV_PY)) || exit $$?; \
+	$$py -m compaction_harness show $(or $(FIXTURE),$(error FIXTURE= is required))
+
+lint: ## ruff check and format check
+	@py=$$($(ENV_PY)) || exit $$?; \
+	$$py -m ruff check . && $$py -m ruff format --check .
+
+format: ## apply ruff's fixes and formatting
+	@py=$$($(ENV_PY)) || exit $$?; \
+	$$py -m ruff check --fix . && $$py -m ruff format .
+
+clean: ## remove the virtual environments and Hypothesis's example databases
+	rm -rf .venv .hypothesis

@@ -1,0 +1,149 @@
+"""Command line: ``python -m compaction_harness {show,replay} ...``.
+
+Exit status: 0 when every fixture holds, 1 when one fails an invariant, 2 for
+bad input (a fixture that cannot be loaded, an unknown release) -- always with
+one line naming the problem, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from . import reference
+from .envs import EnvError
+from .fixtures import Fixture, FixtureError, load_fixture
+
+__all__ = ["main"]
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    fixture = load_fixture(args.fixture)
+    print(render_fixture(fixture))
+    return 0
+
+
+def render_fixture(fixture: Fixture) -> str:
+    """The fixture for a person: header, violations, and the annotated timeline."""
+    case = fixture.case
+    session, window = case.session, case.window
+    expected = fixture.expected.get("prefix_length")
+    observed = fixture.observed.get("prefix_length")
+    lines = [
+        f"fixture    {fixture.path}",
+        f"invariant  {fixture.invariant}   found on google-adk {fixture.adk_release}",
+    ]
+    if fixture.known_fault:
+        lines.append(f"known upstream fault: {fixture.known_fault}")
+    if fixture.note:
+        lines.append(f"note: {fixture.note}")
+    lines += ["", "violations:"] + [f"  {v}" for v in fixture.violations] + [""]
+    lines.append(
+        "timeline (W = in the compaction window; open = obligations open after the event, "
+        "strict; dead = provably dead ids):"
+    )
+    dead = reference.provably_dead_call_ids(session, window)
+    position = {step: pos for pos, step in enumerate(window)}
+    for index, line in enumerate(session.render({i: "W" for i in window}).splitlines()):
+        note = ""
+        if index in position:
+            pos = position[index]
+            still_open = reference.open_obligations(session, window, pos + 1, exempt_dead=False)
+            opened = sorted({o.id for o in still_open})
+            note = f"   open={{{','.join(opened)}}}" if opened else ""
+        lines.append(line + note)
+        if index in position:
+            cut = position[index] + 1
+            if cut == expected:
+                lines.append(f"  ---- reference cut: compact {expected} window event(s)")
+            if cut == observed:
+                lines.append(f"  ---- ADK cut: compacted {observed} window event(s)")
+    if expected == 0:
+        lines.append("  (reference: compact nothing)")
+    if observed == 0:
+        lines.append("  (ADK: compacted nothing)")
+    lines.append(f"dead ids (reference): {sorted(dead) or 'none'}")
+    if "dead_ids" in fixture.observed:
+        lines.append(f"dead ids (ADK):       {fixture.observed['dead_ids'] or 'none'}")
+    return "\n".join(lines)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    if args.adk or args.adk_src:
+        return _reexec_in_target(args)
+    fixtures = [load_fixture(path) for path in args.fixtures]  # all load, or exit 2
+    from .adk import ADK_RELEASE
+    from .known_faults import fault_for
+    from .unit import run_unit_case
+
+    failed = 0
+    for fixture in fixtures:
+        outcome = run_unit_case(fixture.case)
+        fault = fault_for(fixture.known_fault) if fixture.known_fault else None
+        known = (
+            f" (known upstream fault on {ADK_RELEASE}: {fault.id})"
+            if fault and fault.applies_to(ADK_RELEASE)
+            else ""
+        )
+        if outcome.violations:
+            failed += 1
+            print(f"FAIL {fixture.path} on google-adk {ADK_RELEASE}{known}")
+            for violation in outcome.violations:
+                print("  " + str(violation).replace("\n", "\n  "))
+        else:
+            print(f"ok   {fixture.path} on google-adk {ADK_RELEASE}")
+        for reason in outcome.not_applicable:
+            print(f"     not applicable: {reason}")
+    print(f"{len(fixtures) - failed} held, {failed} failed")
+    return 1 if failed else 0
+
+
+def _reexec_in_target(args: argparse.Namespace) -> int:
+    from . import envs
+
+    target = argparse.Namespace(adk=args.adk, adk_src=args.adk_src)
+    python = envs.ensure(target)
+    argv = [str(python), "-m", "compaction_harness", "replay", *args.fixtures]
+    sys.stdout.flush()
+    os.execv(str(python), argv)
+    return 2  # unreachable
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m compaction_harness",
+        description="Show and replay JSON repro fixtures of ADK event-compaction failures.",
+        epilog="Exit status: 0 all hold, 1 a fixture fails an invariant, 2 bad input.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    show = sub.add_parser(
+        "show",
+        help="print a fixture as an annotated timeline",
+        description="Print a fixture: its violations and the session as a timeline, one line "
+        "per event, with the window, open obligations and where ADK and the reference cut.",
+    )
+    show.add_argument("fixture", help="a fixture file (tests/repros/*.json)")
+    show.set_defaults(func=_cmd_show)
+    replay = sub.add_parser(
+        "replay",
+        help="re-check fixtures against the installed (or another) google-adk",
+        description="Re-run each fixture's call against real ADK and check every invariant. "
+        "Exit 0 when all hold, 1 when any fails.",
+    )
+    replay.add_argument("fixtures", nargs="+", metavar="FIXTURE", help="fixture files")
+    target = replay.add_mutually_exclusive_group()
+    target.add_argument("--adk", metavar="RELEASE", help="replay in that release's environment")
+    target.add_argument("--adk-src", metavar="PATH", help="replay against an adk-python checkout")
+    replay.set_defaults(func=_cmd_replay)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (FixtureError, EnvError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
