@@ -18,6 +18,7 @@ answer closes) are drawn while the session is built.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
 from hypothesis import strategies as st
 
@@ -33,6 +34,35 @@ TOOL_NAMES = ("lookup", "search")
 OPENERS = ("none", "user", "response")
 TURNS = ("text", "call", "call_answered", "answer", "compaction")
 
+# Strategies are built once: building one per draw costs more than the draw.
+_TICK = st.sampled_from((1.0, 0.0))
+_ID_INDEX = st.integers(0, len(ID_POOL))  # len(ID_POOL): a fresh, never-reused id
+_NAMES = st.lists(st.sampled_from(TOOL_NAMES), min_size=1, max_size=3)
+_LONG_RUNNING = st.integers(0, 4)  # 4: the call is long-running
+
+
+@cache
+def _plan(max_invocations: int, max_turns: int) -> st.SearchStrategy:
+    return st.lists(
+        st.tuples(
+            st.sampled_from(OPENERS),
+            st.lists(st.sampled_from(TURNS), max_size=max_turns),
+            st.integers(0, 7),  # 7: the invocation's events carry no invocation id
+        ),
+        min_size=1,
+        max_size=max_invocations,
+    )
+
+
+@cache
+def _below(n: int) -> st.SearchStrategy[int]:
+    return st.integers(0, n - 1)
+
+
+@cache
+def _permutation(n: int) -> st.SearchStrategy[list[int]]:
+    return st.permutations(range(n))
+
 
 @dataclass
 class _Builder:
@@ -43,19 +73,22 @@ class _Builder:
 
     def tick(self, draw) -> float:
         # Neighbouring events share a timestamp now and then, as fast tools do.
-        self.clock += draw(st.sampled_from((1.0, 0.0)))
+        self.clock += draw(_TICK)
         return self.clock
 
     def call_id(self, draw) -> str:
+        index = draw(_ID_INDEX)
+        if index < len(ID_POOL):
+            return ID_POOL[index]
         self.fresh += 1
-        return draw(st.sampled_from((*ID_POOL, f"f{self.fresh}")))
+        return f"f{self.fresh}"
 
     def answer(self, draw, inv: str, author: str, candidates: list[Call]) -> None:
         """One response event answering a non-empty subset of ``candidates``, in any order."""
         if not candidates:
             return
-        order = draw(st.permutations(range(len(candidates))))
-        chosen = [candidates[i] for i in order[: draw(st.integers(1, len(candidates)))]]
+        order = draw(_permutation(len(candidates)))
+        chosen = [candidates[i] for i in order[: 1 + draw(_below(len(candidates)))]]
         for call in chosen:
             if call in self.pending:
                 self.pending.remove(call)
@@ -64,8 +97,8 @@ class _Builder:
 
 
 @st.composite
-def sessions(draw, max_invocations: int = 6, max_turns: int = 4) -> Session:
-    """A realistic session of up to ``max_invocations * (max_turns + 1)`` events.
+def sessions(draw, max_invocations: int = 6, max_turns: int = 4, max_events: int = 30) -> Session:
+    """A realistic session of at most ``max_events`` events.
 
     Episodes: user-opened, response-opened and user-less invocations; model
     text; single and parallel calls (some long-running); responses now, later
@@ -73,17 +106,7 @@ def sessions(draw, max_invocations: int = 6, max_turns: int = 4) -> Session:
     (orphans); prior compaction events over earlier ranges; equal timestamps.
     """
     b = _Builder()
-    plan = draw(
-        st.lists(
-            st.tuples(
-                st.sampled_from(OPENERS),
-                st.lists(st.sampled_from(TURNS), max_size=max_turns),
-                st.integers(0, 7),  # 7: the invocation's events carry no invocation id
-            ),
-            min_size=1,
-            max_size=max_invocations,
-        )
-    )
+    plan = draw(_plan(max_invocations, max_turns))
     for number, (opener, turns, no_id) in enumerate(plan, start=1):
         inv = "" if no_id == 7 else f"i{number}"
         if opener == "user" or (opener == "response" and not b.pending):
@@ -94,13 +117,13 @@ def sessions(draw, max_invocations: int = 6, max_turns: int = 4) -> Session:
             if turn == "text":
                 b.steps.append(Step(inv, AGENT, b.tick(draw), text="model text"))
             elif turn in ("call", "call_answered"):
-                names = draw(st.lists(st.sampled_from(TOOL_NAMES), min_size=1, max_size=3))
+                names = draw(_NAMES)
                 calls = []
                 for name in names:
                     cid = b.call_id(draw)
                     if all(c.id != cid for c in calls):
                         calls.append(Call(cid, name))
-                long_running = tuple(sorted(c.id for c in calls if draw(st.integers(0, 4)) == 4))
+                long_running = tuple(sorted(c.id for c in calls if draw(_LONG_RUNNING) == 4))
                 b.steps.append(
                     Step(inv, AGENT, b.tick(draw), calls=tuple(calls), long_running=long_running)
                 )
@@ -112,11 +135,12 @@ def sessions(draw, max_invocations: int = 6, max_turns: int = 4) -> Session:
             elif turn == "compaction":
                 raw = [s for s in b.steps if s.compaction is None]
                 if raw:
-                    lo = draw(st.integers(0, len(raw) - 1))
-                    hi = draw(st.integers(lo, len(raw) - 1))
+                    lo = draw(_below(len(raw)))
+                    hi = lo + draw(_below(len(raw) - lo))
                     rng = Compaction(raw[lo].timestamp, raw[hi].timestamp)
                     b.steps.append(Step(inv, AGENT, b.tick(draw), compaction=rng))
-    return Session(tuple(b.steps))
+    # A prefix of a session is a session: cut at the size bound.
+    return Session(tuple(b.steps[:max_events]))
 
 
 @st.composite
@@ -138,18 +162,22 @@ def windows(draw, session: Session) -> tuple[int, ...]:
             if s.compaction is None and s.invocation and s.invocation not in invs:
                 invs.append(s.invocation)
         if invs:
-            first = draw(st.integers(0, len(invs) - 1))
-            last = len(invs) - 1 - draw(st.integers(0, len(invs) - 1 - first))
+            first = draw(_below(len(invs)))
+            last = len(invs) - 1 - draw(_below(len(invs) - first))
             start = next(i for i, s in enumerate(session) if s.invocation == invs[first])
             stop = max(i for i, s in enumerate(session) if s.invocation == invs[last]) + 1
             return tuple(i for i in range(start, stop) if session[i].compaction is None)
-    start = draw(st.integers(0, n - 1))
-    stop = n - draw(st.integers(0, n - start))
+    start = draw(_below(n))
+    stop = n - draw(_below(n - start + 1))
     return tuple(i for i in range(start, stop) if session[i].compaction is None)
 
 
 @st.composite
-def unit_cases(draw, max_invocations: int = 6, max_turns: int = 4) -> UnitCase:
+def unit_cases(
+    draw, max_invocations: int = 6, max_turns: int = 4, max_events: int = 30
+) -> UnitCase:
     """A :class:`UnitCase`: a session from :func:`sessions` and a window into it."""
-    session = draw(sessions(max_invocations=max_invocations, max_turns=max_turns))
+    session = draw(
+        sessions(max_invocations=max_invocations, max_turns=max_turns, max_events=max_events)
+    )
     return UnitCase(session, draw(windows(session)))

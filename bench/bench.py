@@ -1,0 +1,167 @@
+"""Benchmarks of the harness (a script, not a test): run through `make bench`.
+
+    python bench/bench.py throughput [--examples N] [--repeat R]
+    python bench/bench.py time-to-failure [--seeds N]
+
+``throughput`` measures examples per second of the unit property on one core
+(a single process), for sessions of at most 30 events, with Hypothesis
+generating and checking as in a campaign (no example database, no shrinking
+needed because nothing fails on a healthy release). It also reports the
+generation-only rate, so the cost of the checks is visible.
+
+``time-to-failure`` runs the unit property against the installed release
+(``make bench`` runs it on google-adk 2.11.0, whose stall the harness must
+rediscover) under N different seeds and reports, per seed, the seconds to the
+first failing example, the seconds including shrinking, and the size of the
+shrunk example; then the medians.
+
+Results are printed as a table and written as JSON to ``bench/results/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the top-level `strategies` package
+
+from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+
+from compaction_harness.adk import ADK_RELEASE  # noqa: E402
+from compaction_harness.checks import check_unit_case  # noqa: E402
+from compaction_harness.unit import InvariantViolation  # noqa: E402
+from strategies import unit_cases  # noqa: E402
+
+MAX_EVENTS = 30
+
+
+def _settings(examples: int, *, shrink: bool = False) -> settings:
+    phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
+    return settings(
+        max_examples=examples,
+        database=None,
+        deadline=None,
+        derandomize=False,
+        phases=phases,
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+    )
+
+
+def _rate(body, examples: int, repeat: int) -> dict[str, float]:
+    rates = []
+    for _ in range(repeat):
+        count = 0
+
+        @_settings(examples)
+        @given(case=unit_cases(max_events=MAX_EVENTS))
+        def run(case):
+            nonlocal count
+            count += 1
+            body(case)
+
+        started = time.perf_counter()
+        run()
+        rates.append(count / (time.perf_counter() - started))
+    return {"median": statistics.median(rates), "min": min(rates), "max": max(rates)}
+
+
+def throughput(args: argparse.Namespace) -> dict:
+    results = {
+        "unit property U1-U4 (generate + real ADK + checks)": _rate(
+            check_unit_case, args.examples, args.repeat
+        ),
+        "generation only": _rate(lambda case: None, args.examples, args.repeat),
+    }
+    print(f"examples per second on one core, google-adk {ADK_RELEASE}, sessions <= {MAX_EVENTS}")
+    print(f"({args.examples} examples per run, median of {args.repeat} runs)")
+    for name, r in results.items():
+        print(f"  {r['median']:8.1f} /s  (min {r['min']:.1f}, max {r['max']:.1f})  {name}")
+    return {"kind": "throughput", "examples": args.examples, "repeat": args.repeat, "results": results}
+
+
+def time_to_failure(args: argparse.Namespace) -> dict:
+    rows = []
+    for s in range(args.seeds):
+        first: float | None = None
+        started = time.perf_counter()
+
+        @seed(s)
+        @_settings(100_000, shrink=True)
+        @given(case=unit_cases(max_events=MAX_EVENTS))
+        def run(case):
+            nonlocal first
+            try:
+                check_unit_case(case)
+            except InvariantViolation:
+                if first is None:
+                    first = time.perf_counter() - started
+                raise
+
+        try:
+            run()
+            rows.append({"seed": s, "found": False})
+            print(f"  seed {s}: no failure in 100000 examples")
+        except InvariantViolation as exc:
+            total = time.perf_counter() - started
+            size = len(exc.case.session)
+            rows.append(
+                {
+                    "seed": s,
+                    "found": True,
+                    "invariant": exc.outcome.violations[0].invariant,
+                    "seconds_to_first_failure": first,
+                    "seconds_with_shrinking": total,
+                    "shrunk_events": size,
+                }
+            )
+            print(
+                f"  seed {s}: {exc.outcome.violations[0].invariant} first failing example after "
+                f"{first:.2f} s, shrunk after {total:.2f} s to {size} events"
+            )
+    found = [r for r in rows if r["found"]]
+    summary = {}
+    if found:
+        summary = {
+            "median_seconds_to_first_failure": statistics.median(
+                r["seconds_to_first_failure"] for r in found
+            ),
+            "median_seconds_with_shrinking": statistics.median(
+                r["seconds_with_shrinking"] for r in found
+            ),
+            "median_shrunk_events": statistics.median(r["shrunk_events"] for r in found),
+        }
+    print(
+        f"google-adk {ADK_RELEASE}: found in {len(found)} of {len(rows)} seeds; "
+        + ", ".join(f"{k} {v:.2f}" for k, v in summary.items())
+    )
+    return {"kind": "time-to-failure", "seeds": rows, "summary": summary}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("throughput", help="examples per second of the unit property")
+    t.add_argument("--examples", type=int, default=2000)
+    t.add_argument("--repeat", type=int, default=3)
+    f = sub.add_parser("time-to-failure", help="seconds to the first failure, per seed")
+    f.add_argument("--seeds", type=int, default=5)
+    args = parser.parse_args()
+    result = throughput(args) if args.command == "throughput" else time_to_failure(args)
+    result.update(adk_release=ADK_RELEASE, python=platform.python_version(), unix_time=time.time())
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{args.command}-adk-{ADK_RELEASE}.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"written: {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

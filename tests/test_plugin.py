@@ -1,0 +1,125 @@
+"""The pytest plugin end to end, in a separate pytest process (pytester)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+ROOT = Path(__file__).resolve().parents[1]
+
+BROKEN_PROPERTY = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+import pytest
+from hypothesis import given
+from compaction_harness import reference
+from compaction_harness.checks import check_unit_case
+from compaction_harness.unit import Helpers
+from strategies import unit_cases
+
+
+def strict(case):
+    # Behaves like google-adk 2.4.0 to 2.11.0: no provably-dead retry.
+    n = reference.strict_self_contained_prefix(case.session, case.window)
+    return Helpers(lambda w, a: w[:n], None)
+
+
+@pytest.mark.property
+@given(case=unit_cases())
+def test_planted_stall(case):
+    check_unit_case(case, strict(case))
+"""
+
+HEALTHY_PROPERTY = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+import pytest
+from hypothesis import given
+from strategies import unit_cases
+
+@pytest.mark.property
+@given(case=unit_cases())
+def test_healthy(case):
+    assert case.window == tuple(sorted(case.window))
+"""
+
+
+def test_failing_property_writes_the_shrunk_fixture(pytester: pytest.Pytester, tmp_path: Path):
+    pytester.makepyfile(test_planted=BROKEN_PROPERTY)
+    repros = tmp_path / "repros"
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.pytest_plugin",
+        "--repro-dir",
+        str(repros),
+        "--hypothesis-profile=gate",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*repro fixture written: *U3-*.json*", "*repro fixtures written*"])
+    (path,) = repros.glob("*.json")
+    data = json.loads(path.read_text())
+    assert data["invariant"] == "U3"
+    assert len(data["session"]["steps"]) == 2  # shrunk to the true minimum
+    assert data["expected"]["prefix_length"] == 2 and data["observed"]["prefix_length"] == 0
+    assert not list(repros.glob(".tmp-*"))
+
+
+def test_campaign_runs_rounds_until_the_budget_and_summarises(pytester: pytest.Pytester):
+    pytester.makepyfile(test_healthy=HEALTHY_PROPERTY)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.pytest_plugin",
+        "--hypothesis-profile=fuzz",
+        "--fuzz-seconds=1.5",
+        "--fuzz-shards=2",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*fuzz campaign summary*",
+            "PASSED*test_healthy[[]shard0[]]*rounds=*",
+            "PASSED*test_healthy[[]shard1[]]*rounds=*",
+            "0 of 2 campaign items found a failure; fixtures: none",
+        ]
+    )
+    seconds = [
+        float(line.split("seconds=")[1].split()[0])
+        for line in result.stdout.lines
+        if line.startswith("PASSED") and "seconds=" in line
+    ]
+    assert all(s >= 1.5 for s in seconds), seconds  # each shard used its budget
+
+
+def test_campaign_skips_the_explicit_canaries(pytester: pytest.Pytester, tmp_path: Path):
+    # A canary @example that fails must not be what a campaign reports: the
+    # campaign has to find faults by itself, the gate keeps the canaries.
+    pytester.makepyfile(
+        test_canary=HEALTHY_PROPERTY.replace(
+            "@given(case=unit_cases())",
+            "@example(case=None)\n@given(case=unit_cases())",
+        ).replace("from hypothesis import given", "from hypothesis import example, given")
+    )
+    gate = pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.pytest_plugin",
+        "--hypothesis-profile=gate",
+        "-p",
+        "no:cacheprovider",
+    )
+    gate.assert_outcomes(failed=1)
+    fuzz = pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.pytest_plugin",
+        "--hypothesis-profile=fuzz",
+        "--fuzz-seconds=0.5",
+        "-p",
+        "no:cacheprovider",
+    )
+    fuzz.assert_outcomes(passed=1)
