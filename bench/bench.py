@@ -83,48 +83,58 @@ def throughput(args: argparse.Namespace) -> dict:
     print(f"({args.examples} examples per run, median of {args.repeat} runs)")
     for name, r in results.items():
         print(f"  {r['median']:8.1f} /s  (min {r['min']:.1f}, max {r['max']:.1f})  {name}")
-    return {"kind": "throughput", "examples": args.examples, "repeat": args.repeat, "results": results}
+    return {
+        "kind": "throughput",
+        "examples": args.examples,
+        "repeat": args.repeat,
+        "results": results,
+    }
+
+
+def _one_seed(s: int) -> dict:
+    """Run the property under seed ``s`` until it fails (or 100000 examples)."""
+    first: float | None = None
+    started = time.perf_counter()
+
+    @seed(s)
+    @_settings(100_000, shrink=True)
+    @given(case=unit_cases(max_events=MAX_EVENTS))
+    def run(case):
+        nonlocal first
+        try:
+            check_unit_case(case)
+        except InvariantViolation:
+            if first is None:
+                first = time.perf_counter() - started
+            raise
+
+    try:
+        run()
+    except InvariantViolation as exc:
+        return {
+            "seed": s,
+            "found": True,
+            "invariant": exc.outcome.violations[0].invariant,
+            "seconds_to_first_failure": first,
+            "seconds_with_shrinking": time.perf_counter() - started,
+            "shrunk_events": len(exc.case.session),
+        }
+    return {"seed": s, "found": False}
 
 
 def time_to_failure(args: argparse.Namespace) -> dict:
     rows = []
     for s in range(args.seeds):
-        first: float | None = None
-        started = time.perf_counter()
-
-        @seed(s)
-        @_settings(100_000, shrink=True)
-        @given(case=unit_cases(max_events=MAX_EVENTS))
-        def run(case):
-            nonlocal first
-            try:
-                check_unit_case(case)
-            except InvariantViolation:
-                if first is None:
-                    first = time.perf_counter() - started
-                raise
-
-        try:
-            run()
-            rows.append({"seed": s, "found": False})
-            print(f"  seed {s}: no failure in 100000 examples")
-        except InvariantViolation as exc:
-            total = time.perf_counter() - started
-            size = len(exc.case.session)
-            rows.append(
-                {
-                    "seed": s,
-                    "found": True,
-                    "invariant": exc.outcome.violations[0].invariant,
-                    "seconds_to_first_failure": first,
-                    "seconds_with_shrinking": total,
-                    "shrunk_events": size,
-                }
-            )
+        row = _one_seed(s)
+        rows.append(row)
+        if row["found"]:
             print(
-                f"  seed {s}: {exc.outcome.violations[0].invariant} first failing example after "
-                f"{first:.2f} s, shrunk after {total:.2f} s to {size} events"
+                f"  seed {s}: {row['invariant']} first failing example after "
+                f"{row['seconds_to_first_failure']:.2f} s, shrunk after "
+                f"{row['seconds_with_shrinking']:.2f} s to {row['shrunk_events']} events"
             )
+        else:
+            print(f"  seed {s}: no failure in 100000 examples")
     found = [r for r in rows if r["found"]]
     summary = {}
     if found:

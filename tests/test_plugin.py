@@ -119,6 +119,7 @@ def test_campaign_skips_the_explicit_canaries(pytester: pytest.Pytester, tmp_pat
         "compaction_harness.pytest_plugin",
         "--hypothesis-profile=fuzz",
         "--fuzz-seconds=0.5",
+        "--fuzz-shards=1",
         "-p",
         "no:cacheprovider",
     )

@@ -252,32 +252,44 @@ def _non_default(step: Step) -> dict[str, Any]:
     }
 
 
+def _one_line(text: str) -> str:
+    """``text`` with line breaks and other control characters escaped."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def render_step(step: Step) -> str:
-    """One event as a line: invocation, author, timestamp, then its parts."""
+    """One event as exactly one line: invocation, author, timestamp, then its parts.
+
+    Strings from a fixture are shown with line breaks and control characters
+    escaped, so a step never spills over several lines.
+    """
+    e = _one_line
     bits = [
-        f"inv={step.invocation or '-':<4}",
-        f"{step.author:<6}",
+        f"inv={e(step.invocation) or '-':<4}",
+        f"{e(step.author):<6}",
         f"t={step.timestamp:g}",
     ]
     if step.branch:
-        bits.append(f"branch={step.branch}")
+        bits.append(f"branch={e(step.branch)}")
     if step.isolation_scope:
-        bits.append(f"scope={step.isolation_scope}")
+        bits.append(f"scope={e(step.isolation_scope)}")
     if step.compaction is not None:
         c = step.compaction
         bits.append(f"COMPACTION[{c.start:g}..{c.end:g}]")
     if step.responses:
-        bits.append("response " + ", ".join(f"{r.id}:{r.name}" for r in step.responses))
+        bits.append("response " + ", ".join(f"{e(r.id)}:{e(r.name)}" for r in step.responses))
     if step.calls:
-        bits.append("call " + ", ".join(f"{c.id}:{c.name}" for c in step.calls))
+        bits.append("call " + ", ".join(f"{e(c.id)}:{e(c.name)}" for c in step.calls))
     if step.long_running:
-        bits.append("long-running{" + ",".join(step.long_running) + "}")
+        bits.append("long-running{" + ",".join(map(e, step.long_running)) + "}")
     if step.confirmations:
-        bits.append("confirm?{" + ",".join(step.confirmations) + "}")
+        bits.append("confirm?{" + ",".join(map(e, step.confirmations)) + "}")
     if step.auth_requests:
-        bits.append("auth?{" + ",".join(step.auth_requests) + "}")
+        bits.append("auth?{" + ",".join(map(e, step.auth_requests)) + "}")
     if step.rewind_before:
-        bits.append(f"rewind-before={step.rewind_before}")
+        bits.append(f"rewind-before={e(step.rewind_before)}")
     if step.prompt_tokens is not None:
         bits.append(f"prompt_tokens={step.prompt_tokens}")
     if step.text is not None and not step.calls and not step.responses and not step.compaction:
@@ -310,9 +322,13 @@ def _string(value: Any, path: str) -> str:
 def _number(value: Any, path: str) -> float:
     if type(value) not in (int, float):
         raise ModelError(f"{path}: expected a number, got {type(value).__name__}")
-    if math.isnan(value) or math.isinf(value):
+    try:
+        number = float(value)
+    except OverflowError:  # a JSON integer too large for a float
+        raise ModelError(f"{path}: number too large for a timestamp") from None
+    if math.isnan(number) or math.isinf(number):
         raise ModelError(f"{path}: expected a finite number, got {value!r}")
-    return float(value)
+    return number
 
 
 def _bounded_list(value: Any, path: str) -> list[Any]:

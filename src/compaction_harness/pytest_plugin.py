@@ -19,6 +19,7 @@ It provides:
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from importlib import metadata
@@ -133,6 +134,17 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     kwargs = {arg: pyfuncitem.funcargs[arg] for arg in pyfuncitem._fixtureinfo.argnames}
     started = time.monotonic()
     rounds = 0
+    executed = [0]
+    hypothesis_handle = getattr(testfunction, "hypothesis", None)
+    inner = getattr(hypothesis_handle, "inner_test", None)
+    if inner is not None:
+        # Hypothesis documents replacing `inner_test`; count what it executes.
+        @functools.wraps(inner)
+        def counting(*args, **kw):
+            executed[0] += 1
+            return inner(*args, **kw)
+
+        hypothesis_handle.inner_test = counting
     try:
         while True:
             rounds += 1
@@ -149,6 +161,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         exc.add_note(f"repro fixture {'written' if new else 'already present'}: {shown}")
         raise
     finally:
+        if inner is not None:
+            hypothesis_handle.inner_test = inner
+        pyfuncitem.user_properties.append(("examples", executed[0]))
         pyfuncitem.user_properties.append(("fuzz_rounds", rounds))
         pyfuncitem.user_properties.append(("fuzz_seconds", round(time.monotonic() - started, 1)))
     return True
@@ -180,7 +195,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     for nodeid, outcome, props in rows:
         terminalreporter.write_line(
             f"{outcome.upper():7} {nodeid}  rounds={props['fuzz_rounds']} "
-            f"seconds={props['fuzz_seconds']}"
+            f"examples={props['examples']} seconds={props['fuzz_seconds']}"
             + (f"  fixture={props['repro_fixture']}" if "repro_fixture" in props else "")
         )
     failed = [r for r in rows if r[1] == "failed"]

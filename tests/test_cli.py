@@ -1,0 +1,214 @@
+"""`python -m compaction_harness {show,replay}`: output, exit status, bad input.
+
+Exit status: 0 all hold, 1 a fixture fails an invariant, 2 bad input -- with
+one line naming the problem and never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from compaction_harness.cli import main
+from compaction_harness.fixtures import load_fixture
+
+REPROS = Path(__file__).parent / "repros"
+FIXTURES = sorted(REPROS.glob("*.json"))
+KNOWN_FAULT_FIXTURES = [p for p in FIXTURES if load_fixture(p).known_fault]
+STALL_2_11 = [p for p in FIXTURES if p.name.startswith("U3-2.11.0-")]
+TIMELINE_LINE = re.compile(r"^(?P<mark>W?)\s*#(?P<index>\d+)\s+inv=")
+
+# The release-specific outcomes below were worked out on google-adk 2.13.0.
+on_2_13 = pytest.mark.skipif(
+    metadata.version("google-adk") != "2.13.0", reason="outcomes recorded for google-adk 2.13.0"
+)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def timeline(out: str) -> list[tuple[str, int]]:
+    return [(m["mark"], int(m["index"])) for m in map(TIMELINE_LINE.match, out.splitlines()) if m]
+
+
+def test_there_are_committed_fixtures() -> None:
+    assert len(STALL_2_11) == 1
+    assert len(KNOWN_FAULT_FIXTURES) >= 2
+
+
+# -- show ----------------------------------------------------------------------
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+def test_show_prints_one_timeline_line_per_step(capsys, path: Path) -> None:
+    fixture = load_fixture(path)
+    code, out, err = run(capsys, "show", str(path))
+    assert (code, err) == (0, "")
+    steps = len(fixture.case.session)
+    assert [index for _, index in timeline(out)] == list(range(steps))
+    for index in range(steps):
+        assert sum(f"#{index} " in line for line in out.splitlines()) == 1
+    # The window is marked W, and the header names the file and the invariant.
+    assert tuple(i for mark, i in timeline(out) if mark == "W") == fixture.case.window
+    assert f"fixture    {path}" in out
+    assert f"invariant  {fixture.invariant}" in out
+    for violation in fixture.violations:
+        assert violation in out
+
+
+# -- replay --------------------------------------------------------------------
+@on_2_13
+def test_replay_of_the_2_11_stall_holds_on_2_13(capsys) -> None:
+    (path,) = STALL_2_11
+    code, out, err = run(capsys, "replay", str(path))
+    assert (code, err) == (0, "")
+    assert out.startswith(f"ok   {path} on google-adk 2.13.0\n"), out
+    assert out.rstrip().endswith("1 held, 0 failed")
+    assert "FAIL" not in out
+
+
+@on_2_13
+@pytest.mark.parametrize("path", KNOWN_FAULT_FIXTURES, ids=[p.stem for p in KNOWN_FAULT_FIXTURES])
+def test_replay_of_a_known_fault_fails_and_names_the_invariant(capsys, path: Path) -> None:
+    fixture = load_fixture(path)
+    code, out, err = run(capsys, "replay", str(path))
+    assert (code, err) == (1, "")
+    assert out.startswith(f"FAIL {path} on google-adk 2.13.0"), out
+    assert f"known upstream fault on 2.13.0: {fixture.known_fault}" in out
+    assert re.search(rf"^  {fixture.invariant}: ", out, re.MULTILINE), out
+    assert out.rstrip().endswith("0 held, 1 failed")
+
+
+@on_2_13
+def test_replay_of_several_fixtures_counts_them(capsys) -> None:
+    paths = [*STALL_2_11, *KNOWN_FAULT_FIXTURES]
+    code, out, _ = run(capsys, "replay", *map(str, paths))
+    assert code == 1
+    assert out.rstrip().endswith(f"1 held, {len(KNOWN_FAULT_FIXTURES)} failed")
+
+
+# -- bad input -------------------------------------------------------------------
+def write_bad(tmp_path: Path, kind: str) -> Path:
+    path = tmp_path / f"{kind}.json"
+    if kind == "invalid-json":
+        path.write_bytes(b'{"schema_version": 1,')
+    elif kind == "wrong-schema-version":
+        data = json.loads(STALL_2_11[0].read_text(encoding="utf-8"))
+        data["schema_version"] = 2
+        path.write_text(json.dumps(data), encoding="utf-8")
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        assert kind == "missing-file"
+    return path
+
+
+BAD_KINDS = ["invalid-json", "missing-file", "wrong-schema-version", "directory"]
+
+
+def assert_bad_input(code: int, out: str, err: str, path: Path) -> None:
+    assert code == 2
+    assert out == ""
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: ")
+    assert str(path) in lines[0]
+
+
+@pytest.mark.parametrize("kind", BAD_KINDS)
+@pytest.mark.parametrize("command", ["show", "replay"])
+def test_bad_input_exits_2_with_one_line(capsys, tmp_path: Path, command: str, kind: str) -> None:
+    path = write_bad(tmp_path, kind)
+    assert_bad_input(*run(capsys, command, str(path)), path)
+
+
+def test_replay_loads_every_fixture_before_running_any(capsys, tmp_path: Path) -> None:
+    bad = write_bad(tmp_path, "invalid-json")
+    code, out, err = run(capsys, "replay", str(STALL_2_11[0]), str(bad))
+    assert_bad_input(code, out, err, bad)
+
+
+def test_an_unknown_command_is_a_usage_error(capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["frobnicate"])
+    assert info.value.code == 2
+    assert "invalid choice: 'frobnicate'" in capsys.readouterr().err
+
+
+def test_show_of_a_timestamp_too_large_for_a_float_exits_2(capsys, tmp_path: Path) -> None:
+    data = json.loads(STALL_2_11[0].read_text(encoding="utf-8"))
+    data["session"]["steps"][0]["timestamp"] = 10**400
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert_bad_input(*run(capsys, "show", str(path)), path)
+
+
+def test_show_keeps_each_step_on_its_line_whatever_the_strings(capsys, tmp_path: Path) -> None:
+    data = json.loads(STALL_2_11[0].read_text(encoding="utf-8"))
+    data["session"]["steps"][0]["author"] = "agent\nx"
+    path = tmp_path / "newline.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, out, _ = run(capsys, "show", str(path))
+    assert code == 0
+    lines = out.splitlines()
+    first = next(i for i, line in enumerate(lines) if TIMELINE_LINE.match(line))
+    # Each of the two window steps has its own line, and that line carries its note.
+    assert TIMELINE_LINE.match(lines[first + 1]), lines[first : first + 3]
+    assert lines[first].endswith("open={c0}")
+
+
+# -- help ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("argv", "mentions"),
+    [
+        ([], ["Exit status: 0", "show", "replay"]),
+        (["show"], ["fixture", "timeline"]),
+        (["replay"], ["FIXTURE", "Exit 0", "--adk"]),
+    ],
+    ids=["top", "show", "replay"],
+)
+def test_help(capsys, argv: list[str], mentions: list[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([*argv, "--help"])
+    assert info.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal width
+    assert out.startswith("usage: python -m compaction_harness")
+    for word in mentions:
+        assert word in out
+
+
+# -- the real entry point --------------------------------------------------------
+def entry_point(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "compaction_harness", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def test_entry_point_show(tmp_path: Path) -> None:
+    path = STALL_2_11[0]
+    done = entry_point("show", str(path), cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    steps = len(load_fixture(path).case.session)
+    assert [index for _, index in timeline(done.stdout)] == list(range(steps))
+
+
+def test_entry_point_bad_input(tmp_path: Path) -> None:
+    path = write_bad(tmp_path, "invalid-json")
+    done = entry_point("replay", str(path), cwd=tmp_path)
+    assert_bad_input(done.returncode, done.stdout, done.stderr, path)
+    missing = tmp_path / "missing.json"
+    done = entry_point("show", str(missing), cwd=tmp_path)
+    assert_bad_input(done.returncode, done.stdout, done.stderr, missing)

@@ -1,0 +1,361 @@
+"""The fixture store: lossless, atomic, never overwriting; strict and inert on load."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import json
+import os
+import re
+import threading
+from pathlib import Path
+
+import pytest
+from builders import answer, call, session, summary, text, user
+
+from compaction_harness import fixtures
+from compaction_harness.fixtures import Fixture, FixtureError, load_fixture, write_fixture
+from compaction_harness.model import Step
+from compaction_harness.unit import UnitCase
+
+SESSION = session(
+    user("i1", 1),
+    call("i1", 2, "a"),
+    answer("i1", 3, "a"),
+    text("i2", 4),
+    summary("i2", 5, 1, 4),
+)
+FIXTURE = Fixture(
+    kind="unit",
+    invariant="U3",
+    adk_release="2.13.0",
+    case=UnitCase(SESSION, (0, 1, 2, 3)),
+    expected={"prefix_length": 4, "dead_ids": []},
+    observed={"prefix_length": 1, "dead_ids": []},
+    violations=("U3: prefix stops at 1 events but 4 are safe to compact",),
+    known_fault="some-fault",
+    note="found by hand \u2014 \u00fc\U0001f600",
+)
+NAME = re.compile(r"^U3-2\.13\.0-[0-9a-f]{16}\.json$")
+
+
+# -- write / load --------------------------------------------------------------
+def test_write_then_load_gives_the_same_fixture(tmp_path: Path) -> None:
+    path, new = write_fixture(FIXTURE, tmp_path)
+    assert new is True
+    assert path.parent == tmp_path
+    assert NAME.match(path.name), path.name
+    assert path.name == FIXTURE.file_name()
+
+    loaded = load_fixture(path)
+    assert loaded.path == path
+    assert loaded.case == FIXTURE.case
+    assert (loaded.kind, loaded.invariant, loaded.adk_release) == ("unit", "U3", "2.13.0")
+    assert loaded.expected == FIXTURE.expected
+    assert loaded.observed == FIXTURE.observed
+    assert loaded.violations == FIXTURE.violations
+    assert (loaded.known_fault, loaded.note) == ("some-fault", FIXTURE.note)
+    assert dataclasses.replace(loaded, path=None) == FIXTURE
+
+
+def test_the_file_shows_one_session_step_per_line(tmp_path: Path) -> None:
+    path, _ = write_fixture(FIXTURE, tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for index, step in enumerate(SESSION):
+        matching = [
+            line for line in lines if line.strip().rstrip(",") == json.dumps(step.to_json())
+        ]
+        assert len(matching) == 1, (index, step)
+    assert json.loads(path.read_text(encoding="utf-8")) == FIXTURE.to_json()
+    assert FIXTURE.note in path.read_text(encoding="utf-8")  # readable, not \u-escaped
+
+
+def test_writing_again_changes_nothing(tmp_path: Path) -> None:
+    path, _ = write_fixture(FIXTURE, tmp_path)
+    before = path.read_bytes()
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))  # an old mtime a rewrite would change
+    again, new = write_fixture(FIXTURE, tmp_path)
+    assert (again, new) == (path, False)
+    assert path.read_bytes() == before
+    assert path.stat().st_mtime_ns == 1_000_000_000
+    assert os.listdir(tmp_path) == [path.name]
+
+
+def test_the_name_identifies_the_failure_not_the_answers(tmp_path: Path) -> None:
+    path, _ = write_fixture(FIXTURE, tmp_path)
+    other_answers = dataclasses.replace(FIXTURE, observed={"prefix_length": 0}, note=None)
+    assert write_fixture(other_answers, tmp_path) == (path, False)
+    assert load_fixture(path).observed == FIXTURE.observed  # the first one stays
+
+    other_window = dataclasses.replace(FIXTURE, case=UnitCase(SESSION, (0, 1, 2)))
+    other_path, new = write_fixture(other_window, tmp_path)
+    assert new is True
+    assert other_path != path
+    assert NAME.match(other_path.name)
+    assert sorted(os.listdir(tmp_path)) == sorted([path.name, other_path.name])
+
+
+def test_write_creates_the_directory(tmp_path: Path) -> None:
+    path, new = write_fixture(FIXTURE, tmp_path / "a" / "b")
+    assert new and path.parent == tmp_path / "a" / "b"
+    assert load_fixture(path).case == FIXTURE.case
+
+
+@pytest.mark.parametrize("round_", range(5))
+def test_concurrent_writers_produce_one_whole_file(tmp_path: Path, round_: int) -> None:
+    workers = 8
+    start = threading.Barrier(workers)
+
+    def write() -> tuple[Path, bool]:
+        start.wait(timeout=10)
+        return write_fixture(FIXTURE, tmp_path)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        results = [f.result(timeout=30) for f in [pool.submit(write) for _ in range(workers)]]
+
+    paths = {path for path, _ in results}
+    assert paths == {tmp_path / FIXTURE.file_name()}
+    assert sum(new for _, new in results) == 1
+    assert os.listdir(tmp_path) == [FIXTURE.file_name()]  # no .tmp-* left behind
+    assert dataclasses.replace(load_fixture(paths.pop()), path=None) == FIXTURE
+
+
+# -- malformed fixtures --------------------------------------------------------
+def valid() -> dict:
+    return FIXTURE.to_json()
+
+
+def without(key: str) -> dict:
+    data = valid()
+    del data[key]
+    return data
+
+
+def with_(**changes) -> dict:
+    return {**valid(), **changes}
+
+
+def with_step(index: int, **changes) -> dict:
+    data = valid()
+    data["session"]["steps"][index].update(changes)
+    return data
+
+
+def encode(data) -> bytes:
+    return json.dumps(data).encode()
+
+
+BAD_FILES: dict[str, tuple[bytes, str]] = {
+    "invalid-json": (b'{"schema_version": 1, "kind": ', "invalid JSON"),
+    "trailing-garbage": (encode(valid()) + b" }", "invalid JSON"),
+    "empty": (b"", "invalid JSON"),
+    "not-utf8": (b'{"note": "\xff\xfe"}', "not UTF-8"),
+    "top-level-list": (b"[]", "expected a JSON object at the top, got list"),
+    "top-level-string": (b'"fixture"', "expected a JSON object at the top, got str"),
+    "top-level-null": (b"null", "expected a JSON object at the top, got NoneType"),
+    "nan-timestamp": (
+        encode(valid()).replace(b'"timestamp": 1.0', b'"timestamp": NaN', 1),
+        "NaN is not a JSON number",
+    ),
+    "infinity-in-expected": (
+        encode(valid()).replace(b'"prefix_length": 4', b'"prefix_length": Infinity', 1),
+        "Infinity is not a JSON number",
+    ),
+    **{
+        f"missing-{key}": (encode(without(key)), f"missing field {key!r}")
+        for key in fixtures._REQUIRED
+    },
+    "unknown-top-level-field": (encode(with_(extra=1)), "unknown field 'extra'"),
+    "schema-version-2": (encode(with_(schema_version=2)), "schema_version 2 is not supported"),
+    "schema-version-string": (
+        encode(with_(schema_version="1")),
+        "schema_version: expected an integer",
+    ),
+    "schema-version-bool": (
+        encode(with_(schema_version=True)),
+        "schema_version: expected an integer",
+    ),
+    "unknown-kind": (encode(with_(kind="system")), "kind: unknown kind 'system'"),
+    "empty-invariant": (encode(with_(invariant="")), "invariant: expected a non-empty string"),
+    "release-int": (encode(with_(adk_release=213)), "adk_release: expected a non-empty string"),
+    "call-without-window": (encode(with_(call={})), "call: expected an object with exactly"),
+    "call-extra-field": (
+        encode(with_(call={"window": [0], "helper": "x"})),
+        "call: expected an object with exactly",
+    ),
+    "window-with-string": (
+        encode(with_(call={"window": [0, "1"]})),
+        "fixture.window: expected a list of integers",
+    ),
+    "window-object": (
+        encode(with_(call={"window": {"0": 0}})),
+        "fixture.window: expected a list of integers",
+    ),
+    "window-index-out-of-range": (
+        encode(with_(call={"window": [0, 5]})),
+        "window: index out of range for a session of 5 steps",
+    ),
+    "window-negative-index": (encode(with_(call={"window": [-1]})), "index out of range"),
+    "window-not-increasing": (
+        encode(with_(call={"window": [1, 0]})),
+        "window: indices must be strictly increasing",
+    ),
+    "window-repeats": (encode(with_(call={"window": [1, 1]})), "strictly increasing"),
+    "window-holds-compaction": (
+        encode(with_(call={"window": [3, 4]})),
+        "a compaction event cannot be in a compaction window",
+    ),
+    "session-not-object": (encode(with_(session=[])), "fixture.session: expected an object"),
+    "steps-not-list": (
+        encode(with_(session={"steps": {"0": {}}})),
+        "fixture.session.steps: expected a list, got dict",
+    ),
+    "step-unknown-field": (
+        encode(with_step(1, colour="red")),
+        "fixture.session.steps[1]: unknown field 'colour'",
+    ),
+    "call-missing-name": (
+        encode(with_step(1, calls=[{"id": "a"}])),
+        "fixture.session.steps[1].calls[0]: missing field 'name'",
+    ),
+    "timestamp-string": (
+        encode(with_step(0, timestamp="1.0")),
+        "fixture.session.steps[0].timestamp: expected a number, got str",
+    ),
+    "expected-list": (encode(with_(expected=[4])), "expected: expected an object"),
+    "violations-not-strings": (
+        encode(with_(violations=[1])),
+        "violations: expected a list of strings",
+    ),
+    "known-fault-int": (encode(with_(known_fault=7)), "known_fault: expected a string"),
+    "deeply-nested": (b"[" * 100_000 + b"]" * 100_000, "JSON nested too deeply"),
+    "deeply-nested-in-a-field": (
+        encode(valid())[:-1] + b', "note": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        "JSON nested too deeply",
+    ),
+}
+
+
+def assert_one_line_error(info: pytest.ExceptionInfo[FixtureError], path: Path, part: str) -> None:
+    message = str(info.value)
+    assert len(message.splitlines()) == 1, message
+    assert str(path) in message
+    assert part in message, message
+
+
+@pytest.mark.parametrize(("content", "part"), BAD_FILES.values(), ids=BAD_FILES.keys())
+def test_malformed_fixture_is_a_one_line_error(tmp_path: Path, content: bytes, part: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    with pytest.raises(FixtureError) as info:
+        load_fixture(path)
+    assert_one_line_error(info, path, part)
+
+
+def test_the_valid_base_of_the_malformed_cases_loads(tmp_path: Path) -> None:
+    # Each malformed case above is this file with one thing broken.
+    path = tmp_path / "good.json"
+    path.write_bytes(encode(valid()))
+    assert dataclasses.replace(load_fixture(path), path=None) == FIXTURE
+
+
+def test_a_file_over_the_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "big.json"
+    path.write_bytes(encode(valid()))
+    size = path.stat().st_size
+    monkeypatch.setattr(fixtures, "MAX_FIXTURE_BYTES", size - 1)
+    with pytest.raises(FixtureError) as info:
+        load_fixture(path)
+    assert_one_line_error(info, path, f"{size} bytes, more than the limit of {size - 1}")
+    monkeypatch.setattr(fixtures, "MAX_FIXTURE_BYTES", size)
+    assert load_fixture(path).case == FIXTURE.case
+
+
+def test_a_directory_is_not_a_fixture(tmp_path: Path) -> None:
+    path = tmp_path / "dir.json"
+    path.mkdir()
+    with pytest.raises(FixtureError) as info:
+        load_fixture(path)
+    assert_one_line_error(info, path, "cannot read")
+
+
+def test_a_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "missing.json"
+    with pytest.raises(FixtureError) as info:
+        load_fixture(str(path))
+    assert_one_line_error(info, path, "cannot read")
+
+
+def test_a_timestamp_too_large_for_a_float(tmp_path: Path) -> None:
+    path = tmp_path / "huge.json"
+    path.write_bytes(encode(valid()).replace(b'"timestamp": 1.0', b'"timestamp": 1' + b"0" * 400))
+    with pytest.raises(FixtureError) as info:
+        load_fixture(path)
+    assert_one_line_error(info, path, "fixture.session.steps[0].timestamp")
+
+
+# -- nothing in a fixture runs ---------------------------------------------------
+def test_nothing_in_a_fixture_is_executed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    marker = tmp_path / "PWNED"
+    code = f"__import__('os').system('touch {marker}')"
+    evil = [
+        f"{code}",
+        f'eval("{code}")',
+        f"{{{{{code}}}}}",  # a format field
+        f"${{{code}}}",
+        f"!!python/object/apply:os.system ['touch {marker}']",
+    ]
+    good = valid()
+    good["note"] = evil[0]
+    good["known_fault"] = evil[1]
+    good["invariant"] = evil[2]
+    good["violations"] = evil
+    good["expected"] = {"__reduce__": evil[0], "__class__": evil[1]}
+    good["session"]["steps"][0].update(author=evil[3], text=evil[4], branch=evil[0])
+    good["session"]["steps"][1]["calls"] = [{"id": evil[0], "name": evil[1]}]
+    good_path = tmp_path / "good.json"
+    good_path.write_bytes(encode(good))
+
+    loaded = load_fixture(good_path)
+    # The strings are data, kept verbatim, and stay data when shown and rewritten.
+    assert loaded.note == evil[0]
+    assert loaded.violations == tuple(evil)
+    assert loaded.case.session[0].author == evil[3]
+    assert loaded.case.session[1].calls[0].id == evil[0]
+    loaded.case.render()
+    json.dumps(loaded.to_json())
+
+    bad = dict(good, kind=code)
+    bad_path = tmp_path / "bad.json"
+    bad_path.write_bytes(encode(bad))
+    with pytest.raises(FixtureError):
+        load_fixture(bad_path)
+
+    assert not marker.exists()
+    assert sorted(os.listdir(tmp_path)) == ["bad.json", "good.json"]
+
+
+def test_loading_keeps_every_step_field(tmp_path: Path) -> None:
+    step = Step.from_json(
+        {
+            "invocation": "i9",
+            "author": "agent",
+            "timestamp": 9,
+            "text": "t",
+            "calls": [{"id": "c", "name": "n"}],
+            "responses": [{"id": "d", "name": "n"}],
+            "long_running": ["c"],
+            "confirmations": ["d"],
+            "auth_requests": ["e"],
+            "rewind_before": "i1",
+            "branch": "b",
+            "isolation_scope": "s",
+            "prompt_tokens": 12,
+        }
+    )
+    fixture = dataclasses.replace(
+        FIXTURE, case=UnitCase(session(*SESSION.steps, step), (0, 1, 2, 3, 5))
+    )
+    path, _ = write_fixture(fixture, tmp_path)
+    assert load_fixture(path).case == fixture.case
