@@ -8,6 +8,7 @@ import pytest
 from builders import answer, call, session, text, user
 from google.adk.apps import compaction as adk_compaction
 from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,6 +58,24 @@ every_field_steps = st.builds(
 )
 
 
+# Older releases' events lack some fields the model has (e.g. isolation_scope);
+# the adapter raises NotApplicable for those, which these tests do not cover.
+_EVENT_FIELDS = {"isolation_scope", "branch", "long_running_tool_ids"}
+_ACTION_FIELDS = {
+    "requested_tool_confirmations",
+    "requested_auth_configs",
+    "rewind_before_invocation_id",
+    "compaction",
+}
+_LACKING = sorted(
+    (_EVENT_FIELDS - set(Event.model_fields)) | (_ACTION_FIELDS - set(EventActions.model_fields))
+)
+needs_every_event_field = pytest.mark.skipif(
+    bool(_LACKING), reason=f"google-adk {adk.ADK_RELEASE} lacks {', '.join(_LACKING)}"
+)
+
+
+@needs_every_event_field
 @deterministic
 @given(s=st.lists(every_field_steps, max_size=4).map(lambda xs: Session(tuple(xs))))
 def test_every_field_survives_the_adapter(s: Session) -> None:
@@ -82,6 +101,7 @@ FULL = Step(
 )
 
 
+@needs_every_event_field
 def test_to_adk_event_maps_every_field() -> None:
     event = adk.to_adk_event(FULL)
     assert isinstance(event, Event)
@@ -119,6 +139,7 @@ def test_user_events_have_the_user_role() -> None:
     assert adk.to_adk_event(Step("i1", "User", 1.0, text="hi")).content.role == "model"
 
 
+@needs_every_event_field
 def test_a_default_step_sets_nothing() -> None:
     event = adk.to_adk_event(Step())
     assert event.invocation_id == ""
@@ -136,6 +157,7 @@ def test_a_default_step_sets_nothing() -> None:
     assert event.usage_metadata is None
 
 
+@needs_every_event_field
 def test_the_full_step_comes_back() -> None:
     assert adk.from_adk_events([adk.to_adk_event(FULL)]) == Session((FULL,))
 
@@ -145,7 +167,7 @@ def test_helper_availability_follows_the_release_table() -> None:
     installed = release(adk.ADK_RELEASE)
     available = adk.helper_availability()
     assert set(available) == {"_longest_self_contained_prefix", "_provably_dead_call_ids"}
-    assert (available["_longest_self_contained_prefix"] is None) == (installed >= (2, 4, 0))
+    assert (available["_longest_self_contained_prefix"] is None) == (installed >= (2, 3, 0))
     assert (available["_provably_dead_call_ids"] is None) == (installed >= (2, 12, 0))
 
 
@@ -166,6 +188,13 @@ def test_a_missing_helper_is_not_applicable() -> None:
     )
 
 
+needs_prefix_helper = pytest.mark.skipif(
+    adk.helper_availability()["_longest_self_contained_prefix"] is not None,
+    reason="the installed release has no _longest_self_contained_prefix",
+)
+
+
+@needs_prefix_helper
 def test_the_adapter_calls_the_real_helpers() -> None:
     s = session(user("i1", 1), call("i1", 2, "a"), answer("i1", 3, "a"), text("i2", 4))
     events = adk.to_adk_events(s)
@@ -199,7 +228,7 @@ def test_all_events_is_passed_when_the_helper_accepts_it(
         calls.append((events, all_events))
         return events[:1]
 
-    monkeypatch.setattr(adk_compaction, "_longest_self_contained_prefix", fake)
+    monkeypatch.setattr(adk_compaction, "_longest_self_contained_prefix", fake, raising=False)
     result = adk.longest_self_contained_prefix(window, events)
     assert len(calls) == 1
     assert calls[0][0] is window
@@ -217,12 +246,13 @@ def test_all_events_is_not_passed_when_the_helper_takes_the_window_only(
         calls.append(events)
         return []
 
-    monkeypatch.setattr(adk_compaction, "_longest_self_contained_prefix", fake)
+    monkeypatch.setattr(adk_compaction, "_longest_self_contained_prefix", fake, raising=False)
     assert adk.longest_self_contained_prefix(window, events) == []
     assert len(calls) == 1
     assert calls[0] is window
 
 
+@needs_prefix_helper
 def test_the_real_signature_decides_on_this_release(
     monkeypatch: pytest.MonkeyPatch, fresh_signature_cache, window_and_events
 ) -> None:

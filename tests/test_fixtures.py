@@ -33,7 +33,7 @@ FIXTURE = Fixture(
     expected={"prefix_length": 4, "dead_ids": []},
     observed={"prefix_length": 1, "dead_ids": []},
     violations=("U3: prefix stops at 1 events but 4 are safe to compact",),
-    known_fault="some-fault",
+    known_fault="dead-call-retry-skipped-at-invocation-boundary",
     note="found by hand \u2014 \u00fc\U0001f600",
 )
 NAME = re.compile(r"^U3-2\.13\.0-[0-9a-f]{16}\.json$")
@@ -54,7 +54,7 @@ def test_write_then_load_gives_the_same_fixture(tmp_path: Path) -> None:
     assert loaded.expected == FIXTURE.expected
     assert loaded.observed == FIXTURE.observed
     assert loaded.violations == FIXTURE.violations
-    assert (loaded.known_fault, loaded.note) == ("some-fault", FIXTURE.note)
+    assert (loaded.known_fault, loaded.note) == (FIXTURE.known_fault, FIXTURE.note)
     assert dataclasses.replace(loaded, path=None) == FIXTURE
 
 
@@ -176,8 +176,14 @@ BAD_FILES: dict[str, tuple[bytes, str]] = {
         "schema_version: expected an integer",
     ),
     "unknown-kind": (encode(with_(kind="system")), "kind: unknown kind 'system'"),
-    "empty-invariant": (encode(with_(invariant="")), "invariant: expected a non-empty string"),
-    "release-int": (encode(with_(adk_release=213)), "adk_release: expected a non-empty string"),
+    "empty-invariant": (encode(with_(invariant="")), "invariant: unknown invariant ''"),
+    "unknown-invariant": (encode(with_(invariant="U9")), "invariant: unknown invariant 'U9'"),
+    "release-int": (encode(with_(adk_release=213)), "adk_release: expected a release number"),
+    "release-word": (encode(with_(adk_release="banana")), "adk_release: expected a release"),
+    "unregistered-known-fault": (
+        encode(with_(known_fault="no-such-fault")),
+        "known_fault: 'no-such-fault' is not registered",
+    ),
     "call-without-window": (encode(with_(call={})), "call: expected an object with exactly"),
     "call-extra-field": (
         encode(with_(call={"window": [0], "helper": "x"})),
@@ -308,8 +314,6 @@ def test_nothing_in_a_fixture_is_executed(tmp_path: Path, monkeypatch: pytest.Mo
     ]
     good = valid()
     good["note"] = evil[0]
-    good["known_fault"] = evil[1]
-    good["invariant"] = evil[2]
     good["violations"] = evil
     good["expected"] = {"__reduce__": evil[0], "__class__": evil[1]}
     good["session"]["steps"][0].update(author=evil[3], text=evil[4], branch=evil[0])
@@ -326,14 +330,15 @@ def test_nothing_in_a_fixture_is_executed(tmp_path: Path, monkeypatch: pytest.Mo
     loaded.case.render()
     json.dumps(loaded.to_json())
 
-    bad = dict(good, kind=code)
-    bad_path = tmp_path / "bad.json"
-    bad_path.write_bytes(encode(bad))
-    with pytest.raises(FixtureError):
-        load_fixture(bad_path)
+    # Where a field is an identifier, code in it is refused, not run.
+    for index, field in enumerate(("kind", "invariant", "known_fault", "adk_release")):
+        bad_path = tmp_path / f"bad{index}.json"
+        bad_path.write_bytes(encode(dict(good, **{field: evil[index % 3]})))
+        with pytest.raises(FixtureError):
+            load_fixture(bad_path)
 
     assert not marker.exists()
-    assert sorted(os.listdir(tmp_path)) == ["bad.json", "good.json"]
+    assert sorted(os.listdir(tmp_path)) == [f"bad{i}.json" for i in range(4)] + ["good.json"]
 
 
 def test_loading_keeps_every_step_field(tmp_path: Path) -> None:

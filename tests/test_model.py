@@ -123,25 +123,37 @@ def test_render_keeps_a_step_with_line_breaks_on_one_line(step: Step) -> None:
 
 # -- int timestamps ------------------------------------------------------------
 def test_int_timestamps_are_stored_as_float() -> None:
-    parsed = Step.from_json({"timestamp": 3})
+    parsed = Step.from_json({"invocation": "i1", "author": "user", "timestamp": 3})
     assert type(parsed.timestamp) is float
     assert parsed.timestamp == 3.0
     built = Step("i1", "user", 7)
     assert type(built.timestamp) is float
     assert built == Step("i1", "user", 7.0)
-    compaction = Step.from_json({"compaction": {"start": 1, "end": 2}}).compaction
+    compaction = Step.from_json({**REQUIRED, "compaction": {"start": 1, "end": 2}}).compaction
     assert (type(compaction.start), type(compaction.end)) == (float, float)
     # ...and so they are written back as JSON floats.
-    assert json.dumps(Step.from_json({"timestamp": 3}).to_json()["timestamp"]) == "3.0"
+    assert json.dumps(Step.from_json({**REQUIRED, "timestamp": 3}).to_json()["timestamp"]) == "3.0"
 
 
 def test_id_sets_are_sorted_and_deduplicated() -> None:
-    step = Step.from_json({"long_running": ["b", "a", "b"], "confirmations": ["z", "y"]})
+    step = Step.from_json(
+        {**REQUIRED, "long_running": ["b", "a", "b"], "confirmations": ["z", "y"]}
+    )
     assert step.long_running == ("a", "b")
     assert step.confirmations == ("y", "z")
 
 
 # -- strict parsing ----------------------------------------------------------
+REQUIRED = {"invocation": "i1", "author": "user", "timestamp": 1.0}
+
+
+@pytest.mark.parametrize("field", sorted(REQUIRED))
+def test_the_first_three_fields_are_required(field: str) -> None:
+    step = {k: v for k, v in REQUIRED.items() if k != field}
+    with pytest.raises(ModelError, match=rf"^session\.steps\[0\]: missing field '{field}'$"):
+        Session.from_json({"steps": [step]})
+
+
 def one_step(**fields) -> dict:
     return {"steps": [{"invocation": "i1", "author": "user", "timestamp": 1.0, **fields}]}
 
@@ -285,7 +297,7 @@ def test_step_from_json_uses_the_given_path() -> None:
 
 def test_too_many_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(model, "MAX_STEPS", 3)
-    steps = [{"timestamp": float(i)} for i in range(4)]
+    steps = [{**REQUIRED, "timestamp": float(i)} for i in range(4)]
     with pytest.raises(ModelError, match=r"^session\.steps: 4 steps, more than the limit of 3$"):
         Session.from_json({"steps": steps})
     assert len(Session.from_json({"steps": steps[:3]})) == 3

@@ -8,10 +8,11 @@ entry point inspects what the installed release offers and raises
 :class:`NotApplicable` with a reason where it has nothing to call:
 
 =====================================  =======================================
-helper (``google.adk.apps.compaction``) releases
+helper (``google.adk.apps.compaction``) releases (seen installed)
 =====================================  =======================================
-``_longest_self_contained_prefix``     2.4.0 and later; ``all_events=`` from
-                                       2.12.0 (earlier: the window only)
+``_longest_self_contained_prefix``     2.3.0 and later (not in 2.2.0);
+                                       ``all_events=`` from 2.12.0 (before:
+                                       the window only)
 ``_provably_dead_call_ids``            2.12.0 and later
 =====================================  =======================================
 """
@@ -88,39 +89,54 @@ def to_adk_event(step: Step) -> Event:
         if parts
         else None
     )
-    actions = EventActions(
-        requested_tool_confirmations={
+    actions: dict[str, Any] = {}
+    if step.confirmations:
+        actions["requested_tool_confirmations"] = {
             cid: ToolConfirmation(hint="confirm?") for cid in step.confirmations
-        },
-        requested_auth_configs={cid: _auth_config() for cid in step.auth_requests},
-        rewind_before_invocation_id=step.rewind_before,
-        compaction=(
-            EventCompaction(
-                start_timestamp=step.compaction.start,
-                end_timestamp=step.compaction.end,
-                compacted_content=types.Content(
-                    role="model", parts=[types.Part(text=step.compaction.summary)]
-                ),
-            )
-            if step.compaction is not None
-            else None
-        ),
-    )
-    return Event(
-        invocation_id=step.invocation,
-        author=step.author,
-        timestamp=step.timestamp,
-        content=content,
-        actions=actions,
-        long_running_tool_ids=set(step.long_running) if step.long_running else None,
-        branch=step.branch,
-        isolation_scope=step.isolation_scope,
-        usage_metadata=(
-            types.GenerateContentResponseUsageMetadata(prompt_token_count=step.prompt_tokens)
-            if step.prompt_tokens is not None
-            else None
-        ),
-    )
+        }
+    if step.auth_requests:
+        actions["requested_auth_configs"] = {cid: _auth_config() for cid in step.auth_requests}
+    if step.rewind_before is not None:
+        actions["rewind_before_invocation_id"] = step.rewind_before
+    if step.compaction is not None:
+        actions["compaction"] = EventCompaction(
+            start_timestamp=step.compaction.start,
+            end_timestamp=step.compaction.end,
+            compacted_content=types.Content(
+                role="model", parts=[types.Part(text=step.compaction.summary)]
+            ),
+        )
+    fields: dict[str, Any] = {
+        "invocation_id": step.invocation,
+        "author": step.author,
+        "timestamp": step.timestamp,
+        "content": content,
+        "actions": EventActions(**_supported(EventActions, actions)),
+    }
+    if step.long_running:
+        fields["long_running_tool_ids"] = set(step.long_running)
+    if step.branch is not None:
+        fields["branch"] = step.branch
+    if step.isolation_scope is not None:
+        fields["isolation_scope"] = step.isolation_scope
+    if step.prompt_tokens is not None:
+        fields["usage_metadata"] = types.GenerateContentResponseUsageMetadata(
+            prompt_token_count=step.prompt_tokens
+        )
+    return Event(**_supported(Event, fields))
+
+
+def _supported(model: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields``, or NotApplicable naming the first one this release's ``model`` lacks.
+
+    Only fields a step actually uses are passed, so older releases (whose
+    events lack, say, ``isolation_scope``) still take every step that does not
+    need them.
+    """
+    for name in fields:
+        if name not in model.model_fields:
+            raise NotApplicable(f"google-adk {ADK_RELEASE} has no {model.__name__}.{name}")
+    return fields
 
 
 def to_adk_events(session: Session) -> list[Event]:
@@ -133,7 +149,7 @@ def from_adk_events(events: Sequence[Event]) -> Session:
     """The model of real events (texts, arguments and results are dropped).
 
     Only the first text part of an event is kept; everything compaction reads
-    is kept exactly.
+    is kept exactly. Fields an older release's events lack read as absent.
     """
     steps = []
     for event in events:
@@ -153,8 +169,12 @@ def from_adk_events(events: Sequence[Event]) -> Session:
                     Response(r.id or "", r.name or "") for r in event.get_function_responses()
                 ),
                 long_running=tuple(sorted(event.long_running_tool_ids or ())),
-                confirmations=tuple(sorted(event.actions.requested_tool_confirmations or {})),
-                auth_requests=tuple(sorted(event.actions.requested_auth_configs or {})),
+                confirmations=tuple(
+                    sorted(getattr(event.actions, "requested_tool_confirmations", None) or {})
+                ),
+                auth_requests=tuple(
+                    sorted(getattr(event.actions, "requested_auth_configs", None) or {})
+                ),
                 compaction=(
                     Compaction(
                         compaction.start_timestamp,
@@ -164,7 +184,7 @@ def from_adk_events(events: Sequence[Event]) -> Session:
                     if compaction is not None
                     else None
                 ),
-                rewind_before=event.actions.rewind_before_invocation_id,
+                rewind_before=getattr(event.actions, "rewind_before_invocation_id", None),
                 branch=event.branch,
                 isolation_scope=getattr(event, "isolation_scope", None),
                 prompt_tokens=usage.prompt_token_count if usage is not None else None,
@@ -201,7 +221,7 @@ def helper_availability() -> dict[str, str | None]:
 def longest_self_contained_prefix(window: list[Event], all_events: list[Event]) -> list[Event]:
     """Call the installed ``_longest_self_contained_prefix``.
 
-    Releases 2.12.0 and later receive ``all_events=``; 2.4.0 to 2.11.0 take
+    Releases 2.12.0 and later receive ``all_events=``; 2.3.0 to 2.11.0 take
     only the window. Raises :class:`NotApplicable` on releases without it.
     """
     fn = _helper("_longest_self_contained_prefix")

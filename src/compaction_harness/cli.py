@@ -1,8 +1,10 @@
 """Command line: ``python -m compaction_harness {show,replay} ...``.
 
-Exit status: 0 when every fixture holds, 1 when one fails an invariant, 2 for
-bad input (a fixture that cannot be loaded, an unknown release) -- always with
-one line naming the problem, never a traceback.
+Exit status: 0 when every fixture holds (or fails only as a recorded known
+upstream fault of the installed release), 1 when one fails an invariant, 2 for
+bad input (a fixture that cannot be loaded, an unknown release, a release
+without the helper a fixture needs) -- always with one line naming the
+problem, never a traceback.
 """
 
 from __future__ import annotations
@@ -19,9 +21,13 @@ from .fixtures import Fixture, FixtureError, load_fixture
 __all__ = ["main"]
 
 
+class CliError(Exception):
+    """Bad input or an unusable target: one line, exit status 2."""
+
+
 def _cmd_show(args: argparse.Namespace) -> int:
-    fixture = load_fixture(args.fixture)
-    print(render_fixture(fixture))
+    fixtures = [load_fixture(path) for path in args.fixtures]  # all load, or exit 2
+    print("\n\n".join(render_fixture(f) for f in fixtures))
     return 0
 
 
@@ -41,8 +47,8 @@ def render_fixture(fixture: Fixture) -> str:
         lines.append(f"note: {fixture.note}")
     lines += ["", "violations:"] + [f"  {v}" for v in fixture.violations] + [""]
     lines.append(
-        "timeline (W = in the compaction window; open = obligations open after the event, "
-        "strict; dead = provably dead ids):"
+        "timeline (W = in the compaction window; open = obligations still open after the "
+        "event when no id is exempted as provably dead):"
     )
     dead = reference.provably_dead_call_ids(session, window)
     position = {step: pos for pos, step in enumerate(window)}
@@ -74,30 +80,43 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.adk or args.adk_src:
         return _reexec_in_target(args)
     fixtures = [load_fixture(path) for path in args.fixtures]  # all load, or exit 2
-    from .adk import ADK_RELEASE
+    from .adk import ADK_RELEASE, NotApplicable
     from .known_faults import fault_for
     from .unit import run_unit_case
 
-    failed = 0
+    counts = {"held": 0, "failed": 0, "known": 0, "fixed": 0}
     for fixture in fixtures:
-        outcome = run_unit_case(fixture.case)
+        try:
+            outcome = run_unit_case(fixture.case)
+        except NotApplicable as exc:
+            raise CliError(f"{fixture.path}: cannot be replayed here: {exc}") from None
         fault = fault_for(fixture.known_fault) if fixture.known_fault else None
-        known = (
-            f" (known upstream fault on {ADK_RELEASE}: {fault.id})"
-            if fault and fault.applies_to(ADK_RELEASE)
-            else ""
-        )
-        if outcome.violations:
-            failed += 1
-            print(f"FAIL {fixture.path} on google-adk {ADK_RELEASE}{known}")
-            for violation in outcome.violations:
-                print("  " + str(violation).replace("\n", "\n  "))
+        expected_to_fail = fault is not None and fault.applies_to(ADK_RELEASE)
+        where = f"{fixture.path} on google-adk {ADK_RELEASE}"
+        if outcome.violations and expected_to_fail:
+            counts["known"] += 1
+            print(f"XFAIL {where}: known upstream fault {fault.id}")
+        elif outcome.violations:
+            counts["failed"] += 1
+            print(f"FAIL  {where}")
+        elif expected_to_fail:
+            counts["fixed"] += 1
+            print(
+                f"XPASS {where}: the known fault {fault.id} no longer shows; if ADK fixed it, "
+                "remove its entry from known_faults.py"
+            )
         else:
-            print(f"ok   {fixture.path} on google-adk {ADK_RELEASE}")
+            counts["held"] += 1
+            print(f"ok    {where}")
+        for violation in outcome.violations:
+            print("      " + str(violation).replace("\n", "\n      "))
         for reason in outcome.not_applicable:
-            print(f"     not applicable: {reason}")
-    print(f"{len(fixtures) - failed} held, {failed} failed")
-    return 1 if failed else 0
+            print(f"      not applicable: {reason}")
+    print(
+        f"{counts['held']} held, {counts['failed']} failed, {counts['known']} known upstream "
+        f"faults, {counts['fixed']} known faults no longer seen"
+    )
+    return 1 if counts["failed"] or counts["fixed"] else 0
 
 
 def _reexec_in_target(args: argparse.Namespace) -> int:
@@ -115,7 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m compaction_harness",
         description="Show and replay JSON repro fixtures of ADK event-compaction failures.",
-        epilog="Exit status: 0 all hold, 1 a fixture fails an invariant, 2 bad input.",
+        epilog="Exit status: 0 all hold, 1 a fixture fails an invariant, 2 bad input. "
+        "Inside an environment made by `make env`: .venv/adk-<release>/bin/python -m "
+        "compaction_harness ...",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     show = sub.add_parser(
@@ -124,13 +145,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print a fixture: its violations and the session as a timeline, one line "
         "per event, with the window, open obligations and where ADK and the reference cut.",
     )
-    show.add_argument("fixture", help="a fixture file (tests/repros/*.json)")
+    show.add_argument(
+        "fixtures", nargs="+", metavar="FIXTURE", help="fixture files (tests/repros/*.json)"
+    )
     show.set_defaults(func=_cmd_show)
     replay = sub.add_parser(
         "replay",
         help="re-check fixtures against the installed (or another) google-adk",
         description="Re-run each fixture's call against real ADK and check every invariant. "
-        "Exit 0 when all hold, 1 when any fails.",
+        "A fixture marked with a known upstream fault of the installed release is expected to "
+        "fail (XFAIL). Exit 0 when all hold or fail only as expected; 1 when one fails, or a "
+        "known fault no longer shows (XPASS); 2 for bad input.",
     )
     replay.add_argument("fixtures", nargs="+", metavar="FIXTURE", help="fixture files")
     target = replay.add_mutually_exclusive_group()
@@ -144,6 +169,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (FixtureError, EnvError) as exc:
+    except (FixtureError, EnvError, CliError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -46,17 +46,23 @@ def _target(args: argparse.Namespace) -> tuple[str, Path, list[str]]:
     """(label, environment folder, pip requirement arguments for ADK)."""
     if args.adk_src:
         src = Path(args.adk_src).expanduser().resolve()
+        if not src.exists():
+            raise EnvError(f"google-adk source {args.adk_src}: no such directory")
         if not src.is_dir():
-            raise EnvError(f"ADK_SRC={args.adk_src}: no such directory")
+            raise EnvError(f"google-adk source {args.adk_src}: not a directory")
         if not (src / "pyproject.toml").is_file() and not (src / "setup.py").is_file():
-            raise EnvError(f"ADK_SRC={args.adk_src}: not a Python project (no pyproject.toml)")
+            raise EnvError(
+                f"google-adk source {args.adk_src}: not a Python project (no pyproject.toml)"
+            )
         digest = hashlib.sha256(str(src).encode()).hexdigest()[:10]
         return f"source {src}", VENVS / f"adk-src-{digest}", ["-e", str(src)]
     release = args.adk
     if not RELEASE.match(release):
-        raise EnvError(f"ADK={release}: not a release number (expected something like 2.13.0)")
+        raise EnvError(
+            f"google-adk release {release!r}: not a release number (expected e.g. 2.13.0)"
+        )
     if _version_tuple(release) < FIRST_RELEASE_WITH_COMPACTION:
-        raise EnvError(f"ADK={release}: google-adk has event compaction only from 1.16.0 on")
+        raise EnvError(f"google-adk {release}: event compaction exists only from 1.16.0 on")
     return f"google-adk {release}", VENVS / f"adk-{release}", [f"google-adk=={release}"]
 
 
@@ -84,16 +90,26 @@ def ensure(args: argparse.Namespace) -> Path:
         f"creating {folder.relative_to(ROOT)} for {label} (log: {log.relative_to(ROOT)})",
         file=sys.stderr,
     )
+    try:
+        _install(folder, label, adk_requirement, log)
+    except BaseException:
+        # Interrupted or failed: never leave a half-built environment behind.
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    stamp.write_text(wanted)
+    return python
+
+
+def _install(folder: Path, label: str, adk_requirement: list[str], log: Path) -> None:
+    python = folder / "bin" / "python"
     venv.EnvBuilder(with_pip=True, clear=True).create(folder)
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     if _run([*pip, "-c", str(CONSTRAINTS), *adk_requirement], log) != 0:
-        shutil.rmtree(folder, ignore_errors=True)
         raise EnvError(
             f"could not install {label}: no such release, or no network "
             f"(pip's output: {log.relative_to(ROOT)})"
         )
     if _run([*pip, "-c", str(CONSTRAINTS), "-e", f"{ROOT}[dev]"], log) != 0:
-        shutil.rmtree(folder, ignore_errors=True)
         raise EnvError(
             f"could not install the harness itself (pip's output: {log.relative_to(ROOT)})"
         )
@@ -101,10 +117,7 @@ def ensure(args: argparse.Namespace) -> Path:
         [str(python), "-c", "import google.adk.apps.compaction"], capture_output=True, text=True
     )
     if check.returncode != 0:
-        shutil.rmtree(folder, ignore_errors=True)
         raise EnvError(f"{label} installed but google.adk.apps.compaction does not import")
-    stamp.write_text(wanted)
-    return python
 
 
 def _fingerprint() -> str:

@@ -29,11 +29,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .invariants import INVARIANTS
+from .known_faults import fault_for
 from .model import ModelError
 from .unit import UnitCase
 
@@ -48,6 +51,8 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 MAX_FIXTURE_BYTES = 5_000_000
+KNOWN_INVARIANTS = tuple(INVARIANTS)
+_RELEASE = re.compile(r"^\d+\.\d+\.\d+((a|b|rc)\d+)?$")
 _KINDS = ("unit",)
 _REQUIRED = ("schema_version", "kind", "invariant", "adk_release", "call", "session")
 _OPTIONAL = ("expected", "observed", "violations", "known_fault", "note")
@@ -152,6 +157,7 @@ def write_fixture(fixture: Fixture, directory: Path) -> tuple[Path, bool]:
             fh.write(dumps(fixture))
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; fixtures are ordinary files
         try:
             os.link(tmp, final)
             return final, True
@@ -178,8 +184,11 @@ def load_fixture(path: str | os.PathLike[str]) -> Fixture:
         data = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except UnicodeDecodeError:
         raise FixtureError(f"{name}: not UTF-8 text") from None
-    except (json.JSONDecodeError, ValueError) as exc:
+    except json.JSONDecodeError as exc:
         raise FixtureError(f"{name}: invalid JSON: {exc}") from None
+    except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
+        problem = "a number with too many digits" if "digits" in str(exc) else str(exc)
+        raise FixtureError(f"{name}: invalid JSON: {problem}") from None
     except RecursionError:
         raise FixtureError(f"{name}: JSON nested too deeply") from None
     try:
@@ -210,9 +219,14 @@ def _parse(data: Any, path: Path) -> Fixture:
         )
     if data["kind"] not in _KINDS:
         raise ModelError(f"kind: unknown kind {data['kind']!r} (known: {', '.join(_KINDS)})")
-    for key in ("invariant", "adk_release"):
-        if not isinstance(data[key], str) or not data[key]:
-            raise ModelError(f"{key}: expected a non-empty string")
+    if data["invariant"] not in KNOWN_INVARIANTS:
+        raise ModelError(
+            f"invariant: unknown invariant {data['invariant']!r} "
+            f"(known: {', '.join(KNOWN_INVARIANTS)})"
+        )
+    release = data["adk_release"]
+    if not isinstance(release, str) or not _RELEASE.match(release):
+        raise ModelError(f"adk_release: expected a release number like 2.13.0, got {release!r}")
     call = data["call"]
     if not isinstance(call, dict) or set(call) != {"window"}:
         raise ModelError("call: expected an object with exactly the field 'window'")
@@ -226,6 +240,10 @@ def _parse(data: Any, path: Path) -> Fixture:
     for key in ("known_fault", "note"):
         if data.get(key) is not None and not isinstance(data[key], str):
             raise ModelError(f"{key}: expected a string")
+    if data.get("known_fault") and fault_for(data["known_fault"]) is None:
+        raise ModelError(
+            f"known_fault: {data['known_fault']!r} is not registered in known_faults.py"
+        )
     return Fixture(
         kind=data["kind"],
         invariant=data["invariant"],

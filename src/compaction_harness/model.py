@@ -182,6 +182,9 @@ class Step:
                 kwargs[key] = tuple(sorted(set(ids)))
             elif key == "compaction":
                 kwargs[key] = None if value is None else _compaction(value, path)
+        missing = [k for k in _ALWAYS_SHOWN if k not in obj]
+        if missing:
+            raise ModelError(f"{where}: missing field {missing[0]!r}")
         return cls(**kwargs)
 
 

@@ -8,8 +8,11 @@ It provides:
   default for a bare ``pytest``).
 * **Fixture writing**: when a test marked ``property`` fails with
   :class:`~compaction_harness.unit.InvariantViolation`, the case Hypothesis
-  shrank and re-ran last is written to the repro folder (``--repro-dir``,
-  default ``tests/repros``), and the path is added to the failure report.
+  shrank and re-ran last is written as a fixture, and the path is added to
+  the failure report. A campaign writes to ``tests/repros/`` (replayed by the
+  gate from then on); any other run writes to ``build/repros/``, so that a
+  red gate never adds files to the regression corpus by itself. Either can
+  be changed with ``--repro-dir``.
 * A **time-budgeted campaign**: with ``--fuzz-seconds N`` each property test
   is split into ``--fuzz-shards`` items (so pytest-xdist can use every core)
   and each item runs Hypothesis again and again, a fresh random seed each
@@ -87,13 +90,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--repro-dir",
         default=None,
-        help="where failing properties write fixtures (default: tests/repros)",
+        help="where failing properties write fixtures (default: tests/repros in a campaign, "
+        "build/repros otherwise)",
     )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "property: a Hypothesis property over real ADK code")
-    repro = config.getoption("--repro-dir") or str(config.rootpath / "tests" / "repros")
+    budget = config.getoption("--fuzz-seconds")
+    if budget is not None and not budget > 0:
+        raise pytest.UsageError(f"--fuzz-seconds must be a positive number, got {budget}")
+    default = ("tests", "repros") if budget is not None else ("build", "repros")
+    repro = config.getoption("--repro-dir") or str(config.rootpath.joinpath(*default))
     config._harness_repro_dir = Path(repro)  # type: ignore[attr-defined]
 
 
@@ -181,6 +189,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             terminalreporter.section("repro fixtures written")
             for name, path in fixtures:
                 terminalreporter.write_line(f"{name}: {path}")
+            terminalreporter.write_line(
+                "To keep one as a regression test, move it to tests/repros/ and commit it."
+            )
         return
     terminalreporter.section(f"fuzz campaign summary (google-adk {_adk_release()})")
     rows = []
@@ -205,7 +216,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         f"fixtures: {', '.join(written) or 'none'}"
     )
     terminalreporter.write_line(
-        "Replay with: make replay FIXTURE=<path>   (or: python -m compaction_harness show <path>)"
+        "Read a fixture with `make show FIXTURE=<path>`, re-check it with "
+        "`make replay FIXTURE=<path>`; commit it to keep it as a regression test."
+    )
+    terminalreporter.write_line(
+        "(Hypothesis statistics above describe each item's last round only.)"
     )
 
 
