@@ -4,6 +4,30 @@ The public surface is this module; the builders live in private modules.
 Dependency direction: ``tests -> strategies -> compaction_harness``.
 """
 
-from ._sessions import ID_POOL, sessions, unit_cases, windows
+from ._episodes import (
+    auth_request,
+    function_calls,
+    long_running_call,
+    model_text,
+    response_without_call,
+    tool_confirmation,
+)
+from ._labels import EPISODE_KINDS, episode_kinds
+from ._sessions import ID_POOL, metamorphic_cases, sessions, token_cases, unit_cases, windows
 
-__all__ = ["ID_POOL", "sessions", "unit_cases", "windows"]
+__all__ = [
+    "EPISODE_KINDS",
+    "ID_POOL",
+    "auth_request",
+    "episode_kinds",
+    "function_calls",
+    "long_running_call",
+    "metamorphic_cases",
+    "model_text",
+    "response_without_call",
+    "sessions",
+    "token_cases",
+    "tool_confirmation",
+    "unit_cases",
+    "windows",
+]

@@ -1,44 +1,64 @@
-"""Session strategies, version 1: invocations built the way ADK's runtime builds them.
+"""Session strategies: invocations built the way ADK's runtime builds them.
 
-Shapes verified against google-adk 2.13.0's runtime
-(``google/adk/flows/llm_flows/functions.py`` and ``tools/_functions.py``):
-the model's event holds one or several parallel ``function_call`` parts and
-is authored by the agent; the tool results come back in one event authored by
-the agent too, holding ``function_response`` parts. A user event opens an
-invocation; an invocation may instead open with a function response (the
-answer to a long-running or earlier call, sent by the client) or with no user
-event at all (a resumed or agent-started invocation).
+A session is drawn as a plan (a list of invocations, each an opener and a list
+of turns) and built by :class:`_Builder`, which places the episodes of
+``_episodes.py`` and delivers their follow-ups later, out of order, merged or
+never. An invocation opens with a user message, with a function response (the
+client answering an earlier long-running call or request), or with nothing (a
+resumed or agent-started invocation). Some invocations carry no invocation id,
+a branch or an isolation scope; some end with a rewind.
 
 Every random choice goes through Hypothesis, in an order that shrinks well:
-the plan (how many invocations, which turns) is drawn as lists, so deleting a
-list element deletes events, and dependent choices (which open calls an
-answer closes) are drawn while the session is built.
+the plan is drawn as lists, so deleting an element deletes events, and the
+first choice of every ``sampled_from`` is the harmless one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from hypothesis import strategies as st
 
-from compaction_harness.model import Call, Compaction, Response, Session, Step
-from compaction_harness.unit import UnitCase
+from compaction_harness import reference
+from compaction_harness.metamorphic import MetamorphicCase, interleave_scope
+from compaction_harness.model import Compaction, Session, Step
+from compaction_harness.unit import TokenCase, UnitCase
 
-AGENT = "agent"
+from ._episodes import (
+    AGENT,
+    USER,
+    Episode,
+    Template,
+    auth_request,
+    function_calls,
+    long_running_call,
+    model_text,
+    response_without_call,
+    tool_confirmation,
+)
+
 #: A small pool so that call ids collide across invocations on purpose.
 ID_POOL = ("c0", "c1", "c2", "c3")
-TOOL_NAMES = ("lookup", "search")
 
 # Ordered so that shrinking (towards the first element) removes events.
 OPENERS = ("none", "user", "response")
-TURNS = ("text", "call", "call_answered", "answer", "compaction")
+TURNS = ("text", "call", "answer", "call", "answer", "compaction", "ghost_response", "rewind")
+# What a tool call turns into: drawn *after* the call, so that shrinking it to
+# "none" turns a long-running, confirmation or auth episode back into the plain
+# call it was built on, with every earlier choice unchanged.
+HITL = ("none", "none", "long_running", "confirmation", "auth")
+RANGE_KINDS = ("range", "nested", "overlap", "repeat", "odd")
 
 # Strategies are built once: building one per draw costs more than the draw.
 _TICK = st.sampled_from((1.0, 0.0))
 _ID_INDEX = st.integers(0, len(ID_POOL))  # len(ID_POOL): a fresh, never-reused id
-_NAMES = st.lists(st.sampled_from(TOOL_NAMES), min_size=1, max_size=3)
-_LONG_RUNNING = st.integers(0, 4)  # 4: the call is long-running
+_ATTRS = st.integers(0, 11)  # 11: no invocation id, 10: a branch, 9: an isolation scope
+_RANGE_KIND = st.sampled_from(RANGE_KINDS)
+_ODD = st.sampled_from(("backwards", "zero", "negative", "future"))
+_RETENTION = st.integers(0, 6)
+_HITL = st.sampled_from(HITL)
+_OTHER_TOKENS = st.sampled_from((None, 0, 10**9))
 
 
 @cache
@@ -47,7 +67,7 @@ def _plan(max_invocations: int, max_turns: int) -> st.SearchStrategy:
         st.tuples(
             st.sampled_from(OPENERS),
             st.lists(st.sampled_from(TURNS), max_size=max_turns),
-            st.integers(0, 7),  # 7: the invocation's events carry no invocation id
+            _ATTRS,
         ),
         min_size=1,
         max_size=max_invocations,
@@ -67,78 +87,166 @@ def _permutation(n: int) -> st.SearchStrategy[list[int]]:
 @dataclass
 class _Builder:
     steps: list[Step] = field(default_factory=list)
-    pending: list[Call] = field(default_factory=list)  # calls not answered yet
+    chains: list[list[Template]] = field(default_factory=list)  # follow-ups not delivered
     clock: float = 0.0
     fresh: int = 0
+    synthetic: int = 0
+    branch: str | None = None
+    scope: str | None = None
 
     def tick(self, draw) -> float:
         # Neighbouring events share a timestamp now and then, as fast tools do.
         self.clock += draw(_TICK)
         return self.clock
 
-    def call_id(self, draw) -> str:
-        index = draw(_ID_INDEX)
+    def place(self, draw, inv: str, template: Template) -> None:
+        self.steps.append(
+            template.place(inv, self.tick(draw), branch=self.branch, isolation_scope=self.scope)
+        )
+
+    def ids(self) -> st.SearchStrategy[str]:
+        return st.builds(self._call_id, _ID_INDEX)
+
+    def _call_id(self, index: int) -> str:
         if index < len(ID_POOL):
             return ID_POOL[index]
         self.fresh += 1
         return f"f{self.fresh}"
 
-    def answer(self, draw, inv: str, author: str, candidates: list[Call]) -> None:
-        """One response event answering a non-empty subset of ``candidates``, in any order."""
-        if not candidates:
+    def synthetic_ids(self) -> st.SearchStrategy[str]:
+        return st.builds(self._synthetic_id)
+
+    def _synthetic_id(self) -> str:
+        self.synthetic += 1
+        return f"adk-{self.synthetic}"
+
+    def run(self, draw, inv: str, episode: Episode) -> None:
+        for template in episode.now:
+            self.place(draw, inv, template)
+        self.chains.extend(list(chain) for chain in episode.later)
+
+    def deliver(self, draw, inv: str, author: str | None = None) -> bool:
+        """Deliver the next part of some pending chains; False if none fits.
+
+        Plain answers from several chains may share one event (one response
+        event answering calls made in different turns); anything else arrives
+        alone. ``author`` restricts which chains may deliver (an invocation
+        opened by a response is opened by the client).
+        """
+        ready = [c for c in self.chains if author is None or c[0].author == author]
+        if not ready:
+            return False
+        order = draw(_permutation(len(ready)))
+        chosen = [ready[i] for i in order[: 1 + draw(_below(len(ready)))]]
+        heads = [c[0] for c in chosen]
+        if len(heads) > 1 and all(h.is_plain_answer and h.author == heads[0].author for h in heads):
+            merged = Template(
+                author=heads[0].author, responses=tuple(r for h in heads for r in h.responses)
+            )
+        else:
+            chosen, merged = chosen[:1], heads[0]
+        self.place(draw, inv, merged)
+        for chain in chosen:
+            chain.pop(0)
+            if not chain:
+                self.chains.remove(chain)
+        return True
+
+    def summary(self, draw, inv: str) -> None:
+        raw = [s for s in self.steps if s.compaction is None]
+        if not raw:
             return
-        order = draw(_permutation(len(candidates)))
-        chosen = [candidates[i] for i in order[: 1 + draw(_below(len(candidates)))]]
-        for call in chosen:
-            if call in self.pending:
-                self.pending.remove(call)
-        responses = tuple(Response(c.id, c.name) for c in chosen)
-        self.steps.append(Step(inv, author, self.tick(draw), responses=responses))
+        last = next((s.compaction for s in reversed(self.steps) if s.compaction), None)
+        kind = draw(_RANGE_KIND)
+        lo = draw(_below(len(raw)))
+        hi = lo + draw(_below(len(raw) - lo))
+        start, end = raw[lo].timestamp, raw[hi].timestamp
+        if kind == "nested" and last is not None:
+            start = end = (last.start + last.end) / 2
+        elif kind == "overlap" and last is not None:
+            start, end = (last.start + last.end) / 2, max(end, last.end + 1)
+        elif kind == "repeat" and last is not None:
+            start, end = last.start, last.end
+        elif kind == "odd":
+            odd = draw(_ODD)
+            start, end = {
+                "backwards": (end, start - 1),
+                "zero": (0.0, 0.0),
+                "negative": (-5.0, -1.0),
+                "future": (start, self.clock + 100),
+            }[odd]
+        self.steps.append(
+            Step(
+                inv,
+                AGENT,
+                self.tick(draw),
+                compaction=Compaction(start, end),
+                branch=self.branch,
+                isolation_scope=self.scope,
+            )
+        )
+
+    def rewind(self, draw, number: int) -> None:
+        earlier = list(dict.fromkeys(s.invocation for s in self.steps if s.invocation))
+        if not earlier:
+            return
+        target = earlier[draw(_below(len(earlier)))]
+        rewind_inv = f"r{number}"
+        self.steps.append(Step(rewind_inv, USER, self.tick(draw), rewind_before=target))
+
+
+@st.composite
+def _tool_call(draw, ids: st.SearchStrategy[str], synthetic: st.SearchStrategy[str]) -> Episode:
+    """A function-call episode, or a long-running, confirmation or auth
+    episode built on its first call."""
+    plain = draw(function_calls(ids))
+    kind = draw(_HITL)
+    first = plain.now[0].calls[0]
+    if kind == "long_running":
+        return draw(long_running_call(ids, call=first))
+    if kind == "confirmation":
+        return draw(tool_confirmation(ids, synthetic, call=first))
+    if kind == "auth":
+        return draw(auth_request(ids, synthetic, call=first))
+    return plain
 
 
 @st.composite
 def sessions(draw, max_invocations: int = 6, max_turns: int = 4, max_events: int = 30) -> Session:
     """A realistic session of at most ``max_events`` events.
 
-    Episodes: user-opened, response-opened and user-less invocations; model
-    text; single and parallel calls (some long-running); responses now, later
-    (in a later invocation, out of order, several calls per event) or never
-    (orphans); prior compaction events over earlier ranges; equal timestamps.
+    Every episode of ``_episodes.py`` can appear; follow-ups arrive later, out
+    of order, merged into one event, or never (orphans and pending requests).
+    Also: invocations opened by a user message, a response or nothing; prior
+    summaries whose ranges nest, overlap, repeat or hold odd values; equal
+    timestamps; call ids reused across invocations; rewinds; branches and
+    isolation scopes.
     """
     b = _Builder()
-    plan = draw(_plan(max_invocations, max_turns))
-    for number, (opener, turns, no_id) in enumerate(plan, start=1):
-        inv = "" if no_id == 7 else f"i{number}"
-        if opener == "user" or (opener == "response" and not b.pending):
-            b.steps.append(Step(inv, "user", b.tick(draw), text=f"user {number}"))
-        elif opener == "response":
-            b.answer(draw, inv, "user", list(b.pending))
+    ids, synthetic = b.ids(), b.synthetic_ids()
+    episodes = {
+        "text": model_text(),
+        "call": _tool_call(ids, synthetic),
+        "ghost_response": response_without_call(synthetic),
+    }
+    for number, (opener, turns, attrs) in enumerate(draw(_plan(max_invocations, max_turns)), 1):
+        inv = "" if attrs == 11 else f"i{number}"
+        b.branch = "root.helper" if attrs == 10 else None
+        b.scope = "task-1" if attrs == 9 else None
+        if opener == "user" or (opener == "response" and not b.deliver(draw, inv, USER)):
+            b.place(draw, inv, Template(author=USER, text=f"user {number}"))
         for turn in turns:
-            if turn == "text":
-                b.steps.append(Step(inv, AGENT, b.tick(draw), text="model text"))
-            elif turn in ("call", "call_answered"):
-                names = draw(_NAMES)
-                calls = []
-                for name in names:
-                    cid = b.call_id(draw)
-                    if all(c.id != cid for c in calls):
-                        calls.append(Call(cid, name))
-                long_running = tuple(sorted(c.id for c in calls if draw(_LONG_RUNNING) == 4))
-                b.steps.append(
-                    Step(inv, AGENT, b.tick(draw), calls=tuple(calls), long_running=long_running)
-                )
-                b.pending.extend(calls)
-                if turn == "call_answered":
-                    b.answer(draw, inv, AGENT, calls)
+            if turn in episodes:
+                b.run(draw, inv, draw(episodes[turn]))
             elif turn == "answer":
-                b.answer(draw, inv, AGENT, list(b.pending))
+                b.deliver(draw, inv)
             elif turn == "compaction":
-                raw = [s for s in b.steps if s.compaction is None]
-                if raw:
-                    lo = draw(_below(len(raw)))
-                    hi = lo + draw(_below(len(raw) - lo))
-                    rng = Compaction(raw[lo].timestamp, raw[hi].timestamp)
-                    b.steps.append(Step(inv, AGENT, b.tick(draw), compaction=rng))
+                b.summary(draw, inv)
+            elif turn == "rewind":
+                b.rewind(draw, number)
+                break  # a rewind ends the invocation; the next one starts afresh
+        if len(b.steps) >= max_events:
+            break
     # A prefix of a session is a session: cut at the size bound.
     return Session(tuple(b.steps[:max_events]))
 
@@ -177,7 +285,69 @@ def unit_cases(
     draw, max_invocations: int = 6, max_turns: int = 4, max_events: int = 30
 ) -> UnitCase:
     """A :class:`UnitCase`: a session from :func:`sessions` and a window into it."""
-    session = draw(
+    raw = draw(
         sessions(max_invocations=max_invocations, max_turns=max_turns, max_events=max_events)
     )
-    return UnitCase(session, draw(windows(session)))
+    # ADK's compactors work on the live events of one isolation scope: rewinds
+    # applied, other scopes left out (google/adk/apps/compaction.py callers).
+    session = reference.live_events(raw, isolation_scope=None)
+    return UnitCase(session, draw(windows(session)), origin=raw)
+
+
+@st.composite
+def token_cases(
+    draw, max_invocations: int = 6, max_turns: int = 4, max_events: int = 30
+) -> TokenCase:
+    """A :class:`TokenCase`: the live events of a session and an
+    ``event_retention_size`` from 0 to 6."""
+    raw = draw(
+        sessions(max_invocations=max_invocations, max_turns=max_turns, max_events=max_events)
+    )
+    live = reference.live_events(raw, isolation_scope=None)
+    return TokenCase(live, draw(_RETENTION), origin=raw)
+
+
+@st.composite
+def metamorphic_cases(draw, relation: str) -> MetamorphicCase:
+    """A :class:`MetamorphicCase` for ``relation`` (see ``metamorphic.RELATIONS``).
+
+    ``added_response`` inserts a response outside the window, to an id the
+    session calls (or a fresh one); ``isolation_scope`` interleaves copies of
+    the session's own events, moved to another scope and with prompt-token
+    counts of their own, into a session whose newest event is over the token
+    threshold.
+    """
+    case = draw(unit_cases())
+    if relation in ("rename", "texts"):
+        return MetamorphicCase(case.session, relation, case.window, origin=case.origin)
+    if relation == "added_response":
+        n, window = len(case.session), case.window
+        outside = (
+            list(range(n + 1))
+            if not window
+            else [
+                *range(window[0] + 1),
+                *range(window[-1] + 1, n + 1),
+            ]
+        )
+        called = sorted({c.id for s in case.session for c in s.calls}) or ["fresh"]
+        return MetamorphicCase(
+            case.session,
+            relation,
+            window,
+            index=outside[draw(_below(len(outside)))],
+            call_id=called[draw(_below(len(called)))],
+            origin=case.origin,
+        )
+    own = case.session
+    if own.steps:
+        own = own.replace_step(len(own) - 1, replace(own[-1], prompt_tokens=1_000_000))
+    copies = draw(st.lists(st.tuples(_below(max(len(own), 1)), _OTHER_TOKENS), max_size=4))
+    extra = [
+        replace(own[k], isolation_scope="task-1", prompt_tokens=tokens)
+        for k, tokens in copies
+        if own.steps
+    ]
+    after = [k for k, _ in copies][: len(extra)]
+    mixed = interleave_scope(own, extra, after)
+    return MetamorphicCase(mixed, relation, retention=draw(_RETENTION), origin=case.origin)

@@ -123,7 +123,7 @@ def test_to_adk_event_maps_every_field() -> None:
     assert event.branch == "root.planner"
     assert event.isolation_scope == "scope-1"
     assert event.usage_metadata.prompt_token_count == 321
-    assert event.content.role == "model"
+    assert event.content.role == "user"  # it holds a function response
     # Parts: text first, then calls, then responses.
     kinds = [
         "text" if p.text is not None else "call" if p.function_call else "response"
@@ -137,6 +137,11 @@ def test_user_events_have_the_user_role() -> None:
     as_user = Step("i1", "user", 1.0, responses=(Response("c0", "lookup"),))
     assert adk.to_adk_event(as_user).content.role == "user"
     assert adk.to_adk_event(Step("i1", "User", 1.0, text="hi")).content.role == "model"
+    # ADK's function response events: authored by the agent, role "user".
+    agent_answer = Step("i1", "agent", 1.0, responses=(Response("c0", "lookup"),))
+    assert adk.to_adk_event(agent_answer).content.role == "user"
+    agent_call = Step("i1", "agent", 1.0, calls=(Call("c0", "lookup"),))
+    assert adk.to_adk_event(agent_call).content.role == "model"
 
 
 @needs_every_event_field
@@ -166,17 +171,20 @@ def test_the_full_step_comes_back() -> None:
 def test_helper_availability_follows_the_release_table() -> None:
     installed = release(adk.ADK_RELEASE)
     available = adk.helper_availability()
-    assert set(available) == {"_longest_self_contained_prefix", "_provably_dead_call_ids"}
-    assert (available["_longest_self_contained_prefix"] is None) == (installed >= (2, 3, 0))
-    assert (available["_provably_dead_call_ids"] is None) == (installed >= (2, 12, 0))
+    first_release = {
+        "_longest_self_contained_prefix": (2, 3, 0),
+        "_provably_dead_call_ids": (2, 12, 0),
+        "_safe_token_compaction_split_index": (1, 26, 0),
+        "_events_to_compact_for_token_threshold": (1, 26, 0),
+    }
+    assert set(available) == set(first_release)
+    for helper, first in first_release.items():
+        assert (available[helper] is None) == (installed >= first), helper
 
 
 @pytest.mark.skipif(adk.ADK_RELEASE != "2.13.0", reason="the default target release")
-def test_both_helpers_are_present_on_2_13_0() -> None:
-    assert adk.helper_availability() == {
-        "_longest_self_contained_prefix": None,
-        "_provably_dead_call_ids": None,
-    }
+def test_every_helper_is_present_on_2_13_0() -> None:
+    assert set(adk.helper_availability().values()) == {None}
     assert adk._accepts("_longest_self_contained_prefix", "all_events") is True
 
 

@@ -191,11 +191,11 @@ BAD_FILES: dict[str, tuple[bytes, str]] = {
     ),
     "window-with-string": (
         encode(with_(call={"window": [0, "1"]})),
-        "fixture.window: expected a list of integers",
+        "call.window: expected a list of integers",
     ),
     "window-object": (
         encode(with_(call={"window": {"0": 0}})),
-        "fixture.window: expected a list of integers",
+        "call.window: expected a list of integers",
     ),
     "window-index-out-of-range": (
         encode(with_(call={"window": [0, 5]})),
@@ -211,22 +211,22 @@ BAD_FILES: dict[str, tuple[bytes, str]] = {
         encode(with_(call={"window": [3, 4]})),
         "a compaction event cannot be in a compaction window",
     ),
-    "session-not-object": (encode(with_(session=[])), "fixture.session: expected an object"),
+    "session-not-object": (encode(with_(session=[])), "session: expected an object"),
     "steps-not-list": (
         encode(with_(session={"steps": {"0": {}}})),
-        "fixture.session.steps: expected a list, got dict",
+        "session.steps: expected a list, got dict",
     ),
     "step-unknown-field": (
         encode(with_step(1, colour="red")),
-        "fixture.session.steps[1]: unknown field 'colour'",
+        "session.steps[1]: unknown field 'colour'",
     ),
     "call-missing-name": (
         encode(with_step(1, calls=[{"id": "a"}])),
-        "fixture.session.steps[1].calls[0]: missing field 'name'",
+        "session.steps[1].calls[0]: missing field 'name'",
     ),
     "timestamp-string": (
         encode(with_step(0, timestamp="1.0")),
-        "fixture.session.steps[0].timestamp: expected a number, got str",
+        "session.steps[0].timestamp: expected a number, got str",
     ),
     "expected-list": (encode(with_(expected=[4])), "expected: expected an object"),
     "violations-not-strings": (
@@ -297,7 +297,7 @@ def test_a_timestamp_too_large_for_a_float(tmp_path: Path) -> None:
     path.write_bytes(encode(valid()).replace(b'"timestamp": 1.0', b'"timestamp": 1' + b"0" * 400))
     with pytest.raises(FixtureError) as info:
         load_fixture(path)
-    assert_one_line_error(info, path, "fixture.session.steps[0].timestamp")
+    assert_one_line_error(info, path, "session.steps[0].timestamp")
 
 
 # -- nothing in a fixture runs ---------------------------------------------------

@@ -3,14 +3,25 @@ fires is worth nothing), and stays quiet on a correct one."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from builders import answer, call, session, summary, text, user
 from hypothesis import HealthCheck, find, settings
 
-from compaction_harness import reference
+from compaction_harness import adk, reference
 from compaction_harness.adk import ADK_RELEASE
 from compaction_harness.checks import check_unit_case
-from compaction_harness.unit import Helpers, InvariantViolation, UnitCase, run_unit_case
+from compaction_harness.metamorphic import MetamorphicCase, interleave_scope, run_metamorphic_case
+from compaction_harness.unit import (
+    Helpers,
+    InvariantViolation,
+    TokenCase,
+    TokenHelpers,
+    UnitCase,
+    run_token_case,
+    run_unit_case,
+)
 from strategies import unit_cases
 
 # The ADK issue 7236 shape: after a summary, an orphaned call opens the window.
@@ -133,3 +144,145 @@ def test_the_property_finds_a_planted_liveness_fault_and_shrinks_it():
     assert len(minimal.window) == 2
     assert reference.longest_self_contained_prefix(minimal.session, minimal.window) == 2
     assert reference.strict_self_contained_prefix(minimal.session, minimal.window) == 0
+
+
+# -- U5: the token-threshold split and range -----------------------------------
+# user, call a, text, answer a: with retention 1 the answer is retained, so its
+# call must be too: the latest safe split is 1.
+TOKEN = TokenCase(
+    session(user("i1", 1), call("i1", 2, "a"), text("i1", 3), answer("i1", 4, "a")), 1
+)
+
+
+def token_helpers(split=None, compact=None) -> TokenHelpers:
+    def correct_split(candidates, retention):
+        return reference.safe_token_split(TOKEN.session, TOKEN.window, retention)
+
+    def correct_range(events, retention):
+        return [events[i] for i in reference.token_threshold_range(TOKEN.session, retention)]
+
+    return TokenHelpers(split or correct_split, compact or correct_range)
+
+
+def u5_messages(helpers: TokenHelpers, case: TokenCase = TOKEN) -> list[str]:
+    return [v.message for v in run_token_case(case, helpers).violations if v.invariant == "U5"]
+
+
+def test_u5_is_quiet_on_correct_helpers():
+    assert u5_messages(token_helpers()) == []
+
+
+def test_u5_fires_when_the_split_orphans_a_retained_response():
+    (message,) = u5_messages(token_helpers(split=lambda c, r: 3))
+    assert "retains the response 'a' (position 3) but compacts its call (position 1)" in message
+
+
+def test_u5_fires_when_the_split_retains_too_little():
+    case = TokenCase(session(user("i1", 1), text("i1", 2), text("i1", 3), text("i1", 4)), 2)
+    messages = u5_messages(token_helpers(split=lambda c, r: 3), case)
+    assert any("retains 1 events, fewer than 2" in m for m in messages)
+
+
+def test_u5_fires_when_the_split_is_not_the_latest():
+    (message,) = u5_messages(token_helpers(split=lambda c, r: 0))
+    assert message.startswith("split 0 is not the latest: splitting at 1")
+
+
+def test_u5_fires_on_a_range_that_splits_a_pair():
+    (message,) = u5_messages(token_helpers(compact=lambda events, r: events[:2]))
+    assert "the range splits a live pair: 'a' opened at candidate 1" in message
+
+
+def test_u5_fires_on_a_range_that_is_too_short_or_not_a_prefix():
+    case = TokenCase(session(user("i1", 1), text("i1", 2), text("i1", 3), text("i1", 4)), 1)
+    short = token_helpers(split=lambda c, r: 3, compact=lambda events, r: events[:1])
+    assert u5_messages(short, case) == ["the range takes 1 candidates, the reference 3"]
+    skipping = token_helpers(split=lambda c, r: 3, compact=lambda events, r: [events[1]])
+    assert any("not a prefix of the candidates" in m for m in u5_messages(skipping, case))
+
+
+def test_u5_fires_when_the_rolling_summary_seed_is_missing():
+    # A summary covers t=1..2; the candidates are the two later events.
+    case = TokenCase(
+        session(user("i1", 1), text("i1", 2), summary("i1", 3, 1, 2), user("i2", 4), text("i2", 5)),
+        0,
+    )
+    no_seed = token_helpers(
+        compact=lambda events, r: [
+            events[i] for i in reference.token_threshold_range(case.session, r)
+        ]
+    )
+    (message,) = u5_messages(no_seed, case)
+    assert "does not start with its rolling-summary seed" in message
+
+
+# -- U6: metamorphic relations --------------------------------------------------
+REUSE = session(call("i1", 1, "x"), user("i2", 2), call("i2", 3, "y"), answer("i2", 4, "y"))
+
+
+def u6(case: MetamorphicCase) -> list[str]:
+    return [v.message for v in run_metamorphic_case(case).violations]
+
+
+def test_u6_is_quiet_on_the_real_helpers():
+    for relation in ("rename", "texts"):
+        assert u6(MetamorphicCase(REUSE, relation, (0, 1, 2, 3))) == []
+    assert u6(MetamorphicCase(REUSE, "added_response", (0, 1, 2, 3), index=4, call_id="y")) == []
+
+
+def test_u6_rename_fires_on_a_helper_that_looks_at_id_spelling(monkeypatch):
+    real = adk.provably_dead_call_ids
+    monkeypatch.setattr(
+        adk, "provably_dead_call_ids", lambda w, a, n: {x for x in real(w, a, n) if len(x) == 1}
+    )
+    assert u6(MetamorphicCase(REUSE, "rename", (0, 1, 2, 3))) == [
+        "renaming ids and tools changed the dead-id set"
+    ]
+
+
+def test_u6_texts_fires_on_a_helper_that_reads_texts(monkeypatch):
+    real = adk.longest_self_contained_prefix
+
+    def reads_texts(window, all_events):
+        prefix = real(window, all_events)
+        stop = next(
+            (k for k, e in enumerate(prefix) if e.content and "changed" in str(e.content)), None
+        )
+        return prefix if stop is None else prefix[:stop]
+
+    monkeypatch.setattr(adk, "longest_self_contained_prefix", reads_texts)
+    assert u6(MetamorphicCase(REUSE, "texts", (0, 1, 2, 3))) == [
+        "changing texts changed the prefix length"
+    ]
+
+
+def test_u6_added_response_fires_when_an_answer_kills_a_call(monkeypatch):
+    real = adk.provably_dead_call_ids
+
+    def more_answers_more_dead(window, all_events, newest):
+        # Broken: once two responses exist, every call in the window is "dead".
+        answers = sum(len(e.get_function_responses()) for e in all_events)
+        called = {c.id for e in window for c in e.get_function_calls()}
+        return real(window, all_events, newest) | (called if answers >= 2 else set())
+
+    monkeypatch.setattr(adk, "provably_dead_call_ids", more_answers_more_dead)
+    messages = u6(MetamorphicCase(REUSE, "added_response", (0, 1, 2, 3), index=4, call_id="x"))
+    assert messages == ["a response to 'x' changed which other ids are dead"]
+
+
+def test_u6_isolation_scope_fires_when_other_scopes_leak_in(monkeypatch):
+    import google.adk.apps.compaction as compaction
+
+    own = session(user("i1", 1), text("i1", 2), user("i2", 3), text("i2", 4))
+    own = own.replace_step(3, replace(own[3], prompt_tokens=10**6))
+    other = replace(text("t1", 2.5, "a task's private turn"), isolation_scope="task-1")
+    mixed = interleave_scope(own, [other], [1])
+    case = MetamorphicCase(mixed, "isolation_scope", retention=1)
+    assert u6(case) == []
+    real = compaction._apply_rewinds
+    monkeypatch.setattr(
+        compaction,
+        "_apply_rewinds",
+        lambda events: [e.model_copy(update={"isolation_scope": None}) for e in real(events)],
+    )
+    assert u6(case) == ["events of another isolation scope changed what the summariser was given"]

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from compaction_harness.adk import ADK_RELEASE, NotApplicable
+from compaction_harness.cases import run_case
 from compaction_harness.fixtures import FixtureError, load_fixture
 from compaction_harness.known_faults import fault_for
-from compaction_harness.unit import InvariantViolation, run_unit_case
+from compaction_harness.unit import InvariantViolation
 
 REPROS = Path(__file__).parent / "repros"
 FIXTURES = sorted(REPROS.glob("*.json"))
@@ -43,7 +44,7 @@ def test_fixture_holds(path: Path) -> None:
     except FixtureError as exc:
         pytest.fail(str(exc), pytrace=False)
     try:
-        outcome = run_unit_case(fixture.case)
+        outcome = run_case(fixture.case)
     except NotApplicable as exc:
         pytest.skip(f"not applicable: {exc}")
     if outcome.violations:

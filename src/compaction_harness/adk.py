@@ -14,6 +14,9 @@ helper (``google.adk.apps.compaction``) releases (seen installed)
                                        ``all_events=`` from 2.12.0 (before:
                                        the window only)
 ``_provably_dead_call_ids``            2.12.0 and later
+``_safe_token_compaction_split_index`` 1.26.0 and later (token threshold)
+``_events_to_compact_for_token_thresh  1.26.0 and later
+old``
 =====================================  =======================================
 """
 
@@ -36,13 +39,17 @@ from .model import Call, Compaction, Response, Session, Step
 __all__ = [
     "ADK_RELEASE",
     "NotApplicable",
+    "events_to_compact_for_token_threshold",
     "from_adk_events",
     "helper_availability",
     "longest_self_contained_prefix",
     "provably_dead_call_ids",
+    "safe_token_split",
     "to_adk_event",
     "to_adk_events",
 ]
+
+_AUTH_CALL = "adk_request_credential"
 
 #: The installed google-adk release, as ``google.adk.version.__version__`` says.
 ADK_RELEASE: str = _adk_version.__version__
@@ -67,7 +74,8 @@ def to_adk_event(step: Step) -> Event:
     """The real ``Event`` a step stands for.
 
     Parts are laid out text first, then function calls, then function
-    responses; user-authored events carry role ``user``, all others ``model``.
+    responses; user-authored events and function response events carry role
+    ``user``, all others ``model``.
     """
     parts: list[types.Part] = []
     if step.text is not None:
@@ -84,11 +92,13 @@ def to_adk_event(step: Step) -> Event:
                 )
             )
         )
-    content = (
-        types.Content(role="user" if step.author == "user" else "model", parts=parts)
-        if parts
-        else None
-    )
+    # ADK's function response events are authored by the agent but carry role
+    # "user" (google/adk/flows/llm_flows/tools/_caller.py, _batch_executor.py),
+    # and so does the adk_request_credential event built from one
+    # (generate_auth_event copies the response event's role).
+    auth_only = bool(step.calls) and all(c.name == _AUTH_CALL for c in step.calls)
+    role = "user" if step.author == "user" or step.responses or auth_only else "model"
+    content = types.Content(role=role, parts=parts) if parts else None
     actions: dict[str, Any] = {}
     if step.confirmations:
         actions["requested_tool_confirmations"] = {
@@ -209,7 +219,12 @@ def _accepts(name: str, parameter: str) -> bool:
 def helper_availability() -> dict[str, str | None]:
     """Helper name -> ``None`` when present, else the reason it is not."""
     out: dict[str, str | None] = {}
-    for name in ("_longest_self_contained_prefix", "_provably_dead_call_ids"):
+    for name in (
+        "_longest_self_contained_prefix",
+        "_provably_dead_call_ids",
+        "_safe_token_compaction_split_index",
+        "_events_to_compact_for_token_threshold",
+    ):
         try:
             _helper(name)
             out[name] = None
@@ -236,3 +251,82 @@ def provably_dead_call_ids(
     """Call the installed ``_provably_dead_call_ids`` (2.12.0 and later)."""
     fn = _helper("_provably_dead_call_ids")
     return set(fn(window, all_events=all_events, newest_invocation_id=newest_invocation_id))
+
+
+def safe_token_split(candidates: list[Event], retention: int) -> int:
+    """Call the installed ``_safe_token_compaction_split_index`` (1.26.0 and later)."""
+    fn = _helper("_safe_token_compaction_split_index")
+    return fn(candidate_events=candidates, event_retention_size=retention)
+
+
+def events_to_compact_for_token_threshold(events: list[Event], retention: int) -> list[Event]:
+    """Call the installed ``_events_to_compact_for_token_threshold`` (1.26.0 and later)."""
+    fn = _helper("_events_to_compact_for_token_threshold")
+    return fn(events=events, event_retention_size=retention)
+
+
+def token_threshold_summariser_input(
+    session: Session, retention: int, threshold: int = 1, isolation_scope: str | None = None
+) -> list[Step] | None:
+    """The events ADK's token-threshold compaction hands the summariser, or None.
+
+    Runs the real ``_run_compaction_for_token_threshold_config`` (which applies
+    rewinds and the isolation-scope filter itself) on an
+    ``InMemorySessionService`` session holding the session's events, with a
+    recording summariser defined here. The rolling-summary seed event, which
+    ADK makes afresh on every call, is left out. ``threshold`` is compared
+    with the newest ``prompt_tokens`` of the scope, as ADK's usage metadata
+    carries it.
+    """
+    import asyncio
+
+    from google.adk.agents.llm_agent import LlmAgent
+    from google.adk.apps.app import EventsCompactionConfig
+    from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
+    from google.adk.sessions.in_memory_session_service import InMemorySessionService
+
+    fn = _helper("_run_compaction_for_token_threshold_config")
+    events = to_adk_events(session)
+    given: list[list[Event]] = []
+
+    class Recorder(BaseEventsSummarizer):
+        async def maybe_summarize_events(self, *, events: list[Event]) -> Event | None:
+            given.append(list(events))
+            stamps = [e.timestamp for e in events]
+            return Event(
+                author="model",
+                invocation_id=Event.new_id(),
+                actions=EventActions(
+                    compaction=EventCompaction(
+                        start_timestamp=min(stamps),
+                        end_timestamp=max(stamps),
+                        compacted_content=types.Content(
+                            role="model", parts=[types.Part(text="recorded")]
+                        ),
+                    )
+                ),
+            )
+
+    async def run() -> None:
+        service = InMemorySessionService()
+        adk_session = await service.create_session(app_name="harness", user_id="u")
+        adk_session.events = list(events)
+        config = EventsCompactionConfig(
+            summarizer=Recorder(), token_threshold=threshold, event_retention_size=retention
+        )
+        await fn(
+            config=config,
+            session=adk_session,
+            session_service=service,
+            agent=LlmAgent(name="agent", model="gemini-2.0-flash"),
+            isolation_scope=isolation_scope,
+        )
+
+    asyncio.run(run())
+    if not given:
+        return None
+    received = list(given[0])
+    known = {id(e) for e in events}
+    if received and id(received[0]) not in known and any(s.compaction for s in session):
+        received.pop(0)  # the rolling-summary seed, made afresh on every call
+    return list(from_adk_events(received))

@@ -9,14 +9,32 @@ Hypothesis events, when called inside a test) and raises
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import event
 from hypothesis.control import currently_in_test_context
 
+from .cases import case_kind, run_case
 from .fixtures import Fixture
 from .known_faults import matching_fault
-from .unit import Helpers, InvariantViolation, UnitCase, UnitOutcome, run_unit_case
+from .unit import (
+    Helpers,
+    InvariantViolation,
+    TokenCase,
+    TokenHelpers,
+    UnitCase,
+    UnitOutcome,
+    run_token_case,
+    run_unit_case,
+)
 
-__all__ = ["check_unit_case", "fixture_from_failure", "installed_release"]
+__all__ = [
+    "check_case",
+    "check_token_case",
+    "check_unit_case",
+    "fixture_from_failure",
+    "installed_release",
+]
 
 
 def installed_release() -> str:
@@ -34,11 +52,28 @@ def check_unit_case(
 
     Returns the outcome (with the known violations) when nothing new failed.
     """
+    return _check(case, run_unit_case(case, helpers), injected=helpers is not None, release=release)
+
+
+def check_token_case(
+    case: TokenCase, helpers: TokenHelpers | None = None, *, release: str | None = None
+) -> UnitOutcome:
+    """:func:`check_unit_case` for token-threshold cases (invariant U5)."""
+    return _check(
+        case, run_token_case(case, helpers), injected=helpers is not None, release=release
+    )
+
+
+def check_case(case: Any, *, release: str | None = None) -> UnitOutcome:
+    """Run any case (see :mod:`compaction_harness.cases`) and raise on anything new."""
+    return _check(case, run_case(case), injected=False, release=release)
+
+
+def _check(case, outcome: UnitOutcome, *, injected: bool, release: str | None) -> UnitOutcome:
     release = release or installed_release()
-    outcome = run_unit_case(case, helpers)
     new = []
     for violation in outcome.violations:
-        fault = matching_fault(case, violation, release) if helpers is None else None
+        fault = None if injected else matching_fault(case, violation, release)
         if fault is None:
             new.append(violation)
         elif currently_in_test_context():
@@ -55,7 +90,7 @@ def fixture_from_failure(exc: InvariantViolation, release: str | None = None) ->
     """The fixture recording a failing case (the first violation names it)."""
     outcome = exc.outcome
     return Fixture(
-        kind=exc.kind,
+        kind=case_kind(exc.case),
         invariant=outcome.violations[0].invariant,
         adk_release=release or installed_release(),
         case=exc.case,

@@ -31,12 +31,20 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _length(value: object) -> int | None:
+    return len(value) if isinstance(value, list) else None
+
+
 def render_fixture(fixture: Fixture) -> str:
     """The fixture for a person: header, violations, and the annotated timeline."""
     case = fixture.case
     session, window = case.session, case.window
-    expected = fixture.expected.get("prefix_length")
-    observed = fixture.observed.get("prefix_length")
+    if fixture.kind == "token":
+        expected = _length(fixture.expected.get("range"))
+        observed = _length(fixture.observed.get("range"))
+    else:
+        expected = fixture.expected.get("prefix_length")
+        observed = fixture.observed.get("prefix_length")
     lines = [
         f"fixture    {fixture.path}",
         f"invariant  {fixture.invariant}   found on google-adk {fixture.adk_release}",
@@ -70,6 +78,12 @@ def render_fixture(fixture: Fixture) -> str:
         lines.append("  (reference: compact nothing)")
     if observed == 0:
         lines.append("  (ADK: compacted nothing)")
+    if fixture.kind == "token":
+        lines.append(f"event_retention_size: {fixture.case.retention}")
+        lines.append(
+            f"split (reference): {fixture.expected.get('split')}   "
+            f"split (ADK): {fixture.observed.get('split')}"
+        )
     lines.append(f"dead ids (reference): {sorted(dead) or 'none'}")
     if "dead_ids" in fixture.observed:
         lines.append(f"dead ids (ADK):       {fixture.observed['dead_ids'] or 'none'}")
@@ -81,13 +95,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         return _reexec_in_target(args)
     fixtures = [load_fixture(path) for path in args.fixtures]  # all load, or exit 2
     from .adk import ADK_RELEASE, NotApplicable
+    from .cases import run_case
     from .known_faults import fault_for
-    from .unit import run_unit_case
 
     counts = {"held": 0, "failed": 0, "known": 0, "fixed": 0}
     for fixture in fixtures:
         try:
-            outcome = run_unit_case(fixture.case)
+            outcome = run_case(fixture.case)
         except NotApplicable as exc:
             raise CliError(f"{fixture.path}: cannot be replayed here: {exc}") from None
         fault = fault_for(fixture.known_fault) if fixture.known_fault else None

@@ -7,7 +7,8 @@ Schema (version 1)::
       "kind": "unit",                       # what `call` means
       "invariant": "U3",                    # the first invariant that failed
       "adk_release": "2.11.0",              # the release it was found on
-      "call": {"window": [0, 1, 2]},        # unit: the window, as step indices
+      "call": {"window": [0, 1, 2]},        # unit: the window, as step indices;
+                                            # token: {"retention": 2}
       "session": {"steps": [...]},          # compaction_harness.model.Session
       "expected": {...},                    # the reference's answers
       "observed": {...},                    # ADK's answers
@@ -37,8 +38,9 @@ from typing import Any
 
 from .invariants import INVARIANTS
 from .known_faults import fault_for
-from .model import ModelError
-from .unit import UnitCase
+from .metamorphic import MetamorphicCase
+from .model import ModelError, Session
+from .unit import TokenCase, UnitCase
 
 __all__ = [
     "MAX_FIXTURE_BYTES",
@@ -53,7 +55,7 @@ SCHEMA_VERSION = 1
 MAX_FIXTURE_BYTES = 5_000_000
 KNOWN_INVARIANTS = tuple(INVARIANTS)
 _RELEASE = re.compile(r"^\d+\.\d+\.\d+((a|b|rc)\d+)?$")
-_KINDS = ("unit",)
+_KINDS = ("unit", "token", "metamorphic")
 _REQUIRED = ("schema_version", "kind", "invariant", "adk_release", "call", "session")
 _OPTIONAL = ("expected", "observed", "violations", "known_fault", "note")
 
@@ -69,7 +71,7 @@ class Fixture:
     kind: str
     invariant: str
     adk_release: str
-    case: UnitCase
+    case: UnitCase | TokenCase | MetamorphicCase
     expected: dict[str, Any]
     observed: dict[str, Any]
     violations: tuple[str, ...] = ()
@@ -83,7 +85,7 @@ class Fixture:
             "kind": self.kind,
             "invariant": self.invariant,
             "adk_release": self.adk_release,
-            "call": {"window": list(self.case.window)},
+            "call": self.case.call_json(),
             "session": self.case.session.to_json(),
             "expected": self.expected,
             "observed": self.observed,
@@ -101,7 +103,7 @@ class Fixture:
             "kind": self.kind,
             "invariant": self.invariant,
             "adk_release": self.adk_release,
-            "call": {"window": list(self.case.window)},
+            "call": self.case.call_json(),
             "session": self.case.session.to_json(),
         }
         blob = json.dumps(key, sort_keys=True, separators=(",", ":")).encode()
@@ -197,6 +199,51 @@ def load_fixture(path: str | os.PathLike[str]) -> Fixture:
         raise FixtureError(f"{name}: {exc}") from None
 
 
+def _parse_case(kind: str, call: Any, session: Session) -> Any:
+    """The case a fixture's ``call`` describes, by ``kind``:
+
+    * ``unit``: ``{"window": [step indices]}``;
+    * ``token``: ``{"retention": event_retention_size}``;
+    * ``metamorphic``: ``{"relation", "window"}``, plus ``index`` and
+      ``call_id`` (``added_response``) or ``retention`` (``isolation_scope``).
+    """
+    if kind == "metamorphic":
+        return _parse_metamorphic(call, session)
+    fields = {"unit": "window", "token": "retention"}[kind]
+    if not isinstance(call, dict) or set(call) != {fields}:
+        raise ModelError(f"call: expected an object with exactly the field {fields!r}")
+    value = call[fields]
+    if kind == "token":
+        if type(value) is not int or value < 0:
+            raise ModelError(f"call.retention: expected a non-negative integer, got {value!r}")
+        return TokenCase(session, value)
+    if not isinstance(value, list) or any(type(i) is not int for i in value):
+        raise ModelError("call.window: expected a list of integers")
+    return UnitCase(session, tuple(value))
+
+
+def _parse_metamorphic(call: Any, session: Session) -> MetamorphicCase:
+    if not isinstance(call, dict) or not {"relation", "window"} <= set(call):
+        raise ModelError("call: expected an object with the fields 'relation' and 'window'")
+    extra = sorted(set(call) - {"relation", "window", "index", "call_id", "retention"})
+    if extra:
+        raise ModelError(f"call: unknown field {extra[0]!r}")
+    window = call["window"]
+    if not isinstance(window, list) or any(type(i) is not int for i in window):
+        raise ModelError("call.window: expected a list of integers")
+    for key, kind in (("relation", str), ("call_id", str), ("index", int), ("retention", int)):
+        if key in call and type(call[key]) is not kind:
+            raise ModelError(f"call.{key}: expected {'a string' if kind is str else 'an integer'}")
+    return MetamorphicCase(
+        session,
+        call["relation"],
+        tuple(window),
+        call.get("index", 0),
+        call.get("call_id", ""),
+        call.get("retention", 0),
+    )
+
+
 def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not a JSON number")
 
@@ -227,10 +274,7 @@ def _parse(data: Any, path: Path) -> Fixture:
     release = data["adk_release"]
     if not isinstance(release, str) or not _RELEASE.match(release):
         raise ModelError(f"adk_release: expected a release number like 2.13.0, got {release!r}")
-    call = data["call"]
-    if not isinstance(call, dict) or set(call) != {"window"}:
-        raise ModelError("call: expected an object with exactly the field 'window'")
-    case = UnitCase.from_json({"session": data["session"], "window": call["window"]}, "fixture")
+    case = _parse_case(data["kind"], data["call"], Session.from_json(data["session"], "session"))
     for key in ("expected", "observed"):
         if key in data and not isinstance(data[key], dict):
             raise ModelError(f"{key}: expected an object")

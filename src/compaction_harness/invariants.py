@@ -15,6 +15,12 @@ Unit-level invariants (``google.adk.apps.compaction`` helpers):
   provably dead id never blocks the healthy events after it.
 * **U4 dead ids** -- the dead-id set equals the reference's, and every id in
   it meets every clause of the definition.
+* **U5 token threshold** -- the split keeps every retained response with its
+  call, retains at least the configured number of events, and is the latest
+  such split; the whole range (``_events_to_compact_for_token_threshold``)
+  starts with the rolling-summary seed exactly when a summary exists, takes a
+  prefix of the candidates that respects retention and U2, as long as the
+  reference's.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ __all__ = [
     "check_prefix_liveness",
     "check_prefix_safety",
     "check_prefix_shape",
+    "check_token_range",
+    "check_token_split",
 ]
 
 #: Invariant id -> one-line statement, as DESIGN.md words it.
@@ -41,6 +49,10 @@ INVARIANTS: dict[str, str] = {
     "U2": "safety: every obligation opened inside the prefix is closed inside it or provably dead",
     "U3": "liveness: a provably dead id never blocks healthy events (prefix equals the reference)",
     "U4": "dead ids: the dead-id set equals the reference's; each id meets every clause",
+    "U5": "token threshold: the split keeps retained responses with their calls, retains "
+    "enough, and is the latest; the range is seed + safe prefix",
+    "U6": "metamorphic: renaming, text changes, added responses and other isolation scopes "
+    "change nothing else",
 }
 
 
@@ -203,6 +215,141 @@ def check_dead_ids(
                 positions=tuple(p for p, i in enumerate(window) if cid in session[i].call_ids),
                 expected=sorted(expected),
                 observed=sorted(observed),
+            )
+        )
+    return out
+
+
+def check_token_split(
+    session: Session, candidates: Sequence[int], retention: int, split: int
+) -> list[Violation]:
+    """U5 on ``_safe_token_compaction_split_index``: ``split`` over ``candidates``."""
+    steps = [session[i] for i in candidates]
+    expected = reference.safe_token_split(session, candidates, retention)
+    out = []
+    if not 0 <= split <= len(steps):
+        return [
+            Violation("U5", f"split {split} is outside 0..{len(steps)}", (), (), expected, split)
+        ]
+    if split > 0 and len(steps) - split < retention:
+        out.append(
+            Violation(
+                "U5",
+                f"split {split} retains {len(steps) - split} events, fewer than {retention}",
+                expected=expected,
+                observed=split,
+            )
+        )
+    for p in range(split, len(steps)):
+        for r in steps[p].responses:
+            call = next((q for q in range(p - 1, -1, -1) if r.id in steps[q].call_ids), None)
+            if call is not None and call < split:
+                out.append(
+                    Violation(
+                        "U5",
+                        f"split {split} retains the response {r.id!r} (position {p}) but "
+                        f"compacts its call (position {call})",
+                        ids=(r.id,),
+                        positions=(call, p),
+                        expected=expected,
+                        observed=split,
+                    )
+                )
+    if not out and split < expected:
+        out.append(
+            Violation(
+                "U5",
+                f"split {split} is not the latest: splitting at {expected} also keeps every "
+                f"retained response with its call and retains at least {retention}",
+                expected=expected,
+                observed=split,
+            )
+        )
+    return out
+
+
+def check_token_range(
+    session: Session, retention: int, taken: Sequence[int] | None, seed: dict | None
+) -> list[Violation]:
+    """U5 on ``_events_to_compact_for_token_threshold``.
+
+    ``taken``: session indices of the returned input events, in the order
+    returned (None when it returned objects that are not input events, other
+    than a leading seed). ``seed``: the leading event that is not an input
+    event, as ``{"author", "timestamp", "summary"}``, or None.
+    """
+    latest = reference.latest_summary(session)
+    candidates = reference.token_candidates(session)
+    expected = reference.token_threshold_range(session, retention)
+    out = []
+    if taken is None:
+        return [
+            Violation(
+                "U5", "returned events that are not from the session", (), (), len(expected), None
+            )
+        ]
+    if taken and latest is not None:
+        summary = session[latest].compaction
+        want = {"author": "model", "timestamp": summary.start, "summary": summary.summary}
+        if seed != want:
+            out.append(
+                Violation(
+                    "U5",
+                    f"a summary exists (step {latest}) but the range does not start with its "
+                    "rolling-summary seed",
+                    expected=want,
+                    observed=seed,
+                )
+            )
+    elif seed is not None:
+        out.append(
+            Violation(
+                "U5",
+                "a seed event without anything to compact, or without a summary",
+                expected=None,
+                observed=seed,
+            )
+        )
+    if tuple(taken) != candidates[: len(taken)]:
+        return [
+            *out,
+            Violation(
+                "U5",
+                "the range is not a prefix of the candidates "
+                "(the events newer than the latest summary)",
+                expected=list(candidates[: len(taken)]),
+                observed=list(taken),
+            ),
+        ]
+    if taken and len(candidates) - len(taken) < retention:
+        out.append(
+            Violation(
+                "U5",
+                f"the range leaves {len(candidates) - len(taken)} candidates, "
+                f"fewer than {retention}",
+                expected=len(expected),
+                observed=len(taken),
+            )
+        )
+    for o in reference.open_obligations(session, candidates, len(taken)):
+        out.append(
+            Violation(
+                "U5",
+                f"the range splits a live pair: {o.id!r} opened at candidate {o.position} is not "
+                "closed inside it",
+                ids=(o.id,),
+                positions=(o.position,),
+                expected=len(expected),
+                observed=len(taken),
+            )
+        )
+    if not out and len(taken) != len(expected):
+        out.append(
+            Violation(
+                "U5",
+                f"the range takes {len(taken)} candidates, the reference {len(expected)}",
+                expected=len(expected),
+                observed=len(taken),
             )
         )
     return out

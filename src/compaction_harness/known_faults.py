@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from . import reference
 from .invariants import Violation
-from .unit import UnitCase
+from .unit import TokenCase, UnitCase
 
 __all__ = ["KNOWN_FAULTS", "KnownFault", "fault_for", "matching_fault"]
 
@@ -34,7 +34,8 @@ class KnownFault:
 
     Attributes:
         id: a stable slug, referenced by fixtures as ``known_fault``.
-        invariant: the invariant it breaks.
+        invariant: the invariants it breaks (directly, or through a caller:
+            the token-threshold range inherits the prefix helper's faults).
         releases: google-adk releases on which it was observed.
         title: one line.
         explanation: where in ADK (file, function), what goes wrong, and what
@@ -43,30 +44,92 @@ class KnownFault:
     """
 
     id: str
-    invariant: str
+    invariant: tuple[str, ...]
     releases: tuple[str, ...]
     title: str
     explanation: str
-    matches: Callable[[UnitCase, Violation], bool]
+    matches: Callable[[UnitCase | TokenCase, Violation], bool]
 
     def applies_to(self, release: str) -> bool:
         return release in self.releases
 
 
-def _stops_at_invocation_boundary(case: UnitCase, violation: Violation) -> bool:
+def _strict_stop_at_boundary(session, window) -> int | None:
+    """The strict prefix of ``window`` when it ends on an invocation boundary (else None)."""
+    strict = reference.strict_self_contained_prefix(session, window)
+    if not 0 < strict < len(window):
+        return None
+    before, after = session[window[strict - 1]], session[window[strict]]
+    return strict if before.invocation != after.invocation else None
+
+
+def _callless_response_split(session, candidates, retention) -> int:
+    """The split ADK's documented rule gives ("the latest valid split point
+    where no unmatched responses remain", walking back from the newest
+    candidate): a response stays unmatched until an earlier call with its id
+    is passed, so one without such a call among the candidates blocks every
+    split that retains it."""
+    steps = [session[i] for i in candidates]
+    limit = len(steps) - retention
+    unmatched: set[str] = set()
+    for split in range(len(steps) - 1, -1, -1):
+        unmatched |= steps[split].response_ids
+        unmatched -= steps[split].call_ids
+        if not unmatched and split <= limit:
+            return split
+    return 0
+
+
+def _token_range_from(case: TokenCase, split: int, prefix) -> int:
+    window = reference.token_candidates(case.session)[:split]
+    return prefix(case.session, window)
+
+
+def _stops_at_invocation_boundary(case, violation: Violation) -> bool:
     """ADK returned the strict prefix because it ends where an invocation ends."""
-    if violation.invariant != "U3":
+    if isinstance(case, UnitCase):
+        return violation.invariant == "U3" and violation.observed == _strict_stop_at_boundary(
+            case.session, case.window
+        )
+    if violation.invariant != "U5" or not violation.message.startswith("the range takes"):
         return False
-    strict = reference.strict_self_contained_prefix(case.session, case.window)
-    if violation.observed != strict or not 0 < strict < len(case.window):
-        return False
-    before, after = case.session[case.window[strict - 1]], case.session[case.window[strict]]
-    return before.invocation != after.invocation
+    candidates = reference.token_candidates(case.session)
+    splits = {reference.safe_token_split(case.session, candidates, case.retention)}
+    if case.retention == 0:
+        splits = {len(candidates)}
+    else:
+        splits.add(_callless_response_split(case.session, candidates, case.retention))
+    return any(
+        violation.observed == _strict_stop_at_boundary(case.session, candidates[:split])
+        for split in splits
+    )
 
 
-def _reused_id_unprotects_newest_call(case: UnitCase, violation: Violation) -> bool:
+def _retained_callless_response_blocks_split(case, violation: Violation) -> bool:
+    """ADK's split treats a retained response without a call among the
+    candidates as unmatched, so no split that retains it is allowed."""
+    if not isinstance(case, TokenCase) or violation.invariant != "U5" or case.retention == 0:
+        return False
+    candidates = reference.token_candidates(case.session)
+    adk_split = _callless_response_split(case.session, candidates, case.retention)
+    if adk_split == reference.safe_token_split(case.session, candidates, case.retention):
+        return False
+    if violation.message.startswith("split "):
+        return violation.observed == adk_split
+    if violation.message.startswith("the range takes"):
+        return violation.observed in (
+            _token_range_from(case, adk_split, reference.longest_self_contained_prefix),
+            _strict_stop_at_boundary(case.session, candidates[:adk_split]),
+        )
+    return False
+
+
+def _reused_id_unprotects_newest_call(case, violation: Violation) -> bool:
     """ADK dropped a newest-invocation call because an older call with its id is dead."""
-    if violation.invariant != "U2" or len(violation.ids) != 1 or len(violation.positions) != 1:
+    splits_a_pair = violation.invariant == "U2" or violation.message.startswith(
+        "the range splits a live pair"
+    )
+    if not splits_a_pair or len(violation.ids) != 1 or len(violation.positions) != 1:
         return False
     (cid,), (position,) = violation.ids, violation.positions
     step = case.session[case.window[position]]
@@ -82,7 +145,7 @@ def _reused_id_unprotects_newest_call(case: UnitCase, violation: Violation) -> b
 KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="dead-call-retry-skipped-at-invocation-boundary",
-        invariant="U3",
+        invariant=("U3", "U5"),
         releases=("2.13.0",),
         title="the provably-dead retry is skipped when the strict prefix ends an invocation",
         explanation=(
@@ -98,13 +161,14 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "already-summarised overlap invocation, whose strict prefix again ends at the same "
             "boundary, so the same range is offered again and refused by "
             "_is_range_worth_compacting: compaction stalls for the rest of the session, the "
-            "fault 2.12.0 set out to fix."
+            "fault 2.12.0 set out to fix. Token-threshold compaction inherits it through "
+            "_events_to_compact_for_token_threshold, which trims its range with the same helper."
         ),
         matches=_stops_at_invocation_boundary,
     ),
     KnownFault(
         id="reused-call-id-unprotects-newest-invocation-call",
-        invariant="U2",
+        invariant=("U2", "U5"),
         releases=("2.13.0",),
         title="a dead older call makes a newest-invocation call with the same id invisible",
         explanation=(
@@ -121,6 +185,27 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         ),
         matches=_reused_id_unprotects_newest_call,
     ),
+    KnownFault(
+        id="retained-callless-response-blocks-token-split",
+        invariant=("U5",),
+        releases=("2.13.0",),
+        title="a retained response whose call is not among the candidates forbids every split",
+        explanation=(
+            "google/adk/apps/compaction.py, _safe_token_compaction_split_index: walking back "
+            "from the newest candidate, a response id stays 'unmatched' until its call is "
+            "seen, and a split is allowed only when nothing is unmatched. A response whose "
+            "call is not among the candidates at all (the call was summarised by an earlier "
+            "compaction or removed by a rewind, or the client answered a call the session "
+            "never recorded) is never matched, so while it sits among the last "
+            "event_retention_size candidates every split is refused and the function returns "
+            "0: token-threshold compaction does nothing, however far the prompt is over the "
+            "threshold, until event_retention_size newer events push that response out of "
+            "the retained tail. Keeping it retained protects nothing, since its call cannot "
+            "be retained either; the latest split that keeps every retained response with a "
+            "call among the candidates is the one U5 asks for."
+        ),
+        matches=_retained_callless_response_blocks_split,
+    ),
 )
 
 
@@ -129,14 +214,16 @@ def fault_for(fault_id: str) -> KnownFault | None:
     return next((f for f in KNOWN_FAULTS if f.id == fault_id), None)
 
 
-def matching_fault(case: UnitCase, violation: Violation, release: str) -> KnownFault | None:
+def matching_fault(
+    case: UnitCase | TokenCase, violation: Violation, release: str
+) -> KnownFault | None:
     """The known fault on ``release`` that explains ``violation``, if any."""
     return next(
         (
             f
             for f in KNOWN_FAULTS
             if f.applies_to(release)
-            and f.invariant == violation.invariant
+            and violation.invariant in f.invariant
             and f.matches(case, violation)
         ),
         None,

@@ -48,13 +48,18 @@ __all__ = [
     "closed_ids",
     "dead_id_clauses",
     "is_self_contained",
+    "latest_summary",
+    "live_events",
     "longest_self_contained_prefix",
     "newest_invocation",
     "open_obligations",
     "opened_ids",
     "provably_dead_call_ids",
     "resolved_response_ids",
+    "safe_token_split",
     "strict_self_contained_prefix",
+    "token_candidates",
+    "token_threshold_range",
 ]
 
 #: Names of the synthetic calls ADK's runtime makes for a tool confirmation and
@@ -85,6 +90,38 @@ def closed_ids(step: Step) -> frozenset[str]:
 def resolved_response_ids(step: Step) -> frozenset[str]:
     """Response ids of ``step`` that its own pending requests do not list."""
     return step.response_ids - frozenset(step.confirmations) - frozenset(step.auth_requests)
+
+
+def live_events(session: Session, isolation_scope: str | None = None) -> Session:
+    """The events a compactor and the prompt builder work on.
+
+    Rewinds applied: an event whose ``rewind_before`` names invocation X
+    removes itself and every event from the first event of X up to it; a
+    rewind that an later rewind removed has no effect, so rewinds are applied
+    from the newest back. A rewind naming an invocation that does not come
+    before it removes only itself. Then only the events of ``isolation_scope``
+    are kept.
+    """
+    steps = list(session.steps)
+    first_of: dict[str, int] = {}
+    for index, step in enumerate(steps):
+        if step.invocation and step.invocation not in first_of:
+            first_of[step.invocation] = index
+    removed = [False] * len(steps)
+    for index in range(len(steps) - 1, -1, -1):
+        step = steps[index]
+        if removed[index] or not step.rewind_before:
+            continue
+        start = first_of.get(step.rewind_before, index)
+        for gone in range(min(start, index), index + 1):
+            removed[gone] = True
+    return Session(
+        tuple(
+            s
+            for s, gone in zip(steps, removed, strict=True)
+            if not gone and s.isolation_scope == isolation_scope
+        )
+    )
 
 
 def newest_invocation(session: Session) -> str | None:
@@ -216,3 +253,74 @@ def strict_self_contained_prefix(session: Session, window: Sequence[int]) -> int
     harness uses it to describe known upstream faults, never as the oracle.
     """
     return _longest(session, window, exempt_dead=False)
+
+
+# -- token-threshold compaction ------------------------------------------------
+def _preceding_call(steps: Sequence[Step], position: int, call_id: str) -> int | None:
+    return next((q for q in range(position - 1, -1, -1) if call_id in steps[q].call_ids), None)
+
+
+def safe_token_split(session: Session, candidates: Sequence[int], retention: int) -> int:
+    """U5: where the token-threshold compactor may split ``candidates``.
+
+    The latest split ``s`` with ``s <= len(candidates) - retention`` such that
+    every response retained (in ``candidates[s:]``) keeps its call: the
+    nearest earlier call with its id among the candidates, if there is one, is
+    retained too. A response with no call among the candidates constrains
+    nothing (no split can keep a call that is not there). 0 when fewer than
+    ``retention`` events would be compacted.
+    """
+    steps = [session[i] for i in candidates]
+    limit = len(steps) - retention
+    if limit <= 0:
+        return 0
+    for split in range(limit, -1, -1):
+        if all(
+            (call := _preceding_call(steps, p, r.id)) is None or call >= split
+            for p in range(split, len(steps))
+            for r in steps[p].responses
+        ):
+            return split
+    return 0  # unreachable: split 0 retains every call
+
+
+def latest_summary(session: Session) -> int | None:
+    """Index of the summary that stands for the session's compacted past.
+
+    A summary is superseded by another whose range contains its range (an
+    identical range: by the later one); the latest summary is the last one,
+    in session order, that no other supersedes. None without summaries.
+    """
+    summaries = [i for i, s in enumerate(session) if s.compaction is not None]
+
+    def supersedes(j: int, i: int) -> bool:
+        a, b = session[i].compaction, session[j].compaction
+        contains = b.start <= a.start and a.end <= b.end
+        identical = (a.start, a.end) == (b.start, b.end)
+        return contains and (not identical or j > i)
+
+    standing = [i for i in summaries if not any(supersedes(j, i) for j in summaries if j != i)]
+    return standing[-1] if standing else None
+
+
+def token_candidates(session: Session) -> tuple[int, ...]:
+    """Events a token-threshold compaction may take: every non-summary event
+    newer than the end of the latest summary (all of them without one)."""
+    latest = latest_summary(session)
+    end = session[latest].compaction.end if latest is not None else 0.0
+    return tuple(i for i, s in enumerate(session) if s.compaction is None and s.timestamp > end)
+
+
+def token_threshold_range(session: Session, retention: int) -> tuple[int, ...]:
+    """The events a token-threshold compaction summarises (without the seed).
+
+    The candidates, split by :func:`safe_token_split` (not at all when
+    ``retention`` is 0), then cut to their longest self-contained prefix;
+    empty when no more than ``retention`` candidates exist.
+    """
+    candidates = token_candidates(session)
+    if len(candidates) <= retention:
+        return ()
+    split = len(candidates) if retention == 0 else safe_token_split(session, candidates, retention)
+    window = candidates[:split]
+    return window[: longest_self_contained_prefix(session, window)]

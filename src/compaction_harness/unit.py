@@ -19,10 +19,20 @@ from .invariants import (
     check_prefix_liveness,
     check_prefix_safety,
     check_prefix_shape,
+    check_token_range,
+    check_token_split,
 )
 from .model import ModelError, Session
 
-__all__ = ["Helpers", "InvariantViolation", "UnitCase", "UnitOutcome", "run_unit_case"]
+__all__ = [
+    "Helpers",
+    "InvariantViolation",
+    "TokenCase",
+    "UnitCase",
+    "UnitOutcome",
+    "run_token_case",
+    "run_unit_case",
+]
 
 
 @dataclass(frozen=True)
@@ -37,6 +47,9 @@ class UnitCase:
 
     session: Session
     window: tuple[int, ...]
+    #: The session as generated, before rewinds and scope filtering made
+    #: ``session`` (for labels only; not part of equality or fixtures).
+    origin: Session | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         n = len(self.session)
@@ -53,24 +66,51 @@ class UnitCase:
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # Hypothesis / IPython
         printer.text(repr(self))
 
-    def to_json(self) -> dict[str, Any]:
-        return {"session": self.session.to_json(), "window": list(self.window)}
-
-    @classmethod
-    def from_json(cls, data: Any, where: str = "case") -> UnitCase:
-        if not isinstance(data, dict):
-            raise ModelError(f"{where}: expected an object")
-        for key in ("session", "window"):
-            if key not in data:
-                raise ModelError(f"{where}: missing field {key!r}")
-        window = data["window"]
-        if not isinstance(window, list) or any(type(i) is not int for i in window):
-            raise ModelError(f"{where}.window: expected a list of integers")
-        return cls(Session.from_json(data["session"], f"{where}.session"), tuple(window))
+    def call_json(self) -> dict[str, Any]:
+        return {"window": list(self.window)}
 
     def render(self) -> str:
         """The session timeline with window members marked ``W``."""
         return self.session.render({i: "W" for i in self.window})
+
+
+@dataclass(frozen=True)
+class TokenCase:
+    """A session for token-threshold compaction, and the configured
+    ``event_retention_size`` (at least 0).
+
+    The candidates (events newer than the latest summary) and the split are
+    derived from the session, as ADK derives them.
+    """
+
+    session: Session
+    retention: int
+    #: As on :class:`UnitCase`: the generated session, for labels only.
+    origin: Session | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if type(self.retention) is not int or self.retention < 0:
+            raise ModelError(f"retention: expected a non-negative integer, got {self.retention!r}")
+
+    @property
+    def window(self) -> tuple[int, ...]:
+        """The token-threshold candidates: what a fixture marks ``W``."""
+        return reference.token_candidates(self.session)
+
+    def __repr__(self) -> str:
+        return f"TokenCase({self.session!r}, retention={self.retention!r})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # Hypothesis / IPython
+        printer.text(repr(self))
+
+    def call_json(self) -> dict[str, Any]:
+        return {"retention": self.retention}
+
+    def render(self) -> str:
+        """The session timeline with the candidates marked ``W``."""
+        return self.session.render({i: "W" for i in self.window}) + (
+            f"\nevent_retention_size={self.retention}"
+        )
 
 
 @dataclass(frozen=True)
@@ -114,10 +154,9 @@ class InvariantViolation(AssertionError):
     Hypothesis re-raises for the minimal example and writes the fixture.
     """
 
-    def __init__(self, case: Any, outcome: UnitOutcome, kind: str = "unit") -> None:
+    def __init__(self, case: Any, outcome: UnitOutcome) -> None:
         self.case = case
         self.outcome = outcome
-        self.kind = kind
         body = "\n".join(str(v) for v in outcome.violations)
         super().__init__(f"{len(outcome.violations)} violation(s):\n{body}\n\n{case.render()}")
 
@@ -159,3 +198,55 @@ def run_unit_case(case: UnitCase, helpers: Helpers | None = None) -> UnitOutcome
         observed["dead_ids"] = sorted(dead)
         outcome.violations += check_dead_ids(session, window, dead)
     return outcome
+
+
+def run_token_case(case: TokenCase, helpers: TokenHelpers | None = None) -> UnitOutcome:
+    """Run the token-threshold helpers on ``case`` and check U5."""
+    from . import adk
+
+    split_fn = helpers.safe_token_split if helpers else adk.safe_token_split
+    range_fn = helpers.events_to_compact if helpers else adk.events_to_compact_for_token_threshold
+    session, retention = case.session, case.retention
+    events = adk.to_adk_events(session)
+    candidates = reference.token_candidates(session)
+    expected = {
+        "split": reference.safe_token_split(session, candidates, retention),
+        "range": list(reference.token_threshold_range(session, retention)),
+    }
+    observed: dict[str, Any] = {}
+    outcome = UnitOutcome([], expected, observed)
+
+    if retention > 0:
+        # ADK's only caller never asks for a split with retention 0: it takes
+        # every candidate itself (_events_to_compact_for_token_threshold).
+        split = split_fn([events[i] for i in candidates], retention)
+        observed["split"] = split
+        outcome.violations += check_token_split(session, candidates, retention, split)
+    else:
+        outcome.not_applicable.append("U5 split: retention 0 never reaches the split helper")
+
+    returned = range_fn(list(events), retention)
+    index_of = {id(e): i for i, e in enumerate(events)}
+    seed = None
+    if returned and id(returned[0]) not in index_of:
+        first = returned.pop(0)
+        parts = first.content.parts if first.content and first.content.parts else []
+        seed = {
+            "author": first.author,
+            "timestamp": first.timestamp,
+            "summary": " ".join(p.text for p in parts if p.text),
+        }
+    taken = [index_of.get(id(e)) for e in returned]
+    taken_ok = None if any(i is None for i in taken) else taken
+    observed["range"] = taken_ok
+    observed["seed"] = seed
+    outcome.violations += check_token_range(session, retention, taken_ok, seed)
+    return outcome
+
+
+@dataclass(frozen=True)
+class TokenHelpers:
+    """Stand-ins for the token-threshold helpers (tests inject broken ones)."""
+
+    safe_token_split: Callable[[list[Any], int], int]
+    events_to_compact: Callable[[list[Any], int], list[Any]]

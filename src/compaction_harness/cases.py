@@ -1,0 +1,38 @@
+"""Every kind of case the harness runs, by fixture ``kind``.
+
+=========== =============================================== ==================
+kind        case                                            invariants
+=========== =============================================== ==================
+unit        :class:`~compaction_harness.unit.UnitCase`      U1-U4
+token       :class:`~compaction_harness.unit.TokenCase`     U5
+metamorphic :class:`~compaction_harness.metamorphic.        U6
+            MetamorphicCase`
+=========== =============================================== ==================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .metamorphic import MetamorphicCase, run_metamorphic_case
+from .unit import TokenCase, UnitCase, UnitOutcome, run_token_case, run_unit_case
+
+__all__ = ["CASE_KINDS", "case_kind", "run_case"]
+
+#: Fixture ``kind`` -> (case type, runner).
+CASE_KINDS: dict[str, tuple[type, Callable[..., UnitOutcome]]] = {
+    "unit": (UnitCase, run_unit_case),
+    "token": (TokenCase, run_token_case),
+    "metamorphic": (MetamorphicCase, run_metamorphic_case),
+}
+
+
+def case_kind(case: Any) -> str:
+    """The fixture ``kind`` of a case object."""
+    return next(kind for kind, (cls, _) in CASE_KINDS.items() if isinstance(case, cls))
+
+
+def run_case(case: Any) -> UnitOutcome:
+    """Run any case against the installed release and check its invariants."""
+    return CASE_KINDS[case_kind(case)][1](case)

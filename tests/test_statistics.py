@@ -1,0 +1,45 @@
+"""The gate's examples reach every episode kind the strategies can build.
+
+Runs the unit properties again under the `gate` profile (derandomised, so the
+examples are the very ones `make test` checks) and collects the labels each
+example reports. A generator change that silently stops producing a shape
+turns this red.
+"""
+
+from __future__ import annotations
+
+import pytest
+import test_unit_properties as properties
+from hypothesis import settings
+
+from strategies import EPISODE_KINDS, episode_kinds
+
+PROPERTIES = [
+    properties.test_prefix_and_dead_ids_meet_u1_to_u4,
+    properties.test_token_threshold_split_and_range_meet_u5,
+]
+
+
+def test_the_gate_profile_reaches_every_episode_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    if settings.default != settings.get_profile("gate"):
+        pytest.skip("asserts the gate's examples: run with --hypothesis-profile=gate (make test)")
+    seen: set[str] = set()
+
+    def collect(case) -> None:
+        seen.update(episode_kinds(case.origin or case.session))
+
+    monkeypatch.setattr(properties, "label", collect)
+    for prop in PROPERTIES:
+        prop()  # the same derandomised examples as the property's own run
+    missing = [kind for kind in EPISODE_KINDS if kind not in seen]
+    assert not missing, f"the gate's examples never show: {missing}"
+
+
+def test_labels_are_read_off_the_session() -> None:
+    from builders import answer, call, session, user
+
+    s = session(user("i1", 1), call("i1", 2, "a", "b"), answer("i2", 3, "b", "a", author="user"))
+    kinds = episode_kinds(s)
+    assert {"parallel calls", "answers out of order", "answer in a later invocation"} <= kinds
+    assert "orphan call" not in kinds
+    assert "response-opened invocation" in kinds
