@@ -16,7 +16,12 @@ ENV_PY := PYTHONPATH=src $(PYTHON) -m compaction_harness.envs $(TARGET)
 PYTEST := -m pytest -p no:cacheprovider
 
 .DEFAULT_GOAL := help
-.PHONY: help env test fuzz bench replay show lint format clean
+# coverage: ADK's compaction modules, and the helpers that must reach every branch.
+COVERAGE_MODULES := google.adk.apps.compaction,google.adk.flows.llm_flows.context._compaction
+COVERAGE_REQUIRED := _longest_self_contained_prefix _provably_dead_call_ids \
+  _safe_token_compaction_split_index
+
+.PHONY: help env test fuzz coverage bench replay show lint format clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -33,6 +38,18 @@ fuzz: ## a random campaign of FUZZ_SECONDS against ADK; failures become fixtures
 	@py=$$($(ENV_PY)) || exit $$?; \
 	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz \
 	  --fuzz-seconds=$(FUZZ_SECONDS) --hypothesis-show-statistics $(PYTEST_ARGS)
+
+coverage: ## branch coverage of ADK's compaction code per function; fails below 100% on the three helpers
+	@py=$$($(ENV_PY)) || exit $$?; \
+	rm -f .coverage .coverage.*; mkdir -p build; \
+	$$py -m coverage run --branch --source=$(COVERAGE_MODULES) -m pytest -p no:cacheprovider \
+	  -p no:xdist -q --hypothesis-profile=gate tests/test_unit_properties.py \
+	  tests/test_invariants_fire.py tests/test_repros.py $(PYTEST_ARGS) || exit $$?; \
+	$$py -m coverage json -q -o build/coverage.json && \
+	$$py -m coverage html -q -d build/coverage-html && \
+	echo "HTML report: build/coverage-html/index.html" && \
+	$$py -m compaction_harness.coverage_report build/coverage.json \
+	  $(foreach f,$(COVERAGE_REQUIRED),--require $(f))
 
 bench: ## examples per second and seconds to find the 2.11.0 stall (median of 5 seeds)
 	@py=$$($(ENV_PY)) || exit $$?; \

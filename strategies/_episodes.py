@@ -30,6 +30,7 @@ which rebuilds them with ADK's own helpers):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
 from hypothesis import strategies as st
 
@@ -89,26 +90,51 @@ def _answer(call: Call, author: str = AGENT) -> Template:
 
 
 # -- the episode strategies ----------------------------------------------------
+# Strategies here are built once and shared: building a strategy per draw costs
+# more than the draw. Ids that must be unique are drawn as placeholders
+# (:data:`NEW_ID`, :data:`NEW_SYNTHETIC_ID`) that the session builder renames.
+
+#: Placeholder for a never-used call id; renamed to ``f<n>`` when placed.
+NEW_ID = "new"
+#: Placeholder for the id ADK gives a synthetic call; renamed to ``adk-<n>``.
+NEW_SYNTHETIC_ID = "adk-new"
+
+_NAMES = st.lists(st.sampled_from(("lookup", "search")), min_size=1, max_size=3)
+_BOOL = st.booleans()
+
+
+@cache
+def _upto(n: int) -> st.SearchStrategy[int]:
+    return st.integers(0, n)
+
+
+@cache
+def _order(n: int) -> st.SearchStrategy[list[int]]:
+    return st.permutations(range(n))
+
+
 def model_text() -> st.SearchStrategy[Episode]:
     """The model answers in text."""
-    return st.just(Episode("model text", (Template(text="model text"),)))
+    return _MODEL_TEXT
+
+
+_MODEL_TEXT = st.just(Episode("model text", (Template(text="model text"),)))
 
 
 @st.composite
 def function_calls(draw, ids: st.SearchStrategy[str]) -> Episode:
     """One or several parallel calls; the results arrive now (all, some, in any
     order, together or one by one) and the rest later or never."""
-    names = draw(st.lists(st.sampled_from(("lookup", "search")), min_size=1, max_size=3))
     calls: list[Call] = []
-    for name in names:
+    for name in draw(_NAMES):
         cid = draw(ids)
         if all(c.id != cid for c in calls):
             calls.append(Call(cid, name))
     now = [Template(calls=tuple(calls))]
-    order = draw(st.permutations(calls))
-    answered_now = order[: draw(st.integers(0, len(order)))]
+    order = [calls[i] for i in draw(_order(len(calls)))]
+    answered_now = order[: draw(_upto(len(order)))]
     if answered_now:
-        if draw(st.booleans()):  # one event answers them together
+        if draw(_BOOL):  # one event answers them together
             now.append(Template(responses=tuple(Response(c.id, c.name) for c in answered_now)))
         else:
             now.extend(_answer(c) for c in answered_now)
@@ -116,55 +142,65 @@ def function_calls(draw, ids: st.SearchStrategy[str]) -> Episode:
     return Episode("parallel calls" if len(calls) > 1 else "function call", tuple(now), later)
 
 
-@st.composite
-def long_running_call(draw, ids: st.SearchStrategy[str], call: Call | None = None) -> Episode:
-    """A long-running tool: an interim response now (or not), the final answer
-    from the client later (or never). ``call``: the call to make long-running
-    (drawn when not given)."""
-    call = call or Call(draw(ids), "export")
+def long_running_episode(call: Call, interim: bool) -> Episode:
+    """``call`` made long-running: an interim response now if ``interim``, the
+    final answer from the client later (or never)."""
     now = [Template(calls=(call,), long_running=(call.id,))]
-    if draw(st.booleans()):
+    if interim:
         now.append(_answer(call))  # the interim "pending" result
     return Episode("long-running call", tuple(now), ((_answer(call, USER),),))
 
 
-@st.composite
-def tool_confirmation(
-    draw, ids: st.SearchStrategy[str], synthetic: st.SearchStrategy[str], call: Call | None = None
-) -> Episode:
-    """A tool asks for confirmation: response + request, synthetic call, the
-    user's answer to the synthetic call, then the tool's real result."""
-    call = call or Call(draw(ids), "transfer")
-    request = Call(draw(synthetic), CONFIRMATION_CALL)
+def confirmation_episode(call: Call, request_id: str) -> Episode:
+    """``call``'s tool asks for confirmation: its response carries the request,
+    then the synthetic call ``request_id``; later the user's answer to it, then
+    the tool's real result."""
+    request = Call(request_id, CONFIRMATION_CALL)
     now = (
         Template(calls=(call,)),
         Template(responses=(Response(call.id, call.name),), confirmations=(call.id,)),
         Template(calls=(request,), long_running=(request.id,)),
     )
-    later = ((_answer(request, USER), _answer(call)),)
-    return Episode("tool confirmation", now, later)
+    return Episode("tool confirmation", now, ((_answer(request, USER), _answer(call)),))
 
 
-@st.composite
-def auth_request(
-    draw, ids: st.SearchStrategy[str], synthetic: st.SearchStrategy[str], call: Call | None = None
-) -> Episode:
-    """A tool asks for credentials: the same shape with requested_auth_configs
-    and the synthetic adk_request_credential call."""
-    call = call or Call(draw(ids), "calendar")
-    request = Call(draw(synthetic), AUTH_CALL)
+def auth_episode(call: Call, request_id: str) -> Episode:
+    """The same shape with ``requested_auth_configs`` and the synthetic
+    ``adk_request_credential`` call."""
+    request = Call(request_id, AUTH_CALL)
     now = (
         Template(calls=(call,)),
         Template(responses=(Response(call.id, call.name),), auth_requests=(call.id,)),
         Template(calls=(request,), long_running=(request.id,)),
     )
-    later = ((_answer(request, USER), _answer(call)),)
-    return Episode("auth request", now, later)
+    return Episode("auth request", now, ((_answer(request, USER), _answer(call)),))
 
 
-@st.composite
-def response_without_call(draw, synthetic: st.SearchStrategy[str]) -> Episode:
+def long_running_call(ids: st.SearchStrategy[str]) -> st.SearchStrategy[Episode]:
+    """A long-running tool call (see :func:`long_running_episode`)."""
+    return st.builds(long_running_episode, st.builds(Call, ids, st.just("export")), _BOOL)
+
+
+def tool_confirmation(
+    ids: st.SearchStrategy[str], synthetic: st.SearchStrategy[str]
+) -> st.SearchStrategy[Episode]:
+    """A tool confirmation (see :func:`confirmation_episode`)."""
+    return st.builds(confirmation_episode, st.builds(Call, ids, st.just("transfer")), synthetic)
+
+
+def auth_request(
+    ids: st.SearchStrategy[str], synthetic: st.SearchStrategy[str]
+) -> st.SearchStrategy[Episode]:
+    """An auth request (see :func:`auth_episode`)."""
+    return st.builds(auth_episode, st.builds(Call, ids, st.just("calendar")), synthetic)
+
+
+def response_without_call(synthetic: st.SearchStrategy[str]) -> st.SearchStrategy[Episode]:
     """A function response whose call is nowhere in the session (for example a
     client answering a call that an earlier summary or a rewind removed)."""
-    ghost = Call(f"ghost-{draw(synthetic)}", "lookup")
-    return Episode("response without call", (_answer(ghost, USER),))
+    return st.builds(
+        lambda sid: Episode(
+            "response without call", (_answer(Call(f"ghost-{sid}", "lookup"), USER),)
+        ),
+        synthetic,
+    )

@@ -27,15 +27,17 @@ from compaction_harness.unit import TokenCase, UnitCase
 
 from ._episodes import (
     AGENT,
+    NEW_ID,
+    NEW_SYNTHETIC_ID,
     USER,
     Episode,
     Template,
-    auth_request,
+    auth_episode,
+    confirmation_episode,
     function_calls,
-    long_running_call,
+    long_running_episode,
     model_text,
     response_without_call,
-    tool_confirmation,
 )
 
 #: A small pool so that call ids collide across invocations on purpose.
@@ -52,7 +54,9 @@ RANGE_KINDS = ("range", "nested", "overlap", "repeat", "odd")
 
 # Strategies are built once: building one per draw costs more than the draw.
 _TICK = st.sampled_from((1.0, 0.0))
-_ID_INDEX = st.integers(0, len(ID_POOL))  # len(ID_POOL): a fresh, never-reused id
+#: A call id: from the pool (shrinks to "c0"), or a fresh one never used before.
+IDS = st.sampled_from((*ID_POOL, NEW_ID))
+SYNTHETIC_IDS = st.just(NEW_SYNTHETIC_ID)
 _ATTRS = st.integers(0, 11)  # 11: no invocation id, 10: a branch, 9: an isolation scope
 _RANGE_KIND = st.sampled_from(RANGE_KINDS)
 _ODD = st.sampled_from(("backwards", "zero", "negative", "future"))
@@ -104,23 +108,26 @@ class _Builder:
             template.place(inv, self.tick(draw), branch=self.branch, isolation_scope=self.scope)
         )
 
-    def ids(self) -> st.SearchStrategy[str]:
-        return st.builds(self._call_id, _ID_INDEX)
-
-    def _call_id(self, index: int) -> str:
-        if index < len(ID_POOL):
-            return ID_POOL[index]
-        self.fresh += 1
-        return f"f{self.fresh}"
-
-    def synthetic_ids(self) -> st.SearchStrategy[str]:
-        return st.builds(self._synthetic_id)
-
-    def _synthetic_id(self) -> str:
-        self.synthetic += 1
-        return f"adk-{self.synthetic}"
+    def rename(self, episode: Episode) -> Episode:
+        """The episode with its placeholder ids made unique in the session."""
+        names: dict[str, str] = {}
+        if any(NEW_ID in _ids(t) for t in _templates(episode)):
+            self.fresh += 1
+            names[NEW_ID] = f"f{self.fresh}"
+        if any(NEW_SYNTHETIC_ID in x for t in _templates(episode) for x in _ids(t)):
+            self.synthetic += 1
+            names[NEW_SYNTHETIC_ID] = f"adk-{self.synthetic}"
+            names[f"ghost-{NEW_SYNTHETIC_ID}"] = f"ghost-{self.synthetic}"
+        if not names:
+            return episode
+        return Episode(
+            episode.name,
+            tuple(_renamed(t, names) for t in episode.now),
+            tuple(tuple(_renamed(t, names) for t in chain) for chain in episode.later),
+        )
 
     def run(self, draw, inv: str, episode: Episode) -> None:
+        episode = self.rename(episode)
         for template in episode.now:
             self.place(draw, inv, template)
         self.chains.extend(list(chain) for chain in episode.later)
@@ -195,20 +202,60 @@ class _Builder:
         self.steps.append(Step(rewind_inv, USER, self.tick(draw), rewind_before=target))
 
 
+def _templates(episode: Episode):
+    yield from episode.now
+    for chain in episode.later:
+        yield from chain
+
+
+def _ids(t: Template) -> list[str]:
+    return [
+        *(c.id for c in t.calls),
+        *(r.id for r in t.responses),
+        *t.long_running,
+        *t.confirmations,
+        *t.auth_requests,
+    ]
+
+
+def _renamed(t: Template, names: dict[str, str]) -> Template:
+    def n(x: str) -> str:
+        return names.get(x, x)
+
+    return replace(
+        t,
+        calls=tuple(replace(c, id=n(c.id)) for c in t.calls),
+        responses=tuple(replace(r, id=n(r.id)) for r in t.responses),
+        long_running=tuple(map(n, t.long_running)),
+        confirmations=tuple(map(n, t.confirmations)),
+        auth_requests=tuple(map(n, t.auth_requests)),
+    )
+
+
+_PLAIN_CALLS = function_calls(IDS)
+
+
 @st.composite
-def _tool_call(draw, ids: st.SearchStrategy[str], synthetic: st.SearchStrategy[str]) -> Episode:
+def _tool_call(draw) -> Episode:
     """A function-call episode, or a long-running, confirmation or auth
     episode built on its first call."""
-    plain = draw(function_calls(ids))
+    plain = draw(_PLAIN_CALLS)
     kind = draw(_HITL)
     first = plain.now[0].calls[0]
     if kind == "long_running":
-        return draw(long_running_call(ids, call=first))
+        return long_running_episode(first, draw(st.booleans()))
     if kind == "confirmation":
-        return draw(tool_confirmation(ids, synthetic, call=first))
+        return confirmation_episode(first, NEW_SYNTHETIC_ID)
     if kind == "auth":
-        return draw(auth_request(ids, synthetic, call=first))
+        return auth_episode(first, NEW_SYNTHETIC_ID)
     return plain
+
+
+_EPISODES = {
+    "text": model_text(),
+    "call": _tool_call(),
+    "ghost_response": response_without_call(SYNTHETIC_IDS),
+}
 
 
 @st.composite
@@ -223,12 +270,6 @@ def sessions(draw, max_invocations: int = 6, max_turns: int = 4, max_events: int
     isolation scopes.
     """
     b = _Builder()
-    ids, synthetic = b.ids(), b.synthetic_ids()
-    episodes = {
-        "text": model_text(),
-        "call": _tool_call(ids, synthetic),
-        "ghost_response": response_without_call(synthetic),
-    }
     for number, (opener, turns, attrs) in enumerate(draw(_plan(max_invocations, max_turns)), 1):
         inv = "" if attrs == 11 else f"i{number}"
         b.branch = "root.helper" if attrs == 10 else None
@@ -236,8 +277,8 @@ def sessions(draw, max_invocations: int = 6, max_turns: int = 4, max_events: int
         if opener == "user" or (opener == "response" and not b.deliver(draw, inv, USER)):
             b.place(draw, inv, Template(author=USER, text=f"user {number}"))
         for turn in turns:
-            if turn in episodes:
-                b.run(draw, inv, draw(episodes[turn]))
+            if turn in _EPISODES:
+                b.run(draw, inv, draw(_EPISODES[turn]))
             elif turn == "answer":
                 b.deliver(draw, inv)
             elif turn == "compaction":
@@ -318,7 +359,7 @@ def metamorphic_cases(draw, relation: str) -> MetamorphicCase:
     threshold.
     """
     case = draw(unit_cases())
-    if relation in ("rename", "texts"):
+    if relation in ("rename", "texts", "bare_actions"):
         return MetamorphicCase(case.session, relation, case.window, origin=case.origin)
     if relation == "added_response":
         n, window = len(case.session), case.window

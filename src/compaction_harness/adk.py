@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 _AUTH_CALL = "adk_request_credential"
+_EMPTY_ACTIONS = EventActions()
 
 #: The installed google-adk release, as ``google.adk.version.__version__`` says.
 ADK_RELEASE: str = _adk_version.__version__
@@ -149,9 +150,20 @@ def _supported(model: Any, fields: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
-def to_adk_events(session: Session) -> list[Event]:
-    """One fresh ``Event`` per step, in order."""
-    return [to_adk_event(step) for step in session]
+def to_adk_events(session: Session, *, bare_actions: bool = False) -> list[Event]:
+    """One fresh ``Event`` per step, in order.
+
+    ``bare_actions``: an event whose actions hold nothing gets ``actions =
+    None`` instead of an empty ``EventActions`` (ADK's validation refuses None,
+    but several helpers guard against it; the U6 relation ``bare_actions``
+    checks they treat both alike).
+    """
+    events = [to_adk_event(step) for step in session]
+    if bare_actions:
+        for event in events:
+            if event.actions == _EMPTY_ACTIONS:
+                event.actions = None
+    return events
 
 
 # -- ADK -> model ----------------------------------------------------------
@@ -231,6 +243,16 @@ def helper_availability() -> dict[str, str | None]:
         except NotApplicable as exc:
             out[name] = str(exc)
     return out
+
+
+def accepts_all_events() -> bool:
+    """Whether the installed ``_longest_self_contained_prefix`` takes ``all_events=``."""
+    return _accepts("_longest_self_contained_prefix", "all_events")
+
+
+def longest_self_contained_prefix_window_only(window: list[Event]) -> list[Event]:
+    """Call the installed ``_longest_self_contained_prefix`` with the window alone."""
+    return _helper("_longest_self_contained_prefix")(window)
 
 
 def longest_self_contained_prefix(window: list[Event], all_events: list[Event]) -> list[Event]:

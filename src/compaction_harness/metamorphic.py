@@ -13,6 +13,8 @@ shares with ADK.
   changes.
 * **isolation scope** (token-threshold compaction): events of another
   isolation scope change nothing the summariser is given.
+* **bare actions**: an event whose ``actions`` is None is treated like one
+  with empty actions (the helpers guard against None explicitly).
 
 Transformations work on :class:`~compaction_harness.model.Session`; checkers
 return :class:`~compaction_harness.invariants.Violation` lists (invariant
@@ -196,7 +198,7 @@ def check_same_summariser_input(
 
 
 # -- metamorphic cases: what a U6 property generates and a U6 fixture stores ----
-RELATIONS = ("rename", "texts", "added_response", "isolation_scope")
+RELATIONS = ("rename", "texts", "added_response", "isolation_scope", "bare_actions")
 
 
 def canonical_names(session: Session) -> tuple[dict[str, str], dict[str, str]]:
@@ -286,6 +288,9 @@ def run_metamorphic_case(case: MetamorphicCase) -> UnitOutcome:
         other = UnitCase(rename(case.session, ids, tools), case.window)
         after = run_unit_case(other).observed
         violations = check_same_answers("renaming ids and tools", before, after, ids)
+    elif case.relation == "bare_actions":
+        after = run_unit_case(base, bare_actions=True).observed
+        violations = check_same_answers("actions=None instead of empty actions", before, after)
     elif case.relation == "texts":
         after = run_unit_case(UnitCase(change_texts(case.session), case.window)).observed
         violations = check_same_answers("changing texts", before, after)

@@ -9,7 +9,7 @@ invariant firing), and checks every applicable invariant.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import reference
@@ -161,17 +161,29 @@ class InvariantViolation(AssertionError):
         super().__init__(f"{len(outcome.violations)} violation(s):\n{body}\n\n{case.render()}")
 
 
-def run_unit_case(case: UnitCase, helpers: Helpers | None = None) -> UnitOutcome:
+def _window_only(violation: Violation) -> Violation:
+    return replace(violation, message=f"called without all_events: {violation.message}")
+
+
+def run_unit_case(
+    case: UnitCase, helpers: Helpers | None = None, *, bare_actions: bool = False
+) -> UnitOutcome:
     """Run the helpers on ``case`` and check U1-U4.
 
     Returns every violation found; U2/U3 are skipped when U1 already fails
     (there is no prefix length to judge), U4 when the release lacks the helper.
+    On releases whose helper takes ``all_events=``, the window-only call
+    (documented to run the strict pass alone) is checked for U1 and U2 too:
+    safety holds however the helper is called. ``bare_actions``: events with
+    nothing in their actions carry ``actions=None`` (see the U6 relation
+    ``bare_actions``).
     """
     from . import adk
 
+    installed = helpers is None
     helpers = helpers or Helpers.installed()
     session, window = case.session, case.window
-    events = adk.to_adk_events(session)
+    events = adk.to_adk_events(session, bare_actions=bare_actions)
     window_events = [events[i] for i in window]
     expected: dict[str, Any] = {
         "prefix_length": reference.longest_self_contained_prefix(session, window),
@@ -189,6 +201,14 @@ def run_unit_case(case: UnitCase, helpers: Helpers | None = None) -> UnitOutcome
         outcome.violations += check_prefix_liveness(session, window, len(result))
     else:
         observed["prefix_length"] = None
+
+    if installed and adk.accepts_all_events():
+        strict = adk.longest_self_contained_prefix_window_only(list(window_events))
+        shape = check_prefix_shape(window_events, strict)
+        outcome.violations += [_window_only(v) for v in shape]
+        if not shape:
+            found = check_prefix_safety(session, window, len(strict))
+            outcome.violations += [_window_only(v) for v in found]
 
     if helpers.provably_dead_call_ids is None:
         outcome.not_applicable.append("U4: the installed release has no _provably_dead_call_ids")
