@@ -14,6 +14,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from test_fixtures import BAD_FILES
 
 from compaction_harness.cli import main
 from compaction_harness.fixtures import load_fixture
@@ -264,3 +265,121 @@ def test_replay_on_a_release_without_the_helper_is_a_one_line_error(
     assert err.count("\n") == 1 and err.startswith("error: ")
     assert "has no google.adk.apps.compaction._longest_self_contained_prefix" in err
     assert "Traceback" not in out + err
+
+
+# -- every malformed fixture kind, through both commands --------------------------
+@pytest.mark.parametrize("command", ["show", "replay"])
+@pytest.mark.parametrize(("content", "part"), BAD_FILES.values(), ids=BAD_FILES.keys())
+def test_every_malformed_fixture_is_exit_2_and_one_line(
+    capsys, tmp_path: Path, command: str, content: bytes, part: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    code, out, err = run(capsys, command, str(path))
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith(f"error: {path}: "), err
+    assert part in err
+    assert "Traceback" not in out + err
+
+
+def test_there_are_at_least_20_kinds_of_malformed_fixture() -> None:
+    assert len(BAD_FILES) >= 20
+
+
+# -- export ---------------------------------------------------------------------------
+def _run_exported(tmp_path: Path, fixture: Path) -> subprocess.CompletedProcess:
+    code = subprocess.run(
+        [sys.executable, "-m", "compaction_harness", "export", str(fixture)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    test_file = tmp_path / "test_exported.py"
+    test_file.write_text(code, encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+
+
+def test_export_is_adk_style_and_self_contained(capsys) -> None:
+    code, out, err = run(capsys, "export", str(STALL_2_11[0]))
+    assert (code, err) == (0, "")
+    assert "compaction_harness" not in out.replace("compaction-harness fixture", "")
+    assert "\n  events = [\n      Event(\n" in out  # two-space indentation, Events built directly
+    compile(out, "exported.py", "exec")
+
+
+@on_2_13
+def test_exported_test_passes_on_a_fixed_release_and_fails_on_a_known_fault(tmp_path) -> None:
+    assert _run_exported(tmp_path, STALL_2_11[0]).returncode == 0
+    failing = _run_exported(tmp_path, KNOWN_FAULT_FIXTURES[1])
+    assert failing.returncode == 1, failing.stdout
+    assert "AssertionError" in failing.stdout or "assert" in failing.stdout
+
+
+def test_export_of_a_metamorphic_fixture_is_a_one_line_error(capsys, tmp_path) -> None:
+    data = json.loads(STALL_2_11[0].read_text(encoding="utf-8"))
+    data.update(kind="metamorphic", invariant="U6", call={"relation": "texts", "window": [0, 1]})
+    path = tmp_path / "meta.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, _, err = run(capsys, "export", str(path))
+    assert code == 2 and err.count("\n") == 1 and "cannot be exported" in err
+
+
+# -- minimize ---------------------------------------------------------------------------
+RECORDED = Path(__file__).parent / "data" / "recorded_session.json"
+ORIGINAL_WORDS = ("Paris", "weather", "Tomorrow", "call_", "e-7f3a", "get_weather", "user-4711")
+
+
+@on_2_13
+def test_minimize_turns_a_50_event_session_into_a_small_anonymous_fixture(capsys, tmp_path):
+    recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
+    assert len(recorded["events"]) == 50
+    code, out, err = run(
+        capsys, "minimize", str(RECORDED), "--invariant", "U3", "--out", str(tmp_path)
+    )
+    assert (code, err) == (0, ""), out
+    (path,) = tmp_path.glob("U3-*.json")
+    fixture = load_fixture(path)
+    assert len(fixture.case.session) <= 6
+    text = path.read_text(encoding="utf-8")
+    for word in ORIGINAL_WORDS:
+        assert word not in text, word
+    assert "U3: prefix stops at" in text
+
+
+def test_minimize_reports_a_session_that_does_not_fail(capsys, tmp_path):
+    healthy = [e for e in json.loads(RECORDED.read_text(encoding="utf-8"))["events"]][:4]
+    path = tmp_path / "healthy.json"
+    path.write_text(json.dumps(healthy), encoding="utf-8")
+    code, out, _ = run(
+        capsys,
+        "minimize",
+        str(path),
+        "--invariant",
+        "U3",
+        "--out",
+        str(tmp_path),
+        "--max-examples",
+        "50",
+    )
+    assert code == 1 and "no sub-sequence of the 4 events breaks U3" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"{", "invalid JSON"),
+        (b'{"id": 1}', "expected an ADK Session object"),
+        (b'[{"timestamp": "soon"}]', "not an ADK session: timestamp"),
+        (b"\xff\xfe", "cannot read"),
+    ],
+)
+def test_minimize_bad_input_is_exit_2_and_one_line(capsys, tmp_path, content, problem):
+    path = tmp_path / "session.json"
+    path.write_bytes(content)
+    code, _, err = run(capsys, "minimize", str(path), "--invariant", "U3")
+    assert code == 2 and err.count("\n") == 1 and problem in err, err

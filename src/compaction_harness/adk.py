@@ -352,3 +352,34 @@ def token_threshold_summariser_input(
     if received and id(received[0]) not in known and any(s.compaction for s in session):
         received.pop(0)  # the rolling-summary seed, made afresh on every call
     return list(from_adk_events(received))
+
+
+def session_from_json(text: str) -> Session:
+    """The model of a real session as ADK's session services store it.
+
+    Accepts a ``google.adk.sessions.Session`` JSON document (its ``events``)
+    or a JSON list of ``Event`` documents. Parsed by ADK's own pydantic
+    models, which execute nothing. Raises ``ValueError`` with a one-line
+    message.
+    """
+    import json
+
+    from google.adk.sessions.session import Session as AdkSession
+    from pydantic import ValidationError
+
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"invalid JSON: {exc}") from None
+    try:
+        if isinstance(data, list):
+            events = [Event.model_validate(item) for item in data]
+        elif isinstance(data, dict) and "events" in data:
+            events = AdkSession.model_validate(data).events
+        else:
+            raise ValueError("expected an ADK Session object (with 'events') or a list of events")
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first.get("loc", ()))
+        raise ValueError(f"not an ADK session: {where}: {first.get('msg')}") from None
+    return from_adk_events(events)

@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from . import reference
 from .envs import EnvError
@@ -133,6 +134,56 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 1 if counts["failed"] or counts["fixed"] else 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from .export import ExportError, export_test
+
+    fixture = load_fixture(args.fixture)
+    try:
+        print(export_test(fixture), end="")
+    except ExportError as exc:
+        raise CliError(str(exc)) from None
+    return 0
+
+
+def _cmd_minimize(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .adk import ADK_RELEASE, session_from_json
+    from .cases import run_case
+    from .fixtures import Fixture, write_fixture
+    from .minimize import MinimizeError, minimize
+
+    path = Path(args.session)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        session = session_from_json(text)
+    except ValueError as exc:
+        raise CliError(f"{path}: {exc}") from None
+    try:
+        case = minimize(session, args.invariant, max_examples=args.max_examples)
+    except MinimizeError as exc:
+        print(f"{path}: {exc}")
+        return 1
+    outcome = run_case(case)
+    fixture = Fixture(
+        kind="token" if hasattr(case, "retention") else "unit",
+        invariant=args.invariant,
+        adk_release=ADK_RELEASE,
+        case=case,
+        expected=outcome.expected,
+        observed=outcome.observed,
+        violations=tuple(v.summary() for v in outcome.violations),
+        note=f"minimized from a {len(session)}-event session ({path.name}), anonymised",
+    )
+    written, new = write_fixture(fixture, Path(args.out))
+    print(f"{'wrote' if new else 'already present'}: {written} ({len(case.session)} events)")
+    print(render_fixture(replace(fixture, path=written)))
+    return 0
+
+
 def _reexec_in_target(args: argparse.Namespace) -> int:
     from . import envs
 
@@ -176,6 +227,33 @@ def build_parser() -> argparse.ArgumentParser:
     target.add_argument("--adk", metavar="RELEASE", help="replay in that release's environment")
     target.add_argument("--adk-src", metavar="PATH", help="replay against an adk-python checkout")
     replay.set_defaults(func=_cmd_replay)
+    export = sub.add_parser(
+        "export",
+        help="print a fixture as a pytest test for adk-python's own suite",
+        description="Print a self-contained pytest test in the style of ADK's unit tests "
+        "(Event objects built directly, two-space indentation) that asserts the correct "
+        "outcome: it fails while ADK has the fault and passes once it is fixed. Unit and "
+        "token fixtures only.",
+    )
+    export.add_argument("fixture", metavar="FIXTURE", help="a fixture file")
+    export.set_defaults(func=_cmd_export)
+    mini = sub.add_parser(
+        "minimize",
+        help="shrink a real session to a minimal anonymised failing fixture",
+        description="Read a session as ADK's session services store it (a Session JSON "
+        "document, or a JSON list of events), anonymise it, and let Hypothesis's shrinker "
+        "find a minimal sub-sequence of its events that breaks the invariant. Writes the "
+        "fixture; exit 1 when no sub-sequence breaks it.",
+    )
+    mini.add_argument("session", metavar="SESSION.json", help="the recorded session")
+    mini.add_argument("--invariant", required=True, choices=["U1", "U2", "U3", "U4", "U5"])
+    mini.add_argument(
+        "--out", default="build/repros", help="fixture folder (default: build/repros)"
+    )
+    mini.add_argument(
+        "--max-examples", type=int, default=2000, help="Hypothesis examples to search (2000)"
+    )
+    mini.set_defaults(func=_cmd_minimize)
     return parser
 
 
