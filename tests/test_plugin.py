@@ -124,3 +124,83 @@ def test_campaign_skips_the_explicit_canaries(pytester: pytest.Pytester, tmp_pat
         "no:cacheprovider",
     )
     fuzz.assert_outcomes(passed=1)
+
+
+INTERRUPTIBLE_PROPERTY = f"""
+import os, sys, time
+from pathlib import Path
+sys.path.insert(0, {str(ROOT)!r})
+import pytest
+from hypothesis import given
+from compaction_harness import reference
+from compaction_harness.checks import check_unit_case
+from compaction_harness.unit import Helpers, InvariantViolation
+from strategies import unit_cases
+
+
+def strict(case):
+    n = reference.strict_self_contained_prefix(case.session, case.window)
+    return Helpers(lambda w, a: w[:n], None)
+
+
+@pytest.mark.property
+@given(case=unit_cases())
+def test_planted_stall(case):
+    try:
+        check_unit_case(case, strict(case))
+    except InvariantViolation:
+        if os.environ.get("SLOW_SHRINK"):
+            Path("found").touch()  # a failure is in hand: Hypothesis has saved it
+            time.sleep(0.5)  # keep shrinking slow enough to interrupt
+        raise
+"""
+
+
+def test_an_interrupted_campaign_keeps_its_failure_for_the_next_run(
+    pytester: pytest.Pytester, tmp_path: Path
+):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pytester.makepyfile(test_interruptible=INTERRUPTIBLE_PROPERTY)
+    repros = tmp_path / "repros"
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "compaction_harness.pytest_plugin",
+        "--hypothesis-profile=fuzz",
+        "--fuzz-seconds=60",
+        "--fuzz-shards=1",
+        "--repro-dir",
+        str(repros),
+        "-p",
+        "no:cacheprovider",
+        "test_interruptible.py",
+    ]
+    env = dict(os.environ, SLOW_SHRINK="1")
+    first = subprocess.Popen(
+        args, cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    deadline = time.monotonic() + 60
+    while not (pytester.path / "found").exists():
+        assert first.poll() is None, first.stdout.read().decode()
+        assert time.monotonic() < deadline, "the campaign found nothing in 60 s"
+        time.sleep(0.1)
+    first.send_signal(signal.SIGINT)  # Ctrl-C while Hypothesis shrinks
+    first.communicate(timeout=60)
+    assert not list(repros.glob("*.json")), "the interrupted run finished shrinking after all"
+    saved = [p for p in (pytester.path / ".hypothesis").rglob("*") if p.is_file()]
+    assert saved, "Hypothesis's example database holds nothing after the interrupted run"
+
+    second = subprocess.run(
+        args, cwd=pytester.path, env=dict(os.environ), capture_output=True, text=True, timeout=120
+    )
+    assert second.returncode == 1, second.stdout
+    assert "rounds=1" in second.stdout  # found again in the first round
+    (fixture,) = repros.glob("U3-*.json")
+    assert len(json.loads(fixture.read_text())["session"]["steps"]) <= 2
