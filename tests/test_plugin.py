@@ -156,8 +156,9 @@ def test_planted_stall(case):
 """
 
 
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
 def test_an_interrupted_campaign_keeps_its_failure_for_the_next_run(
-    pytester: pytest.Pytester, tmp_path: Path
+    pytester: pytest.Pytester, tmp_path: Path, stop: str
 ):
     import os
     import signal
@@ -191,8 +192,10 @@ def test_an_interrupted_campaign_keeps_its_failure_for_the_next_run(
         assert first.poll() is None, first.stdout.read().decode()
         assert time.monotonic() < deadline, "the campaign found nothing in 60 s"
         time.sleep(0.1)
-    first.send_signal(signal.SIGINT)  # Ctrl-C while Hypothesis shrinks
-    first.communicate(timeout=60)
+    first.send_signal(getattr(signal, stop))  # Ctrl-C, or a kill, while Hypothesis shrinks
+    output = first.communicate(timeout=60)[0].decode()
+    if stop == "SIGINT":
+        assert "campaign interrupted: failures found so far are kept" in output
     assert not list(repros.glob("*.json")), "the interrupted run finished shrinking after all"
     saved = [p for p in (pytester.path / ".hypothesis").rglob("*") if p.is_file()]
     assert saved, "Hypothesis's example database holds nothing after the interrupted run"

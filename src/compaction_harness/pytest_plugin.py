@@ -194,6 +194,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             )
         return
     terminalreporter.section(f"fuzz campaign summary (google-adk {_adk_release()})")
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        terminalreporter.write_line(
+            "campaign interrupted: failures found so far are kept in Hypothesis's example "
+            f"database (.hypothesis/fuzz-adk-{_adk_release()}/); the next `make fuzz` replays "
+            "them first and writes their fixtures."
+        )
     rows = []
     for report in _call_reports(terminalreporter):
         props = dict(report.user_properties)
