@@ -12,7 +12,13 @@ from hypothesis import HealthCheck, find, settings
 from compaction_harness import adk, reference
 from compaction_harness.adk import ADK_RELEASE
 from compaction_harness.checks import check_unit_case
-from compaction_harness.metamorphic import MetamorphicCase, interleave_scope, run_metamorphic_case
+from compaction_harness.metamorphic import (
+    MetamorphicCase,
+    add_response,
+    interleave_scope,
+    run_metamorphic_case,
+)
+from compaction_harness.model import Call, Step
 from compaction_harness.unit import (
     Helpers,
     InvariantViolation,
@@ -302,3 +308,29 @@ def test_u6_isolation_scope_fires_when_other_scopes_leak_in(monkeypatch):
         lambda events: [e.model_copy(update={"isolation_scope": None}) for e in real(events)],
     )
     assert u6(case) == ["events of another isolation scope changed what the summariser was given"]
+
+
+@needs_unit_helpers
+def test_u6_added_response_never_opens_an_invocation_of_its_own():
+    # Found by `make fuzz`: a response inserted before a summary event used to
+    # take the summary's invocation id, became the newest invocation and so
+    # unprotected the pending confirmation of i1 -- a harness fault, not ADK's.
+    confirm_call = Step(
+        "i1",
+        "agent",
+        5,
+        calls=(Call("adk-1", "adk_request_confirmation"),),
+        long_running=("adk-1",),
+    )
+    s = session(
+        text("i1", 1),
+        text("i1", 2),
+        call("i1", 3, "c0"),
+        answer("i1", 4, "c0", confirmations=("c0",)),
+        confirm_call,
+        summary("i2", 6, 1, 1),
+    )
+    case = MetamorphicCase(s, "added_response", (0, 1, 2, 3, 4), index=5, call_id="adk-1")
+    assert u6(case) == []
+    grown = add_response(s, 5, "adk-1")
+    assert grown[5].invocation == "i1" and reference.newest_invocation(grown) == "i1"

@@ -89,9 +89,17 @@ def change_texts(session: Session) -> Session:
 
 def add_response(session: Session, index: int, call_id: str, name: str = "lookup") -> Session:
     """``session`` with a resolved response to ``call_id`` inserted before step
-    ``index`` (``len(session)`` appends), sharing that neighbour's invocation
-    and timestamp."""
-    neighbour = session[min(index, len(session) - 1)] if len(session) else Step()
+    ``index`` (``len(session)`` appends).
+
+    It takes the invocation id and timestamp of the nearest event before it
+    that is not a summary (after it, at the start), so it never opens an
+    invocation of its own: a new newest invocation would change which calls
+    are protected, which is not what the relation is about.
+    """
+    raw = [k for k, s in enumerate(session) if s.compaction is None]
+    before = [k for k in raw if k < index]
+    after = [k for k in raw if k >= index]
+    neighbour = session[before[-1]] if before else session[after[0]] if after else Step()
     step = Step(
         neighbour.invocation,
         "user",

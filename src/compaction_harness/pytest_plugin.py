@@ -60,7 +60,7 @@ settings.register_profile(
     "fuzz",
     derandomize=False,
     database=DirectoryBasedExampleDatabase(f".hypothesis/fuzz-adk-{_adk_release()}"),
-    max_examples=1_000,  # per round; rounds repeat until --fuzz-seconds is spent
+    max_examples=250,  # per round (a second or two); rounds repeat until the budget is spent
     # No explicit phase: the `@example` canaries belong to the gate; a campaign
     # must find faults by itself.
     phases=[Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
@@ -157,7 +157,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         while True:
             rounds += 1
             testfunction(**kwargs)
-            if budget is None or time.monotonic() - started >= budget / _shards_per_worker(config):
+            if budget is None or time.monotonic() - started >= _item_budget(config, budget):
                 break
     except InvariantViolation as exc:
         from .checks import fixture_from_failure
@@ -177,9 +177,17 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     return True
 
 
-def _shards_per_worker(config: pytest.Config) -> int:
-    # Each worker runs its shards one after another, so each gets a share.
-    return max(1, -(-_shards(config) // _workers(config)))
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    config._harness_campaign_items = sum(  # type: ignore[attr-defined]
+        1 for item in items if item.get_closest_marker("property")
+    )
+
+
+def _item_budget(config: pytest.Config, budget: float) -> float:
+    """Seconds for one campaign item: the workers share ``budget`` of wall-clock
+    time among every property item (a worker runs its items one by one)."""
+    items = max(1, getattr(config, "_harness_campaign_items", 1))
+    return budget * _workers(config) / items
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
