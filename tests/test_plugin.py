@@ -10,28 +10,35 @@ import pytest
 pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[1]
 
-BROKEN_PROPERTY = f"""
-import sys
+# A planted stall: a prefix helper that behaves like google-adk 2.3.0 to 2.11.0
+# (no provably-dead retry).
+PLANTED_STALL = f"""
+import os, sys, time
+from pathlib import Path
 sys.path.insert(0, {str(ROOT)!r})
 import pytest
 from hypothesis import given
 from compaction_harness import reference
 from compaction_harness.checks import check_unit_case
-from compaction_harness.unit import Helpers
+from compaction_harness.unit import Helpers, InvariantViolation
 from strategies import unit_cases
 
 
 def strict(case):
-    # Behaves like google-adk 2.4.0 to 2.11.0: no provably-dead retry.
     n = reference.strict_self_contained_prefix(case.session, case.window)
     return Helpers(lambda w, a: w[:n], None)
+"""
 
+BROKEN_PROPERTY = (
+    PLANTED_STALL
+    + """
 
 @pytest.mark.property
 @given(case=unit_cases())
 def test_planted_stall(case):
     check_unit_case(case, strict(case))
 """
+)
 
 HEALTHY_PROPERTY = f"""
 import sys
@@ -128,22 +135,9 @@ def test_campaign_skips_the_explicit_canaries(pytester: pytest.Pytester, tmp_pat
     fuzz.assert_outcomes(passed=1)
 
 
-INTERRUPTIBLE_PROPERTY = f"""
-import os, sys, time
-from pathlib import Path
-sys.path.insert(0, {str(ROOT)!r})
-import pytest
-from hypothesis import given
-from compaction_harness import reference
-from compaction_harness.checks import check_unit_case
-from compaction_harness.unit import Helpers, InvariantViolation
-from strategies import unit_cases
-
-
-def strict(case):
-    n = reference.strict_self_contained_prefix(case.session, case.window)
-    return Helpers(lambda w, a: w[:n], None)
-
+INTERRUPTIBLE_PROPERTY = (
+    PLANTED_STALL
+    + """
 
 @pytest.mark.property
 @given(case=unit_cases())
@@ -156,6 +150,7 @@ def test_planted_stall(case):
             time.sleep(0.5)  # keep shrinking slow enough to interrupt
         raise
 """
+)
 
 
 @pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
