@@ -383,3 +383,154 @@ def session_from_json(text: str) -> Session:
         where = ".".join(str(x) for x in first.get("loc", ()))
         raise ValueError(f"not an ADK session: {where}: {first.get('msg')}") from None
     return from_adk_events(events)
+
+
+# -- the pipeline: a real session, real compaction, real prompt assembly -------
+#: One part of an assembled prompt: ("text", text), ("call", id, name) or
+#: ("response", id, name).
+PromptPart = tuple[str, ...]
+#: One content of an assembled prompt: (role, parts).
+PromptContent = tuple[str, tuple[PromptPart, ...]]
+
+
+def _prompt_of(contents: list[types.Content]) -> list[PromptContent]:
+    out = []
+    for content in contents:
+        parts: list[PromptPart] = []
+        for p in content.parts or []:
+            if p.function_call is not None:
+                parts.append(("call", p.function_call.id or "", p.function_call.name or ""))
+            elif p.function_response is not None:
+                parts.append(
+                    ("response", p.function_response.id or "", p.function_response.name or "")
+                )
+            elif p.text is not None:
+                parts.append(("text", p.text))
+        out.append((content.role or "", tuple(parts)))
+    return out
+
+
+class Pipeline:
+    """A real ADK session driven step by step, as the runtime drives one.
+
+    ``InMemorySessionService`` holds the session; a real ``App`` carries an
+    ``EventsCompactionConfig`` with the given trigger values and a recording
+    summariser defined here (its summary text names the summary, and it keeps
+    exactly which events it was given). :meth:`end_invocation` runs what the
+    runner runs after an invocation (``_run_compaction_for_sliding_window``,
+    which tries token-threshold compaction first); :meth:`prompt` is ADK's
+    own contents assembly for the agent.
+
+    Raises :class:`NotApplicable` on releases without event compaction.
+    """
+
+    AGENT = "agent"
+
+    def __init__(
+        self,
+        *,
+        compaction_interval: int | None = None,
+        overlap_size: int | None = None,
+        token_threshold: int | None = None,
+        event_retention_size: int | None = None,
+    ) -> None:
+        import asyncio
+
+        from google.adk.agents.llm_agent import LlmAgent
+        from google.adk.apps.app import App, EventsCompactionConfig
+        from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
+        from google.adk.sessions.in_memory_session_service import InMemorySessionService
+
+        self._sliding = _helper("_run_compaction_for_sliding_window")
+        self._loop = asyncio.new_event_loop()
+        self._service = InMemorySessionService()
+        self.session = self._loop.run_until_complete(
+            self._service.create_session(app_name="harness", user_id="u")
+        )
+        #: One entry per summariser call: (session length then, input positions,
+        #: numbers of earlier summaries it was given as a rolling-summary seed).
+        self.summaries: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
+        pipeline = self
+
+        class Recorder(BaseEventsSummarizer):
+            async def maybe_summarize_events(self, *, events: list[Event]) -> Event | None:
+                position = {id(e): i for i, e in enumerate(pipeline.session.events)}
+                taken = tuple(position[id(e)] for e in events if id(e) in position)
+                seeds = tuple(
+                    int(p.text.split("#", 1)[1])
+                    for e in events
+                    if id(e) not in position and e.content
+                    for p in e.content.parts or []
+                    if p.text and p.text.startswith("summary#")
+                )
+                pipeline.summaries.append((len(pipeline.session.events), taken, seeds))
+                stamps = [e.timestamp for e in events]
+                number = len(pipeline.summaries) - 1
+                return Event(
+                    author="model",
+                    # Deterministic, and just after the newest event, as a
+                    # summary written at the end of an invocation would be.
+                    invocation_id=f"summary{number}",
+                    timestamp=max(e.timestamp for e in pipeline.session.events) + 0.5,
+                    actions=EventActions(
+                        compaction=EventCompaction(
+                            start_timestamp=min(stamps),
+                            end_timestamp=max(stamps),
+                            compacted_content=types.Content(
+                                role="model", parts=[types.Part(text=f"summary#{number}")]
+                            ),
+                        )
+                    ),
+                )
+
+        config = EventsCompactionConfig(
+            summarizer=Recorder(),
+            compaction_interval=compaction_interval,
+            overlap_size=overlap_size,
+            token_threshold=token_threshold,
+            event_retention_size=event_retention_size,
+        )
+        self.app = App(
+            name="harness",
+            root_agent=LlmAgent(name=self.AGENT, model="gemini-2.0-flash"),
+            events_compaction_config=config,
+        )
+
+    def append(self, step: Step) -> None:
+        event = to_adk_event(step)
+        event.id = Event.new_id()  # the service deduplicates equal events by id
+        self._loop.run_until_complete(self._service.append_event(self.session, event))
+
+    def end_invocation(self) -> None:
+        async def run() -> None:
+            async for event in self._sliding(self.app, self.session, self._service):
+                await self._service.append_event(self.session, event)
+
+        self._loop.run_until_complete(run())
+
+    def steps(self) -> Session:
+        """The session as the model sees it (summaries included)."""
+        return from_adk_events(self.session.events)
+
+    def prompt(self, *, without_summaries: bool = False) -> list[PromptContent]:
+        """``LlmRequest.contents`` as ADK assembles them for the agent, with
+        function call ids kept (as for models that pair by id).
+
+        ``without_summaries``: as if no compaction had happened (the baseline
+        of P4: what the prompt builder shows of the raw events)."""
+        try:
+            from google.adk.flows.llm_flows.context._contents import _get_contents
+        except ImportError:  # releases before the context/ package
+            from google.adk.flows.llm_flows.contents import _get_contents
+        events = list(self.session.events)
+        if without_summaries:
+            events = [e for e in events if not (e.actions and e.actions.compaction)]
+        params = inspect.signature(_get_contents).parameters
+        if "preserve_function_call_ids" in params:
+            contents = _get_contents(None, events, self.AGENT, preserve_function_call_ids=True)
+        else:
+            contents = _get_contents(None, events, self.AGENT)
+        return _prompt_of(contents)
+
+    def close(self) -> None:
+        self._loop.close()

@@ -7,6 +7,8 @@ unit        :class:`~compaction_harness.unit.UnitCase`      U1-U4
 token       :class:`~compaction_harness.unit.TokenCase`     U5
 metamorphic :class:`~compaction_harness.metamorphic.        U6
             MetamorphicCase`
+pipeline    :class:`~compaction_harness.pipeline.           P1-P4
+            PipelineCase`
 =========== =============================================== ==================
 """
 
@@ -16,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .metamorphic import MetamorphicCase, run_metamorphic_case
+from .pipeline import PipelineCase, run_pipeline_case
 from .unit import TokenCase, UnitCase, UnitOutcome, run_token_case, run_unit_case
 
 __all__ = ["CASE_KINDS", "case_kind", "run_case"]
@@ -25,6 +28,7 @@ CASE_KINDS: dict[str, tuple[type, Callable[..., UnitOutcome]]] = {
     "unit": (UnitCase, run_unit_case),
     "token": (TokenCase, run_token_case),
     "metamorphic": (MetamorphicCase, run_metamorphic_case),
+    "pipeline": (PipelineCase, run_pipeline_case),
 }
 
 

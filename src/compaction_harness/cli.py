@@ -59,6 +59,9 @@ def render_fixture(fixture: Fixture) -> str:
         "timeline (W = in the compaction window; open = obligations still open after the "
         "event when no id is exempted as provably dead):"
     )
+    if fixture.kind == "pipeline":
+        lines.append(case.render())
+        return "\n".join(lines)
     dead = reference.provably_dead_call_ids(session, window)
     position = {step: pos for pos, step in enumerate(window)}
     for index, line in enumerate(session.render({i: "W" for i in window}).splitlines()):
@@ -258,6 +261,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import logging
+    import warnings
+
+    # ADK logs what its prompt builder drops and warns that compaction is
+    # experimental; the command's own output says what matters.
+    logging.getLogger("google_adk").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -40,6 +40,7 @@ from .invariants import INVARIANTS
 from .known_faults import fault_for
 from .metamorphic import MetamorphicCase
 from .model import ModelError, Session
+from .pipeline import PipelineCase
 from .unit import TokenCase, UnitCase
 
 __all__ = [
@@ -55,7 +56,7 @@ SCHEMA_VERSION = 1
 MAX_FIXTURE_BYTES = 5_000_000
 KNOWN_INVARIANTS = tuple(INVARIANTS)
 _RELEASE = re.compile(r"^\d+\.\d+\.\d+((a|b|rc)\d+)?$")
-_KINDS = ("unit", "token", "metamorphic")
+_KINDS = ("unit", "token", "metamorphic", "pipeline")
 _REQUIRED = ("schema_version", "kind", "invariant", "adk_release", "call", "session")
 _OPTIONAL = ("expected", "observed", "violations", "known_fault", "note")
 
@@ -205,10 +206,13 @@ def _parse_case(kind: str, call: Any, session: Session) -> Any:
     * ``unit``: ``{"window": [step indices]}``;
     * ``token``: ``{"retention": event_retention_size}``;
     * ``metamorphic``: ``{"relation", "window"}``, plus ``index`` and
-      ``call_id`` (``added_response``) or ``retention`` (``isolation_scope``).
+      ``call_id`` (``added_response``) or ``retention`` (``isolation_scope``);
+    * ``pipeline``: ``{"config", "ends", "max_invocation_events"}``.
     """
     if kind == "metamorphic":
         return _parse_metamorphic(call, session)
+    if kind == "pipeline":
+        return _parse_pipeline(call, session)
     fields = {"unit": "window", "token": "retention"}[kind]
     if not isinstance(call, dict) or set(call) != {fields}:
         raise ModelError(f"call: expected an object with exactly the field {fields!r}")
@@ -220,6 +224,23 @@ def _parse_case(kind: str, call: Any, session: Session) -> Any:
     if not isinstance(value, list) or any(type(i) is not int for i in value):
         raise ModelError("call.window: expected a list of integers")
     return UnitCase(session, tuple(value))
+
+
+def _parse_pipeline(call: Any, session: Session) -> PipelineCase:
+    if not isinstance(call, dict) or not {"config", "ends"} <= set(call):
+        raise ModelError("call: expected an object with the fields 'config' and 'ends'")
+    extra = sorted(set(call) - {"config", "ends", "max_invocation_events"})
+    if extra:
+        raise ModelError(f"call: unknown field {extra[0]!r}")
+    config, ends = call["config"], call["ends"]
+    if not isinstance(config, dict):
+        raise ModelError("call.config: expected an object")
+    if not isinstance(ends, list) or any(type(i) is not int for i in ends):
+        raise ModelError("call.ends: expected a list of integers")
+    limit = call.get("max_invocation_events", 6)
+    if type(limit) is not int or limit < 1:
+        raise ModelError("call.max_invocation_events: expected a positive integer")
+    return PipelineCase(config, session, tuple(ends), limit)
 
 
 def _parse_metamorphic(call: Any, session: Session) -> MetamorphicCase:

@@ -1,0 +1,374 @@
+"""Pipeline-level invariants P1 to P4 over a real session driven step by step.
+
+A :class:`PipelineCase` is a compaction configuration and a sequence of
+operations (append an event; end the invocation, which runs ADK's
+post-invocation compaction). :func:`run_pipeline_case` replays it on a real
+``InMemorySessionService`` session through :class:`~compaction_harness.adk.Pipeline`
+and checks, after every operation:
+
+* **P1 range safety** -- every summariser input, taken as a window of the
+  session at that moment, satisfies U2.
+* **P2 prompt validity** -- in ADK's assembled prompt every content with
+  function responses comes directly after the model content whose calls it
+  answers, with exactly those ids; no response appears without its call or
+  twice; the user message that opened the running invocation is a user turn.
+  Calls left without a response are reported, not failed (pending,
+  long-running).
+* **P3 liveness** -- with sliding-window compaction every ``N`` invocations,
+  the backlog that the definitions allow to compact stays bounded (see
+  :func:`liveness_bound`).
+* **P4 nothing lost** -- by event identity (its text or its call ids), not by
+  timestamp: every event is in the prompt, or in the input of a summary that
+  is.
+
+The checkers here are pure; only the adapter touches ADK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import reference
+from .invariants import Violation
+from .model import ModelError, Session, Step
+from .unit import UnitOutcome
+
+__all__ = [
+    "END",
+    "PipelineCase",
+    "check_liveness",
+    "check_nothing_lost",
+    "check_prompt",
+    "check_range_safety",
+    "liveness_bound",
+    "run_pipeline_case",
+]
+
+#: The operation that ends the running invocation (compaction runs).
+END = "end"
+CONFIG_KEYS = ("compaction_interval", "overlap_size", "token_threshold", "event_retention_size")
+
+Prompt = Sequence[tuple[str, tuple[tuple[str, ...], ...]]]
+
+
+def liveness_bound(config: Mapping[str, int | None], max_invocation_events: int) -> int | None:
+    """P3's bound on the compactable backlog, or None without sliding window.
+
+    Reasoning: the runner compacts after an invocation once
+    ``compaction_interval`` (N) invocations are new since the last summary.
+    Between two compactions at most N - 1 completed invocations are new, plus
+    the one that just ended, each of at most ``max_invocation_events`` (E)
+    events. The summary covers everything the definitions allow up to its
+    end, so events that could be compacted (the longest self-contained prefix
+    of the uncovered events, dead calls exempt) number at most (N + 1) * E
+    right after compaction, unless compaction stalled. The overlap only
+    re-covers events already covered, so it does not enter the bound.
+    """
+    interval = config.get("compaction_interval")
+    if interval is None or config.get("overlap_size") is None:
+        return None
+    return (interval + 1) * max_invocation_events
+
+
+def check_range_safety(snapshot: Session, taken: Sequence[int]) -> list[Violation]:
+    """P1: a summariser input, as a window of ``snapshot``, satisfies U2."""
+    return [
+        Violation(
+            "P1",
+            f"the summariser was given a range that splits a live pair: {o.id!r} opened at "
+            f"step {taken[o.position]} is not closed inside it",
+            ids=(o.id,),
+            positions=(taken[o.position],),
+            expected="a self-contained range",
+            observed=list(taken),
+        )
+        for o in reference.open_obligations(snapshot, taken, len(taken))
+    ]
+
+
+def check_prompt(prompt: Prompt, opener: str | None) -> tuple[list[Violation], list[str]]:
+    """P2 on an assembled prompt; returns (violations, ids of calls left unanswered).
+
+    ``opener``: the text of the user message that opened the running
+    invocation, if one did.
+    """
+    out: list[Violation] = []
+    answered: set[str] = set()
+    unanswered: list[str] = []
+    for k, (_role, parts) in enumerate(prompt):
+        responses = [p[1] for p in parts if p[0] == "response"]
+        calls = [p[1] for p in parts if p[0] == "call"]
+        if responses:
+            before = prompt[k - 1] if k else ("", ())
+            asked = [p[1] for p in before[1] if p[0] == "call"] if before[0] == "model" else []
+            if sorted(responses) != sorted(asked):
+                out.append(
+                    Violation(
+                        "P2",
+                        f"content {k} answers {sorted(responses)} but the content before it "
+                        f"({before[0] or 'none'}) calls {sorted(asked)}",
+                        ids=tuple(sorted(set(responses) ^ set(asked))),
+                        positions=(k,),
+                        expected=sorted(asked),
+                        observed=sorted(responses),
+                    )
+                )
+            twice = sorted({r for r in responses if r in answered or responses.count(r) > 1})
+            if twice:
+                out.append(
+                    Violation(
+                        "P2", f"content {k} answers {twice} a second time", tuple(twice), (k,)
+                    )
+                )
+            answered.update(responses)
+        nxt = prompt[k + 1][1] if k + 1 < len(prompt) else ()
+        following = {p[1] for p in nxt if p[0] == "response"}
+        unanswered += [c for c in calls if c not in following]
+    if opener is not None and not any(
+        role == "user" and ("text", opener) in parts for role, parts in prompt
+    ):
+        out.append(
+            Violation(
+                "P2",
+                f"the user message {opener!r} that opened the running invocation is not in the "
+                "prompt",
+                expected=opener,
+                observed=None,
+            )
+        )
+    return out, unanswered
+
+
+def _visible(step: Step, prompt: Prompt) -> bool:
+    parts = {p for _, ps in prompt for p in ps}
+    if step.text is not None and ("text", step.text) in parts:
+        return True
+    calls = {("call", c.id, c.name) for c in step.calls}
+    responses = {("response", r.id, r.name) for r in step.responses}
+    return bool(calls | responses) and (calls | responses) <= parts
+
+
+Summaries = Sequence[tuple[int, Sequence[int], Sequence[int]]]
+
+
+def covered_by_kept(prompt: Prompt, summaries: Summaries) -> set[int]:
+    """Positions of the events given to a summary whose text is in the prompt,
+    directly or through the rolling-summary seeds it was given."""
+    texts = {p[1] for _, ps in prompt for p in ps if p[0] == "text"}
+    todo = [n for n in range(len(summaries)) if f"summary#{n}" in texts]
+    seen: set[int] = set()
+    covered: set[int] = set()
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        covered.update(summaries[n][1])
+        todo.extend(summaries[n][2])
+    return covered
+
+
+def check_nothing_lost(
+    steps: Session, prompt: Prompt, summaries: Summaries, baseline: Prompt
+) -> list[Violation]:
+    """P4: every event the prompt builder shows without compaction (``baseline``)
+    is in the prompt, or was given to a summary that is (directly or through a
+    rolling-summary seed)."""
+    covered = covered_by_kept(prompt, summaries)
+    live = reference.live_events(steps)
+    live_ids = {id(s) for s in live}
+    return [
+        Violation(
+            "P4",
+            f"step {i} is neither in the prompt nor in the input of a summary that is",
+            positions=(i,),
+            expected="in the prompt or summarised",
+            observed="lost",
+        )
+        for i, step in enumerate(steps)
+        if step.compaction is None
+        and not step.rewind_before
+        and id(step) in live_ids
+        and i not in covered
+        and _visible(step, baseline)
+        and not _visible(step, prompt)
+    ]
+
+
+def check_liveness(
+    steps: Session,
+    prompt: Prompt,
+    summaries: Summaries,
+    bound: int | None,
+) -> list[Violation]:
+    """P3: the backlog the definitions allow to compact is within ``bound``."""
+    if bound is None:
+        return []
+    covered = covered_by_kept(prompt, summaries)
+    uncovered = tuple(i for i, s in enumerate(steps) if s.compaction is None and i not in covered)
+    compactable = reference.longest_self_contained_prefix(steps, uncovered)
+    if compactable <= bound:
+        return []
+    return [
+        Violation(
+            "P3",
+            f"{compactable} events could be compacted but are not (bound {bound}): "
+            "compaction has stalled",
+            positions=tuple(uncovered[:compactable]),
+            expected=f"at most {bound}",
+            observed=compactable,
+        )
+    ]
+
+
+@dataclass(frozen=True)
+class PipelineCase:
+    """A configuration and the operations that drive a real session.
+
+    Attributes:
+        config: ``EventsCompactionConfig`` trigger values (the keys of
+            :data:`CONFIG_KEYS`, None where unset).
+        session: the events appended, in order.
+        ends: after how many appended events an invocation ended (compaction ran).
+        max_invocation_events: the most events one invocation appends (P3's E).
+    """
+
+    config: Mapping[str, int | None]
+    session: Session
+    ends: tuple[int, ...]
+    max_invocation_events: int = 6
+    origin: Session | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if set(self.config) != set(CONFIG_KEYS):
+            raise ModelError(f"call.config: expected exactly the keys {', '.join(CONFIG_KEYS)}")
+        for key, value in self.config.items():
+            if value is not None and (type(value) is not int or value < 0):
+                raise ModelError(f"call.config.{key}: expected a non-negative integer or null")
+        if any(not 0 <= e <= len(self.session) for e in self.ends) or list(self.ends) != sorted(
+            self.ends
+        ):
+            raise ModelError("call.ends: expected sorted positions within the session")
+
+    @property
+    def window(self) -> tuple[int, ...]:
+        return ()
+
+    def call_json(self) -> dict[str, Any]:
+        return {
+            "config": dict(self.config),
+            "ends": list(self.ends),
+            "max_invocation_events": self.max_invocation_events,
+        }
+
+    def render(self) -> str:
+        lines = self.session.render().splitlines()
+        out = []
+        for k, line in enumerate(lines):
+            out.append(line)
+            out += ["  ---- end of invocation: compaction runs"] * list(self.ends).count(k + 1)
+        return "\n".join(out) + f"\nconfig: {dict(self.config)}"
+
+    def __repr__(self) -> str:
+        return f"PipelineCase({dict(self.config)!r}, {self.session!r}, ends={self.ends!r})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+
+class PipelineRun:
+    """Operations applied one at a time, each followed by the checks."""
+
+    def __init__(self, config: Mapping[str, int | None], max_invocation_events: int = 6) -> None:
+        from .adk import Pipeline
+
+        self.config = dict(config)
+        self.pipeline = Pipeline(**self.config)
+        self.bound = liveness_bound(self.config, max_invocation_events)
+        self.appended: list[Step] = []
+        self.ends: list[int] = []
+        self.opener: str | None = None
+        self._checked_summaries = 0
+
+    def append(self, step: Step, *, opens_invocation: bool = False) -> list[Violation]:
+        """Append ``step``; a model-authored step is preceded by the model call
+        that produced it, so the prompt is checked first (P2, P4)."""
+        found: list[Violation] = []
+        if step.author != "user" and not step.responses:
+            found = self.model_call()
+        if opens_invocation:
+            self.opener = step.text if step.author == "user" else None
+        self.appended.append(step)
+        self.pipeline.append(step)
+        return found
+
+    def model_call(self) -> list[Violation]:
+        """P2 and P4 on the prompt ADK would send now."""
+        steps = self.pipeline.steps()
+        prompt = self.pipeline.prompt()
+        out = check_prompt(prompt, self.opener)[0]
+        baseline = self.pipeline.prompt(without_summaries=True)
+        out += check_nothing_lost(steps, prompt, self.pipeline.summaries, baseline)
+        return out
+
+    def end_invocation(self) -> list[Violation]:
+        """End the invocation: compaction runs; then P1 on new summaries and P3."""
+        self.opener = None  # no invocation runs until the next one opens
+        self.ends.append(len(self.appended))
+        self.pipeline.end_invocation()
+        steps = self.pipeline.steps()
+        summaries = self.pipeline.summaries
+        out: list[Violation] = []
+        for length, taken, _ in summaries[self._checked_summaries :]:
+            out += check_range_safety(Session(steps.steps[:length]), taken)
+        self._checked_summaries = len(summaries)
+        out += check_liveness(steps, self.pipeline.prompt(), summaries, self.bound)
+        return out
+
+    def case(self) -> PipelineCase:
+        return PipelineCase(self.config, Session(tuple(self.appended)), tuple(self.ends))
+
+    def outcome(self, violations: list[Violation]) -> UnitOutcome:
+        prompt = self.pipeline.prompt()
+        return UnitOutcome(
+            violations,
+            {},
+            {
+                "summaries": [list(t) for _, t, _ in self.pipeline.summaries],
+                "prompt": [[role, [list(p) for p in parts]] for role, parts in prompt],
+            },
+        )
+
+    def close(self) -> None:
+        self.pipeline.close()
+
+
+def run_pipeline_case(case: PipelineCase) -> UnitOutcome:
+    """Replay ``case`` and return the violations of the first operation that has any."""
+    run = PipelineRun(case.config, case.max_invocation_events)
+    try:
+        ends = list(case.ends)
+        found: list[Violation] = []
+        previous_inv: str | None = None
+        for k, step in enumerate(case.session):
+            while ends and ends[0] == k:
+                ends.pop(0)
+                found = run.end_invocation()
+                previous_inv = None
+                if found:
+                    return run.outcome(found)
+            opens = step.invocation != previous_inv
+            previous_inv = step.invocation
+            found = run.append(step, opens_invocation=opens)
+            if found:
+                return run.outcome(found)
+        while ends:
+            ends.pop(0)
+            found = run.end_invocation()
+            if found:
+                return run.outcome(found)
+        return run.outcome([])
+    finally:
+        run.close()

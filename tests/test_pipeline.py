@@ -1,0 +1,155 @@
+"""The pipeline: real sessions through many invocations and compactions.
+
+A Hypothesis ``RuleBasedStateMachine`` appends what ADK's runtime appends
+(user messages, agent-started invocations, model text, single and parallel
+calls answered at once, later by the client -- an invocation that opens with
+the function response -- or never, long-running ones among them) and ends
+invocations, which runs ADK's post-invocation compaction on a real
+``InMemorySessionService`` session with a real ``App`` and
+``EventsCompactionConfig``. After every rule the pipeline invariants P1 to
+P4 are checked (``compaction_harness.pipeline``). A failing run raises
+``InvariantViolation`` with the run so far, which the plugin writes as a
+``pipeline`` fixture.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from compaction_harness.adk import helper_availability
+from compaction_harness.model import Call, Response, Step
+from compaction_harness.pipeline import PipelineRun
+from compaction_harness.unit import InvariantViolation
+
+E_MAX = 6  # events one invocation appends at most (the machine's preconditions keep it)
+
+_MISSING = helper_availability()["_longest_self_contained_prefix"]
+SLIDING = st.fixed_dictionaries(
+    {
+        "compaction_interval": st.integers(1, 3),
+        "overlap_size": st.integers(0, 2),
+        "token_threshold": st.none(),
+        "event_retention_size": st.none(),
+    }
+)
+TOKEN = st.fixed_dictionaries(
+    {
+        "compaction_interval": st.none(),
+        "overlap_size": st.none(),
+        "token_threshold": st.integers(20, 80),
+        "event_retention_size": st.integers(0, 3),
+    }
+)
+BOTH = st.fixed_dictionaries(
+    {
+        "compaction_interval": st.integers(1, 3),
+        "overlap_size": st.integers(0, 2),
+        "token_threshold": st.integers(20, 80),
+        "event_retention_size": st.integers(0, 3),
+    }
+)
+CONFIGS = st.one_of(SLIDING, TOKEN, BOTH)
+
+
+class CompactionMachine(RuleBasedStateMachine):
+    run: PipelineRun
+
+    @initialize(config=CONFIGS)
+    def configure(self, config):
+        self.run = PipelineRun(config, E_MAX)
+        self.clock = 0.0
+        self.invocations = 0
+        self.inv: str | None = None
+        self.opened = False
+        self.count = 0
+        self.serial = 0
+        # Call events answered later (by the client) or never.
+        self.pending: list[tuple[Call, ...]] = []
+
+    def teardown(self):
+        if hasattr(self, "run"):
+            self.run.close()
+
+    # -- helpers ---------------------------------------------------------------
+    def _append(self, author: str, **fields) -> None:
+        self.clock += 1
+        self.count += 1
+        step = Step(self.inv or "", author, self.clock, **fields)
+        opens = not self.opened
+        self.opened = True
+        violations = self.run.append(step, opens_invocation=opens)
+        if violations:
+            raise InvariantViolation(self.run.case(), self.run.outcome(violations))
+
+    def _fresh(self, n: int, name: str) -> tuple[Call, ...]:
+        calls = []
+        for _ in range(n):
+            self.serial += 1
+            calls.append(Call(f"c{self.serial}", name))
+        return tuple(calls)
+
+    # -- rules -------------------------------------------------------------------
+    @precondition(lambda self: self.inv is None)
+    @rule(opener=st.sampled_from(["user", "agent", "client answer"]), which=st.integers(0, 3))
+    def start_invocation(self, opener, which):
+        # A call answered later is answered by the client, opening an
+        # invocation with the function response (ADK's resume shape); one
+        # never answered is an orphan.
+        self.invocations += 1
+        self.inv, self.opened, self.count = f"i{self.invocations}", False, 0
+        if opener == "client answer" and self.pending:
+            calls = self.pending.pop(which % len(self.pending))
+            self._append("user", responses=tuple(Response(c.id, c.name) for c in calls))
+        elif opener != "agent":
+            self._append("user", text=f"user {self.invocations}")
+
+    @precondition(lambda self: self.inv is not None and self.count < E_MAX)
+    @rule()
+    def model_text(self):
+        # The model's usage metadata: the size of the prompt it was sent.
+        tokens = 10 * len(self.run.pipeline.prompt())
+        self._append("agent", text=f"model {self.clock + 1:g}", prompt_tokens=tokens)
+
+    @precondition(lambda self: self.inv is not None and self.count <= E_MAX - 2)
+    @rule(
+        parallel=st.integers(1, 2),
+        fate=st.sampled_from(["answered now", "answered later", "long-running"]),
+    )
+    def call_tools(self, parallel, fate):
+        calls = self._fresh(parallel, "lookup" if fate != "long-running" else "export")
+        lr = tuple(c.id for c in calls) if fate == "long-running" else ()
+        self._append("agent", calls=calls, long_running=lr)
+        if fate == "answered now":
+            self._append("agent", responses=tuple(Response(c.id, c.name) for c in calls))
+        else:
+            self.pending.append(calls)
+
+    @precondition(lambda self: self.inv is not None and self.count >= 1)
+    @rule()
+    def end_invocation(self):
+        self.inv = None
+        violations = self.run.end_invocation()
+        if violations:
+            raise InvariantViolation(self.run.case(), self.run.outcome(violations))
+
+    @invariant()
+    def machine_bounds_hold(self):
+        # Not an ADK invariant: the machine's own promise behind P3's bound.
+        assert not hasattr(self, "count") or self.count <= E_MAX
+
+
+@pytest.mark.property
+@pytest.mark.skipif(_MISSING is not None, reason=f"not applicable: {_MISSING}")
+def test_pipeline_meets_p1_to_p4() -> None:
+    # A plain function (not the generated TestCase), so the harness's plugin
+    # can run it as a campaign and write its failures as fixtures.
+    run_state_machine_as_test(CompactionMachine)

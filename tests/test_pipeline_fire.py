@@ -1,0 +1,144 @@
+"""P1 to P4 fire on deliberately broken pipelines, and stay quiet on ADK's own.
+
+Each test drives a real session by hand through `PipelineRun` and breaks one
+piece of ADK's compaction with monkeypatch.
+"""
+
+from __future__ import annotations
+
+import google.adk.apps.compaction as compaction
+import pytest
+from builders import answer, call, text, user
+
+from compaction_harness.adk import helper_availability
+from compaction_harness.pipeline import PipelineRun, check_prompt
+
+pytestmark = pytest.mark.skipif(
+    helper_availability()["_provably_dead_call_ids"] is not None,
+    reason="drives the 2.12.0+ helpers",
+)
+SLIDING = {
+    "compaction_interval": 1,
+    "overlap_size": 0,
+    "token_threshold": None,
+    "event_retention_size": None,
+}
+
+
+def invariants(found) -> set[str]:
+    return {v.invariant for v in found}
+
+
+def drive(run: PipelineRun, invocations) -> set[str]:
+    """Append each invocation's steps and end it; the invariants that fired."""
+    seen: set[str] = set()
+    for steps in invocations:
+        for k, step in enumerate(steps):
+            seen |= invariants(run.append(step, opens_invocation=k == 0))
+        seen |= invariants(run.end_invocation())
+    return seen
+
+
+def pending_call_then_answer() -> list:
+    return [
+        [user("i1", 1, "u1"), call("i1", 2, "a")],
+        [answer("i2", 3, "a", author="user"), text("i2", 4, "m4")],
+    ]
+
+
+def test_adks_own_pipeline_is_quiet():
+    run = PipelineRun(SLIDING)
+    try:
+        assert drive(run, pending_call_then_answer()) == set()
+    finally:
+        run.close()
+
+
+def test_p1_fires_when_the_prefix_helper_ignores_pairs(monkeypatch):
+    # The call is summarised while its answer is still to come. (ADK 2.13.0's
+    # prompt builder recovers the summarised call, so the prompt stays valid.)
+    monkeypatch.setattr(
+        compaction, "_longest_self_contained_prefix", lambda events, all_events=None: events
+    )
+    run = PipelineRun(SLIDING)
+    try:
+        assert drive(run, pending_call_then_answer()) == {"P1"}
+    finally:
+        run.close()
+
+
+def test_p3_fires_when_compaction_stalls_like_releases_before_2_12(monkeypatch):
+    real = compaction._longest_self_contained_prefix
+    monkeypatch.setattr(
+        compaction, "_longest_self_contained_prefix", lambda events, all_events=None: real(events)
+    )
+    run = PipelineRun(SLIDING, max_invocation_events=2)  # bound (1 + 1) * 2 = 4
+    orphan = [[user("i1", 1, "u1"), call("i1", 2, "dead")]]
+    later = [
+        [user(f"i{k}", 2 * k, f"u{k}"), text(f"i{k}", 2 * k + 1, f"m{k}")] for k in range(2, 6)
+    ]
+    try:
+        assert "P3" in drive(run, orphan + later)
+    finally:
+        run.close()
+
+
+def test_p4_fires_when_a_summary_hides_an_event_it_was_not_given(monkeypatch):
+    # Not a prefix: the second event is skipped, yet the summary's time range
+    # covers it, so the prompt hides an event no summary holds.
+    monkeypatch.setattr(
+        compaction,
+        "_longest_self_contained_prefix",
+        lambda events, all_events=None: events[:1] + events[2:],
+    )
+    run = PipelineRun(SLIDING)
+    steps = [
+        [user("i1", 1, "u1"), text("i1", 2, "m2"), text("i1", 3, "m3")],
+        [user("i2", 4, "u2"), text("i2", 5, "m5")],
+    ]
+    try:
+        assert "P4" in drive(run, steps)
+    finally:
+        run.close()
+
+
+def test_p2_fires_when_the_prompt_builder_repeats_an_answer(monkeypatch):
+    from google.adk.flows.llm_flows.context import _contents
+
+    real = _contents._get_contents
+
+    def repeats_answers(*args, **kwargs):
+        contents = real(*args, **kwargs)
+        if contents and any(p.function_response for p in contents[-1].parts or []):
+            contents.append(contents[-1])
+        return contents
+
+    monkeypatch.setattr(_contents, "_get_contents", repeats_answers)
+    run = PipelineRun(SLIDING)
+    try:
+        assert "P2" in drive(run, pending_call_then_answer())
+    finally:
+        run.close()
+
+
+def test_p2_checker_on_hand_made_prompts():
+    ok = [
+        ("user", (("text", "u"),)),
+        ("model", (("call", "a", "t"),)),
+        ("user", (("response", "a", "t"),)),
+    ]
+    assert check_prompt(ok, "u") == ([], [])
+    orphan = [("user", (("text", "u"),)), ("user", (("response", "a", "t"),))]
+    (v,) = check_prompt(orphan, "u")[0]
+    assert v.invariant == "P2" and "answers ['a']" in v.message
+    twice = [
+        *ok,
+        ("model", (("call", "b", "t"),)),
+        ("user", (("response", "a", "t"), ("response", "b", "t"))),
+    ]
+    assert any(
+        "a second time" in v.message or "answers" in v.message for v in check_prompt(twice, "u")[0]
+    )
+    assert check_prompt([("model", (("call", "a", "t"),))], None)[1] == ["a"]
+    (v,) = check_prompt(ok, "missing opener")[0]
+    assert "is not in the prompt" in v.message
