@@ -51,10 +51,11 @@ coverage: ## branch coverage of ADK's compaction code per function; fails below 
 	$$py -m compaction_harness.coverage_report build/coverage.json \
 	  $(foreach f,$(COVERAGE_REQUIRED),--require $(f))
 
-bench: ## examples per second and seconds to find the 2.11.0 stall (median of 5 seeds)
+bench: ## examples/s, pipeline steps/s, seconds to find the 2.11.0 stall (median of 5 seeds)
 	@py=$$($(ENV_PY)) || exit $$?; \
 	py211=$$(PYTHONPATH=src $(PYTHON) -m compaction_harness.envs --adk 2.11.0) || exit $$?; \
-	$$py bench/bench.py throughput && $$py211 bench/bench.py time-to-failure
+	$$py bench/bench.py throughput && $$py bench/bench.py steps && \
+	$$py211 bench/bench.py time-to-failure
 
 replay: ## re-check fixtures against the target: make replay FIXTURE=tests/repros/x.json
 	@py=$$($(ENV_PY)) || exit $$?; \

@@ -2,6 +2,7 @@
 
     python bench/bench.py throughput [--examples N] [--repeat R]
     python bench/bench.py time-to-failure [--seeds N]
+    python bench/bench.py steps [--examples N]
 
 ``throughput`` measures examples per second of the unit property on one core
 (a single process), for sessions of at most 30 events, with Hypothesis
@@ -154,6 +155,42 @@ def time_to_failure(args: argparse.Namespace) -> dict:
     return {"kind": "time-to-failure", "seeds": rows, "summary": summary}
 
 
+def steps(args: argparse.Namespace) -> dict:
+    """Rule executions per second of the pipeline state machine (one core)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from hypothesis.stateful import run_state_machine_as_test
+    from test_pipeline import CompactionMachine
+
+    from compaction_harness import pipeline
+
+    counted = {"append": 0, "end_invocation": 0}
+    originals = {name: getattr(pipeline.PipelineRun, name) for name in counted}
+
+    def counting(name):
+        def wrapper(self, *a, **kw):
+            counted[name] += 1
+            return originals[name](self, *a, **kw)
+
+        return wrapper
+
+    for name in counted:
+        setattr(pipeline.PipelineRun, name, counting(name))
+    started = time.perf_counter()
+    try:
+        run_state_machine_as_test(CompactionMachine, settings=_settings(args.examples))
+    finally:
+        for name, fn in originals.items():
+            setattr(pipeline.PipelineRun, name, fn)
+    seconds = time.perf_counter() - started
+    total = sum(counted.values())
+    print(
+        f"pipeline state machine, google-adk {ADK_RELEASE}: {total} steps "
+        f"({counted['end_invocation']} with compaction) in {seconds:.1f} s = "
+        f"{total / seconds:.1f} steps per second"
+    )
+    return {"kind": "steps", "steps": total, "seconds": seconds, "per_second": total / seconds}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -162,8 +199,11 @@ def main() -> int:
     t.add_argument("--repeat", type=int, default=3)
     f = sub.add_parser("time-to-failure", help="seconds to the first failure, per seed")
     f.add_argument("--seeds", type=int, default=5)
+    m = sub.add_parser("steps", help="pipeline state-machine steps per second")
+    m.add_argument("--examples", type=int, default=50)
     args = parser.parse_args()
-    result = throughput(args) if args.command == "throughput" else time_to_failure(args)
+    commands = {"throughput": throughput, "time-to-failure": time_to_failure, "steps": steps}
+    result = commands[args.command](args)
     result.update(adk_release=ADK_RELEASE, python=platform.python_version(), unix_time=time.time())
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)

@@ -177,9 +177,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     return True
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    config._harness_campaign_items = sum(  # type: ignore[attr-defined]
-        1 for item in items if item.get_closest_marker("property")
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # After deselection (-k, -m): only the items that will run share the budget.
+    session.config._harness_campaign_items = sum(  # type: ignore[attr-defined]
+        1 for item in session.items if item.get_closest_marker("property")
     )
 
 
