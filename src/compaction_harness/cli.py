@@ -61,6 +61,11 @@ def render_fixture(fixture: Fixture) -> str:
     )
     if fixture.kind == "pipeline":
         lines.append(case.render())
+        for n, given in enumerate(fixture.observed.get("summaries", [])):
+            lines.append(
+                f"summary#{n} was given the events at positions {given} of the session "
+                "as stored (summary events included)"
+            )
         return "\n".join(lines)
     dead = reference.provably_dead_call_ids(session, window)
     position = {step: pos for pos, step in enumerate(window)}
