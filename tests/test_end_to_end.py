@@ -3,12 +3,14 @@ writes a fixture; `show` renders it; `export` turns it into an upstream test
 that fails under pytest on 2.11.0 and passes on 2.13.0.
 
 The 2.11.0 environment is made (once) exactly as `make test ADK=2.11.0` makes
-it, in `.venv/adk-2.11.0/`.
+it, in `.venv/adk-2.11.0/`. The campaign runs with a fixed seed and a
+throw-away example database, so the gate stays deterministic.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -47,7 +49,11 @@ def test_campaign_show_export_across_releases(tmp_path: Path, capsys) -> None:
             "--fuzz-shards=1",
             "--repro-dir",
             str(repros),
+            "--hypothesis-seed=0",
         ],
+        # A fixed seed and an example database of its own: the gate stays
+        # deterministic and leaves the user's campaign database alone.
+        env={**os.environ, "HARNESS_FUZZ_DB": str(tmp_path / "db")},
         cwd=ROOT,
         capture_output=True,
         text=True,

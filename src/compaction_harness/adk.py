@@ -336,12 +336,19 @@ def token_threshold_summariser_input(
         config = EventsCompactionConfig(
             summarizer=Recorder(), token_threshold=threshold, event_retention_size=retention
         )
+        kwargs = {}
+        if "isolation_scope" in inspect.signature(fn).parameters:
+            kwargs["isolation_scope"] = isolation_scope
+        elif isolation_scope is not None:
+            raise NotApplicable(
+                f"google-adk {ADK_RELEASE}'s token-threshold compaction takes no isolation scope"
+            )
         await fn(
             config=config,
             session=adk_session,
             session_service=service,
             agent=LlmAgent(name="agent", model="gemini-2.0-flash"),
-            isolation_scope=isolation_scope,
+            **kwargs,
         )
 
     asyncio.run(run())

@@ -26,6 +26,22 @@ class CliError(Exception):
     """Bad input or an unusable target: one line, exit status 2."""
 
 
+#: minimize's limits: Hypothesis draws one choice per event, and the search
+#: replays ADK on every candidate.
+MAX_SESSION_EVENTS = 1_000
+MAX_SESSION_BYTES = 50_000_000
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
 def _cmd_show(args: argparse.Namespace) -> int:
     fixtures = [load_fixture(path) for path in args.fixtures]  # all load, or exit 2
     print("\n\n".join(render_fixture(f) for f in fixtures))
@@ -162,6 +178,13 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     from .minimize import MinimizeError, minimize
 
     path = Path(args.session)
+    out = Path(args.out)
+    try:  # refuse an unusable --out now, not after the search
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"--out {out}: cannot write there: {exc.strerror or exc}") from None
+    if path.is_file() and path.stat().st_size > MAX_SESSION_BYTES:
+        raise CliError(f"{path}: larger than {MAX_SESSION_BYTES} bytes; cut the session first")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -170,12 +193,23 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
         session = session_from_json(text)
     except ValueError as exc:
         raise CliError(f"{path}: {exc}") from None
+    if len(session) > MAX_SESSION_EVENTS:
+        raise CliError(
+            f"{path}: {len(session)} events; minimize searches at most {MAX_SESSION_EVENTS} "
+            "(cut the session to the stretch around the failure first)"
+        )
     try:
         case = minimize(session, args.invariant, max_examples=args.max_examples)
     except MinimizeError as exc:
         print(f"{path}: {exc}")
         return 1
     outcome = run_case(case)
+    from .known_faults import matching_fault
+
+    faults = {matching_fault(case, v, ADK_RELEASE) for v in outcome.violations}
+    known = next(iter(faults)) if len(faults) == 1 and None not in faults else None
+    if known is not None:
+        print(f"this is the known upstream fault {known.id} of google-adk {ADK_RELEASE}")
     fixture = Fixture(
         kind="token" if hasattr(case, "retention") else "unit",
         invariant=args.invariant,
@@ -184,9 +218,10 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
         expected=outcome.expected,
         observed=outcome.observed,
         violations=tuple(v.summary() for v in outcome.violations),
+        known_fault=known.id if known else None,
         note=f"minimized from a {len(session)}-event session ({path.name}), anonymised",
     )
-    written, new = write_fixture(fixture, Path(args.out))
+    written, new = write_fixture(fixture, out)
     print(f"{'wrote' if new else 'already present'}: {written} ({len(case.session)} events)")
     print(render_fixture(replace(fixture, path=written)))
     return 0
@@ -206,7 +241,8 @@ def _reexec_in_target(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m compaction_harness",
-        description="Show and replay JSON repro fixtures of ADK event-compaction failures.",
+        description="Show, replay and export JSON repro fixtures of ADK event-compaction "
+        "failures, and minimise real sessions into new ones.",
         epilog="Exit status: 0 all hold, 1 a fixture fails an invariant, 2 bad input. "
         "Inside an environment made by `make env`: .venv/adk-<release>/bin/python -m "
         "compaction_harness ...",
@@ -250,8 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="shrink a real session to a minimal anonymised failing fixture",
         description="Read a session as ADK's session services store it (a Session JSON "
         "document, or a JSON list of events), anonymise it, and let Hypothesis's shrinker "
-        "find a minimal sub-sequence of its events that breaks the invariant. Writes the "
-        "fixture; exit 1 when no sub-sequence breaks it.",
+        "find a minimal sub-sequence of its events that breaks the invariant (at most "
+        f"{MAX_SESSION_EVENTS} events). Writes the fixture, marked when it is a known upstream "
+        "fault; exit 0 when a fixture was written, 1 when no sub-sequence breaks the "
+        "invariant, 2 for bad input.",
     )
     mini.add_argument("session", metavar="SESSION.json", help="the recorded session")
     mini.add_argument("--invariant", required=True, choices=["U1", "U2", "U3", "U4", "U5"])
@@ -259,7 +297,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", default="build/repros", help="fixture folder (default: build/repros)"
     )
     mini.add_argument(
-        "--max-examples", type=int, default=2000, help="Hypothesis examples to search (2000)"
+        "--max-examples",
+        type=_positive,
+        default=2000,
+        help="Hypothesis examples to search (2000)",
     )
     mini.set_defaults(func=_cmd_minimize)
     return parser

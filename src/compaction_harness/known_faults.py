@@ -86,7 +86,13 @@ def _token_range_from(case: TokenCase, split: int, prefix) -> int:
 
 
 def _stops_at_invocation_boundary(case, violation: Violation) -> bool:
-    """ADK returned the strict prefix because it ends where an invocation ends."""
+    """ADK returned the strict prefix because it ends where an invocation ends.
+
+    Pipeline (P3) stalls it causes are recorded by their fixture's
+    ``known_fault`` but not recognised here: a campaign still reports them.
+    """
+    if not isinstance(case, UnitCase | TokenCase):
+        return False
     if isinstance(case, UnitCase):
         return violation.invariant == "U3" and violation.observed == _strict_stop_at_boundary(
             case.session, case.window
@@ -145,7 +151,7 @@ def _reused_id_unprotects_newest_call(case, violation: Violation) -> bool:
 KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="dead-call-retry-skipped-at-invocation-boundary",
-        invariant=("U3", "U5"),
+        invariant=("U3", "U5", "P3"),
         releases=("2.13.0",),
         title="the provably-dead retry is skipped when the strict prefix ends an invocation",
         explanation=(
@@ -188,7 +194,9 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="retained-callless-response-blocks-token-split",
         invariant=("U5",),
-        releases=("2.13.0",),
+        # Seen on each release the harness has run: the split helper has kept
+        # this rule since token-threshold compaction appeared.
+        releases=("2.2.0", "2.11.0", "2.13.0"),
         title="a retained response whose call is not among the candidates forbids every split",
         explanation=(
             "google/adk/apps/compaction.py, _safe_token_compaction_split_index: walking back "

@@ -59,7 +59,10 @@ settings.register_profile(
 settings.register_profile(
     "fuzz",
     derandomize=False,
-    database=DirectoryBasedExampleDatabase(f".hypothesis/fuzz-adk-{_adk_release()}"),
+    # HARNESS_FUZZ_DB moves it (the end-to-end test keeps its own).
+    database=DirectoryBasedExampleDatabase(
+        os.environ.get("HARNESS_FUZZ_DB") or f".hypothesis/fuzz-adk-{_adk_release()}"
+    ),
     max_examples=250,  # per round (a second or two); rounds repeat until the budget is spent
     # No explicit phase: the `@example` canaries belong to the gate; a campaign
     # must find faults by itself.
