@@ -230,9 +230,9 @@ needs_unit_helpers = pytest.mark.skipif(
     reason="the installed release lacks a unit helper (2.12.0+ has both)",
 )
 needs_token_runner = pytest.mark.skipif(
-    _AVAILABLE["_events_to_compact_for_token_threshold"] is not None
+    not adk.token_compaction_takes_isolation_scope()
     or _AVAILABLE["_longest_self_contained_prefix"] is not None,
-    reason="the installed release lacks token-threshold compaction or the prefix helper",
+    reason="the installed release's token-threshold compaction has no isolation scopes",
 )
 REUSE = session(call("i1", 1, "x"), user("i2", 2), call("i2", 3, "y"), answer("i2", 4, "y"))
 

@@ -287,6 +287,15 @@ def events_to_compact_for_token_threshold(events: list[Event], retention: int) -
     return fn(events=events, event_retention_size=retention)
 
 
+def token_compaction_takes_isolation_scope() -> bool:
+    """Whether the installed token-threshold compaction filters by isolation scope."""
+    try:
+        fn = _helper("_run_compaction_for_token_threshold_config")
+    except NotApplicable:
+        return False
+    return "isolation_scope" in inspect.signature(fn).parameters
+
+
 def token_threshold_summariser_input(
     session: Session, retention: int, threshold: int = 1, isolation_scope: str | None = None
 ) -> list[Step] | None:
