@@ -151,29 +151,31 @@ def long_running_episode(call: Call, interim: bool) -> Episode:
     return Episode("long-running call", tuple(now), ((_answer(call, USER),),))
 
 
-def confirmation_episode(call: Call, request_id: str) -> Episode:
-    """``call``'s tool asks for confirmation: its response carries the request,
-    then the synthetic call ``request_id``; later the user's answer to it, then
-    the tool's real result."""
-    request = Call(request_id, CONFIRMATION_CALL)
+def _request_episode(label: str, call: Call, request: Call, **pending: tuple[str, ...]) -> Episode:
+    """The shared HITL shape: the call; its tool's response carrying the pending
+    request (``confirmations`` or ``auth_requests``); the synthetic,
+    long-running ``request`` call; later the user's answer to the request,
+    then the tool's real result."""
     now = (
         Template(calls=(call,)),
-        Template(responses=(Response(call.id, call.name),), confirmations=(call.id,)),
+        Template(responses=(Response(call.id, call.name),), **pending),
         Template(calls=(request,), long_running=(request.id,)),
     )
-    return Episode("tool confirmation", now, ((_answer(request, USER), _answer(call)),))
+    return Episode(label, now, ((_answer(request, USER), _answer(call)),))
+
+
+def confirmation_episode(call: Call, request_id: str) -> Episode:
+    """``call``'s tool asks for confirmation (``requested_tool_confirmations``),
+    answered through the synthetic ``adk_request_confirmation`` call."""
+    request = Call(request_id, CONFIRMATION_CALL)
+    return _request_episode("tool confirmation", call, request, confirmations=(call.id,))
 
 
 def auth_episode(call: Call, request_id: str) -> Episode:
-    """The same shape with ``requested_auth_configs`` and the synthetic
-    ``adk_request_credential`` call."""
+    """``call``'s tool asks for credentials (``requested_auth_configs``),
+    answered through the synthetic ``adk_request_credential`` call."""
     request = Call(request_id, AUTH_CALL)
-    now = (
-        Template(calls=(call,)),
-        Template(responses=(Response(call.id, call.name),), auth_requests=(call.id,)),
-        Template(calls=(request,), long_running=(request.id,)),
-    )
-    return Episode("auth request", now, ((_answer(request, USER), _answer(call)),))
+    return _request_episode("auth request", call, request, auth_requests=(call.id,))
 
 
 def long_running_call(ids: st.SearchStrategy[str]) -> st.SearchStrategy[Episode]:
