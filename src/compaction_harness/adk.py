@@ -550,3 +550,29 @@ class Pipeline:
 
     def close(self) -> None:
         self._loop.close()
+
+
+class prefix_helper_replaced:
+    """Within ``with``, ADK's ``_longest_self_contained_prefix`` answers with
+    ``answer(window_positions, session) -> length`` instead.
+
+    For counterfactual replays only (known-fault predicates): ``answer`` gets
+    the window as positions in the model of ``all_events``.
+    """
+
+    def __init__(self, answer) -> None:
+        self.answer = answer
+
+    def __enter__(self) -> None:
+        self.original = getattr(_compaction, "_longest_self_contained_prefix", None)
+
+        def replaced(events, all_events=None):
+            everything = list(all_events if all_events is not None else events)
+            position = {id(e): i for i, e in enumerate(everything)}
+            window = tuple(position[id(e)] for e in events)
+            return events[: self.answer(window, from_adk_events(everything))]
+
+        _compaction._longest_self_contained_prefix = replaced
+
+    def __exit__(self, *exc) -> None:
+        _compaction._longest_self_contained_prefix = self.original

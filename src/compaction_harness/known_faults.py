@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from . import reference
 from .invariants import Violation
+from .pipeline import PipelineCase
 from .unit import TokenCase, UnitCase
 
 __all__ = ["KNOWN_FAULTS", "KnownFault", "fault_for", "matching_fault"]
@@ -85,12 +86,23 @@ def _token_range_from(case: TokenCase, split: int, prefix) -> int:
     return prefix(case.session, window)
 
 
-def _stops_at_invocation_boundary(case, violation: Violation) -> bool:
-    """ADK returned the strict prefix because it ends where an invocation ends.
+def _stall_goes_with_a_reference_prefix(case, violation: Violation) -> bool:
+    """A pipeline stall (P3) that disappears when the run is replayed with the
+    reference's prefix in place of ADK's ``_longest_self_contained_prefix``:
+    the prefix helper stopped short, which among the recorded faults only the
+    invocation-boundary shortcut does."""
+    from .adk import prefix_helper_replaced
+    from .pipeline import run_pipeline_case
 
-    Pipeline (P3) stalls it causes are recorded by their fixture's
-    ``known_fault`` but not recognised here: a campaign still reports them.
-    """
+    with prefix_helper_replaced(lambda w, s: reference.longest_self_contained_prefix(s, w)):
+        replayed = run_pipeline_case(case)
+    return not any(v.invariant == "P3" for v in replayed.violations)
+
+
+def _stops_at_invocation_boundary(case, violation: Violation) -> bool:
+    """ADK returned the strict prefix because it ends where an invocation ends."""
+    if violation.invariant == "P3" and isinstance(case, PipelineCase):
+        return _stall_goes_with_a_reference_prefix(case, violation)
     if not isinstance(case, UnitCase | TokenCase):
         return False
     if isinstance(case, UnitCase):

@@ -1,0 +1,67 @@
+"""The known-fault records recognise their own faults, and only those."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import google.adk.apps.compaction as compaction
+import pytest
+from builders import text, user
+
+from compaction_harness.adk import ADK_RELEASE
+from compaction_harness.cases import run_case
+from compaction_harness.fixtures import load_fixture
+from compaction_harness.known_faults import KNOWN_FAULTS, fault_for, matching_fault
+from compaction_harness.model import Session
+from compaction_harness.pipeline import PipelineCase
+
+REPROS = Path(__file__).parent / "repros"
+on_2_13 = pytest.mark.skipif(ADK_RELEASE != "2.13.0", reason="faults recorded on 2.13.0")
+
+
+def test_every_fault_has_a_fixture_and_an_explanation():
+    marked = {load_fixture(p).known_fault for p in REPROS.glob("*.json")}
+    for fault in KNOWN_FAULTS:
+        assert fault.id in marked, fault.id
+        assert "google/adk/" in fault.explanation and len(fault.explanation) > 200
+
+
+@on_2_13
+@pytest.mark.parametrize(
+    "name",
+    [p.name for p in sorted(REPROS.glob("*-2.13.0-*.json"))],
+)
+def test_each_recorded_fixture_is_recognised_by_its_fault(name):
+    fixture = load_fixture(REPROS / name)
+    violations = run_case(fixture.case).violations
+    assert violations
+    for v in violations:
+        assert matching_fault(fixture.case, v, ADK_RELEASE) is fault_for(fixture.known_fault), v
+
+
+@on_2_13
+def test_a_stall_with_another_cause_is_not_taken_for_the_known_one(monkeypatch):
+    # Compaction refuses every range: a stall no prefix helper causes.
+    monkeypatch.setattr(compaction, "_is_range_worth_compacting", lambda **_: False)
+    steps, ends = [], []
+    for k in range(1, 6):
+        steps += [user(f"i{k}", 2 * k, f"u{k}"), text(f"i{k}", 2 * k + 1, f"m{k}")]
+        ends.append(len(steps))
+    config = {
+        "compaction_interval": 1,
+        "overlap_size": 0,
+        "token_threshold": None,
+        "event_retention_size": None,
+    }
+    case = PipelineCase(config, Session(tuple(steps)), tuple(ends), max_invocation_events=2)
+    (stall,) = [v for v in run_case(case).violations if v.invariant == "P3"]
+    assert matching_fault(case, stall, ADK_RELEASE) is None
+
+
+def test_faults_apply_only_to_their_releases():
+    fault = fault_for("dead-call-retry-skipped-at-invocation-boundary")
+    assert fault.applies_to("2.13.0") and not fault.applies_to("2.11.0")
+    case_unit = load_fixture(REPROS / "U3-2.13.0-e3f99bee2b15adeb.json").case
+    v = run_case(case_unit).violations
+    if v:
+        assert matching_fault(case_unit, v[0], "2.11.0") is None
