@@ -149,6 +149,17 @@ class CompactionMachine(RuleBasedStateMachine):
         else:
             self.pending.append(calls)
 
+    @precondition(lambda self: self.inv is None and self.invocations > 0)
+    @rule(back=st.integers(1, 3))
+    def rewind(self, back):
+        # ADK's Runner.rewind_async appends one user event, in an invocation of
+        # its own, naming the invocation to rewind before.
+        target = f"i{max(1, self.invocations - back + 1)}"
+        self.invocations += 1
+        self.inv, self.opened, self.count = f"r{self.invocations}", False, 0
+        self._append("user", rewind_before=target)
+        self.end_invocation()
+
     @precondition(lambda self: self.inv is not None and self.count >= 1)
     @rule()
     def end_invocation(self):

@@ -11,6 +11,7 @@ import pytest
 from builders import answer, call, text, user
 
 from compaction_harness.adk import helper_availability
+from compaction_harness.model import Step
 from compaction_harness.pipeline import PipelineRun, check_prompt
 
 pytestmark = pytest.mark.skipif(
@@ -142,3 +143,44 @@ def test_p2_checker_on_hand_made_prompts():
     assert check_prompt([("model", (("call", "a", "t"),))], None)[1] == ["a"]
     (v,) = check_prompt(ok, "missing opener")[0]
     assert "is not in the prompt" in v.message
+
+
+def test_p5_fires_when_the_compactor_ignores_rewinds(monkeypatch):
+    monkeypatch.setattr(compaction, "_apply_rewinds", lambda events: list(events))
+    run = PipelineRun(SLIDING)
+    try:
+        seen = drive(
+            run,
+            [
+                [user("i1", 1, "u1"), text("i1", 2, "m2")],
+                [user("i2", 3, "u2"), text("i2", 4, "m4")],
+                [Step("r3", "user", 5, rewind_before="i2")],
+                [user("i4", 6, "u4"), text("i4", 7, "m7")],
+            ],
+        )
+        assert "P5" in seen
+    finally:
+        run.close()
+
+
+def test_p6_fires_when_a_compaction_covers_nothing_new(monkeypatch):
+    # Releases 2.3.0 to 2.11.0 did this while stalled: the same range again.
+    real = compaction._longest_self_contained_prefix
+    monkeypatch.setattr(
+        compaction, "_longest_self_contained_prefix", lambda events, all_events=None: real(events)
+    )
+    monkeypatch.setattr(compaction, "_is_range_worth_compacting", lambda **_: True)
+    run = PipelineRun({**SLIDING, "overlap_size": 1})
+    try:
+        seen = drive(
+            run,
+            [
+                [user("i1", 1, "u1")],
+                [call("i2", 2, "dead")],
+                [user("i3", 3, "u3")],
+                [user("i4", 4, "u4")],
+            ],
+        )
+        assert "P6" in seen
+    finally:
+        run.close()

@@ -57,6 +57,8 @@ INVARIANTS: dict[str, str] = {
     "P2": "prompt validity: responses follow exactly their calls; the opener is a user turn",
     "P3": "liveness: the compactable backlog stays within the configuration's bound",
     "P4": "nothing lost: every event the prompt shows without compaction is shown or summarised",
+    "P5": "same view: the summariser gets only events the agent can see (no rewound ones)",
+    "P6": "no wasted work: every compaction covers a live event no kept summary covered",
 }
 
 

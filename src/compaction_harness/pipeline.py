@@ -1,4 +1,4 @@
-"""Pipeline-level invariants P1 to P4 over a real session driven step by step.
+"""Pipeline-level invariants P1 to P6 over a real session driven step by step.
 
 A :class:`PipelineCase` is a compaction configuration and a sequence of
 operations (append an event; end the invocation, which runs ADK's
@@ -20,6 +20,10 @@ and checks, after every operation:
 * **P4 nothing lost** -- by event identity (its text or its call ids), not by
   timestamp: every event is in the prompt, or in the input of a summary that
   is.
+* **P5 same view** -- the summariser is given only events the reading agent
+  can see: none a rewind removed (isolation scopes: see U6).
+* **P6 no wasted work** (first clause) -- every compaction covers at least one
+  live event no kept summary covered before.
 
 The checkers here are pure; only the adapter touches ADK.
 """
@@ -39,9 +43,11 @@ __all__ = [
     "END",
     "PipelineCase",
     "check_liveness",
+    "check_new_work",
     "check_nothing_lost",
     "check_prompt",
     "check_range_safety",
+    "check_same_view",
     "liveness_bound",
     "run_pipeline_case",
 ]
@@ -72,19 +78,69 @@ def liveness_bound(config: Mapping[str, int | None], max_invocation_events: int)
     return (interval + 1) * max_invocation_events
 
 
+def live_positions(steps: Session) -> set[int]:
+    """Positions of the events that survive rewinds (isolation scope None)."""
+    live = {id(s) for s in reference.live_events(steps)}
+    return {i for i, s in enumerate(steps) if id(s) in live}
+
+
+def check_same_view(snapshot: Session, taken: Sequence[int]) -> list[Violation]:
+    """P5: the summariser was given only events the reading agent can see
+    (none that a rewind removed, none of another isolation scope)."""
+    visible = live_positions(snapshot)
+    hidden = [i for i in taken if i not in visible]
+    if not hidden:
+        return []
+    return [
+        Violation(
+            "P5",
+            f"the summariser was given events the agent cannot see (rewound or of another "
+            f"scope): steps {hidden}",
+            positions=tuple(hidden),
+            expected="only live events",
+            observed=list(taken),
+        )
+    ]
+
+
+def check_new_work(
+    taken: Sequence[int], covered_before: set[int], live: set[int], number: int
+) -> list[Violation]:
+    """P6 (first clause): a compaction covers at least one live event that no
+    kept summary covered before it."""
+    if any(i in live and i not in covered_before for i in taken):
+        return []
+    return [
+        Violation(
+            "P6",
+            f"summary#{number} covers no live event that a kept summary did not cover already "
+            "(wasted work)",
+            positions=tuple(taken),
+            expected="at least one newly covered event",
+            observed=list(taken),
+        )
+    ]
+
+
 def check_range_safety(snapshot: Session, taken: Sequence[int]) -> list[Violation]:
-    """P1: a summariser input, as a window of ``snapshot``, satisfies U2."""
+    """P1: a summariser input, as a window of the live view of ``snapshot``
+    (rewinds applied, as the compactor sees it), satisfies U2. Inputs that
+    are not live are P5's concern and left out here."""
+    live = reference.live_events(snapshot)
+    index = {id(s): k for k, s in enumerate(live)}
+    window = tuple(index[id(snapshot[i])] for i in taken if id(snapshot[i]) in index)
+    back = {k: i for i in taken if id(snapshot[i]) in index for k in (index[id(snapshot[i])],)}
     return [
         Violation(
             "P1",
             f"the summariser was given a range that splits a live pair: {o.id!r} opened at "
-            f"step {taken[o.position]} is not closed inside it",
+            f"step {back[window[o.position]]} is not closed inside it",
             ids=(o.id,),
-            positions=(taken[o.position],),
+            positions=(back[window[o.position]],),
             expected="a self-contained range",
             observed=list(taken),
         )
-        for o in reference.open_obligations(snapshot, taken, len(taken))
+        for o in reference.open_obligations(live, window, len(window))
     ]
 
 
@@ -207,8 +263,16 @@ def check_liveness(
     if bound is None:
         return []
     covered = covered_by_kept(prompt, summaries)
-    uncovered = tuple(i for i, s in enumerate(steps) if s.compaction is None and i not in covered)
-    compactable = reference.longest_self_contained_prefix(steps, uncovered)
+    live = reference.live_events(steps)  # the compactor's view: rewinds applied
+    index = {id(s): k for k, s in enumerate(live)}
+    uncovered = tuple(
+        i
+        for i, s in enumerate(steps)
+        if s.compaction is None and id(s) in index and i not in covered
+    )
+    compactable = reference.longest_self_contained_prefix(
+        live, tuple(index[id(steps[i])] for i in uncovered)
+    )
     if compactable <= bound:
         return []
     return [
@@ -317,12 +381,17 @@ class PipelineRun:
         """End the invocation: compaction runs; then P1 on new summaries and P3."""
         self.opener = None  # no invocation runs until the next one opens
         self.ends.append(len(self.appended))
+        covered_before = covered_by_kept(self.pipeline.prompt(), self.pipeline.summaries)
         self.pipeline.end_invocation()
         steps = self.pipeline.steps()
         summaries = self.pipeline.summaries
         out: list[Violation] = []
-        for length, taken, _ in summaries[self._checked_summaries :]:
-            out += check_range_safety(Session(steps.steps[:length]), taken)
+        for number in range(self._checked_summaries, len(summaries)):
+            length, taken, _ = summaries[number]
+            snapshot = Session(steps.steps[:length])
+            out += check_range_safety(snapshot, taken)
+            out += check_same_view(snapshot, taken)
+            out += check_new_work(taken, covered_before, live_positions(snapshot), number)
         self._checked_summaries = len(summaries)
         out += check_liveness(steps, self.pipeline.prompt(), summaries, self.bound)
         return out
