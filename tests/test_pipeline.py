@@ -15,7 +15,7 @@ P4 are checked (``compaction_harness.pipeline``). A failing run raises
 from __future__ import annotations
 
 import pytest
-from hypothesis import event
+from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -77,6 +77,7 @@ class CompactionMachine(RuleBasedStateMachine):
         # Call events answered later (by the client) or never.
         self.pending: list[tuple[Call, ...]] = []
         self.known_stall = False
+        self.round_tripped = False
 
     def teardown(self):
         if hasattr(self, "run"):
@@ -160,6 +161,15 @@ class CompactionMachine(RuleBasedStateMachine):
         self._append("user", rewind_before=target)
         self.end_invocation()
 
+    @precondition(
+        lambda self: self.inv is None and self.run.pipeline.summaries and not self.round_tripped
+    )
+    @rule()
+    def database_round_trip(self):
+        # Once per run: a SQLite round trip costs a tenth of a second or more.
+        self.round_tripped = True
+        self._raise_new(self.run.database_round_trip())
+
     @precondition(lambda self: self.inv is not None and self.count >= 1)
     @rule()
     def end_invocation(self):
@@ -177,4 +187,10 @@ class CompactionMachine(RuleBasedStateMachine):
 def test_pipeline_meets_p1_to_p4() -> None:
     # A plain function (not the generated TestCase), so the harness's plugin
     # can run it as a campaign and write its failures as fixtures.
-    run_state_machine_as_test(CompactionMachine)
+    # A third of the profile's examples: each step drives real ADK compaction
+    # and prompt assembly, and a run may take a database round trip.
+    current = settings.default
+    run_state_machine_as_test(
+        CompactionMachine,
+        settings=settings(current, max_examples=max(1, current.max_examples // 3)),
+    )

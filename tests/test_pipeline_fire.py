@@ -184,3 +184,23 @@ def test_p6_fires_when_a_compaction_covers_nothing_new(monkeypatch):
         assert "P6" in seen
     finally:
         run.close()
+
+
+def test_p7_fires_when_the_database_loses_an_event(monkeypatch):
+    from google.adk.sessions.database_session_service import DatabaseSessionService
+
+    real = DatabaseSessionService.get_session
+
+    async def loses_the_last_event(self, **kwargs):
+        session = await real(self, **kwargs)
+        session.events = session.events[:-1]
+        return session
+
+    run = PipelineRun(SLIDING)
+    try:
+        drive(run, [[user("i1", 1, "u1"), text("i1", 2, "m2")], [user("i2", 3, "u2")]])
+        assert run.database_round_trip() == []
+        monkeypatch.setattr(DatabaseSessionService, "get_session", loses_the_last_event)
+        assert {v.invariant for v in run.database_round_trip()} == {"P7"}
+    finally:
+        run.close()

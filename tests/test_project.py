@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_the_default_release_is_pinned_in_one_value_everywhere():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert pyproject["project"]["optional-dependencies"]["adk"] == [
-        f"google-adk=={DEFAULT_ADK_RELEASE}"
+        f"google-adk[db]=={DEFAULT_ADK_RELEASE}"
     ]
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(rf"^ADK \?= {re.escape(DEFAULT_ADK_RELEASE)}$", makefile, re.M)

@@ -534,13 +534,16 @@ class Pipeline:
 
         ``without_summaries``: as if no compaction had happened (the baseline
         of P4: what the prompt builder shows of the raw events)."""
+        events = list(self.session.events)
+        if without_summaries:
+            events = [e for e in events if not (e.actions and e.actions.compaction)]
+        return self._assemble(events)
+
+    def _assemble(self, events: list[Event]) -> list[PromptContent]:
         try:
             from google.adk.flows.llm_flows.context._contents import _get_contents
         except ImportError:  # releases before the context/ package
             from google.adk.flows.llm_flows.contents import _get_contents
-        events = list(self.session.events)
-        if without_summaries:
-            events = [e for e in events if not (e.actions and e.actions.compaction)]
         params = inspect.signature(_get_contents).parameters
         if "preserve_function_call_ids" in params:
             contents = _get_contents(None, events, self.AGENT, preserve_function_call_ids=True)
@@ -576,3 +579,39 @@ class prefix_helper_replaced:
 
     def __exit__(self, *exc) -> None:
         _compaction._longest_self_contained_prefix = self.original
+
+
+def _pipeline_database_prompt(self: Pipeline) -> list[PromptContent]:
+    """P7: the prompt after a round trip through ``DatabaseSessionService``.
+
+    Stores every event of the session (summaries included) in a fresh SQLite
+    file through ADK's ``DatabaseSessionService`` (the ``google-adk[db]``
+    extra), reloads the session, and assembles the prompt from what came
+    back. Raises :class:`NotApplicable` without the extra.
+    """
+    import tempfile
+
+    try:
+        from google.adk.sessions.database_session_service import DatabaseSessionService
+    except ImportError as exc:
+        raise NotApplicable(f"google-adk {ADK_RELEASE} without the [db] extra: {exc}") from None
+
+    async def round_trip(folder: str) -> list[Event]:
+        service = DatabaseSessionService(f"sqlite+aiosqlite:///{folder}/session.db")
+        try:
+            stored = await service.create_session(app_name="harness", user_id="u")
+            for event in self.session.events:
+                await service.append_event(stored, event.model_copy(deep=True))
+            again = await service.get_session(app_name="harness", user_id="u", session_id=stored.id)
+            return list(again.events)
+        finally:
+            engine = getattr(service, "db_engine", None)
+            if engine is not None:
+                await engine.dispose()
+
+    with tempfile.TemporaryDirectory() as folder:
+        events = self._loop.run_until_complete(round_trip(folder))
+    return self._assemble(events)
+
+
+Pipeline.database_prompt = _pipeline_database_prompt

@@ -55,7 +55,7 @@ def _target(args: argparse.Namespace) -> tuple[str, Path, list[str]]:
                 f"google-adk source {args.adk_src}: not a Python project (no pyproject.toml)"
             )
         digest = hashlib.sha256(str(src).encode()).hexdigest()[:10]
-        return f"source {src}", VENVS / f"adk-src-{digest}", ["-e", str(src)]
+        return f"source {src}", VENVS / f"adk-src-{digest}", ["-e", f"{src}[db]"]
     release = args.adk
     if not RELEASE.match(release):
         raise EnvError(
@@ -63,7 +63,8 @@ def _target(args: argparse.Namespace) -> tuple[str, Path, list[str]]:
         )
     if _version_tuple(release) < FIRST_RELEASE_WITH_COMPACTION:
         raise EnvError(f"google-adk {release}: event compaction exists only from 1.16.0 on")
-    return f"google-adk {release}", VENVS / f"adk-{release}", [f"google-adk=={release}"]
+    # [db]: DatabaseSessionService's SQLite driver (invariant P7).
+    return f"google-adk {release}", VENVS / f"adk-{release}", [f"google-adk[db]=={release}"]
 
 
 def _run(cmd: list[str], log: Path) -> int:

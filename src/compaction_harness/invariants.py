@@ -59,6 +59,7 @@ INVARIANTS: dict[str, str] = {
     "P4": "nothing lost: every event the prompt shows without compaction is shown or summarised",
     "P5": "same view: the summariser gets only events the agent can see (no rewound ones)",
     "P6": "no wasted work: every compaction covers a live event no kept summary covered",
+    "P7": "round trip: a session reloaded from the database yields the same prompt",
 }
 
 

@@ -1,4 +1,4 @@
-"""Pipeline-level invariants P1 to P6 over a real session driven step by step.
+"""Pipeline-level invariants P1 to P7 over a real session driven step by step.
 
 A :class:`PipelineCase` is a compaction configuration and a sequence of
 operations (append an event; end the invocation, which runs ADK's
@@ -24,6 +24,8 @@ and checks, after every operation:
   can see: none a rewind removed (isolation scopes: see U6).
 * **P6 no wasted work** (first clause) -- every compaction covers at least one
   live event no kept summary covered before.
+* **P7 round trip** -- the session stored in and reloaded from ADK's
+  ``DatabaseSessionService`` on SQLite yields the same prompt.
 
 The checkers here are pure; only the adapter touches ADK.
 """
@@ -47,6 +49,7 @@ __all__ = [
     "check_nothing_lost",
     "check_prompt",
     "check_range_safety",
+    "check_round_trip",
     "check_same_view",
     "liveness_bound",
     "run_pipeline_case",
@@ -118,6 +121,25 @@ def check_new_work(
             positions=tuple(taken),
             expected="at least one newly covered event",
             observed=list(taken),
+        )
+    ]
+
+
+def check_round_trip(in_memory: Prompt, reloaded: Prompt) -> list[Violation]:
+    """P7: the reloaded session's prompt equals the in-memory one."""
+    if list(in_memory) == list(reloaded):
+        return []
+    first = next(
+        (k for k, (a, b) in enumerate(zip(in_memory, reloaded, strict=False)) if a != b),
+        min(len(in_memory), len(reloaded)),
+    )
+    return [
+        Violation(
+            "P7",
+            f"after a database round trip the prompt differs from content {first} on",
+            positions=(first,),
+            expected=[list(map(list, c[1])) for c in in_memory[first : first + 1]],
+            observed=[list(map(list, c[1])) for c in reloaded[first : first + 1]],
         )
     ]
 
@@ -395,6 +417,11 @@ class PipelineRun:
         self._checked_summaries = len(summaries)
         out += check_liveness(steps, self.pipeline.prompt(), summaries, self.bound)
         return out
+
+    def database_round_trip(self) -> list[Violation]:
+        """P7: the session stored in and reloaded from ``DatabaseSessionService``
+        (SQLite) yields the same prompt as the in-memory one."""
+        return check_round_trip(self.pipeline.prompt(), self.pipeline.database_prompt())
 
     def case(self) -> PipelineCase:
         return PipelineCase(self.config, Session(tuple(self.appended)), tuple(self.ends))
