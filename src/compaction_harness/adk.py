@@ -499,13 +499,29 @@ class Pipeline:
                     ),
                 )
 
-        config = EventsCompactionConfig(
-            summarizer=Recorder(),
-            compaction_interval=compaction_interval,
-            overlap_size=overlap_size,
-            token_threshold=token_threshold,
-            event_retention_size=event_retention_size,
-        )
+        values = {
+            "compaction_interval": compaction_interval,
+            "overlap_size": overlap_size,
+            "token_threshold": token_threshold,
+            "event_retention_size": event_retention_size,
+        }
+        for name, value in values.items():  # token threshold arrived in 1.26.0
+            if value is not None and name not in EventsCompactionConfig.model_fields:
+                raise NotApplicable(
+                    f"google-adk {ADK_RELEASE} has no EventsCompactionConfig.{name}"
+                )
+        from pydantic import ValidationError
+
+        try:
+            config = EventsCompactionConfig(
+                summarizer=Recorder(), **{k: v for k, v in values.items() if v is not None}
+            )
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(x) for x in first.get("loc", ()))
+            raise NotApplicable(
+                f"google-adk {ADK_RELEASE} refuses this configuration: {where}: {first.get('msg')}"
+            ) from None
         self.app = App(
             name="harness",
             root_agent=LlmAgent(name=self.AGENT, model="gemini-2.0-flash"),
@@ -519,8 +535,12 @@ class Pipeline:
 
     def end_invocation(self) -> None:
         async def run() -> None:
-            async for event in self._sliding(self.app, self.session, self._service):
-                await self._service.append_event(self.session, event)
+            result = self._sliding(self.app, self.session, self._service)
+            if inspect.isasyncgen(result):  # 2.13.0: the runner appends what it yields
+                async for event in result:
+                    await self._service.append_event(self.session, event)
+            else:  # earlier releases append the summary themselves
+                await result
 
         self._loop.run_until_complete(run())
 
