@@ -26,6 +26,14 @@ SLIDING = {
 }
 
 
+def strict_prefix_helper(monkeypatch) -> None:
+    """Make ADK's prefix helper behave like releases 2.3.0 to 2.11.0 (no retry)."""
+    real = compaction._longest_self_contained_prefix
+    monkeypatch.setattr(
+        compaction, "_longest_self_contained_prefix", lambda events, all_events=None: real(events)
+    )
+
+
 def invariants(found) -> set[str]:
     return {v.invariant for v in found}
 
@@ -69,10 +77,7 @@ def test_p1_fires_when_the_prefix_helper_ignores_pairs(monkeypatch):
 
 
 def test_p3_fires_when_compaction_stalls_like_releases_before_2_12(monkeypatch):
-    real = compaction._longest_self_contained_prefix
-    monkeypatch.setattr(
-        compaction, "_longest_self_contained_prefix", lambda events, all_events=None: real(events)
-    )
+    strict_prefix_helper(monkeypatch)
     run = PipelineRun(SLIDING, max_invocation_events=2)  # bound (1 + 1) * 2 = 4
     orphan = [[user("i1", 1, "u1"), call("i1", 2, "dead")]]
     later = [
@@ -165,10 +170,7 @@ def test_p5_fires_when_the_compactor_ignores_rewinds(monkeypatch):
 
 def test_p6_fires_when_a_compaction_covers_nothing_new(monkeypatch):
     # Releases 2.3.0 to 2.11.0 did this while stalled: the same range again.
-    real = compaction._longest_self_contained_prefix
-    monkeypatch.setattr(
-        compaction, "_longest_self_contained_prefix", lambda events, all_events=None: real(events)
-    )
+    strict_prefix_helper(monkeypatch)
     monkeypatch.setattr(compaction, "_is_range_worth_compacting", lambda **_: True)
     run = PipelineRun({**SLIDING, "overlap_size": 1})
     try:

@@ -571,6 +571,40 @@ class Pipeline:
             contents = _get_contents(None, events, self.AGENT)
         return _prompt_of(contents)
 
+    def database_prompt(self) -> list[PromptContent]:
+        """P7: the prompt after a round trip through ``DatabaseSessionService``.
+
+        Stores every event of the session (summaries included) in a fresh SQLite
+        file through ADK's ``DatabaseSessionService`` (the ``google-adk[db]``
+        extra), reloads the session, and assembles the prompt from what came
+        back. Raises :class:`NotApplicable` without the extra.
+        """
+        import tempfile
+
+        try:
+            from google.adk.sessions.database_session_service import DatabaseSessionService
+        except ImportError as exc:
+            raise NotApplicable(f"google-adk {ADK_RELEASE} without the [db] extra: {exc}") from None
+
+        async def round_trip(folder: str) -> list[Event]:
+            service = DatabaseSessionService(f"sqlite+aiosqlite:///{folder}/session.db")
+            try:
+                stored = await service.create_session(app_name="harness", user_id="u")
+                for event in self.session.events:
+                    await service.append_event(stored, event.model_copy(deep=True))
+                again = await service.get_session(
+                    app_name="harness", user_id="u", session_id=stored.id
+                )
+                return list(again.events)
+            finally:
+                engine = getattr(service, "db_engine", None)
+                if engine is not None:
+                    await engine.dispose()
+
+        with tempfile.TemporaryDirectory() as folder:
+            events = self._loop.run_until_complete(round_trip(folder))
+        return self._assemble(events)
+
     def close(self) -> None:
         self._loop.close()
 
@@ -599,39 +633,3 @@ class prefix_helper_replaced:
 
     def __exit__(self, *exc) -> None:
         _compaction._longest_self_contained_prefix = self.original
-
-
-def _pipeline_database_prompt(self: Pipeline) -> list[PromptContent]:
-    """P7: the prompt after a round trip through ``DatabaseSessionService``.
-
-    Stores every event of the session (summaries included) in a fresh SQLite
-    file through ADK's ``DatabaseSessionService`` (the ``google-adk[db]``
-    extra), reloads the session, and assembles the prompt from what came
-    back. Raises :class:`NotApplicable` without the extra.
-    """
-    import tempfile
-
-    try:
-        from google.adk.sessions.database_session_service import DatabaseSessionService
-    except ImportError as exc:
-        raise NotApplicable(f"google-adk {ADK_RELEASE} without the [db] extra: {exc}") from None
-
-    async def round_trip(folder: str) -> list[Event]:
-        service = DatabaseSessionService(f"sqlite+aiosqlite:///{folder}/session.db")
-        try:
-            stored = await service.create_session(app_name="harness", user_id="u")
-            for event in self.session.events:
-                await service.append_event(stored, event.model_copy(deep=True))
-            again = await service.get_session(app_name="harness", user_id="u", session_id=stored.id)
-            return list(again.events)
-        finally:
-            engine = getattr(service, "db_engine", None)
-            if engine is not None:
-                await engine.dispose()
-
-    with tempfile.TemporaryDirectory() as folder:
-        events = self._loop.run_until_complete(round_trip(folder))
-    return self._assemble(events)
-
-
-Pipeline.database_prompt = _pipeline_database_prompt

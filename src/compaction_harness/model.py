@@ -21,8 +21,8 @@ matters. Parsing is strict: unknown keys, wrong types and absurd sizes raise
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = [
@@ -298,11 +298,6 @@ def render_step(step: Step) -> str:
     if step.text is not None and not step.calls and not step.responses and not step.compaction:
         bits.append(repr(step.text if len(step.text) <= 24 else step.text[:21] + "..."))
     return " ".join(bits)
-
-
-def with_steps(session: Session, steps: Iterable[Step]) -> Session:
-    """A new session holding ``steps``."""
-    return replace(session, steps=tuple(steps))
 
 
 # -- strict JSON helpers -----------------------------------------------------

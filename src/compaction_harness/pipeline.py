@@ -42,7 +42,6 @@ from .model import ModelError, Session, Step
 from .unit import UnitOutcome
 
 __all__ = [
-    "END",
     "PipelineCase",
     "check_liveness",
     "check_new_work",
@@ -55,8 +54,6 @@ __all__ = [
     "run_pipeline_case",
 ]
 
-#: The operation that ends the running invocation (compaction runs).
-END = "end"
 CONFIG_KEYS = ("compaction_interval", "overlap_size", "token_threshold", "event_retention_size")
 
 Prompt = Sequence[tuple[str, tuple[tuple[str, ...], ...]]]
@@ -150,15 +147,17 @@ def check_range_safety(snapshot: Session, taken: Sequence[int]) -> list[Violatio
     are not live are P5's concern and left out here."""
     live = reference.live_events(snapshot)
     index = {id(s): k for k, s in enumerate(live)}
-    window = tuple(index[id(snapshot[i])] for i in taken if id(snapshot[i]) in index)
-    back = {k: i for i in taken if id(snapshot[i]) in index for k in (index[id(snapshot[i])],)}
+    # (position in the live view, position as stored) of each live input
+    pairs = [(index[id(snapshot[i])], i) for i in taken if id(snapshot[i]) in index]
+    window = tuple(k for k, _ in pairs)
+    stored = [i for _, i in pairs]
     return [
         Violation(
             "P1",
             f"the summariser was given a range that splits a live pair: {o.id!r} opened at "
-            f"step {back[window[o.position]]} is not closed inside it",
+            f"step {stored[o.position]} is not closed inside it",
             ids=(o.id,),
-            positions=(back[window[o.position]],),
+            positions=(stored[o.position],),
             expected="a self-contained range",
             observed=list(taken),
         )

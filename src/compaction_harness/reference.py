@@ -47,7 +47,6 @@ __all__ = [
     "Obligation",
     "closed_ids",
     "dead_id_clauses",
-    "is_self_contained",
     "latest_summary",
     "live_events",
     "longest_self_contained_prefix",
@@ -218,13 +217,6 @@ def open_obligations(
         for p, oid, closer in _openings(session, window, exempt_dead)
         if p < length and (closer is None or closer >= length)
     ]
-
-
-def is_self_contained(
-    session: Session, window: Sequence[int], length: int, *, exempt_dead: bool = True
-) -> bool:
-    """Whether compacting ``window[:length]`` leaves no live obligation open."""
-    return not open_obligations(session, window, length, exempt_dead=exempt_dead)
 
 
 def _longest(session: Session, window: Sequence[int], exempt_dead: bool) -> int:

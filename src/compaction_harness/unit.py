@@ -129,12 +129,10 @@ class Helpers:
     def installed(cls) -> Helpers:
         from . import adk
 
-        try:
-            adk._helper("_provably_dead_call_ids")
-            dead = adk.provably_dead_call_ids
-        except adk.NotApplicable:
-            dead = None
-        return cls(adk.longest_self_contained_prefix, dead)
+        present = adk.helper_availability()["_provably_dead_call_ids"] is None
+        return cls(
+            adk.longest_self_contained_prefix, adk.provably_dead_call_ids if present else None
+        )
 
 
 @dataclass
