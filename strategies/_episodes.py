@@ -34,12 +34,18 @@ from functools import cache
 
 from hypothesis import strategies as st
 
-from compaction_harness.model import Call, Response, Step
+from compaction_harness.model import (
+    REQUEST_CONFIRMATION_CALL,
+    REQUEST_CREDENTIAL_CALL,
+    Call,
+    Response,
+    Step,
+)
 
 AGENT = "agent"
 USER = "user"
-CONFIRMATION_CALL = "adk_request_confirmation"
-AUTH_CALL = "adk_request_credential"
+CONFIRMATION_CALL = REQUEST_CONFIRMATION_CALL
+AUTH_CALL = REQUEST_CREDENTIAL_CALL
 
 
 @dataclass(frozen=True)

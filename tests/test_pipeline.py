@@ -3,13 +3,14 @@
 A Hypothesis ``RuleBasedStateMachine`` appends what ADK's runtime appends
 (user messages, agent-started invocations, model text, single and parallel
 calls answered at once, later by the client -- an invocation that opens with
-the function response -- or never, long-running ones among them) and ends
-invocations, which runs ADK's post-invocation compaction on a real
-``InMemorySessionService`` session with a real ``App`` and
-``EventsCompactionConfig``. After every rule the pipeline invariants P1 to
-P4 are checked (``compaction_harness.pipeline``). A failing run raises
-``InvariantViolation`` with the run so far, which the plugin writes as a
-``pipeline`` fixture.
+the function response -- or never, long-running ones among them, tool
+confirmations and auth requests answered by the user in a later invocation,
+rewinds) and ends invocations, which runs ADK's post-invocation compaction on
+a real ``InMemorySessionService`` session with a real ``App`` and
+``EventsCompactionConfig``. After every rule the pipeline invariants P1 to P6
+are checked, and P7 once per run (``compaction_harness.pipeline``). A failing
+run raises ``InvariantViolation`` with the run so far, which the plugin writes
+as a ``pipeline`` fixture.
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ from hypothesis.stateful import (
 
 from compaction_harness.adk import ADK_RELEASE, NotApplicable, _helper, helper_availability
 from compaction_harness.known_faults import matching_fault
-from compaction_harness.model import Call, Response, Step
+from compaction_harness.model import (
+    REQUEST_CONFIRMATION_CALL,
+    REQUEST_CREDENTIAL_CALL,
+    Call,
+    Response,
+    Step,
+)
 from compaction_harness.pipeline import PipelineRun
 from compaction_harness.unit import InvariantViolation
 
@@ -85,6 +92,9 @@ class CompactionMachine(RuleBasedStateMachine):
         self.serial = 0
         # Call events answered later (by the client) or never.
         self.pending: list[tuple[Call, ...]] = []
+        # Tool calls waiting for the user (confirmation or credentials), each
+        # with the synthetic long-running call that asks.
+        self.asked: list[tuple[Call, Call]] = []
         self.known_stall = False
         self.round_tripped = False
 
@@ -125,16 +135,25 @@ class CompactionMachine(RuleBasedStateMachine):
 
     # -- rules -------------------------------------------------------------------
     @precondition(lambda self: self.inv is None)
-    @rule(opener=st.sampled_from(["user", "agent", "client answer"]), which=st.integers(0, 3))
+    @rule(
+        opener=st.sampled_from(["user", "agent", "client answer", "user answers"]),
+        which=st.integers(0, 3),
+    )
     def start_invocation(self, opener, which):
         # A call answered later is answered by the client, opening an
         # invocation with the function response (ADK's resume shape); one
-        # never answered is an orphan.
+        # never answered is an orphan. A user answering a confirmation or
+        # credential request answers the synthetic call; the tool then runs
+        # and its real result answers the original call a second time.
         self.invocations += 1
         self.inv, self.opened, self.count = f"i{self.invocations}", False, 0
         if opener == "client answer" and self.pending:
             calls = self.pending.pop(which % len(self.pending))
             self._append("user", responses=tuple(Response(c.id, c.name) for c in calls))
+        elif opener == "user answers" and self.asked:
+            call, request = self.asked.pop(which % len(self.asked))
+            self._append("user", responses=(Response(request.id, request.name),))
+            self._append("agent", responses=(Response(call.id, call.name),))
         elif opener != "agent":
             self._append("user", text=f"user {self.invocations}")
 
@@ -158,6 +177,28 @@ class CompactionMachine(RuleBasedStateMachine):
             self._append("agent", responses=tuple(Response(c.id, c.name) for c in calls))
         else:
             self.pending.append(calls)
+
+    @precondition(lambda self: self.inv is not None and self.count <= E_MAX - 3)
+    @rule(kind=st.sampled_from(["tool confirmation", "auth request"]))
+    def ask_the_user(self, kind):
+        # The tool's response carries the pending request
+        # (EventActions.requested_tool_confirmations / requested_auth_configs);
+        # the framework then appends the synthetic long-running call that asks
+        # (generate_request_confirmation_event / generate_auth_event), and the
+        # invocation waits for the user.
+        confirm = kind == "tool confirmation"
+        (call,) = self._fresh(1, "transfer" if confirm else "calendar")
+        self._append("agent", calls=(call,))
+        pending = {"confirmations" if confirm else "auth_requests": (call.id,)}
+        self._append("agent", responses=(Response(call.id, call.name),), **pending)
+        self.serial += 1
+        name = REQUEST_CONFIRMATION_CALL if confirm else REQUEST_CREDENTIAL_CALL
+        request = Call(f"adk-{self.serial}", name)
+        self._append("agent", calls=(request,), long_running=(request.id,))
+        self.asked.append((call, request))
+        # The request event is a final response (it has long_running_tool_ids):
+        # the invocation stops there and waits for the user.
+        self.end_invocation()
 
     @precondition(lambda self: self.inv is None and self.invocations > 0)
     @rule(back=st.integers(1, 3))
@@ -196,7 +237,7 @@ class CompactionMachine(RuleBasedStateMachine):
 
 @pytest.mark.property
 @pytest.mark.skipif(_MISSING is not None, reason=f"not applicable: {_MISSING}")
-def test_pipeline_meets_p1_to_p4() -> None:
+def test_pipeline_meets_p1_to_p7() -> None:
     # A plain function (not the generated TestCase), so the harness's plugin
     # can run it as a campaign and write its failures as fixtures.
     # A third of the profile's examples: each step drives real ADK compaction

@@ -1,4 +1,4 @@
-"""P1 to P4 fire on deliberately broken pipelines, and stay quiet on ADK's own.
+"""P1 to P7 fire on deliberately broken pipelines, and stay quiet on ADK's own.
 
 Each test drives a real session by hand through `PipelineRun` and breaks one
 piece of ADK's compaction with monkeypatch.
@@ -11,8 +11,8 @@ import pytest
 from builders import answer, call, text, user
 
 from compaction_harness.adk import helper_availability
-from compaction_harness.model import Step
-from compaction_harness.pipeline import PipelineRun, check_prompt
+from compaction_harness.model import Response, Session, Step
+from compaction_harness.pipeline import PipelineRun, check_nothing_lost, check_prompt
 
 pytestmark = pytest.mark.skipif(
     helper_availability()["_provably_dead_call_ids"] is not None,
@@ -106,6 +106,35 @@ def test_p4_fires_when_a_summary_hides_an_event_it_was_not_given(monkeypatch):
         assert "P4" in drive(run, steps)
     finally:
         run.close()
+
+
+def test_p4_tells_two_answers_to_one_call_apart():
+    # A pending confirmation (step 2) and the real result (step 3) answer the
+    # same id. The baseline shows only the pending one: the real result is not
+    # lost by compaction, and the pending one, hidden by the summary it was
+    # given, is not lost either.
+    steps = Session(
+        (
+            user("i1", 1, "u1"),
+            call("i1", 2, "a", name="t"),
+            Step("i1", "agent", 3, responses=(Response("a", "t"),), confirmations=("a",)),
+            Step("i2", "agent", 4, responses=(Response("a", "t"),)),
+        )
+    )
+    baseline = [
+        ("user", (("text", "u1"),)),
+        ("model", (("call", "a", "t"),)),
+        ("user", (("response", "a", "t", "2"),)),
+    ]
+    summarised = [("model", (("text", "summary#0"),))]
+    assert check_nothing_lost(steps, summarised, [(3, (0, 1, 2), ())], baseline) == []
+    # Given nothing, the summary hides steps 0 to 2: each is lost, by position.
+    lost = check_nothing_lost(steps, summarised, [(3, (), ())], baseline)
+    assert [v.positions for v in lost] == [(0,), (1,), (2,)]
+    # The real result in the baseline but not in the prompt: lost.
+    both = [*baseline[:2], ("user", (("response", "a", "t", "3"),))]
+    (v,) = check_nothing_lost(steps, baseline, [], both)
+    assert v.invariant == "P4" and v.positions == (3,)
 
 
 def test_p2_fires_when_the_prompt_builder_repeats_an_answer(monkeypatch):

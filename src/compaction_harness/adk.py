@@ -34,7 +34,7 @@ from google.adk.events.event_actions import EventActions, EventCompaction
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
-from .model import Call, Compaction, Response, Session, Step
+from .model import REQUEST_CREDENTIAL_CALL, Call, Compaction, Response, Session, Step
 
 __all__ = [
     "ADK_RELEASE",
@@ -49,7 +49,6 @@ __all__ = [
     "to_adk_events",
 ]
 
-_AUTH_CALL = "adk_request_credential"
 _EMPTY_ACTIONS = EventActions()
 
 #: The installed google-adk release, as ``google.adk.version.__version__`` says.
@@ -97,7 +96,7 @@ def to_adk_event(step: Step) -> Event:
     # "user" (google/adk/flows/llm_flows/tools/_caller.py, _batch_executor.py),
     # and so does the adk_request_credential event built from one
     # (generate_auth_event copies the response event's role).
-    auth_only = bool(step.calls) and all(c.name == _AUTH_CALL for c in step.calls)
+    auth_only = bool(step.calls) and all(c.name == REQUEST_CREDENTIAL_CALL for c in step.calls)
     role = "user" if step.author == "user" or step.responses or auth_only else "model"
     content = types.Content(role=role, parts=parts) if parts else None
     actions: dict[str, Any] = {}
@@ -403,8 +402,12 @@ def session_from_json(text: str) -> Session:
 
 # -- the pipeline: a real session, real compaction, real prompt assembly -------
 #: One part of an assembled prompt: ("text", text), ("call", id, name) or
-#: ("response", id, name).
+#: ("response", id, name, event), where ``event`` is the position (as a string)
+#: of the session event the response part came from: a call id may be answered
+#: more than once (an interim, then the final result; a pending confirmation,
+#: then the real result), and P4 must tell those answers apart.
 PromptPart = tuple[str, ...]
+_EVENT_KEY = "harness_event"
 #: One content of an assembled prompt: (role, parts).
 PromptContent = tuple[str, tuple[PromptPart, ...]]
 
@@ -417,9 +420,9 @@ def _prompt_of(contents: list[types.Content]) -> list[PromptContent]:
             if p.function_call is not None:
                 parts.append(("call", p.function_call.id or "", p.function_call.name or ""))
             elif p.function_response is not None:
-                parts.append(
-                    ("response", p.function_response.id or "", p.function_response.name or "")
-                )
+                r = p.function_response
+                event = (r.response or {}).get(_EVENT_KEY, "")
+                parts.append(("response", r.id or "", r.name or "", str(event)))
             elif p.text is not None:
                 parts.append(("text", p.text))
         out.append((content.role or "", tuple(parts)))
@@ -531,6 +534,12 @@ class Pipeline:
     def append(self, step: Step) -> None:
         event = to_adk_event(step)
         event.id = Event.new_id()  # the service deduplicates equal events by id
+        for part in event.content.parts if event.content else ():
+            if part.function_response is not None:  # see PromptPart
+                part.function_response.response = {
+                    **(part.function_response.response or {}),
+                    _EVENT_KEY: len(self.session.events),
+                }
         self._loop.run_until_complete(self._service.append_event(self.session, event))
 
     def end_invocation(self) -> None:

@@ -7,7 +7,7 @@ unit        :class:`~compaction_harness.unit.UnitCase`      U1-U4
 token       :class:`~compaction_harness.unit.TokenCase`     U5
 metamorphic :class:`~compaction_harness.metamorphic.        U6
             MetamorphicCase`
-pipeline    :class:`~compaction_harness.pipeline.           P1-P4
+pipeline    :class:`~compaction_harness.pipeline.           P1-P7
             PipelineCase`
 =========== =============================================== ==================
 """

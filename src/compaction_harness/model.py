@@ -28,6 +28,8 @@ from typing import Any
 __all__ = [
     "MAX_IDS_PER_STEP",
     "MAX_STEPS",
+    "REQUEST_CONFIRMATION_CALL",
+    "REQUEST_CREDENTIAL_CALL",
     "Call",
     "Compaction",
     "ModelError",
@@ -40,6 +42,13 @@ __all__ = [
 MAX_STEPS = 10_000
 MAX_IDS_PER_STEP = 1_000
 MAX_STRING = 100_000
+
+#: Names of the synthetic, long-running calls ADK's framework (not the model)
+#: makes to ask the user: ``REQUEST_CONFIRMATION_FUNCTION_CALL_NAME`` and
+#: ``REQUEST_EUC_FUNCTION_CALL_NAME`` of ``google.adk.utils._function_call_names``
+#: (2.x; ``google.adk.flows.llm_flows.functions`` in 1.x).
+REQUEST_CONFIRMATION_CALL = "adk_request_confirmation"
+REQUEST_CREDENTIAL_CALL = "adk_request_credential"
 
 
 class ModelError(ValueError):

@@ -38,7 +38,13 @@ from typing import Any
 
 from . import reference
 from .invariants import Violation
-from .model import ModelError, Session, Step
+from .model import (
+    REQUEST_CONFIRMATION_CALL,
+    REQUEST_CREDENTIAL_CALL,
+    ModelError,
+    Session,
+    Step,
+)
 from .unit import UnitOutcome
 
 __all__ = [
@@ -50,11 +56,14 @@ __all__ = [
     "check_range_safety",
     "check_round_trip",
     "check_same_view",
+    "from_model",
     "liveness_bound",
     "run_pipeline_case",
 ]
 
 CONFIG_KEYS = ("compaction_interval", "overlap_size", "token_threshold", "event_retention_size")
+
+FRAMEWORK_CALLS = frozenset({REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL})
 
 Prompt = Sequence[tuple[str, tuple[tuple[str, ...], ...]]]
 
@@ -76,6 +85,16 @@ def liveness_bound(config: Mapping[str, int | None], max_invocation_events: int)
     if interval is None or config.get("overlap_size") is None:
         return None
     return (interval + 1) * max_invocation_events
+
+
+def from_model(step: Step) -> bool:
+    """Whether ``step`` is the model's output, so a model call (with a prompt)
+    came just before it: an agent-authored event that is not a function
+    response (the tool wrote it) and not only synthetic calls the framework
+    makes to ask the user (``adk_request_confirmation``, ``adk_request_credential``)."""
+    if step.author == "user" or step.responses:
+        return False
+    return not step.calls or any(c.name not in FRAMEWORK_CALLS for c in step.calls)
 
 
 def live_positions(steps: Session) -> set[int]:
@@ -218,12 +237,15 @@ def check_prompt(prompt: Prompt, opener: str | None) -> tuple[list[Violation], l
     return out, unanswered
 
 
-def _visible(step: Step, prompt: Prompt) -> bool:
+def _visible(step: Step, position: int, prompt: Prompt) -> bool:
+    """Whether the event at ``position`` of the stored session is in ``prompt``:
+    its text, or all its function calls and responses (a response part names
+    the event it came from, see ``adk.PromptPart``)."""
     parts = {p for _, ps in prompt for p in ps}
     if step.text is not None and ("text", step.text) in parts:
         return True
     calls = {("call", c.id, c.name) for c in step.calls}
-    responses = {("response", r.id, r.name) for r in step.responses}
+    responses = {("response", r.id, r.name, str(position)) for r in step.responses}
     return bool(calls | responses) and (calls | responses) <= parts
 
 
@@ -269,8 +291,8 @@ def check_nothing_lost(
         and not step.rewind_before
         and id(step) in live_ids
         and i not in covered
-        and _visible(step, baseline)
-        and not _visible(step, prompt)
+        and _visible(step, i, baseline)
+        and not _visible(step, i, prompt)
     ]
 
 
@@ -378,10 +400,11 @@ class PipelineRun:
         self._checked_summaries = 0
 
     def append(self, step: Step, *, opens_invocation: bool = False) -> list[Violation]:
-        """Append ``step``; a model-authored step is preceded by the model call
-        that produced it, so the prompt is checked first (P2, P4)."""
+        """Append ``step``; a step the model wrote (see :func:`from_model`) is
+        preceded by the model call that produced it, so the prompt is checked
+        first (P2, P4)."""
         found: list[Violation] = []
-        if step.author != "user" and not step.responses:
+        if from_model(step):
             found = self.model_call()
         if opens_invocation:
             self.opener = step.text if step.author == "user" else None
