@@ -11,8 +11,16 @@ import pytest
 from builders import answer, call, text, user
 
 from compaction_harness.adk import helper_availability
-from compaction_harness.model import Response, Session, Step
-from compaction_harness.pipeline import PipelineRun, check_nothing_lost, check_prompt
+from compaction_harness.model import Compaction, Response, Session, Step
+from compaction_harness.pipeline import (
+    PipelineRun,
+    check_nothing_lost,
+    check_prompt,
+    check_stale_counts,
+    check_summariser_calls,
+    newest_real_count,
+    stale_counts,
+)
 
 pytestmark = pytest.mark.skipif(
     helper_availability()["_provably_dead_call_ids"] is not None,
@@ -215,6 +223,82 @@ def test_p6_fires_when_a_compaction_covers_nothing_new(monkeypatch):
         assert "P6" in seen
     finally:
         run.close()
+
+
+TOKEN = {
+    "compaction_interval": None,
+    "overlap_size": None,
+    "token_threshold": 200,
+    "event_retention_size": 0,
+}
+
+
+def counted(inv: str, t: float, body: str, tokens: int) -> Step:
+    """Model text whose usage metadata counted ``tokens`` prompt tokens."""
+    return Step(inv, "agent", t, text=body, prompt_tokens=tokens)
+
+
+def test_p6_fires_when_the_token_trigger_reads_stale_counts(monkeypatch):
+    # As google-adk 2.2.0 does (tests/repros/P6-2.2.0-*.json): the newest
+    # count wins even when a summary came after it.
+    real = compaction._latest_prompt_token_count
+
+    def reads_stale_counts(events, **kwargs):
+        for e in reversed(events):
+            if e.usage_metadata and e.usage_metadata.prompt_token_count is not None:
+                return e.usage_metadata.prompt_token_count
+        return real(events, **kwargs)
+
+    # i1's count (250) triggers a summary; i2 makes no model call, and its
+    # prompt (the summary and 600 characters) is estimated at about 150 tokens.
+    steps = [[user("i1", 1, "u1"), counted("i1", 2, "m2", 250)], [user("i2", 3, "x" * 600)]]
+    for broken, expected in ((False, set()), (True, {"P6"})):
+        if broken:
+            monkeypatch.setattr(compaction, "_latest_prompt_token_count", reads_stale_counts)
+        run = PipelineRun(TOKEN)
+        try:
+            assert drive(run, steps) == expected
+            assert len(run.pipeline.summaries) == 1 + broken
+        finally:
+            run.close()
+
+
+def test_p6_fires_when_the_token_trigger_ignores_the_threshold(monkeypatch):
+    monkeypatch.setattr(compaction, "_latest_prompt_token_count", lambda events, **_: 10**6)
+    run = PipelineRun(TOKEN)
+    try:
+        assert "P6" in drive(run, [[user("i1", 1, "u1"), counted("i1", 2, "m2", 30)]])
+    finally:
+        run.close()
+
+
+def test_p6_counts_and_bounds_on_hand_made_sessions():
+    summary = Step("s", "model", 2.5, compaction=Compaction(1, 2))
+    fresh = Session((user("i1", 1), counted("i1", 2, "m2", 250), summary, counted("i2", 3, "m3", 40)))
+    assert newest_real_count(fresh) == 40 and stale_counts(fresh) == frozenset()
+    stale = Session(fresh.steps[:3] + (user("i2", 3),))
+    assert newest_real_count(stale) is None and stale_counts(stale) == {1}
+    # A rewound summary does not make a count stale.
+    rewound = Session(
+        (
+            user("i1", 1),
+            counted("i1", 2, "m2", 250),
+            Step("i2", "user", 3, text="u3"),
+            Step("s", "model", 3.5, compaction=Compaction(1, 3)),
+            Step("r3", "user", 4, rewind_before="i2"),
+        )
+    )
+    assert newest_real_count(rewound) == 250 and stale_counts(rewound) == frozenset()
+    assert check_stale_counts(True, True, frozenset({1})) == []
+    (v,) = check_stale_counts(False, True, frozenset({1}))
+    assert v.invariant == "P6" and "stays quiet because" in v.message
+    assert check_summariser_calls(1, TOKEN, 200) == []
+    assert check_summariser_calls(1, TOKEN, None) == []  # ADK estimates: P6's second clause
+    assert check_summariser_calls(1, {**TOKEN, "compaction_interval": 1}, 10) == []
+    (v,) = check_summariser_calls(1, TOKEN, 199)
+    assert "below the threshold 200" in v.message
+    (v,) = check_summariser_calls(2, SLIDING, None)
+    assert "2 times at one invocation end" in v.message
 
 
 def test_p7_fires_when_the_database_loses_an_event(monkeypatch):

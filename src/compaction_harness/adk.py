@@ -553,6 +553,49 @@ class Pipeline:
 
         self._loop.run_until_complete(run())
 
+    def token_trigger_fires(self, strip_counts: frozenset[int] = frozenset()) -> bool:
+        """Whether ADK's token-threshold compaction would call the summariser now.
+
+        Runs the release's ``_run_compaction_for_token_threshold`` (1.26.0 and
+        later) on a copy of the session in a fresh ``InMemorySessionService``,
+        with a summariser that only counts its calls; this session and
+        :attr:`summaries` are untouched. ``strip_counts``: positions of events
+        whose ``usage_metadata.prompt_token_count`` is removed in the copy.
+        Raises :class:`NotApplicable` on releases without token-threshold
+        compaction.
+        """
+        from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
+        from google.adk.sessions.in_memory_session_service import InMemorySessionService
+
+        run_token = _helper("_run_compaction_for_token_threshold")
+        calls: list[int] = []
+
+        class Counter(BaseEventsSummarizer):
+            async def maybe_summarize_events(self, *, events: list[Event]) -> Event | None:
+                calls.append(len(events))
+                return None  # nothing is appended to the copy
+
+        events = [e.model_copy(deep=True) for e in self.session.events]
+        for k in strip_counts:
+            if events[k].usage_metadata is not None:
+                events[k].usage_metadata.prompt_token_count = None
+        app = self.app.model_copy(
+            update={
+                "events_compaction_config": self.app.events_compaction_config.model_copy(
+                    update={"summarizer": Counter()}
+                )
+            }
+        )
+
+        async def run() -> None:
+            service = InMemorySessionService()
+            copy = await service.create_session(app_name="harness", user_id="u")
+            copy.events = events
+            await run_token(app, copy, service)
+
+        self._loop.run_until_complete(run())
+        return bool(calls)
+
     def steps(self) -> Session:
         """The session as the model sees it (summaries included)."""
         return from_adk_events(self.session.events)

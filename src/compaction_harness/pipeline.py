@@ -22,8 +22,13 @@ and checks, after every operation:
   is.
 * **P5 same view** -- the summariser is given only events the reading agent
   can see: none a rewind removed (isolation scopes: see U6).
-* **P6 no wasted work** (first clause) -- every compaction covers at least one
-  live event no kept summary covered before.
+* **P6 no wasted work** -- (a) every compaction covers at least one live event
+  no kept summary covered before; (b) the token trigger is driven by the
+  newest real prompt count: its decision does not change when the counts a
+  summary made stale are removed; (c) the summariser runs at most once per
+  invocation end, and with a token threshold alone never while the newest real
+  prompt count is below the threshold (see :func:`check_summariser_calls` for
+  the bound this implies).
 * **P7 round trip** -- the session stored in and reloaded from ADK's
   ``DatabaseSessionService`` on SQLite yields the same prompt.
 
@@ -56,7 +61,11 @@ __all__ = [
     "check_range_safety",
     "check_round_trip",
     "check_same_view",
+    "check_stale_counts",
+    "check_summariser_calls",
     "from_model",
+    "newest_real_count",
+    "stale_counts",
     "liveness_bound",
     "run_pipeline_case",
 ]
@@ -139,6 +148,101 @@ def check_new_work(
             observed=list(taken),
         )
     ]
+
+
+def newest_real_count(steps: Session) -> int | None:
+    """``prompt_tokens`` of the newest live event that carries one, provided no
+    live summary comes after it; None otherwise (no real count since the latest
+    summary: ADK falls back to an estimate then, 2.11.0 and later)."""
+    live = live_positions(steps)
+    for i in sorted(live, reverse=True):
+        if steps[i].compaction is not None:
+            return None
+        if steps[i].prompt_tokens is not None:
+            return steps[i].prompt_tokens
+    return None
+
+
+def stale_counts(steps: Session) -> frozenset[int]:
+    """Positions of the prompt counts a summary made stale, when they are the
+    newest counts there are: counts recorded before the latest live summary,
+    provided no live count follows it. Empty when the newest count is fresh."""
+    live = live_positions(steps)
+    latest = max((i for i in live if steps[i].compaction is not None), default=None)
+    if latest is None or any(steps[i].prompt_tokens is not None for i in live if i > latest):
+        return frozenset()
+    return frozenset(i for i in range(latest) if steps[i].prompt_tokens is not None)
+
+
+def check_stale_counts(fires: bool, fires_without: bool, stale: frozenset[int]) -> list[Violation]:
+    """P6 (second clause): the token trigger decides the same whether or not
+    the counts a summary made stale (``stale``, positions) are there.
+
+    ``fires``: whether ADK's token-threshold compaction calls the summariser
+    on the session as it is; ``fires_without``: on a copy without those counts.
+    A count recorded before a summary measured a prompt that the summary has
+    since replaced: a trigger that reads it compacts again at every invocation
+    end until a new model call records a fresh count (google-adk 2.2.0 reads
+    it; 2.11.0 and later stop at the latest summary and estimate instead).
+    """
+    if fires == fires_without:
+        return []
+    return [
+        Violation(
+            "P6",
+            f"the token trigger {'fires' if fires else 'stays quiet'} because of prompt counts "
+            f"that a summary made stale (steps {sorted(stale)}); without them it "
+            f"{'stays quiet' if fires else 'fires'} (wasted work)",
+            positions=tuple(sorted(stale)),
+            expected="the same decision without the stale counts",
+            observed="fires" if fires else "quiet",
+        )
+    ]
+
+
+def check_summariser_calls(
+    new: int, config: Mapping[str, int | None], newest: int | None
+) -> list[Violation]:
+    """P6 (third clause): the summariser is not called more than the
+    configuration implies.
+
+    ``new``: summaries made at one invocation end; ``newest``: the newest real
+    prompt count before it (:func:`newest_real_count`).
+
+    The bound: at most one summary per invocation end (the runner tries the
+    token threshold first and the sliding window only if that made none); with
+    a token threshold alone, none at an end where the newest real count is
+    below the threshold, so over a run the summaries number at most the ends at
+    which the newest count (real, or ADK's estimate when there is none since
+    the latest summary) reached the threshold. With a sliding window the
+    configuration implies no tighter bound than one per end together with P6's
+    first clause: a window trimmed at a pending call leaves invocations that
+    count as new at the next end, so a summary may follow after fewer than
+    ``compaction_interval`` invocations and still cover something new.
+    """
+    out = []
+    if new > 1:
+        out.append(
+            Violation(
+                "P6",
+                f"the summariser ran {new} times at one invocation end (at most once)",
+                expected=1,
+                observed=new,
+            )
+        )
+    threshold = config.get("token_threshold")
+    token_alone = threshold is not None and config.get("compaction_interval") is None
+    if new and token_alone and newest is not None and newest < threshold:
+        out.append(
+            Violation(
+                "P6",
+                f"the token trigger fired with the newest prompt count {newest} below the "
+                f"threshold {threshold} (wasted work)",
+                expected=f"no summary below {threshold}",
+                observed=newest,
+            )
+        )
+    return out
 
 
 def check_round_trip(in_memory: Prompt, reloaded: Prompt) -> list[Violation]:
@@ -422,14 +526,20 @@ class PipelineRun:
         return out
 
     def end_invocation(self) -> list[Violation]:
-        """End the invocation: compaction runs; then P1 on new summaries and P3."""
+        """End the invocation: compaction runs; P6 around it, then P1, P5 and P6 on
+        new summaries and P3."""
         self.opener = None  # no invocation runs until the next one opens
         self.ends.append(len(self.appended))
         covered_before = covered_by_kept(self.pipeline.prompt(), self.pipeline.summaries)
+        before = self.pipeline.steps()
+        out = self.stale_count_check(before)
+        made = len(self.pipeline.summaries)
         self.pipeline.end_invocation()
         steps = self.pipeline.steps()
         summaries = self.pipeline.summaries
-        out: list[Violation] = []
+        out += check_summariser_calls(
+            len(summaries) - made, self.config, newest_real_count(before)
+        )
         for number in range(self._checked_summaries, len(summaries)):
             length, taken, _ = summaries[number]
             snapshot = Session(steps.steps[:length])
@@ -439,6 +549,18 @@ class PipelineRun:
         self._checked_summaries = len(summaries)
         out += check_liveness(steps, self.pipeline.prompt(), summaries, self.bound)
         return out
+
+    def stale_count_check(self, steps: Session) -> list[Violation]:
+        """P6 (second clause) on ``steps``, the session before compaction runs:
+        ADK's token trigger on a copy with and without the stale counts."""
+        stale = stale_counts(steps)
+        if not stale or self.config.get("token_threshold") is None:
+            return []
+        return check_stale_counts(
+            self.pipeline.token_trigger_fires(),
+            self.pipeline.token_trigger_fires(strip_counts=stale),
+            stale,
+        )
 
     def database_round_trip(self) -> list[Violation]:
         """P7: the session stored in and reloaded from ``DatabaseSessionService``
