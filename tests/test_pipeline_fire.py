@@ -274,9 +274,11 @@ def test_p6_fires_when_the_token_trigger_ignores_the_threshold(monkeypatch):
 
 def test_p6_counts_and_bounds_on_hand_made_sessions():
     summary = Step("s", "model", 2.5, compaction=Compaction(1, 2))
-    fresh = Session((user("i1", 1), counted("i1", 2, "m2", 250), summary, counted("i2", 3, "m3", 40)))
+    fresh = Session(
+        (user("i1", 1), counted("i1", 2, "m2", 250), summary, counted("i2", 3, "m3", 40))
+    )
     assert newest_real_count(fresh) == 40 and stale_counts(fresh) == frozenset()
-    stale = Session(fresh.steps[:3] + (user("i2", 3),))
+    stale = Session((*fresh.steps[:3], user("i2", 3)))
     assert newest_real_count(stale) is None and stale_counts(stale) == {1}
     # A rewound summary does not make a count stale.
     rewound = Session(

@@ -64,10 +64,10 @@ __all__ = [
     "check_stale_counts",
     "check_summariser_calls",
     "from_model",
-    "newest_real_count",
-    "stale_counts",
     "liveness_bound",
+    "newest_real_count",
     "run_pipeline_case",
+    "stale_counts",
 ]
 
 CONFIG_KEYS = ("compaction_interval", "overlap_size", "token_threshold", "event_retention_size")
@@ -537,9 +537,7 @@ class PipelineRun:
         self.pipeline.end_invocation()
         steps = self.pipeline.steps()
         summaries = self.pipeline.summaries
-        out += check_summariser_calls(
-            len(summaries) - made, self.config, newest_real_count(before)
-        )
+        out += check_summariser_calls(len(summaries) - made, self.config, newest_real_count(before))
         for number in range(self._checked_summaries, len(summaries)):
             length, taken, _ = summaries[number]
             snapshot = Session(steps.steps[:length])
