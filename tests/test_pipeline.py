@@ -75,8 +75,24 @@ BOTH = st.fixed_dictionaries(
 CONFIGS = st.one_of(SLIDING, TOKEN, BOTH) if _HAS_TOKEN else SLIDING
 
 
+def config_kind(config) -> str:
+    sliding = config["compaction_interval"] is not None
+    token = config["token_threshold"] is not None
+    return (
+        "both triggers" if sliding and token else "sliding window" if sliding else "token threshold"
+    )
+
+
 class CompactionMachine(RuleBasedStateMachine):
     run: PipelineRun
+    #: When a set, every label a run reports is added to it too (tests/test_statistics.py).
+    seen: set[str] | None = None
+
+    def label(self, text: str) -> None:
+        """Report what a rule did (Hypothesis's ``event``: ``--hypothesis-show-statistics``)."""
+        event(text)
+        if self.seen is not None:
+            self.seen.add(text)
 
     @initialize(config=CONFIGS)
     def configure(self, config):
@@ -84,6 +100,7 @@ class CompactionMachine(RuleBasedStateMachine):
             self.run = PipelineRun(config, E_MAX)
         except NotApplicable:
             assume(False)  # a configuration this release does not accept
+        self.label(f"config: {config_kind(config)}")
         self.clock = 0.0
         self.invocations = 0
         self.inv: str | None = None
@@ -149,12 +166,18 @@ class CompactionMachine(RuleBasedStateMachine):
         self.inv, self.opened, self.count = f"i{self.invocations}", False, 0
         if opener == "client answer" and self.pending:
             calls = self.pending.pop(which % len(self.pending))
+            self.label("opener: client answer")
             self._append("user", responses=tuple(Response(c.id, c.name) for c in calls))
         elif opener == "user answers" and self.asked:
             call, request = self.asked.pop(which % len(self.asked))
+            compacted = bool(self.run.pipeline.summaries)
+            self.label(f"opener: user answers{' after a compaction' if compacted else ''}")
             self._append("user", responses=(Response(request.id, request.name),))
             self._append("agent", responses=(Response(call.id, call.name),))
-        elif opener != "agent":
+        elif opener == "agent":
+            self.label("opener: agent")
+        else:
+            self.label("opener: user message")
             self._append("user", text=f"user {self.invocations}")
 
     @precondition(lambda self: self.inv is not None and self.count < E_MAX)
@@ -167,15 +190,21 @@ class CompactionMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.inv is not None and self.count <= E_MAX - 2)
     @rule(
         parallel=st.integers(1, 2),
-        fate=st.sampled_from(["answered now", "answered later", "long-running"]),
+        fate=st.sampled_from(
+            ["answered now", "answered later", "long-running", "long-running with interim"]
+        ),
     )
     def call_tools(self, parallel, fate):
-        calls = self._fresh(parallel, "lookup" if fate != "long-running" else "export")
-        lr = tuple(c.id for c in calls) if fate == "long-running" else ()
+        # A long-running tool may report an interim result now (the same id
+        # is answered again by the final result, later or never).
+        self.label(f"call: {fate}{', parallel' if parallel > 1 else ''}")
+        long_running = fate.startswith("long-running")
+        calls = self._fresh(parallel, "export" if long_running else "lookup")
+        lr = tuple(c.id for c in calls) if long_running else ()
         self._append("agent", calls=calls, long_running=lr)
-        if fate == "answered now":
+        if fate in ("answered now", "long-running with interim"):
             self._append("agent", responses=tuple(Response(c.id, c.name) for c in calls))
-        else:
+        if fate != "answered now":
             self.pending.append(calls)
 
     @precondition(lambda self: self.inv is not None and self.count <= E_MAX - 3)
@@ -186,6 +215,7 @@ class CompactionMachine(RuleBasedStateMachine):
         # the framework then appends the synthetic long-running call that asks
         # (generate_request_confirmation_event / generate_auth_event), and the
         # invocation waits for the user.
+        self.label(f"ask the user: {kind}")
         confirm = kind == "tool confirmation"
         (call,) = self._fresh(1, "transfer" if confirm else "calendar")
         self._append("agent", calls=(call,))
@@ -205,6 +235,7 @@ class CompactionMachine(RuleBasedStateMachine):
     def rewind(self, back):
         # ADK's Runner.rewind_async appends one user event, in an invocation of
         # its own, naming the invocation to rewind before.
+        self.label("rewind")
         target = f"i{max(1, self.invocations - back + 1)}"
         self.invocations += 1
         self.inv, self.opened, self.count = f"r{self.invocations}", False, 0
@@ -220,6 +251,7 @@ class CompactionMachine(RuleBasedStateMachine):
         self.round_tripped = True
         try:
             self._raise_new(self.run.database_round_trip())
+            self.label("database round trip")
         except NotApplicable as exc:
             event(f"not applicable: {exc}")
 
@@ -227,7 +259,12 @@ class CompactionMachine(RuleBasedStateMachine):
     @rule()
     def end_invocation(self):
         self.inv = None
+        made, stale_checks = len(self.run.pipeline.summaries), self.run.stale_checks
         self._raise_new(self.run.end_invocation())
+        if len(self.run.pipeline.summaries) > made:
+            self.label(f"summary made ({config_kind(self.run.config)})")
+        if self.run.stale_checks > stale_checks:
+            self.label("token trigger checked without stale counts")
 
     @invariant()
     def machine_bounds_hold(self):

@@ -1,6 +1,6 @@
-"""The gate's examples reach every episode kind the strategies can build.
+"""The gate's examples reach every episode kind and every state-machine rule.
 
-Runs the unit properties again under the `gate` profile (derandomised, so the
+Runs the unit properties and the pipeline state machine again under the `gate` profile (derandomised, so the
 examples are the very ones `make test` checks) and collects the labels each
 example reports. A generator change that silently stops producing a shape
 turns this red.
@@ -47,3 +47,42 @@ def test_labels_are_read_off_the_session() -> None:
     assert {"parallel calls", "answers out of order", "answer in a later invocation"} <= kinds
     assert "orphan call" not in kinds
     assert "response-opened invocation" in kinds
+
+
+MACHINE_LABELS = [
+    "config: sliding window",
+    "config: token threshold",
+    "config: both triggers",
+    "opener: user message",
+    "opener: agent",
+    "opener: client answer",
+    "opener: user answers",
+    "opener: user answers after a compaction",
+    "call: answered now",
+    "call: answered now, parallel",
+    "call: answered later",
+    "call: long-running",
+    "call: long-running with interim",
+    "ask the user: tool confirmation",
+    "ask the user: auth request",
+    "rewind",
+    "database round trip",
+    "summary made (sliding window)",
+    "summary made (token threshold)",
+    "summary made (both triggers)",
+    "token trigger checked without stale counts",
+]
+
+
+def test_the_gate_profile_drives_every_pipeline_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    import test_pipeline
+
+    if test_pipeline._MISSING or not test_pipeline._HAS_TOKEN:
+        pytest.skip("asserts the 2.x pipeline with both triggers")
+    if settings.default != settings.get_profile("gate"):
+        pytest.skip("asserts the gate's examples: run with --hypothesis-profile=gate (make test)")
+    seen: set[str] = set()
+    monkeypatch.setattr(test_pipeline.CompactionMachine, "seen", seen)
+    test_pipeline.test_pipeline_meets_p1_to_p7()  # the gate's own derandomised runs
+    missing = [label for label in MACHINE_LABELS if label not in seen]
+    assert not missing, f"the gate's state-machine runs never show: {missing}"

@@ -502,6 +502,8 @@ class PipelineRun:
         self.ends: list[int] = []
         self.opener: str | None = None
         self._checked_summaries = 0
+        #: How many times P6's second clause ran its counterfactual.
+        self.stale_checks = 0
 
     def append(self, step: Step, *, opens_invocation: bool = False) -> list[Violation]:
         """Append ``step``; a step the model wrote (see :func:`from_model`) is
@@ -554,6 +556,7 @@ class PipelineRun:
         stale = stale_counts(steps)
         if not stale or self.config.get("token_threshold") is None:
             return []
+        self.stale_checks += 1
         return check_stale_counts(
             self.pipeline.token_trigger_fires(),
             self.pipeline.token_trigger_fires(strip_counts=stale),
