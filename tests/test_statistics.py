@@ -1,9 +1,9 @@
 """The gate's examples reach every episode kind and every state-machine rule.
 
-Runs the unit properties and the pipeline state machine again under the `gate` profile (derandomised, so the
-examples are the very ones `make test` checks) and collects the labels each
-example reports. A generator change that silently stops producing a shape
-turns this red.
+Runs the unit properties and the pipeline state machine again under the
+`gate` profile (derandomised, so the examples are the very ones `make test`
+checks) and collects the labels each example reports. A generator change that
+silently stops producing a shape turns this red.
 """
 
 from __future__ import annotations
