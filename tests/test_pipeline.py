@@ -230,6 +230,16 @@ class CompactionMachine(RuleBasedStateMachine):
         # the invocation stops there and waits for the user.
         self.end_invocation()
 
+    @precondition(lambda self: self.inv is not None and self.count <= E_MAX - 2)
+    @rule(order=st.sampled_from(["ab", "ba"]))
+    def fan_out(self, order):
+        # A ParallelAgent "team" runs sub-agents a and b, each on a branch of
+        # its own (ADK's _create_branch_ctx_for_sub_agent: "team.a", "team.b");
+        # each answers in text, in either order.
+        self.label("fan-out to branches")
+        for name in order:
+            self._append(name, text=f"{name} says {self.clock + 1:g}", branch=f"team.{name}")
+
     @precondition(lambda self: self.inv is None and self.invocations > 0)
     @rule(back=st.integers(1, 3))
     def rewind(self, back):

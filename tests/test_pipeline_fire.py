@@ -14,6 +14,7 @@ from compaction_harness.adk import helper_availability
 from compaction_harness.model import Compaction, Response, Session, Step
 from compaction_harness.pipeline import (
     PipelineRun,
+    check_branch_view,
     check_nothing_lost,
     check_prompt,
     check_stale_counts,
@@ -223,6 +224,60 @@ def test_p6_fires_when_a_compaction_covers_nothing_new(monkeypatch):
         assert "P6" in seen
     finally:
         run.close()
+
+
+def fan_out() -> list:
+    """One invocation: a user message, then ParallelAgent sub-agents a and b
+    answering on branches team.a and team.b."""
+    return [
+        [
+            user("i1", 1, "u1"),
+            Step("i1", "a", 2, text="a says 2", branch="team.a"),
+            Step("i1", "b", 3, text="b says 3", branch="team.b"),
+        ]
+    ]
+
+
+def test_p5_fires_when_a_branchless_summary_carries_branch_events():
+    # ADK's own compactor does this (known fault
+    # summary-leaks-branch-events-to-siblings, tests/repros/P5-2.13.0-*.json).
+    run = PipelineRun(SLIDING)
+    try:
+        assert drive(run, fan_out()) == {"P5"}
+    finally:
+        run.close()
+
+
+def test_p5_is_quiet_when_the_compactor_leaves_branch_events_out(monkeypatch):
+    real = compaction._apply_rewinds
+    monkeypatch.setattr(
+        compaction, "_apply_rewinds", lambda events: [e for e in real(events) if not e.branch]
+    )
+    run = PipelineRun(SLIDING)
+    try:
+        assert drive(run, fan_out()) == set()
+        assert run.pipeline.summaries[0][1] == (0,)
+    finally:
+        run.close()
+
+
+def test_p5_branch_readers_on_hand_made_summaries():
+    s = Session(
+        (
+            user("i1", 1),
+            Step("i1", "a", 2, text="a", branch="team.a"),
+            Step("i1", "x", 3, text="x", branch="team.a.x"),
+            Step("i1", "t", 4, text="t", branch="team"),
+        )
+    )
+    (v,) = check_branch_view(s, (0, 1, 2, 3), None)  # read by every agent
+    assert v.positions == (1, 2, 3) and "every agent" in v.message
+    assert check_branch_view(s, (0, 1, 3), "team.a") == []  # own branch and ancestors
+    assert check_branch_view(s, (0, 1, 2, 3), "team.a.x") == []
+    (v,) = check_branch_view(s, (0, 1), "team")  # team's other sub-agents cannot see a
+    assert v.positions == (1,)
+    (v,) = check_branch_view(s, (1,), "team.ab")  # a sibling, not a descendant, of team.a
+    assert v.positions == (1,)
 
 
 TOKEN = {

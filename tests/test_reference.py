@@ -131,3 +131,16 @@ def test_window_skips_compaction_events():
     s = session(user("i1", 1), summary("i1", 2, 1, 1), text("i2", 3))
     assert non_compaction(s) == (0, 2)
     assert ref.newest_invocation(session(text("i1", 1), summary("i9", 2, 1, 1))) == "i1"
+
+
+def test_branch_visibility_follows_the_branch_path():
+    # ParallelAgent: "a sub-agent sees the events that led to the fan-out and
+    # its own, but not those of a sibling".
+    assert ref.branch_sees(None, "team.a")  # an agent without a branch sees everything
+    assert ref.branch_sees("team.a", None)  # events without a branch are for everyone
+    assert ref.branch_sees("team.a", "team.a")
+    assert ref.branch_sees("team.a", "team")  # an ancestor's events
+    assert ref.branch_sees("team.a.x", "team.a")
+    assert not ref.branch_sees("team.a", "team.b")  # a sibling's
+    assert not ref.branch_sees("team", "team.a")  # a descendant's
+    assert not ref.branch_sees("team.ab", "team.a")  # path segments, not string prefixes

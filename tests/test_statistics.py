@@ -66,6 +66,7 @@ MACHINE_LABELS = [
     "ask the user: tool confirmation",
     "ask the user: auth request",
     "rewind",
+    "fan-out to branches",
     "database round trip",
     "summary made (sliding window)",
     "summary made (token threshold)",

@@ -160,6 +160,17 @@ def _reused_id_unprotects_newest_call(case, violation: Violation) -> bool:
     )
 
 
+def _branch_events_in_branchless_summary(case, violation: Violation) -> bool:
+    """ADK's compactor gave the summariser events of sub-agent branches, and the
+    summary, which has no branch, is read by every agent."""
+    return (
+        isinstance(case, PipelineCase)
+        and violation.invariant == "P5"
+        and violation.details.get("cause") == "branch"
+        and violation.details.get("summary_branch") is None
+    )
+
+
 KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="dead-call-retry-skipped-at-invocation-boundary",
@@ -225,6 +236,26 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "call among the candidates is the one U5 asks for."
         ),
         matches=_retained_callless_response_blocks_split,
+    ),
+    KnownFault(
+        id="summary-leaks-branch-events-to-siblings",
+        invariant=("P5",),
+        releases=("1.16.0", "2.2.0", "2.11.0", "2.13.0"),
+        title="a summary without a branch carries sub-agent branch events to their siblings",
+        explanation=(
+            "google/adk/apps/compaction.py, _run_compaction_for_sliding_window and "
+            "_run_compaction_for_token_threshold_config: the events to compact are filtered by "
+            "rewinds and isolation scope (2.13.0: 'so their private turns do not leak into the "
+            "root session summary') but not by Event.branch, and the summary event has no "
+            "branch. The contents assembly (_is_event_belongs_to_branch) keeps a sub-agent "
+            "from seeing its siblings' events: ParallelAgent's docstring promises 'a sub-agent "
+            "sees the events that led to the fan-out and its own, but not those of a sibling'. "
+            "A branchless summary is shown to every agent and hides the raw events it covers, "
+            "so after the first compaction each parallel sub-agent reads a summary written "
+            "from its siblings' private output: the isolation between branches ends at the "
+            "first summary, and what one sub-agent was told or produced steers the others."
+        ),
+        matches=_branch_events_in_branchless_summary,
     ),
 )
 

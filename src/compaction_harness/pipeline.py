@@ -21,7 +21,8 @@ and checks, after every operation:
   timestamp: every event is in the prompt, or in the input of a summary that
   is.
 * **P5 same view** -- the summariser is given only events the reading agent
-  can see: none a rewind removed (isolation scopes: see U6).
+  can see: none a rewind removed, and none of a branch that some agent reading
+  the summary cannot see (isolation scopes: see U6).
 * **P6 no wasted work** -- (a) every compaction covers at least one live event
   no kept summary covered before; (b) the token trigger is driven by the
   newest real prompt count: its decision does not change when the counts a
@@ -54,6 +55,7 @@ from .unit import UnitOutcome
 
 __all__ = [
     "PipelineCase",
+    "check_branch_view",
     "check_liveness",
     "check_new_work",
     "check_nothing_lost",
@@ -127,6 +129,42 @@ def check_same_view(snapshot: Session, taken: Sequence[int]) -> list[Violation]:
             positions=tuple(hidden),
             expected="only live events",
             observed=list(taken),
+        )
+    ]
+
+
+def check_branch_view(
+    snapshot: Session, taken: Sequence[int], branch: str | None
+) -> list[Violation]:
+    """P5 for branches: every agent that sees a summary (of ``branch``) could
+    see each event the summary was given (:func:`reference.branch_sees`).
+
+    A summary without a branch is read by every agent, so an event of a
+    sub-agent's branch in it reaches that sub-agent's siblings, which the
+    contents assembly otherwise keeps from them.
+    """
+    # The readers of a summary on branch S are the agents on S or below it
+    # (every agent when S is None); all of them see an event of branch B
+    # exactly when B is None or S lies on or below B.
+    foreign = [
+        i
+        for i in taken
+        if snapshot[i].branch is not None
+        and (branch is None or not reference.branch_sees(branch, snapshot[i].branch))
+    ]
+    if not foreign:
+        return []
+    readers = "every agent" if branch is None else f"agents on branch {branch!r}"
+    branches = sorted({snapshot[i].branch or "" for i in foreign})
+    return [
+        Violation(
+            "P5",
+            f"the summary is read by {readers} but was given events of branches {branches} "
+            f"that some of them cannot see: steps {foreign}",
+            positions=tuple(foreign),
+            expected="only events every reader of the summary can see",
+            observed=list(taken),
+            details={"cause": "branch", "summary_branch": branch},
         )
     ]
 
@@ -341,12 +379,19 @@ def check_prompt(prompt: Prompt, opener: str | None) -> tuple[list[Violation], l
     return out, unanswered
 
 
+def _shows(part: str, text: str) -> bool:
+    """Whether a prompt text part carries ``text``: as is, or as another agent's
+    message relayed as user context ("[name] said: text" before 2.x; fenced
+    between marker lines in 2.x, see ADK's ``_present_other_agent_message``)."""
+    return part == text or text in part.splitlines() or part.endswith(f" said: {text}")
+
+
 def _visible(step: Step, position: int, prompt: Prompt) -> bool:
     """Whether the event at ``position`` of the stored session is in ``prompt``:
     its text, or all its function calls and responses (a response part names
     the event it came from, see ``adk.PromptPart``)."""
     parts = {p for _, ps in prompt for p in ps}
-    if step.text is not None and ("text", step.text) in parts:
+    if step.text is not None and any(_shows(p[1], step.text) for p in parts if p[0] == "text"):
         return True
     calls = {("call", c.id, c.name) for c in step.calls}
     responses = {("response", r.id, r.name, str(position)) for r in step.responses}
@@ -545,6 +590,8 @@ class PipelineRun:
             snapshot = Session(steps.steps[:length])
             out += check_range_safety(snapshot, taken)
             out += check_same_view(snapshot, taken)
+            summary = steps[length] if length < len(steps) and steps[length].compaction else None
+            out += check_branch_view(snapshot, taken, summary.branch if summary else None)
             out += check_new_work(taken, covered_before, live_positions(snapshot), number)
         self._checked_summaries = len(summaries)
         out += check_liveness(steps, self.pipeline.prompt(), summaries, self.bound)

@@ -45,6 +45,7 @@ from .model import Session, Step
 __all__ = [
     "SYNTHETIC_HITL_CALL_NAMES",
     "Obligation",
+    "branch_sees",
     "closed_ids",
     "dead_id_clauses",
     "latest_summary",
@@ -121,6 +122,23 @@ def live_events(session: Session, isolation_scope: str | None = None) -> Session
             if not gone and s.isolation_scope == isolation_scope
         )
     )
+
+
+def branch_sees(reader: str | None, branch: str | None) -> bool:
+    """Whether an agent running on branch ``reader`` sees an event of ``branch``.
+
+    Branches are dot-separated paths (``ParallelAgent`` gives each sub-agent
+    ``<parent>.<sub-agent>``). An agent sees events without a branch, and
+    events of its own branch or of an ancestor of it, never a sibling's: the
+    rule of ``_is_event_belongs_to_branch`` in ADK's contents assembly
+    (``google/adk/flows/llm_flows/contents.py``; ``context/_contents.py`` in
+    2.x), which ``ParallelAgent``'s docstring states as "a sub-agent sees the
+    events that led to the fan-out and its own, but not those of a sibling".
+    """
+    if not reader or not branch:
+        return True
+    inner, outer = reader.split("."), branch.split(".")
+    return inner[: len(outer)] == outer
 
 
 def newest_invocation(session: Session) -> str | None:
