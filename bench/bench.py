@@ -3,6 +3,7 @@
     python bench/bench.py throughput [--examples N] [--repeat R]
     python bench/bench.py time-to-failure [--seeds N]
     python bench/bench.py steps [--examples N]
+    python bench/bench.py pipeline-time-to-failure [--seeds N]
 
 ``throughput`` measures examples per second of the unit property on one core
 (a single process), for sessions of at most 30 events, with Hypothesis
@@ -15,6 +16,12 @@ generation-only rate, so the cost of the checks is visible.
 rediscover) under N different seeds and reports, per seed, the seconds to the
 first failing example, the seconds including shrinking, and the size of the
 shrunk example; then the medians.
+
+``steps`` measures rule executions per second of the pipeline state machine.
+``pipeline-time-to-failure`` runs the state machine through pytest once per
+seed (``--hypothesis-seed``) and reports Hypothesis's own generate and shrink
+phase times and the size of the fixture written; on google-adk 2.11.0 it
+measures how the stateful search finds the stall of releases before 2.12.0.
 
 Results are printed as a table and written as JSON to ``bench/results/``.
 """
@@ -191,6 +198,77 @@ def steps(args: argparse.Namespace) -> dict:
     return {"kind": "steps", "steps": total, "seconds": seconds, "per_second": total / seconds}
 
 
+def _phase_seconds(output: str, phase: str) -> float | None:
+    """Seconds of a Hypothesis phase, read off ``--hypothesis-show-statistics``."""
+    import re
+
+    found = re.search(rf"during {phase} phase \(([0-9.]+) seconds\)", output)
+    return float(found.group(1)) if found else None
+
+
+def pipeline_time_to_failure(args: argparse.Namespace) -> dict:
+    """The pipeline state machine as a user runs it (pytest, the ``dev``
+    profile, ``--hypothesis-seed``), once per seed in a subprocess: seconds
+    generating until the first failure and seconds shrinking (Hypothesis's own
+    phase statistics), and the size of the fixture it writes."""
+    import subprocess
+    import tempfile
+
+    from compaction_harness.fixtures import load_fixture
+
+    rows = []
+    for s in range(args.seeds):
+        with tempfile.TemporaryDirectory() as repros:
+            started = time.perf_counter()
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    *("-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", "no:xdist"),
+                    *("--hypothesis-profile=dev", f"--hypothesis-seed={s}"),
+                    *("--hypothesis-show-statistics", f"--repro-dir={repros}"),
+                    "tests/test_pipeline.py",
+                ],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+            )
+            seconds = time.perf_counter() - started
+            written = sorted(Path(repros).glob("*.json"))
+            if not written:
+                rows.append({"seed": s, "found": False, "seconds": seconds})
+                print(f"  seed {s}: no failure (pytest exit {done.returncode}, {seconds:.0f} s)")
+                continue
+            fixture = load_fixture(written[0])
+            row = {
+                "seed": s,
+                "found": True,
+                "invariant": fixture.invariant,
+                "seconds": seconds,
+                "generate_seconds": _phase_seconds(done.stdout, "generate"),
+                "shrink_seconds": _phase_seconds(done.stdout, "shrink"),
+                "shrunk_events": len(fixture.case.session),
+                "shrunk_invocations": len({s.invocation for s in fixture.case.session}),
+            }
+            rows.append(row)
+            print(
+                f"  seed {s}: {row['invariant']} after {row['generate_seconds']} s generating "
+                f"and {row['shrink_seconds']} s shrinking ({seconds:.0f} s in all); shrunk to "
+                f"{row['shrunk_events']} events in {row['shrunk_invocations']} invocations"
+            )
+    found = [r for r in rows if r["found"]]
+    summary = {}
+    if found:
+        summary = {
+            key: statistics.median(r[key] for r in found if r[key] is not None)
+            for key in ("generate_seconds", "shrink_seconds", "shrunk_events", "shrunk_invocations")
+        }
+    print(
+        f"pipeline, google-adk {ADK_RELEASE}: found in {len(found)} of {len(rows)} seeds; "
+        + ", ".join(f"median {k} {v:.1f}" for k, v in summary.items())
+    )
+    return {"kind": "pipeline-time-to-failure", "seeds": rows, "summary": summary}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -201,8 +279,18 @@ def main() -> int:
     f.add_argument("--seeds", type=int, default=5)
     m = sub.add_parser("steps", help="pipeline state-machine steps per second")
     m.add_argument("--examples", type=int, default=50)
+    p = sub.add_parser(
+        "pipeline-time-to-failure",
+        help="seconds for the pipeline state machine to find and shrink a failure, per seed",
+    )
+    p.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
-    commands = {"throughput": throughput, "time-to-failure": time_to_failure, "steps": steps}
+    commands = {
+        "throughput": throughput,
+        "time-to-failure": time_to_failure,
+        "steps": steps,
+        "pipeline-time-to-failure": pipeline_time_to_failure,
+    }
     result = commands[args.command](args)
     result.update(adk_release=ADK_RELEASE, python=platform.python_version(), unix_time=time.time())
     out = ROOT / "bench" / "results"
