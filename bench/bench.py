@@ -3,7 +3,7 @@
     python bench/bench.py throughput [--examples N] [--repeat R]
     python bench/bench.py time-to-failure [--seeds N]
     python bench/bench.py steps [--examples N]
-    python bench/bench.py pipeline-time-to-failure [--seeds N]
+    python bench/bench.py pipeline-time-to-failure [--seeds N] [--invariants P3]
 
 ``throughput`` measures examples per second of the unit property on one core
 (a single process), for sessions of at most 30 events, with Hypothesis
@@ -19,9 +19,10 @@ shrunk example; then the medians.
 
 ``steps`` measures rule executions per second of the pipeline state machine.
 ``pipeline-time-to-failure`` runs the state machine through pytest once per
-seed (``--hypothesis-seed``) and reports Hypothesis's own generate and shrink
-phase times and the size of the fixture written; on google-adk 2.11.0 it
-measures how the stateful search finds the stall of releases before 2.12.0.
+seed (``--hypothesis-seed``) and reports the seconds to the first failing run,
+the seconds including shrinking, and the size of the fixture written; on
+google-adk 2.11.0 it measures how the stateful search finds the stall of
+releases before 2.12.0 (``--invariants P3``: through liveness alone).
 
 Results are printed as a table and written as JSON to ``bench/results/``.
 """
@@ -198,75 +199,97 @@ def steps(args: argparse.Namespace) -> dict:
     return {"kind": "steps", "steps": total, "seconds": seconds, "per_second": total / seconds}
 
 
-def _phase_seconds(output: str, phase: str) -> float | None:
-    """Seconds of a Hypothesis phase, read off ``--hypothesis-show-statistics``."""
-    import re
-
-    found = re.search(rf"during {phase} phase \(([0-9.]+) seconds\)", output)
-    return float(found.group(1)) if found else None
-
-
 def pipeline_time_to_failure(args: argparse.Namespace) -> dict:
-    """The pipeline state machine as a user runs it (pytest, the ``dev``
-    profile, ``--hypothesis-seed``), once per seed in a subprocess: seconds
-    generating until the first failure and seconds shrinking (Hypothesis's own
-    phase statistics), and the size of the fixture it writes."""
-    import subprocess
+    """The pipeline state machine as a user runs it: pytest with the ``dev``
+    profile and ``--hypothesis-seed``, once per seed (in this process, so the
+    first failing run can be timed); the seconds to the first failing run, the
+    seconds including shrinking, and the size of the fixture written.
+    ``--invariants P3`` fails runs on P3 only (HARNESS_PIPELINE_INVARIANTS)."""
     import tempfile
+
+    import pytest
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    import test_pipeline
 
     from compaction_harness.fixtures import load_fixture
 
+    machine = test_pipeline.CompactionMachine
+    machine.only = frozenset(args.invariants.split(",")) if args.invariants else None
+    first: list[float] = []
+    original = machine._raise_new
+
+    def timed(self, violations):
+        try:
+            return original(self, violations)
+        except InvariantViolation:
+            first.append(time.perf_counter())
+            raise
+
+    machine._raise_new = timed
     rows = []
-    for s in range(args.seeds):
-        with tempfile.TemporaryDirectory() as repros:
-            started = time.perf_counter()
-            done = subprocess.run(
-                [
-                    sys.executable,
-                    *("-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", "no:xdist"),
-                    *("--hypothesis-profile=dev", f"--hypothesis-seed={s}"),
-                    *("--hypothesis-show-statistics", f"--repro-dir={repros}"),
-                    "tests/test_pipeline.py",
-                ],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
+    try:
+        for s in range(args.seeds):
+            first.clear()
+            with tempfile.TemporaryDirectory() as repros:
+                started = time.perf_counter()
+                pytest.main(
+                    [
+                        *("-p", "no:cacheprovider", "-p", "no:xdist", "-q", "--no-header"),
+                        *("--hypothesis-profile=dev", f"--hypothesis-seed={s}"),
+                        f"--repro-dir={repros}",
+                        str(ROOT / "tests" / "test_pipeline.py"),
+                    ]
+                )
+                seconds = time.perf_counter() - started
+                written = sorted(Path(repros).glob("*.json"))
+                if not written:
+                    rows.append({"seed": s, "found": False, "seconds": seconds})
+                    continue
+                fixture = load_fixture(written[0])
+            case = fixture.case
+            rows.append(
+                {
+                    "seed": s,
+                    "found": True,
+                    "invariant": fixture.invariant,
+                    "seconds_to_first_failure": first[0] - started,
+                    "seconds_with_shrinking": seconds,
+                    "shrunk_events": len(case.session),
+                    "shrunk_invocations": len({step.invocation for step in case.session}),
+                }
             )
-            seconds = time.perf_counter() - started
-            written = sorted(Path(repros).glob("*.json"))
-            if not written:
-                rows.append({"seed": s, "found": False, "seconds": seconds})
-                print(f"  seed {s}: no failure (pytest exit {done.returncode}, {seconds:.0f} s)")
-                continue
-            fixture = load_fixture(written[0])
-            row = {
-                "seed": s,
-                "found": True,
-                "invariant": fixture.invariant,
-                "seconds": seconds,
-                "generate_seconds": _phase_seconds(done.stdout, "generate"),
-                "shrink_seconds": _phase_seconds(done.stdout, "shrink"),
-                "shrunk_events": len(fixture.case.session),
-                "shrunk_invocations": len({s.invocation for s in fixture.case.session}),
-            }
-            rows.append(row)
+    finally:
+        machine._raise_new = original
+    for row in rows:
+        if row["found"]:
             print(
-                f"  seed {s}: {row['invariant']} after {row['generate_seconds']} s generating "
-                f"and {row['shrink_seconds']} s shrinking ({seconds:.0f} s in all); shrunk to "
-                f"{row['shrunk_events']} events in {row['shrunk_invocations']} invocations"
+                f"  seed {row['seed']}: {row['invariant']} first failing run after "
+                f"{row['seconds_to_first_failure']:.1f} s, shrunk after "
+                f"{row['seconds_with_shrinking']:.1f} s to {row['shrunk_events']} events in "
+                f"{row['shrunk_invocations']} invocations"
             )
+        else:
+            print(f"  seed {row['seed']}: no failure ({row['seconds']:.0f} s)")
     found = [r for r in rows if r["found"]]
-    summary = {}
-    if found:
-        summary = {
-            key: statistics.median(r[key] for r in found if r[key] is not None)
-            for key in ("generate_seconds", "shrink_seconds", "shrunk_events", "shrunk_invocations")
-        }
-    print(
-        f"pipeline, google-adk {ADK_RELEASE}: found in {len(found)} of {len(rows)} seeds; "
-        + ", ".join(f"median {k} {v:.1f}" for k, v in summary.items())
+    keys = (
+        "seconds_to_first_failure",
+        "seconds_with_shrinking",
+        "shrunk_events",
+        "shrunk_invocations",
     )
-    return {"kind": "pipeline-time-to-failure", "seeds": rows, "summary": summary}
+    summary = {k: statistics.median(r[k] for r in found) for k in keys} if found else {}
+    only = f" (failing on {args.invariants} only)" if args.invariants else ""
+    print(
+        f"pipeline, google-adk {ADK_RELEASE}{only}: found in {len(found)} of {len(rows)} "
+        "seeds; " + ", ".join(f"median {k} {v:.1f}" for k, v in summary.items())
+    )
+    return {
+        "kind": "pipeline-time-to-failure",
+        "invariants": args.invariants or "all",
+        "seeds": rows,
+        "summary": summary,
+    }
 
 
 def main() -> int:
@@ -284,6 +307,7 @@ def main() -> int:
         help="seconds for the pipeline state machine to find and shrink a failure, per seed",
     )
     p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--invariants", default="", help="fail runs on these only, e.g. P3")
     args = parser.parse_args()
     commands = {
         "throughput": throughput,
@@ -295,7 +319,10 @@ def main() -> int:
     result.update(adk_release=ADK_RELEASE, python=platform.python_version(), unix_time=time.time())
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{args.command}-adk-{ADK_RELEASE}.json"
+    only = getattr(args, "invariants", "")
+    path = (
+        out / f"{args.command}{'-' + only.replace(',', '-') if only else ''}-adk-{ADK_RELEASE}.json"
+    )
     path.write_text(json.dumps(result, indent=2) + "\n")
     print(f"written: {path.relative_to(ROOT)}")
     return 0

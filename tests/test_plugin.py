@@ -204,3 +204,47 @@ def test_an_interrupted_campaign_keeps_its_failure_for_the_next_run(
     assert "rounds=1" in second.stdout  # found again in the first round
     (fixture,) = repros.glob("U3-*.json")
     assert len(json.loads(fixture.read_text())["session"]["steps"]) <= 2
+
+
+COUNTING_PROPERTY = """
+import pytest
+RUNS = [0]
+
+@pytest.mark.property
+def test_counts_itself():
+    # Like the pipeline state machine: a plain function that counts its runs.
+    RUNS[0] += 7
+
+test_counts_itself.examples_run = lambda: RUNS[0]
+"""
+
+
+def test_campaign_counts_a_property_that_counts_its_own_runs(pytester: pytest.Pytester):
+    pytester.makepyfile(test_counting=COUNTING_PROPERTY)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.pytest_plugin",
+        "--hypothesis-profile=fuzz",
+        "--fuzz-seconds=0.2",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1)
+    (line,) = [ln for ln in result.stdout.lines if ln.startswith("PASSED")]
+    rounds = int(line.split("rounds=")[1].split()[0])
+    assert f"examples={7 * rounds} " in line
+
+
+def test_an_unknown_pipeline_invariant_is_refused_in_one_line(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+):
+    pytester.makepyfile(test_counting=COUNTING_PROPERTY)
+    monkeypatch.setenv("HARNESS_PIPELINE_INVARIANTS", "P3,P9")
+    result = pytester.runpytest_subprocess(
+        "-p", "compaction_harness.pytest_plugin", "-p", "no:cacheprovider"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: HARNESS_PIPELINE_INVARIANTS: unknown P9 (choose from P1 P2 P3 P4 P5 P6 P7)"]
+    )
+    assert "Traceback" not in result.stderr.str()

@@ -54,6 +54,7 @@ from .model import (
 from .unit import UnitOutcome
 
 __all__ = [
+    "PIPELINE_INVARIANTS",
     "PipelineCase",
     "check_branch_view",
     "check_liveness",
@@ -71,6 +72,9 @@ __all__ = [
     "run_pipeline_case",
     "stale_counts",
 ]
+
+#: The pipeline-level invariants, as DESIGN.md names them.
+PIPELINE_INVARIANTS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7")
 
 CONFIG_KEYS = ("compaction_interval", "overlap_size", "token_threshold", "event_retention_size")
 

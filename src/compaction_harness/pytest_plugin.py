@@ -100,6 +100,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "property: a Hypothesis property over real ADK code")
+    from .pipeline import PIPELINE_INVARIANTS
+
+    chosen = os.environ.get("HARNESS_PIPELINE_INVARIANTS", "").replace(",", " ").split()
+    unknown = sorted(set(chosen) - set(PIPELINE_INVARIANTS))
+    if unknown:
+        raise pytest.UsageError(
+            f"HARNESS_PIPELINE_INVARIANTS: unknown {', '.join(unknown)} "
+            f"(choose from {' '.join(PIPELINE_INVARIANTS)})"
+        )
     budget = config.getoption("--fuzz-seconds")
     if budget is not None and not budget > 0:
         raise pytest.UsageError(f"--fuzz-seconds must be a positive number, got {budget}")
@@ -148,6 +157,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     executed = [0]
     hypothesis_handle = getattr(testfunction, "hypothesis", None)
     inner = getattr(hypothesis_handle, "inner_test", None)
+    # A property that is not a @given test (a state machine run through
+    # run_state_machine_as_test) may count its own runs: `examples_run()`.
+    own_count = getattr(testfunction, "examples_run", None)
+    counted_before = own_count() if own_count is not None else 0
     if inner is not None:
         # Hypothesis documents replacing `inner_test`; count what it executes.
         @functools.wraps(inner)
@@ -174,6 +187,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     finally:
         if inner is not None:
             hypothesis_handle.inner_test = inner
+        if own_count is not None:
+            executed[0] = own_count() - counted_before
         pyfuncitem.user_properties.append(("examples", executed[0]))
         pyfuncitem.user_properties.append(("fuzz_rounds", rounds))
         pyfuncitem.user_properties.append(("fuzz_seconds", round(time.monotonic() - started, 1)))
