@@ -47,6 +47,7 @@ __all__ = [
     "safe_token_split",
     "to_adk_event",
     "to_adk_events",
+    "unsupported",
 ]
 
 _EMPTY_ACTIONS = EventActions()
@@ -147,6 +148,16 @@ def _supported(model: Any, fields: dict[str, Any]) -> dict[str, Any]:
         if name not in model.model_fields:
             raise NotApplicable(f"google-adk {ADK_RELEASE} has no {model.__name__}.{name}")
     return fields
+
+
+def unsupported(step: Step) -> str | None:
+    """Why the installed release cannot represent ``step`` (say, a rewind
+    before 1.17.0), or None when it can."""
+    try:
+        to_adk_event(step)
+    except NotApplicable as exc:
+        return str(exc)
+    return None
 
 
 def to_adk_events(session: Session, *, bare_actions: bool = False) -> list[Event]:
@@ -638,8 +649,13 @@ class Pipeline:
         except ImportError as exc:
             raise NotApplicable(f"google-adk {ADK_RELEASE} without the [db] extra: {exc}") from None
 
+        import google.adk.sessions.database_session_service as db_module
+
+        # Releases before the async engine (1.x) take a plain SQLite URL.
+        driver = "sqlite+aiosqlite" if hasattr(db_module, "create_async_engine") else "sqlite"
+
         async def round_trip(folder: str) -> list[Event]:
-            service = DatabaseSessionService(f"sqlite+aiosqlite:///{folder}/session.db")
+            service = DatabaseSessionService(f"{driver}:///{folder}/session.db")
             try:
                 stored = await service.create_session(app_name="harness", user_id="u")
                 for event in self.session.events:
@@ -651,7 +667,9 @@ class Pipeline:
             finally:
                 engine = getattr(service, "db_engine", None)
                 if engine is not None:
-                    await engine.dispose()
+                    disposed = engine.dispose()
+                    if inspect.isawaitable(disposed):  # the async engine (2.x)
+                        await disposed
 
         with tempfile.TemporaryDirectory() as folder:
             events = self._loop.run_until_complete(round_trip(folder))

@@ -408,8 +408,10 @@ Summaries = Sequence[tuple[int, Sequence[int], Sequence[int]]]
 def covered_by_kept(prompt: Prompt, summaries: Summaries) -> set[int]:
     """Positions of the events given to a summary whose text is in the prompt,
     directly or through the rolling-summary seeds it was given."""
-    texts = {p[1] for _, ps in prompt for p in ps if p[0] == "text"}
-    todo = [n for n in range(len(summaries)) if f"summary#{n}" in texts]
+    texts = [p[1] for _, ps in prompt for p in ps if p[0] == "text"]
+    # Releases before 2.x relay a summary whose author is not the agent as
+    # another agent's message ("[model] said: summary#0").
+    todo = [n for n in range(len(summaries)) if any(_shows(t, f"summary#{n}") for t in texts)]
     seen: set[int] = set()
     covered: set[int] = set()
     while todo:
