@@ -65,3 +65,26 @@ def test_faults_apply_only_to_their_releases():
     v = run_case(case_unit).violations
     if v:
         assert matching_fault(case_unit, v[0], "2.11.0") is None
+
+
+def test_a_missing_request_that_no_summary_took_is_not_the_known_fault():
+    from compaction_harness.invariants import Violation
+    from compaction_harness.model import Session
+    from compaction_harness.pipeline import PipelineCase
+
+    config = {
+        "compaction_interval": None,
+        "overlap_size": None,
+        "token_threshold": 20,
+        "event_retention_size": 0,
+    }
+    case = PipelineCase(config, Session((user("i1", 1, "u1"),)), ())
+    fault = fault_for("token-compaction-summarises-the-running-request")
+    dropped = Violation("P2", "missing", details={"cause": "opener missing"})
+    summarised = Violation(
+        "P2", "missing", details={"cause": "opener missing", "opener_summarised": True}
+    )
+    assert fault.matches(case, summarised)
+    # The prompt builder lost it by itself: a new fault, not this one.
+    assert not fault.matches(case, dropped)
+    assert not fault.matches(case, Violation("P2", "x", details={"opener_summarised": False}))

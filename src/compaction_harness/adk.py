@@ -22,9 +22,10 @@ old``
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from google.adk import version as _adk_version
@@ -472,6 +473,9 @@ class Pipeline:
         from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
         self._sliding = _helper("_run_compaction_for_sliding_window")
+        #: A token-threshold summary was made before a model call of the
+        #: running invocation (see before_model_call).
+        self._token_compacted = False
         self._loop = asyncio.new_event_loop()
         self._service = InMemorySessionService()
         self.session = self._loop.run_until_complete(
@@ -553,9 +557,68 @@ class Pipeline:
                 }
         self._loop.run_until_complete(self._service.append_event(self.session, event))
 
+    @cached_property
+    def compacts_before_model_calls(self) -> bool:
+        """Whether the release's LLM flow runs token-threshold compaction before
+        each model call (its ``CompactionRequestProcessor``: 2.2.0 and later)."""
+        if getattr(self.app.events_compaction_config, "token_threshold", None) is None:
+            return False
+        for module in (
+            "google.adk.flows.llm_flows.context._compaction",
+            "google.adk.flows.llm_flows.compaction",
+        ):
+            try:
+                if hasattr(importlib.import_module(module), "request_processor"):
+                    return True
+            except ImportError:
+                continue
+        return False
+
+    def _token_arguments(self, session: Any, service: Any, agent_name: str) -> dict[str, Any]:
+        """The arguments ``CompactionRequestProcessor`` passes to
+        ``_run_compaction_for_token_threshold_config``, for the root agent
+        (no branch, no isolation scope)."""
+        fn = _helper("_run_compaction_for_token_threshold_config")
+        arguments: dict[str, Any] = {
+            "config": self.app.events_compaction_config,
+            "session": session,
+            "session_service": service,
+            "agent": self.app.root_agent,
+            "agent_name": agent_name,
+            "current_branch": None,
+        }
+        if "isolation_scope" in inspect.signature(fn).parameters:
+            arguments["isolation_scope"] = None
+        return arguments
+
+    def before_model_call(self) -> None:
+        """What the LLM flow runs before each model call: on releases with
+        :attr:`compacts_before_model_calls`, token-threshold compaction for
+        the agent (``_run_compaction_for_token_threshold_config`` with the
+        agent's name, whose own prompt counts it reads). A summary made here
+        makes the runner skip token-threshold compaction at the invocation's
+        end on releases that take ``skip_token_compaction`` (2.2.0 to 2.11.0)."""
+        if not self.compacts_before_model_calls:
+            return
+        fn = _helper("_run_compaction_for_token_threshold_config")
+        arguments = self._token_arguments(self.session, self._service, self.AGENT)
+        if self._loop.run_until_complete(fn(**arguments)):
+            self._token_compacted = True
+
+    @property
+    def token_path_runs_at_end(self) -> bool:
+        """Whether :meth:`end_invocation` will try token-threshold compaction."""
+        skip = "skip_token_compaction" in inspect.signature(self._sliding).parameters
+        return not (skip and self._token_compacted)
+
     def end_invocation(self) -> None:
+        kwargs = {}
+        if "skip_token_compaction" in inspect.signature(self._sliding).parameters:
+            kwargs["skip_token_compaction"] = self._token_compacted
+        self._token_compacted = False
+
         async def run() -> None:
-            result = self._sliding(self.app, self.session, self._service)
+            result = self._sliding(self.app, self.session, self._service, **kwargs)
             if inspect.isasyncgen(result):  # 2.13.0: the runner appends what it yields
                 async for event in result:
                     await self._service.append_event(self.session, event)
@@ -564,16 +627,20 @@ class Pipeline:
 
         self._loop.run_until_complete(run())
 
-    def token_trigger_fires(self, strip_counts: frozenset[int] = frozenset()) -> bool:
+    def token_trigger_fires(
+        self, strip_counts: frozenset[int] = frozenset(), *, before_model_call: bool = False
+    ) -> bool:
         """Whether ADK's token-threshold compaction would call the summariser now.
 
         Runs the release's ``_run_compaction_for_token_threshold`` (1.26.0 and
-        later) on a copy of the session in a fresh ``InMemorySessionService``,
-        with a summariser that only counts its calls; this session and
-        :attr:`summaries` are untouched. ``strip_counts``: positions of events
-        whose ``usage_metadata.prompt_token_count`` is removed in the copy.
-        Raises :class:`NotApplicable` on releases without token-threshold
-        compaction.
+        later; as the invocation's end does), or with ``before_model_call``
+        ``_run_compaction_for_token_threshold_config`` with the agent's name
+        (as :meth:`before_model_call` does), on a copy of the session in a
+        fresh ``InMemorySessionService``, with a summariser that only counts
+        its calls; this session and :attr:`summaries` are untouched.
+        ``strip_counts``: positions of events whose
+        ``usage_metadata.prompt_token_count`` is removed in the copy. Raises
+        :class:`NotApplicable` on releases without token-threshold compaction.
         """
         from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
         from google.adk.sessions.in_memory_session_service import InMemorySessionService
@@ -602,7 +669,12 @@ class Pipeline:
             service = InMemorySessionService()
             copy = await service.create_session(app_name="harness", user_id="u")
             copy.events = events
-            await run_token(app, copy, service)
+            if before_model_call:
+                fn = _helper("_run_compaction_for_token_threshold_config")
+                arguments = self._token_arguments(copy, service, self.AGENT)
+                await fn(**{**arguments, "config": app.events_compaction_config})
+            else:
+                await run_token(app, copy, service)
 
         self._loop.run_until_complete(run())
         return bool(calls)

@@ -171,6 +171,18 @@ def _branch_events_in_branchless_summary(case, violation: Violation) -> bool:
     )
 
 
+def _running_request_summarised(case, violation: Violation) -> bool:
+    """The running invocation's user message is missing from the prompt because a
+    kept summary was given it (only token-threshold compaction before a model
+    call can summarise an invocation that is still running)."""
+    return (
+        isinstance(case, PipelineCase)
+        and violation.invariant == "P2"
+        and violation.details.get("cause") == "opener missing"
+        and violation.details.get("opener_summarised") is True
+    )
+
+
 KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="dead-call-retry-skipped-at-invocation-boundary",
@@ -256,6 +268,25 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "first summary, and what one sub-agent was told or produced steers the others."
         ),
         matches=_branch_events_in_branchless_summary,
+    ),
+    KnownFault(
+        id="token-compaction-summarises-the-running-request",
+        invariant=("P2",),
+        releases=("2.2.0", "2.11.0", "2.13.0"),
+        title="token-threshold compaction before a model call summarises the running "
+        "invocation's user message",
+        explanation=(
+            "google/adk/flows/llm_flows/context/_compaction.py, CompactionRequestProcessor, "
+            "runs _run_compaction_for_token_threshold_config before every model call, and "
+            "google/adk/apps/compaction.py, _events_to_compact_for_token_threshold, takes every "
+            "candidate except the last event_retention_size events, with nothing that keeps "
+            "the running invocation's own user message. In an invocation that calls the model "
+            "more than once (a tool loop), once the prompt count reaches token_threshold the "
+            "user's request for this very turn is summarised away: the remaining model calls of "
+            "the turn see it only through a summary, and the request may hold no user turn at "
+            "all (the prompt then starts with the summary and model output)."
+        ),
+        matches=_running_request_summarised,
     ),
 )
 

@@ -106,8 +106,10 @@ def from_model(step: Step) -> bool:
     """Whether ``step`` is the model's output, so a model call (with a prompt)
     came just before it: an agent-authored event that is not a function
     response (the tool wrote it) and not only synthetic calls the framework
-    makes to ask the user (``adk_request_confirmation``, ``adk_request_credential``)."""
-    if step.author == "user" or step.responses:
+    makes to ask the user (``adk_request_confirmation``, ``adk_request_credential``).
+    A step on a branch came from a sub-agent's model call, whose prompt is the
+    sub-agent's, not the one this pipeline assembles for the root agent."""
+    if step.author == "user" or step.responses or step.branch is not None:
         return False
     return not step.calls or any(c.name not in FRAMEWORK_CALLS for c in step.calls)
 
@@ -243,18 +245,20 @@ def check_stale_counts(fires: bool, fires_without: bool, stale: frozenset[int]) 
 
 
 def check_summariser_calls(
-    new: int, config: Mapping[str, int | None], newest: int | None
+    new: int, config: Mapping[str, int | None], newest: int | None, *, token_only: bool = False
 ) -> list[Violation]:
     """P6 (third clause): the summariser is not called more than the
     configuration implies.
 
-    ``new``: summaries made at one invocation end; ``newest``: the newest real
-    prompt count before it (:func:`newest_real_count`).
+    ``new``: summaries made at one invocation end, or before one model call
+    (``token_only``: only the token trigger runs there); ``newest``: the
+    newest real prompt count before it (:func:`newest_real_count`).
 
     The bound: at most one summary per invocation end (the runner tries the
-    token threshold first and the sliding window only if that made none); with
-    a token threshold alone, none at an end where the newest real count is
-    below the threshold, so over a run the summaries number at most the ends at
+    token threshold first and the sliding window only if that made none) and
+    per model call (where the flow runs the token threshold alone); with the
+    token threshold alone, none where the newest real count is below the
+    threshold, so over a run the summaries number at most the ends at
     which the newest count (real, or ADK's estimate when there is none since
     the latest summary) reached the threshold. With a sliding window the
     configuration implies no tighter bound than one per end together with P6's
@@ -267,13 +271,16 @@ def check_summariser_calls(
         out.append(
             Violation(
                 "P6",
-                f"the summariser ran {new} times at one invocation end (at most once)",
+                f"the summariser ran {new} times at one "
+                f"{'model call' if token_only else 'invocation end'} (at most once)",
                 expected=1,
                 observed=new,
             )
         )
     threshold = config.get("token_threshold")
-    token_alone = threshold is not None and config.get("compaction_interval") is None
+    token_alone = threshold is not None and (
+        token_only or config.get("compaction_interval") is None
+    )
     if new and token_alone and newest is not None and newest < threshold:
         out.append(
             Violation(
@@ -378,6 +385,7 @@ def check_prompt(prompt: Prompt, opener: str | None) -> tuple[list[Violation], l
                 "prompt",
                 expected=opener,
                 observed=None,
+                details={"cause": "opener missing"},
             )
         )
     return out, unanswered
@@ -570,10 +578,34 @@ class PipelineRun:
         return found
 
     def model_call(self) -> list[Violation]:
-        """P2 and P4 on the prompt ADK would send now."""
+        """A model call: the flow's token-threshold compaction first (releases
+        that run it before model calls, with P1, P5 and P6 on a summary it
+        makes), then P2 and P4 on the prompt ADK would send."""
+        out: list[Violation] = []
+        if self.pipeline.compacts_before_model_calls:
+            covered_before = covered_by_kept(self.pipeline.prompt(), self.pipeline.summaries)
+            before = self.pipeline.steps()
+            out += self.stale_count_check(before, before_model_call=True)
+            made = len(self.pipeline.summaries)
+            self.pipeline.before_model_call()
+            out += check_summariser_calls(
+                len(self.pipeline.summaries) - made,
+                self.config,
+                newest_real_count(before),
+                token_only=True,
+            )
+            out += self._check_new_summaries(covered_before)
         steps = self.pipeline.steps()
         prompt = self.pipeline.prompt()
-        out = check_prompt(prompt, self.opener)[0]
+        found = check_prompt(prompt, self.opener)[0]
+        for v in found:
+            if v.details.get("cause") == "opener missing":
+                # Whether a kept summary was given the opener (known faults use it).
+                v.details["opener_summarised"] = any(
+                    steps[i].text == self.opener and steps[i].author == "user"
+                    for i in covered_by_kept(prompt, self.pipeline.summaries)
+                )
+        out += found
         baseline = self.pipeline.prompt(without_summaries=True)
         out += check_nothing_lost(steps, prompt, self.pipeline.summaries, baseline)
         return out
@@ -585,12 +617,25 @@ class PipelineRun:
         self.ends.append(len(self.appended))
         covered_before = covered_by_kept(self.pipeline.prompt(), self.pipeline.summaries)
         before = self.pipeline.steps()
-        out = self.stale_count_check(before)
+        out = []
+        if self.pipeline.token_path_runs_at_end:
+            out += self.stale_count_check(before)
         made = len(self.pipeline.summaries)
         self.pipeline.end_invocation()
+        out += check_summariser_calls(
+            len(self.pipeline.summaries) - made, self.config, newest_real_count(before)
+        )
+        out += self._check_new_summaries(covered_before)
+        out += check_liveness(
+            self.pipeline.steps(), self.pipeline.prompt(), self.pipeline.summaries, self.bound
+        )
+        return out
+
+    def _check_new_summaries(self, covered_before: set[int]) -> list[Violation]:
+        """P1, P5 and P6 (first clause) on the summaries made since the last call."""
         steps = self.pipeline.steps()
         summaries = self.pipeline.summaries
-        out += check_summariser_calls(len(summaries) - made, self.config, newest_real_count(before))
+        out: list[Violation] = []
         for number in range(self._checked_summaries, len(summaries)):
             length, taken, _ = summaries[number]
             snapshot = Session(steps.steps[:length])
@@ -600,19 +645,22 @@ class PipelineRun:
             out += check_branch_view(snapshot, taken, summary.branch if summary else None)
             out += check_new_work(taken, covered_before, live_positions(snapshot), number)
         self._checked_summaries = len(summaries)
-        out += check_liveness(steps, self.pipeline.prompt(), summaries, self.bound)
         return out
 
-    def stale_count_check(self, steps: Session) -> list[Violation]:
+    def stale_count_check(
+        self, steps: Session, *, before_model_call: bool = False
+    ) -> list[Violation]:
         """P6 (second clause) on ``steps``, the session before compaction runs:
-        ADK's token trigger on a copy with and without the stale counts."""
+        ADK's token trigger (at the invocation's end, or ``before_model_call``)
+        on a copy with and without the stale counts."""
         stale = stale_counts(steps)
         if not stale or self.config.get("token_threshold") is None:
             return []
         self.stale_checks += 1
+        fires = self.pipeline.token_trigger_fires
         return check_stale_counts(
-            self.pipeline.token_trigger_fires(),
-            self.pipeline.token_trigger_fires(strip_counts=stale),
+            fires(before_model_call=before_model_call),
+            fires(strip_counts=stale, before_model_call=before_model_call),
             stale,
         )
 
