@@ -226,6 +226,7 @@ def test_campaign_counts_a_property_that_counts_its_own_runs(pytester: pytest.Py
         "compaction_harness.pytest_plugin",
         "--hypothesis-profile=fuzz",
         "--fuzz-seconds=0.2",
+        "--fuzz-shards=1",  # under xdist the worker count is inherited otherwise
         "-p",
         "no:cacheprovider",
     )
