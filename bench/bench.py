@@ -293,6 +293,11 @@ def pipeline_time_to_failure(args: argparse.Namespace) -> dict:
 
 
 def main() -> int:
+    import logging
+
+    # ADK logs each call or response its prompt builder drops; pytest captures
+    # that in the test suite, here it would flood the report.
+    logging.getLogger("google_adk").setLevel(logging.ERROR)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("throughput", help="examples per second of the unit property")

@@ -16,6 +16,7 @@ as a ``pipeline`` fixture.
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 import pytest
 from hypothesis import assume, event, settings
@@ -118,10 +119,21 @@ class CompactionMachine(RuleBasedStateMachine):
     #: How many runs started, for the campaign summary (a state machine has no
     #: Hypothesis handle for the plugin to count examples through).
     runs = 0
+    #: Runs per label, over all runs so far (the campaign summary shows the
+    #: known-fault ones).
+    tally: Counter[str] = Counter()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reported: set[str] = set()
 
     def label(self, text: str) -> None:
-        """Report what a rule did (Hypothesis's ``event``: ``--hypothesis-show-statistics``)."""
+        """Report what a rule did (Hypothesis's ``event``: ``--hypothesis-show-statistics``),
+        once per run."""
         event(text)
+        if text not in self.reported:
+            self.reported.add(text)
+            type(self).tally[text] += 1
         if self.seen is not None:
             self.seen.add(text)
 
@@ -172,7 +184,7 @@ class CompactionMachine(RuleBasedStateMachine):
             if fault is None:
                 new.append(v)
                 continue
-            event(f"known upstream fault: {fault.id}")
+            self.label(f"known upstream fault: {fault.id}")
             self.known_stall |= v.invariant == "P3"
         if new:
             raise InvariantViolation(self.run.case(), self.run.outcome(new))
@@ -187,7 +199,9 @@ class CompactionMachine(RuleBasedStateMachine):
     # -- rules -------------------------------------------------------------------
     @precondition(lambda self: self.inv is None)
     @rule(
-        opener=st.sampled_from(["user", "agent", "client answer", "user answers"]),
+        opener=st.sampled_from(
+            ["user", "agent", "client answer", "user answers", "orphan response"]
+        ),
         which=st.integers(0, 3),
     )
     def start_invocation(self, opener, which):
@@ -208,6 +222,13 @@ class CompactionMachine(RuleBasedStateMachine):
             self.label(f"opener: user answers{' after a compaction' if compacted else ''}")
             self._append("user", responses=(Response(request.id, request.name),))
             self._append("agent", responses=(Response(call.id, call.name),))
+        elif opener == "orphan response":
+            # Deliberately an answer with nothing to answer: a client posts the
+            # result of a call the session never recorded (it was made in
+            # another session, or the call event was lost).
+            self.label("opener: orphan response")
+            self.serial += 1
+            self._append("user", responses=(Response(f"ghost{self.serial}", "lookup"),))
         elif opener == "agent":
             self.label("opener: agent")
         else:
@@ -297,7 +318,7 @@ class CompactionMachine(RuleBasedStateMachine):
             self._raise_new(self.run.database_round_trip())
             self.label("database round trip")
         except NotApplicable as exc:
-            event(f"not applicable: {exc}")
+            self.label(f"not applicable: {exc}")
 
     @precondition(lambda self: self.inv is not None and self.count >= 1)
     @rule()
@@ -332,3 +353,4 @@ def test_pipeline_meets_p1_to_p7() -> None:
 
 # The campaign summary counts a state machine's runs through this (pytest_plugin).
 test_pipeline_meets_p1_to_p7.examples_run = lambda: CompactionMachine.runs
+test_pipeline_meets_p1_to_p7.labels = lambda: CompactionMachine.tally

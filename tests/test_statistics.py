@@ -58,6 +58,7 @@ MACHINE_LABELS = [
     "opener: client answer",
     "opener: user answers",
     "opener: user answers after a compaction",
+    "opener: orphan response",
     "call: answered now",
     "call: answered now, parallel",
     "call: answered later",

@@ -161,6 +161,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     # run_state_machine_as_test) may count its own runs: `examples_run()`.
     own_count = getattr(testfunction, "examples_run", None)
     counted_before = own_count() if own_count is not None else 0
+    # ...and tally the labels its runs reported (Hypothesis prints no
+    # statistics for it): `labels()` -> {label: runs}.
+    own_labels = getattr(testfunction, "labels", None)
+    labels_before = dict(own_labels()) if own_labels is not None else {}
     if inner is not None:
         # Hypothesis documents replacing `inner_test`; count what it executes.
         @functools.wraps(inner)
@@ -189,6 +193,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
             hypothesis_handle.inner_test = inner
         if own_count is not None:
             executed[0] = own_count() - counted_before
+        if own_labels is not None:
+            tally = {k: n - labels_before.get(k, 0) for k, n in own_labels().items()}
+            pyfuncitem.user_properties.append(("labels", {k: n for k, n in tally.items() if n}))
         pyfuncitem.user_properties.append(("examples", executed[0]))
         pyfuncitem.user_properties.append(("fuzz_rounds", rounds))
         pyfuncitem.user_properties.append(("fuzz_seconds", round(time.monotonic() - started, 1)))
@@ -242,6 +249,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             f"examples={props['examples']} seconds={props['fuzz_seconds']}"
             + (f"  fixture={props['repro_fixture']}" if "repro_fixture" in props else "")
         )
+        for label, runs in sorted(props.get("labels", {}).items()):
+            if label.startswith(("known upstream fault", "not applicable")):
+                terminalreporter.write_line(f"        {label}: {runs} runs")
     failed = [r for r in rows if r[1] == "failed"]
     written = sorted({p["repro_fixture"] for _, _, p in failed if "repro_fixture" in p})
     terminalreporter.write_line(
