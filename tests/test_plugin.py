@@ -216,6 +216,7 @@ def test_counts_itself():
     RUNS[0] += 7
 
 test_counts_itself.examples_run = lambda: RUNS[0]
+test_counts_itself.labels = lambda: {"known upstream fault: f": RUNS[0] // 7, "opener: user": 1}
 """
 
 
@@ -234,6 +235,9 @@ def test_campaign_counts_a_property_that_counts_its_own_runs(pytester: pytest.Py
     (line,) = [ln for ln in result.stdout.lines if ln.startswith("PASSED")]
     rounds = int(line.split("rounds=")[1].split()[0])
     assert f"examples={7 * rounds} " in line
+    # Known-fault labels are listed under the item, other labels are not.
+    result.stdout.fnmatch_lines([f"        known upstream fault: f: {rounds} runs"])
+    assert "opener: user" not in result.stdout.str()
 
 
 def test_an_unknown_pipeline_invariant_is_refused_in_one_line(
