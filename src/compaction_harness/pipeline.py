@@ -2,7 +2,9 @@
 
 A :class:`PipelineCase` is a compaction configuration and a sequence of
 operations (append an event; end the invocation, which runs ADK's
-post-invocation compaction). :func:`run_pipeline_case` replays it on a real
+post-invocation compaction). An event the model wrote is preceded by a model
+call, before which ADK's flow runs token-threshold compaction (2.2.0 and
+later). :func:`run_pipeline_case` replays it on a real
 ``InMemorySessionService`` session through :class:`~compaction_harness.adk.Pipeline`
 and checks, after every operation:
 
@@ -17,9 +19,10 @@ and checks, after every operation:
 * **P3 liveness** -- with sliding-window compaction every ``N`` invocations,
   the backlog that the definitions allow to compact stays bounded (see
   :func:`liveness_bound`).
-* **P4 nothing lost** -- by event identity (its text or its call ids), not by
-  timestamp: every event is in the prompt, or in the input of a summary that
-  is.
+* **P4 nothing lost** -- by event identity (its text, its call ids, or the
+  event each response part names), not by timestamp: every event the prompt
+  builder shows without compaction is in the prompt, or in the input of a
+  summary that is.
 * **P5 same view** -- the summariser is given only events the reading agent
   can see: none a rewind removed, and none of a branch that some agent reading
   the summary cannot see (isolation scopes: see U6).
@@ -27,8 +30,8 @@ and checks, after every operation:
   no kept summary covered before; (b) the token trigger is driven by the
   newest real prompt count: its decision does not change when the counts a
   summary made stale are removed; (c) the summariser runs at most once per
-  invocation end, and with a token threshold alone never while the newest real
-  prompt count is below the threshold (see :func:`check_summariser_calls` for
+  invocation end or model call, and with a token threshold alone (always so
+  before a model call) never while the newest real prompt count is below it (see :func:`check_summariser_calls` for
   the bound this implies).
 * **P7 round trip** -- the session stored in and reloaded from ADK's
   ``DatabaseSessionService`` on SQLite yields the same prompt.
