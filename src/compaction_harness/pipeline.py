@@ -31,8 +31,8 @@ and checks, after every operation:
   newest real prompt count: its decision does not change when the counts a
   summary made stale are removed; (c) the summariser runs at most once per
   invocation end or model call, and with a token threshold alone (always so
-  before a model call) never while the newest real prompt count is below it (see :func:`check_summariser_calls` for
-  the bound this implies).
+  before a model call) never while the newest real prompt count is below it
+  (see :func:`check_summariser_calls` for the bound this implies).
 * **P7 round trip** -- the session stored in and reloaded from ADK's
   ``DatabaseSessionService`` on SQLite yields the same prompt.
 
