@@ -195,7 +195,7 @@ def test_show_keeps_each_step_on_its_line_whatever_the_strings(capsys, tmp_path:
 @pytest.mark.parametrize(
     ("argv", "mentions"),
     [
-        ([], ["Exit status: 0", "show", "replay"]),
+        ([], ["Exit status of show, replay and export: 0", "show", "replay"]),
         (["show"], ["fixture", "timeline"]),
         (["replay"], ["FIXTURE", "Exit 0", "--adk"]),
     ],

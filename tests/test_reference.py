@@ -1,4 +1,4 @@
-"""The reference checked against hand-worked examples (DESIGN.md's definitions)."""
+"""The reference checked against hand-worked examples (the definitions quoted in reference.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A property-based verification harness for Google ADK's event compaction.
 
-The package is split the way ``DESIGN.md`` describes it:
+The package is split into these parts (the README's "Layout" lists them all):
 
 * :mod:`compaction_harness.model` -- the ADK-independent session model,
 * :mod:`compaction_harness.reference` -- the specification as brute-force code,

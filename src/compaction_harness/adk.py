@@ -728,6 +728,7 @@ class Pipeline:
 
         async def round_trip(folder: str) -> list[Event]:
             service = DatabaseSessionService(f"{driver}:///{folder}/session.db")
+            _no_disk_waits(service.db_engine)
             try:
                 stored = await service.create_session(app_name="harness", user_id="u")
                 for event in self.session.events:
@@ -749,6 +750,21 @@ class Pipeline:
 
     def close(self) -> None:
         self._loop.close()
+
+
+def _no_disk_waits(engine: Any) -> None:
+    """SQLite without fsync on this throw-away file: the service commits once per
+    appended event, and waiting for the disk each time would make P7 the slowest
+    step of a run. What is stored and read back is unchanged."""
+    from sqlalchemy import event as sqlalchemy_event
+
+    def pragmas(connection: Any, record: Any) -> None:
+        cursor = connection.cursor()
+        cursor.execute("PRAGMA synchronous=OFF")
+        cursor.execute("PRAGMA journal_mode=MEMORY")
+        cursor.close()
+
+    sqlalchemy_event.listen(getattr(engine, "sync_engine", engine), "connect", pragmas)
 
 
 class prefix_helper_replaced:

@@ -239,11 +239,16 @@ def _reexec_in_target(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     parser = argparse.ArgumentParser(
-        prog="python -m compaction_harness",
+        # The console script keeps its own name; `python -m` shows as __main__.py.
+        prog=invoked
+        if invoked.startswith("compaction-harness")
+        else "python -m compaction_harness",
         description="Show, replay and export JSON repro fixtures of ADK event-compaction "
         "failures, and minimise real sessions into new ones.",
-        epilog="Exit status: 0 all hold, 1 a fixture fails an invariant, 2 bad input. "
+        epilog="Exit status of show, replay and export: 0 all hold, 1 a fixture fails an "
+        "invariant, 2 bad input; minimize: 0 a fixture written, 1 nothing fails, 2 bad input. "
         "Inside an environment made by `make env`: .venv/adk-<release>/bin/python -m "
         "compaction_harness ...",
     )
@@ -292,7 +297,13 @@ def build_parser() -> argparse.ArgumentParser:
         "invariant, 2 for bad input.",
     )
     mini.add_argument("session", metavar="SESSION.json", help="the recorded session")
-    mini.add_argument("--invariant", required=True, choices=["U1", "U2", "U3", "U4", "U5"])
+    mini.add_argument(
+        "--invariant",
+        required=True,
+        choices=["U1", "U2", "U3", "U4", "U5"],
+        help="the unit-level invariant the minimal session must break (U6 and the pipeline "
+        "invariants P1-P7 need more than a session: shrink those with `make fuzz`)",
+    )
     mini.add_argument(
         "--out", default="build/repros", help="fixture folder (default: build/repros)"
     )

@@ -21,6 +21,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import venv
@@ -36,6 +37,15 @@ FIRST_RELEASE_WITH_COMPACTION = (1, 16, 0)
 
 class EnvError(Exception):
     """A one-line, user-facing reason the environment cannot be made."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived (``timeout``, a cancelled CI job): unwound like
+    Ctrl-C, so a half-built environment is removed on the way out."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated(signal.Signals(signum).name)
 
 
 def _version_tuple(release: str) -> tuple[int, ...]:
@@ -145,11 +155,17 @@ def main(argv: list[str] | None = None) -> int:
         from compaction_harness import DEFAULT_ADK_RELEASE
 
         args.adk = DEFAULT_ADK_RELEASE
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _terminate)
     try:
         print(ensure(args))
     except EnvError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except Terminated as exc:
+        print(f"error: {exc} while creating the environment", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("error: interrupted while creating the environment", file=sys.stderr)
         return 130

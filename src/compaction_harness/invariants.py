@@ -1,7 +1,7 @@
 """Pure invariant checkers: ``check_x(inputs, output) -> list[Violation]``.
 
-Each checker compares what a compaction helper returned with the definitions
-of DESIGN.md (through :mod:`compaction_harness.reference`). They take model
+Each checker compares what a compaction helper returned with the project's
+definitions (quoted in full in :mod:`compaction_harness.reference`). They take model
 objects and plain values, never import ``google.adk``, and are shared by the
 property tests, fixture replay and the command line.
 
@@ -43,7 +43,7 @@ __all__ = [
     "check_token_split",
 ]
 
-#: Invariant id -> one-line statement, as DESIGN.md words it.
+#: Invariant id -> one-line statement, as the project's specification words it.
 INVARIANTS: dict[str, str] = {
     "U1": "shape: the chosen range is a prefix of the window, same objects, same order",
     "U2": "safety: every obligation opened inside the prefix is closed inside it or provably dead",

@@ -76,7 +76,7 @@ __all__ = [
     "stale_counts",
 ]
 
-#: The pipeline-level invariants, as DESIGN.md names them.
+#: The pipeline-level invariants, as the project's specification names them.
 PIPELINE_INVARIANTS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7")
 
 CONFIG_KEYS = ("compaction_interval", "overlap_size", "token_threshold", "event_retention_size")

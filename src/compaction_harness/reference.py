@@ -1,7 +1,7 @@
 """The specification as code: obligations, dead calls and safe prefixes.
 
-Every function here is written from the definitions in ``DESIGN.md``
-("Definitions (the specification)"), by brute force where that is clearer,
+Every function here is written from the project's definitions (quoted in
+full below), by brute force where that is clearer,
 and never from ADK's algorithm: a copy would share ADK's bugs. The functions
 work on :class:`~compaction_harness.model.Session` objects and never import
 ``google.adk``.
@@ -9,7 +9,7 @@ work on :class:`~compaction_harness.model.Session` objects and never import
 A *window* is a tuple of step indices into the session, in session order: the
 events a compactor considers (ADK never puts a compaction event in one).
 
-Definitions, quoted from DESIGN.md:
+Definitions, quoted in full from the project's design document:
 
 * An **obligation** is opened by a function call id, or by a key of
   ``requested_tool_confirmations`` / ``requested_auth_configs``; it is closed
@@ -64,7 +64,7 @@ __all__ = [
 
 #: Names of the synthetic calls ADK's runtime makes for a tool confirmation and
 #: an auth request (``google/adk/flows/llm_flows/tools/_functions.py``,
-#: ``google/adk/utils/_function_call_names.py``). DESIGN.md exempts exactly
+#: ``google/adk/utils/_function_call_names.py``). The definitions exempt exactly
 #: these two from long-running protection outside the newest invocation.
 SYNTHETIC_HITL_CALL_NAMES = frozenset({"adk_request_confirmation", "adk_request_credential"})
 
@@ -186,7 +186,7 @@ def dead_id_clauses(session: Session, window: Sequence[int], call_id: str) -> di
 
 
 def provably_dead_call_ids(session: Session, window: Sequence[int]) -> frozenset[str]:
-    """Call ids opened in ``window`` that can never be answered (DESIGN.md)."""
+    """Call ids opened in ``window`` that can never be answered (the definitions)."""
     candidates = {cid for i in window for cid in session[i].call_ids}
     return frozenset(
         cid for cid in candidates if all(dead_id_clauses(session, window, cid).values())
