@@ -383,3 +383,17 @@ def test_minimize_bad_input_is_exit_2_and_one_line(capsys, tmp_path, content, pr
     path.write_bytes(content)
     code, _, err = run(capsys, "minimize", str(path), "--invariant", "U3")
     assert code == 2 and err.count("\n") == 1 and problem in err, err
+
+
+def test_show_of_a_pipeline_fixture_numbers_events_as_stored(capsys) -> None:
+    # Summaries appear where ADK stored them, with what each was given, in the
+    # numbering the violations use; the prompt that failed the check follows.
+    path = REPROS / "P2-2.13.0-3c3afe701381041f.json"
+    code, out, err = run(capsys, "show", str(path))
+    assert (code, err) == (0, "")
+    rows = [line for line in out.splitlines() if line.startswith("#")]
+    assert [row.split()[0] for row in rows] == ["#0", "#1", "#2", "#3"]
+    assert rows[2].startswith("#2   summary#0: a summary made before the next model call")
+    assert rows[2].endswith("given #0, #1")
+    assert "known upstream fault: token-compaction-summarises-the-running-request (" in out
+    assert out.rstrip().endswith("model: text summary#0")

@@ -93,7 +93,7 @@ def test_campaign_runs_rounds_until_the_budget_and_summarises(pytester: pytest.P
             "*fuzz campaign summary*",
             "PASSED*test_healthy[[]shard0[]]*rounds=*",
             "PASSED*test_healthy[[]shard1[]]*rounds=*",
-            "0 of 2 campaign items found a failure; fixtures: none",
+            "0 of 2 campaign items found a failure; fixtures written: none",
         ]
     )
     seconds = [

@@ -52,6 +52,50 @@ def _length(value: object) -> int | None:
     return len(value) if isinstance(value, list) else None
 
 
+def _pipeline_timeline(fixture: Fixture) -> list[str]:
+    """A pipeline run as stored in the session: the appended events and, where
+    ADK put them, the summaries with the events each was given (the numbering
+    the violations use)."""
+    case = fixture.case
+    stored = fixture.observed.get("stored")
+    summaries = fixture.observed.get("summaries", [])
+    if not isinstance(stored, list):  # a fixture written before "stored" was recorded
+        lines = ["timeline (the events appended; summaries not shown):", case.render()]
+        for n, given in enumerate(summaries):
+            lines.append(f"summary#{n} was given the stored events {given}")
+        return lines
+    rendered = [line.split(None, 1)[1] for line in case.session.render().splitlines()]
+    ends = list(case.ends)
+    lines = [
+        "timeline (numbered as stored, summaries included; an event the model wrote "
+        "follows a model call, before which token-threshold compaction may run):"
+    ]
+    ended = False
+    for position, entry in enumerate(stored):
+        if isinstance(entry, int) and 0 <= entry < len(rendered):
+            lines.append(f"#{position:<4}{rendered[entry]}")
+            ended = (entry + 1) in ends
+            if ended:
+                lines.append("  ---- end of invocation: the runner's compaction runs")
+            continue
+        number = str(entry).rsplit("#", 1)[-1]
+        given = summaries[int(number)] if number.isdigit() and int(number) < len(summaries) else []
+        when = "at that end" if ended else "before the next model call"
+        lines.append(
+            f"#{position:<4}{entry}: a summary made {when}, given "
+            + (", ".join(f"#{i}" for i in given) or "nothing")
+        )
+    lines.append(f"config: {dict(case.config)}")
+    prompt = fixture.observed.get("prompt")
+    if isinstance(prompt, list) and prompt:
+        lines.append("prompt at the last check (role: parts):")
+        for content in prompt:
+            role, parts = content[0], content[1]
+            shown = "; ".join(" ".join(str(x) for x in part) for part in parts)
+            lines.append(f"  {role}: {shown}")
+    return lines
+
+
 def render_fixture(fixture: Fixture) -> str:
     """The fixture for a person: header, violations, and the annotated timeline."""
     case = fixture.case
@@ -67,22 +111,20 @@ def render_fixture(fixture: Fixture) -> str:
         f"invariant  {fixture.invariant}   found on google-adk {fixture.adk_release}",
     ]
     if fixture.known_fault:
-        lines.append(f"known upstream fault: {fixture.known_fault}")
+        from .known_faults import fault_for
+
+        fault = fault_for(fixture.known_fault)
+        title = f" ({fault.title}; see known_faults.py)" if fault else ""
+        lines.append(f"known upstream fault: {fixture.known_fault}{title}")
     if fixture.note:
         lines.append(f"note: {fixture.note}")
     lines += ["", "violations:"] + [f"  {v}" for v in fixture.violations] + [""]
+    if fixture.kind == "pipeline":
+        return "\n".join(lines + _pipeline_timeline(fixture))
     lines.append(
         "timeline (W = in the compaction window; open = obligations still open after the "
         "event when no id is exempted as provably dead):"
     )
-    if fixture.kind == "pipeline":
-        lines.append(case.render())
-        for n, given in enumerate(fixture.observed.get("summaries", [])):
-            lines.append(
-                f"summary#{n} was given the events at positions {given} of the session "
-                "as stored (summary events included)"
-            )
-        return "\n".join(lines)
     dead = reference.provably_dead_call_ids(session, window)
     position = {step: pos for pos, step in enumerate(window)}
     for index, line in enumerate(session.render({i: "W" for i in window}).splitlines()):

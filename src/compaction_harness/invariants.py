@@ -93,7 +93,9 @@ class Violation:
         if self.ids:
             where.append("ids " + ", ".join(self.ids))
         if self.positions:
-            where.append("window positions " + ", ".join(map(str, self.positions)))
+            # Pipeline invariants name steps of the session as stored.
+            label = "steps" if self.invariant.startswith("P") else "window positions"
+            where.append(f"{label} " + ", ".join(map(str, self.positions)))
         suffix = f" [{'; '.join(where)}]" if where else ""
         return (
             f"{self.invariant}: {self.message}{suffix}\n"

@@ -566,6 +566,8 @@ class PipelineRun:
         self._checked_summaries = 0
         #: How many times P6's second clause ran its counterfactual.
         self.stale_checks = 0
+        #: The prompt of the latest model call (what P2 and P4 judged).
+        self._checked_prompt: Prompt | None = None
 
     def append(self, step: Step, *, opens_invocation: bool = False) -> list[Violation]:
         """Append ``step``; a step the model wrote (see :func:`from_model`) is
@@ -600,6 +602,7 @@ class PipelineRun:
             out += self._check_new_summaries(covered_before)
         steps = self.pipeline.steps()
         prompt = self.pipeline.prompt()
+        self._checked_prompt = prompt
         found = check_prompt(prompt, self.opener)[0]
         for v in found:
             if v.details.get("cause") == "opener missing":
@@ -617,6 +620,7 @@ class PipelineRun:
         """End the invocation: compaction runs; P6 around it, then P1, P5 and P6 on
         new summaries and P3."""
         self.opener = None  # no invocation runs until the next one opens
+        self._checked_prompt = None
         self.ends.append(len(self.appended))
         covered_before = covered_by_kept(self.pipeline.prompt(), self.pipeline.summaries)
         before = self.pipeline.steps()
@@ -676,12 +680,28 @@ class PipelineRun:
         return PipelineCase(self.config, Session(tuple(self.appended)), tuple(self.ends))
 
     def outcome(self, violations: list[Violation]) -> UnitOutcome:
-        prompt = self.pipeline.prompt()
+        """The outcome a fixture records. ``observed``: ``summaries`` (the stored
+        positions each summary was given), ``stored`` (the session as stored:
+        for each position, the index of the appended step or ``"summary#n"``)
+        and ``prompt`` (the prompt that was checked last, so the one that broke
+        P2 or P4 when those fired)."""
+        prompt = self._checked_prompt if self._checked_prompt is not None else None
+        if prompt is None:
+            prompt = self.pipeline.prompt()
+        stored: list[int | str] = []
+        appended = 0
+        for step in self.pipeline.steps():
+            if step.compaction is not None:
+                stored.append(step.compaction.summary)
+            else:
+                stored.append(appended)
+                appended += 1
         return UnitOutcome(
             violations,
             {},
             {
                 "summaries": [list(t) for _, t, _ in self.pipeline.summaries],
+                "stored": stored,
                 "prompt": [[role, [list(p) for p in parts]] for role, parts in prompt],
             },
         )

@@ -98,6 +98,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_report_header(config: pytest.Config) -> str | None:
+    chosen = os.environ.get("HARNESS_PIPELINE_INVARIANTS", "").replace(",", " ").split()
+    if chosen:
+        return (
+            f"compaction-harness: the pipeline state machine fails on {' '.join(chosen)} only "
+            "(HARNESS_PIPELINE_INVARIANTS)"
+        )
+    return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "property: a Hypothesis property over real ADK code")
     from .pipeline import PIPELINE_INVARIANTS
@@ -186,6 +196,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         path, new = write_fixture(fixture_from_failure(exc), config._harness_repro_dir)
         shown = os.path.relpath(path)
         pyfuncitem.user_properties.append(("repro_fixture", shown))
+        pyfuncitem.user_properties.append(("repro_fixture_new", new))
         exc.add_note(f"repro fixture {'written' if new else 'already present'}: {shown}")
         raise
     finally:
@@ -253,10 +264,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             if label.startswith(("known upstream fault", "not applicable")):
                 terminalreporter.write_line(f"        {label}: {runs} runs")
     failed = [r for r in rows if r[1] == "failed"]
-    written = sorted({p["repro_fixture"] for _, _, p in failed if "repro_fixture" in p})
+    found = [p for _, _, p in failed if "repro_fixture" in p]
+    written = sorted({p["repro_fixture"] for p in found if p.get("repro_fixture_new", True)})
+    present = sorted({p["repro_fixture"] for p in found} - set(written))
     terminalreporter.write_line(
         f"{len(failed)} of {len(rows)} campaign items found a failure; "
-        f"fixtures: {', '.join(written) or 'none'}"
+        f"fixtures written: {', '.join(written) or 'none'}"
+        + (f"; already present: {', '.join(present)}" if present else "")
     )
     terminalreporter.write_line(
         "Read a fixture with `make show FIXTURE=<path>`, re-check it with "
