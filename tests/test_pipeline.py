@@ -18,7 +18,6 @@ every model call and invocation end, P7 once per run
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 
 import pytest
@@ -48,7 +47,7 @@ from compaction_harness.model import (
     Response,
     Step,
 )
-from compaction_harness.pipeline import PipelineRun
+from compaction_harness.pipeline import PipelineRun, chosen_invariants
 from compaction_harness.unit import InvariantViolation
 
 E_MAX = 6  # events one invocation appends at most (the machine's preconditions keep it)
@@ -104,22 +103,13 @@ def config_kind(config) -> str:
     )
 
 
-def _only() -> frozenset[str] | None:
-    # The harness's pytest plugin has refused unknown names already.
-    return (
-        frozenset(os.environ.get("HARNESS_PIPELINE_INVARIANTS", "").replace(",", " ").split())
-        or None
-    )
-
-
 class CompactionMachine(RuleBasedStateMachine):
     run: PipelineRun
-    #: When a set, every label a run reports is added to it too (tests/test_statistics.py).
-    seen: set[str] | None = None
     #: The invariants a run fails on (None: all of P1 to P7). The environment
     #: variable HARNESS_PIPELINE_INVARIANTS (e.g. "P3") narrows it, to ask
-    #: whether one invariant alone finds a fault.
-    only: frozenset[str] | None = _only()
+    #: whether one invariant alone finds a fault (the harness's pytest plugin
+    #: has refused unknown names already).
+    only: frozenset[str] | None = frozenset(chosen_invariants()) or None
     #: How many runs started, for the campaign summary (a state machine has no
     #: Hypothesis handle for the plugin to count examples through).
     runs = 0
@@ -138,8 +128,6 @@ class CompactionMachine(RuleBasedStateMachine):
         if text not in self.reported:
             self.reported.add(text)
             type(self).tally[text] += 1
-        if self.seen is not None:
-            self.seen.add(text)
 
     @initialize(config=CONFIGS)
     def configure(self, config):
@@ -223,7 +211,9 @@ class CompactionMachine(RuleBasedStateMachine):
         elif opener == "user answers" and self.asked:
             call, request = self.asked.pop(which % len(self.asked))
             compacted = bool(self.run.pipeline.summaries)
-            self.label(f"opener: user answers{' after a compaction' if compacted else ''}")
+            self.label("opener: user answers")
+            if compacted:
+                self.label("opener: user answers after a compaction")
             self._append("user", responses=(Response(request.id, request.name),))
             self._append("agent", responses=(Response(call.id, call.name),))
         elif opener == "orphan response":

@@ -574,22 +574,22 @@ class Pipeline:
                 continue
         return False
 
-    def _token_arguments(self, session: Any, service: Any, agent_name: str) -> dict[str, Any]:
-        """The arguments ``CompactionRequestProcessor`` passes to
-        ``_run_compaction_for_token_threshold_config``, for the root agent
-        (no branch, no isolation scope)."""
+    async def _token_compaction_for_agent(self, session: Any, service: Any, config: Any) -> bool:
+        """``_run_compaction_for_token_threshold_config`` with the arguments
+        ``CompactionRequestProcessor`` passes for the root agent (its name, no
+        branch, no isolation scope)."""
         fn = _helper("_run_compaction_for_token_threshold_config")
         arguments: dict[str, Any] = {
-            "config": self.app.events_compaction_config,
+            "config": config,
             "session": session,
             "session_service": service,
             "agent": self.app.root_agent,
-            "agent_name": agent_name,
+            "agent_name": self.AGENT,
             "current_branch": None,
         }
         if "isolation_scope" in inspect.signature(fn).parameters:
             arguments["isolation_scope"] = None
-        return arguments
+        return await fn(**arguments)
 
     def before_model_call(self) -> None:
         """What the LLM flow runs before each model call: on releases with
@@ -600,20 +600,24 @@ class Pipeline:
         end on releases that take ``skip_token_compaction`` (2.2.0 to 2.11.0)."""
         if not self.compacts_before_model_calls:
             return
-        fn = _helper("_run_compaction_for_token_threshold_config")
-        arguments = self._token_arguments(self.session, self._service, self.AGENT)
-        if self._loop.run_until_complete(fn(**arguments)):
+        config = self.app.events_compaction_config
+        compaction = self._token_compaction_for_agent(self.session, self._service, config)
+        if self._loop.run_until_complete(compaction):
             self._token_compacted = True
+
+    @cached_property
+    def _sliding_takes_skip(self) -> bool:
+        """Whether the release's sliding-window runner takes ``skip_token_compaction``."""
+        return "skip_token_compaction" in inspect.signature(self._sliding).parameters
 
     @property
     def token_path_runs_at_end(self) -> bool:
         """Whether :meth:`end_invocation` will try token-threshold compaction."""
-        skip = "skip_token_compaction" in inspect.signature(self._sliding).parameters
-        return not (skip and self._token_compacted)
+        return not (self._sliding_takes_skip and self._token_compacted)
 
     def end_invocation(self) -> None:
         kwargs = {}
-        if "skip_token_compaction" in inspect.signature(self._sliding).parameters:
+        if self._sliding_takes_skip:
             kwargs["skip_token_compaction"] = self._token_compacted
         self._token_compacted = False
 
@@ -670,9 +674,7 @@ class Pipeline:
             copy = await service.create_session(app_name="harness", user_id="u")
             copy.events = events
             if before_model_call:
-                fn = _helper("_run_compaction_for_token_threshold_config")
-                arguments = self._token_arguments(copy, service, self.AGENT)
-                await fn(**{**arguments, "config": app.events_compaction_config})
+                await self._token_compaction_for_agent(copy, service, app.events_compaction_config)
             else:
                 await run_token(app, copy, service)
 

@@ -41,7 +41,8 @@ The checkers here are pure; only the adapter touches ADK.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +70,7 @@ __all__ = [
     "check_same_view",
     "check_stale_counts",
     "check_summariser_calls",
+    "chosen_invariants",
     "from_model",
     "liveness_bound",
     "newest_real_count",
@@ -78,6 +80,14 @@ __all__ = [
 
 #: The pipeline-level invariants, as the project's specification names them.
 PIPELINE_INVARIANTS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7")
+
+
+def chosen_invariants() -> tuple[str, ...]:
+    """The pipeline invariants named by the environment variable
+    HARNESS_PIPELINE_INVARIANTS (comma- or space-separated; empty: none named,
+    so all apply). Unknown names are returned as given: the caller refuses them."""
+    return tuple(os.environ.get("HARNESS_PIPELINE_INVARIANTS", "").replace(",", " ").split())
+
 
 CONFIG_KEYS = ("compaction_interval", "overlap_size", "token_threshold", "event_retention_size")
 
@@ -401,11 +411,10 @@ def _shows(part: str, text: str) -> bool:
     return part == text or text in part.splitlines() or part.endswith(f" said: {text}")
 
 
-def _visible(step: Step, position: int, prompt: Prompt) -> bool:
-    """Whether the event at ``position`` of the stored session is in ``prompt``:
-    its text, or all its function calls and responses (a response part names
-    the event it came from, see ``adk.PromptPart``)."""
-    parts = {p for _, ps in prompt for p in ps}
+def _visible(step: Step, position: int, parts: set[tuple[str, ...]]) -> bool:
+    """Whether the event at ``position`` of the stored session is among a
+    prompt's ``parts``: its text, or all its function calls and responses (a
+    response part names the event it came from, see ``adk.PromptPart``)."""
     if step.text is not None and any(_shows(p[1], step.text) for p in parts if p[0] == "text"):
         return True
     calls = {("call", c.id, c.name) for c in step.calls}
@@ -444,6 +453,8 @@ def check_nothing_lost(
     covered = covered_by_kept(prompt, summaries)
     live = reference.live_events(steps)
     live_ids = {id(s) for s in live}
+    prompt_parts = {p for _, ps in prompt for p in ps}
+    baseline_parts = {p for _, ps in baseline for p in ps}
     return [
         Violation(
             "P4",
@@ -457,8 +468,8 @@ def check_nothing_lost(
         and not step.rewind_before
         and id(step) in live_ids
         and i not in covered
-        and _visible(step, i, baseline)
-        and not _visible(step, i, prompt)
+        and _visible(step, i, baseline_parts)
+        and not _visible(step, i, prompt_parts)
     ]
 
 
@@ -588,18 +599,7 @@ class PipelineRun:
         makes), then P2 and P4 on the prompt ADK would send."""
         out: list[Violation] = []
         if self.pipeline.compacts_before_model_calls:
-            covered_before = covered_by_kept(self.pipeline.prompt(), self.pipeline.summaries)
-            before = self.pipeline.steps()
-            out += self.stale_count_check(before, before_model_call=True)
-            made = len(self.pipeline.summaries)
-            self.pipeline.before_model_call()
-            out += check_summariser_calls(
-                len(self.pipeline.summaries) - made,
-                self.config,
-                newest_real_count(before),
-                token_only=True,
-            )
-            out += self._check_new_summaries(covered_before)
+            out += self._compact(self.pipeline.before_model_call, before_model_call=True)
         steps = self.pipeline.steps()
         prompt = self.pipeline.prompt()
         self._checked_prompt = prompt
@@ -622,21 +622,37 @@ class PipelineRun:
         self.opener = None  # no invocation runs until the next one opens
         self._checked_prompt = None
         self.ends.append(len(self.appended))
-        covered_before = covered_by_kept(self.pipeline.prompt(), self.pipeline.summaries)
-        before = self.pipeline.steps()
-        out = []
-        if self.pipeline.token_path_runs_at_end:
-            out += self.stale_count_check(before)
-        made = len(self.pipeline.summaries)
-        self.pipeline.end_invocation()
-        out += check_summariser_calls(
-            len(self.pipeline.summaries) - made, self.config, newest_real_count(before)
+        out = self._compact(
+            self.pipeline.end_invocation,
+            before_model_call=False,
+            check_stale=self.pipeline.token_path_runs_at_end,
         )
-        out += self._check_new_summaries(covered_before)
         out += check_liveness(
             self.pipeline.steps(), self.pipeline.prompt(), self.pipeline.summaries, self.bound
         )
         return out
+
+    def _compact(
+        self, compact: Callable[[], None], *, before_model_call: bool, check_stale: bool = True
+    ) -> list[Violation]:
+        """Run one of ADK's compaction entry points (``compact``: before a model
+        call, or at an invocation's end) with P6's second and third clauses
+        around it (the second only where ``check_stale``: the token path runs),
+        then P1, P5 and P6 on the summaries it made."""
+        covered_before = covered_by_kept(self.pipeline.prompt(), self.pipeline.summaries)
+        before = self.pipeline.steps()
+        out: list[Violation] = []
+        if check_stale:
+            out += self.stale_count_check(before, before_model_call=before_model_call)
+        made = len(self.pipeline.summaries)
+        compact()
+        out += check_summariser_calls(
+            len(self.pipeline.summaries) - made,
+            self.config,
+            newest_real_count(before),
+            token_only=before_model_call,
+        )
+        return out + self._check_new_summaries(covered_before)
 
     def _check_new_summaries(self, covered_before: set[int]) -> list[Violation]:
         """P1, P5 and P6 (first clause) on the summaries made since the last call."""
@@ -685,7 +701,7 @@ class PipelineRun:
         for each position, the index of the appended step or ``"summary#n"``)
         and ``prompt`` (the prompt that was checked last, so the one that broke
         P2 or P4 when those fired)."""
-        prompt = self._checked_prompt if self._checked_prompt is not None else None
+        prompt = self._checked_prompt
         if prompt is None:
             prompt = self.pipeline.prompt()
         stored: list[int | str] = []

@@ -99,7 +99,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
-    chosen = os.environ.get("HARNESS_PIPELINE_INVARIANTS", "").replace(",", " ").split()
+    from .pipeline import chosen_invariants
+
+    chosen = chosen_invariants()
     if chosen:
         return (
             f"compaction-harness: the pipeline state machine fails on {' '.join(chosen)} only "
@@ -110,10 +112,9 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "property: a Hypothesis property over real ADK code")
-    from .pipeline import PIPELINE_INVARIANTS
+    from .pipeline import PIPELINE_INVARIANTS, chosen_invariants
 
-    chosen = os.environ.get("HARNESS_PIPELINE_INVARIANTS", "").replace(",", " ").split()
-    unknown = sorted(set(chosen) - set(PIPELINE_INVARIANTS))
+    unknown = sorted(set(chosen_invariants()) - set(PIPELINE_INVARIANTS))
     if unknown:
         raise pytest.UsageError(
             f"HARNESS_PIPELINE_INVARIANTS: unknown {', '.join(unknown)} "
