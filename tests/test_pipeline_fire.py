@@ -356,6 +356,13 @@ def test_p6_counts_and_bounds_on_hand_made_sessions():
     assert "below the threshold 200" in v.message
     (v,) = check_summariser_calls(2, SLIDING, None)
     assert "2 times at one invocation end" in v.message
+    # Before a model call only the token trigger runs, whatever else is configured.
+    both = {**TOKEN, "compaction_interval": 1, "overlap_size": 0}
+    assert check_summariser_calls(1, both, 10) == []
+    (v,) = check_summariser_calls(1, both, 10, token_only=True)
+    assert "below the threshold 200" in v.message
+    (v,) = check_summariser_calls(2, both, 300, token_only=True)
+    assert "2 times at one model call" in v.message
 
 
 def test_p7_fires_when_the_database_loses_an_event(monkeypatch):
