@@ -10,6 +10,12 @@ JOBS ?= auto
 PYTEST_ARGS ?=
 FIXTURE ?=
 
+# ADK and ADK_SRC name two different targets: refuse the pair rather than pick one.
+ifneq ($(ADK_SRC),)
+ifneq ($(filter command line environment environment override,$(origin ADK)),)
+$(error ADK=$(ADK) and ADK_SRC=$(ADK_SRC) name two targets; give one of them)
+endif
+endif
 TARGET := $(if $(ADK_SRC),--adk-src "$(ADK_SRC)",--adk "$(ADK)")
 # Prints the target environment's python (creating it if needed); fails with one line.
 ENV_PY := PYTHONPATH=src $(PYTHON) -m compaction_harness.envs $(TARGET)
@@ -32,10 +38,13 @@ env: ## create the target's virtual environment (done by every other target too)
 
 test: ## the deterministic gate: derandomised properties, unit tests, fixture replay
 	@py=$$($(ENV_PY)) || exit $$?; \
-	$$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate $(PYTEST_ARGS)
+	$$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests: the gate ran nothing" >&2; fi; \
+	exit $$rc
 
 fuzz: ## a random campaign of FUZZ_SECONDS against ADK; failures become fixtures in tests/repros/
 	@py=$$($(ENV_PY)) || exit $$?; \
+	HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
 	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz \
 	  --fuzz-seconds=$(FUZZ_SECONDS) --hypothesis-show-statistics $(PYTEST_ARGS)
 

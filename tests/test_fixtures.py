@@ -166,7 +166,7 @@ BAD_FILES: dict[str, tuple[bytes, str]] = {
         for key in fixtures._REQUIRED
     },
     "unknown-top-level-field": (encode(with_(extra=1)), "unknown field 'extra'"),
-    "schema-version-2": (encode(with_(schema_version=2)), "schema_version 2 is not supported"),
+    "schema-version-3": (encode(with_(schema_version=3)), "schema_version 3 is not supported"),
     "schema-version-string": (
         encode(with_(schema_version="1")),
         "schema_version: expected an integer",

@@ -14,6 +14,7 @@ from compaction_harness.fixtures import load_fixture
 from compaction_harness.known_faults import KNOWN_FAULTS, fault_for, matching_fault
 from compaction_harness.model import Session
 from compaction_harness.pipeline import PipelineCase
+from compaction_harness.verdicts import check
 
 REPROS = Path(__file__).parent / "repros"
 on_2_13 = pytest.mark.skipif(ADK_RELEASE != "2.13.0", reason="faults recorded on 2.13.0")
@@ -33,10 +34,9 @@ def test_every_fault_has_a_fixture_and_an_explanation():
 )
 def test_each_recorded_fixture_is_recognised_by_its_fault(name):
     fixture = load_fixture(REPROS / name)
-    violations = run_case(fixture.case).violations
-    assert violations
-    for v in violations:
-        assert matching_fault(fixture.case, v, ADK_RELEASE) is fault_for(fixture.known_fault), v
+    verdict = check(fixture.case)
+    assert verdict.known and not verdict.new, verdict
+    assert set(verdict.faults) == {fixture.known_fault}
 
 
 @on_2_13
@@ -54,7 +54,7 @@ def test_a_stall_with_another_cause_is_not_taken_for_the_known_one(monkeypatch):
         "event_retention_size": None,
     }
     case = PipelineCase(config, Session(tuple(steps)), tuple(ends), max_invocation_events=2)
-    (stall,) = [v for v in run_case(case).violations if v.invariant == "P3"]
+    (stall,) = [v for v in check(case).new if v.invariant == "P3"]
     assert matching_fault(case, stall, ADK_RELEASE) is None
 
 

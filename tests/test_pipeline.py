@@ -39,6 +39,7 @@ from compaction_harness.adk import (
     helper_availability,
     unsupported,
 )
+from compaction_harness.checks import met
 from compaction_harness.known_faults import matching_fault
 from compaction_harness.model import (
     REQUEST_CONFIRMATION_CALL,
@@ -176,10 +177,14 @@ class CompactionMachine(RuleBasedStateMachine):
             if fault is None:
                 new.append(v)
                 continue
-            self.label(f"known upstream fault: {fault.id}")
+            label = f"known upstream fault: {fault.id}"
+            if label not in self.reported:
+                met(fault.id)  # once per run, for the campaign summary
+            self.label(label)
             self.known_stall |= v.invariant == "P3"
         if new:
-            raise InvariantViolation(self.run.case(), self.run.outcome(new))
+            chosen = tuple(sorted(self.only)) if self.only else None
+            raise InvariantViolation(self.run.case(chosen), self.run.outcome(new))
 
     def _fresh(self, n: int, name: str) -> tuple[Call, ...]:
         calls = []

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
 import tomllib
 from pathlib import Path
+
+import pytest
 
 from compaction_harness import DEFAULT_ADK_RELEASE
 from compaction_harness.adk import ADK_RELEASE
@@ -41,3 +46,44 @@ def test_only_the_adapter_imports_google_adk_at_module_level():
 
 def test_installed_release_is_reported():
     assert re.fullmatch(r"\d+\.\d+\.\d+.*", ADK_RELEASE)
+
+
+def test_a_gate_that_runs_no_test_fails_with_one_line():
+    # pytest exits 5 when it collects nothing; `make` turns every failure into
+    # its own status 2, so the Makefile must say what happened and fail.
+    done = subprocess.run(
+        ["make", "test", "JOBS=0", "PYTEST_ARGS=-k no_test_has_this_name"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode not in (0, 5), done.stdout[-2000:]
+    assert "error: pytest collected no tests" in done.stderr, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("status", [1, 2, 5])
+def test_ci_fails_when_the_gate_fails(tmp_path: Path, status: int):
+    # .ci/run with a stand-in `make` whose `test` exits with `status`: CI must
+    # fail (non-zero, never pytest's 5) and must not go on to coverage.
+    (tmp_path / ".ci").mkdir()
+    shutil.copy(ROOT / ".ci" / "run", tmp_path / ".ci" / "run")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "make"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'echo "$1" >> "$(dirname "$0")/../called"\n'
+        f'[ "$1" = test ] && exit {status}\n'
+        "exit 0\n"
+    )
+    fake.chmod(0o755)
+    done = subprocess.run(
+        ["bash", str(tmp_path / ".ci" / "run")],
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode not in (0, 5)
+    assert (tmp_path / "called").read_text().split() == ["lint", "test"]

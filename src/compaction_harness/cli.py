@@ -14,10 +14,12 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from . import reference
 from .envs import EnvError
 from .fixtures import Fixture, FixtureError, load_fixture
+from .model import Session
 
 __all__ = ["main"]
 
@@ -42,10 +44,51 @@ def _positive(text: str) -> int:
     return value
 
 
+def _expand(paths: Sequence[str]) -> list[Path]:
+    """The fixture files named: a directory stands for its ``*.json`` files."""
+    out: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            found = sorted(path.glob("*.json"))
+            if not found:
+                out.append(path)  # reported as bad input by the loader
+            out.extend(found)
+        else:
+            out.append(path)
+    return out
+
+
+def _load_each(paths: Sequence[str]) -> list[tuple[Path, Fixture | None]]:
+    """Each named fixture loaded, or None after its one-line error on stderr."""
+    loaded: list[tuple[Path, Fixture | None]] = []
+    for path in _expand(paths):
+        if path.is_dir():
+            _error(f"{path}: a directory with no .json fixtures")
+            loaded.append((path, None))
+            continue
+        try:
+            loaded.append((path, load_fixture(path)))
+        except FixtureError as exc:
+            _error(str(exc))
+            loaded.append((path, None))
+    return loaded
+
+
+def _error(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr, flush=True)
+
+
 def _cmd_show(args: argparse.Namespace) -> int:
-    fixtures = [load_fixture(path) for path in args.fixtures]  # all load, or exit 2
-    print("\n\n".join(render_fixture(f) for f in fixtures))
-    return 0
+    status = 0
+    shown = 0
+    for _, fixture in _load_each(args.fixtures):
+        if fixture is None:
+            status = 2
+            continue
+        print(("\n" if shown else "") + render_fixture(fixture), flush=True)
+        shown += 1
+    return status
 
 
 def _length(value: object) -> int | None:
@@ -60,7 +103,10 @@ def _pipeline_timeline(fixture: Fixture) -> list[str]:
     stored = fixture.observed.get("stored")
     summaries = fixture.observed.get("summaries", [])
     if not isinstance(stored, list):  # a fixture written before "stored" was recorded
-        lines = ["timeline (the events appended; summaries not shown):", case.render()]
+        lines = [
+            f"timeline (the events appended; summaries not shown; {_time_note(case.session)}):",
+            case.render(),
+        ]
         for n, given in enumerate(summaries):
             lines.append(f"summary#{n} was given the stored events {given}")
         return lines
@@ -68,7 +114,9 @@ def _pipeline_timeline(fixture: Fixture) -> list[str]:
     ends = list(case.ends)
     lines = [
         "timeline (numbered as stored, summaries included; an event the model wrote "
-        "follows a model call, before which token-threshold compaction may run):"
+        "follows a model call, before which token-threshold compaction may run; "
+        + _time_note(case.session)
+        + "):"
     ]
     ended = False
     for position, entry in enumerate(stored):
@@ -94,6 +142,10 @@ def _pipeline_timeline(fixture: Fixture) -> list[str]:
             shown = "; ".join(" ".join(str(x) for x in part) for part in parts)
             lines.append(f"  {role}: {shown}")
     return lines
+
+
+def _time_note(session: Session) -> str:
+    return f"t = seconds after the first event, exactly; its timestamp is {session.origin!r}"
 
 
 def render_fixture(fixture: Fixture) -> str:
@@ -123,7 +175,7 @@ def render_fixture(fixture: Fixture) -> str:
         return "\n".join(lines + _pipeline_timeline(fixture))
     lines.append(
         "timeline (W = in the compaction window; open = obligations still open after the "
-        "event when no id is exempted as provably dead):"
+        "event when no id is exempted as provably dead; " + _time_note(session) + "):"
     )
     dead = reference.provably_dead_call_ids(session, window)
     position = {step: pos for pos, step in enumerate(window)}
@@ -160,44 +212,44 @@ def render_fixture(fixture: Fixture) -> str:
 def _cmd_replay(args: argparse.Namespace) -> int:
     if args.adk or args.adk_src:
         return _reexec_in_target(args)
-    fixtures = [load_fixture(path) for path in args.fixtures]  # all load, or exit 2
     from .adk import ADK_RELEASE, NotApplicable
-    from .cases import run_case
-    from .known_faults import fault_for
+    from .verdicts import judge_fixture
 
-    counts = {"held": 0, "failed": 0, "known": 0, "fixed": 0}
-    for fixture in fixtures:
+    counts = {"ok": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "bad": 0}
+    status = 0
+    for path, fixture in _load_each(args.fixtures):
+        if fixture is None:
+            counts["bad"] += 1
+            status = 2
+            continue
         try:
-            outcome = run_case(fixture.case)
+            judged = judge_fixture(fixture)
         except NotApplicable as exc:
-            raise CliError(f"{fixture.path}: cannot be replayed here: {exc}") from None
-        fault = fault_for(fixture.known_fault) if fixture.known_fault else None
-        expected_to_fail = fault is not None and fault.applies_to(ADK_RELEASE)
-        where = f"{fixture.path} on google-adk {ADK_RELEASE}"
-        if outcome.violations and expected_to_fail:
-            counts["known"] += 1
-            print(f"XFAIL {where}: known upstream fault {fault.id}")
-        elif outcome.violations:
-            counts["failed"] += 1
-            print(f"FAIL  {where}")
-        elif expected_to_fail:
-            counts["fixed"] += 1
-            print(
-                f"XPASS {where}: the known fault {fault.id} no longer shows; if ADK fixed it, "
-                "remove its entry from known_faults.py"
-            )
-        else:
-            counts["held"] += 1
-            print(f"ok    {where}")
-        for violation in outcome.violations:
+            _error(f"{path}: cannot be replayed here: {exc}")
+            counts["bad"] += 1
+            status = 2
+            continue
+        counts[judged.label] += 1
+        where = f"{path} on google-adk {ADK_RELEASE}"
+        reason = f": {judged.reason}" if judged.label in ("XFAIL", "XPASS") else ""
+        print(f"{judged.label:5} {where}{reason}")
+        verdict = judged.verdict
+        shown = list(verdict.new) if verdict.new else [v for v, _ in verdict.known]
+        for violation in shown:
             print("      " + str(violation).replace("\n", "\n      "))
-        for reason in outcome.not_applicable:
+        for reason in verdict.outcome.not_applicable:
             print(f"      not applicable: {reason}")
+        sys.stdout.flush()
+        if judged.failed:
+            status = max(status, 1)
+    if counts["bad"] and sum(counts.values()) == counts["bad"]:
+        return status  # nothing was replayed: the error lines say it all
     print(
-        f"{counts['held']} held, {counts['failed']} failed, {counts['known']} known upstream "
-        f"faults, {counts['fixed']} known faults no longer seen"
+        f"{counts['ok']} held, {counts['FAIL']} failed, {counts['XFAIL']} known upstream "
+        f"faults, {counts['XPASS']} known faults no longer seen"
+        + (f", {counts['bad']} not replayed (bad input)" if counts["bad"] else "")
     )
-    return 1 if counts["failed"] or counts["fixed"] else 0
+    return status
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -212,10 +264,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_minimize(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from .adk import ADK_RELEASE, session_from_json
-    from .cases import run_case
     from .fixtures import Fixture, write_fixture
     from .minimize import MinimizeError, minimize
 
@@ -241,30 +290,50 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
             "(cut the session to the stretch around the failure first)"
         )
     try:
-        case = minimize(session, args.invariant, max_examples=args.max_examples)
+        found = minimize(session, args.invariant, max_examples=args.max_examples)
     except MinimizeError as exc:
-        print(f"{path}: {exc}")
+        raise CliError(str(exc)) from None
+    where = f"google-adk {ADK_RELEASE}"
+    if found is None:
+        print(
+            f"{path} holds: no call ADK's compaction makes on its {len(session)} events "
+            f"(every invocation-aligned window, or for U5 every invocation end and retention) "
+            f"breaks {args.invariant} on {where}"
+        )
         return 1
-    outcome = run_case(case)
-    from .known_faults import matching_fault
+    given = found.given
+    print(f"{path} fails {args.invariant} on {where} as given: {given.violation.summary()}")
+    if given.fault:
+        print(f"this is the known upstream fault {given.fault} of {where}")
+    smallest = found.smallest
+    if found.shrunk:
+        print(
+            f"shrunk to {len(smallest.case.session)} events with the same failure "
+            f"({args.invariant}, ids {', '.join(smallest.violation.ids) or 'none'})"
+        )
+    else:
+        print(
+            f"no smaller session shows the same failure (searched {args.max_examples} "
+            "examples): the fixture is the failing call as given"
+        )
+    from .verdicts import check
 
-    faults = {matching_fault(case, v, ADK_RELEASE) for v in outcome.violations}
-    known = next(iter(faults)) if len(faults) == 1 and None not in faults else None
-    if known is not None:
-        print(f"this is the known upstream fault {known.id} of google-adk {ADK_RELEASE}")
+    verdict = check(smallest.case)
     fixture = Fixture(
-        kind="token" if hasattr(case, "retention") else "unit",
+        kind="token" if args.invariant == "U5" else "unit",
         invariant=args.invariant,
         adk_release=ADK_RELEASE,
-        case=case,
-        expected=outcome.expected,
-        observed=outcome.observed,
-        violations=tuple(v.summary() for v in outcome.violations),
-        known_fault=known.id if known else None,
-        note=f"minimized from a {len(session)}-event session ({path.name}), anonymised",
+        case=smallest.case,
+        expected=verdict.outcome.expected,
+        observed=verdict.outcome.observed,
+        violations=tuple(v.summary() for v in [*verdict.new, *(v for v, _ in verdict.known)]),
+        known_fault=smallest.fault,
+        note=f"minimized from a {len(session)}-event session, anonymised",
     )
     written, new = write_fixture(fixture, out)
-    print(f"{'wrote' if new else 'already present'}: {written} ({len(case.session)} events)")
+    print(
+        f"{'wrote' if new else 'already present'}: {written} ({len(smallest.case.session)} events)"
+    )
     print(render_fixture(replace(fixture, path=written)))
     return 0
 
@@ -289,9 +358,11 @@ def build_parser() -> argparse.ArgumentParser:
         else "python -m compaction_harness",
         description="Show, replay and export JSON repro fixtures of ADK event-compaction "
         "failures, and minimise real sessions into new ones.",
-        epilog="Exit status of show, replay and export: 0 all hold, 1 a fixture fails an "
-        "invariant, 2 bad input; minimize: 0 a fixture written, 1 nothing fails, 2 bad input. "
-        "Inside an environment made by `make env`: .venv/adk-<release>/bin/python -m "
+        epilog="Exit status: show and export: 0 done, 2 bad input (show never re-checks a "
+        "fixture); replay: 0 all hold or fail only as known upstream faults, 1 a fixture "
+        "fails or a known fault no longer shows, 2 bad input (each readable fixture is "
+        "replayed all the same); minimize: 0 a fixture written, 1 the session holds, 2 bad "
+        "input. Inside an environment made by `make env`: .venv/adk-<release>/bin/python -m "
         "compaction_harness ...",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -302,18 +373,25 @@ def build_parser() -> argparse.ArgumentParser:
         "per event, with the window, open obligations and where ADK and the reference cut.",
     )
     show.add_argument(
-        "fixtures", nargs="+", metavar="FIXTURE", help="fixture files (tests/repros/*.json)"
+        "fixtures",
+        nargs="+",
+        metavar="FIXTURE",
+        help="fixture files, or directories of them (tests/repros)",
     )
     show.set_defaults(func=_cmd_show)
     replay = sub.add_parser(
         "replay",
         help="re-check fixtures against the installed (or another) google-adk",
         description="Re-run each fixture's call against real ADK and check every invariant. "
-        "A fixture marked with a known upstream fault of the installed release is expected to "
-        "fail (XFAIL). Exit 0 when all hold or fail only as expected; 1 when one fails, or a "
-        "known fault no longer shows (XPASS); 2 for bad input.",
+        "A fixture that fails only as known upstream faults of the installed release is an "
+        "expected failure (XFAIL). Every readable fixture is replayed; an unreadable one is "
+        "reported in one line. Exit 0 when all hold or fail only as expected; 1 when one "
+        "fails, or the known fault a fixture is marked with no longer shows (XPASS); 2 for "
+        "bad input (the worst status wins).",
     )
-    replay.add_argument("fixtures", nargs="+", metavar="FIXTURE", help="fixture files")
+    replay.add_argument(
+        "fixtures", nargs="+", metavar="FIXTURE", help="fixture files, or directories of them"
+    )
     target = replay.add_mutually_exclusive_group()
     target.add_argument("--adk", metavar="RELEASE", help="replay in that release's environment")
     target.add_argument("--adk-src", metavar="PATH", help="replay against an adk-python checkout")
@@ -332,11 +410,15 @@ def build_parser() -> argparse.ArgumentParser:
         "minimize",
         help="shrink a real session to a minimal anonymised failing fixture",
         description="Read a session as ADK's session services store it (a Session JSON "
-        "document, or a JSON list of events), anonymise it, and let Hypothesis's shrinker "
-        "find a minimal sub-sequence of its events that breaks the invariant (at most "
-        f"{MAX_SESSION_EVENTS} events). Writes the fixture, marked when it is a known upstream "
-        "fault; exit 0 when a fixture was written, 1 when no sub-sequence breaks the "
-        "invariant, 2 for bad input.",
+        "document, or a JSON list of events; at most "
+        f"{MAX_SESSION_EVENTS} events), anonymise it, and check the invariant on the session "
+        "as given: every invocation-aligned window, with the session as it stood when the "
+        "window's last invocation ended (U5: every invocation end and event_retention_size "
+        "0-6). If it fails, Hypothesis's shrinker finds a minimal sub-sequence of its events "
+        "with the same failure (invariant, known upstream fault, call ids); an event is never "
+        "dropped apart from the events that answer it or that it answers. Writes the fixture, "
+        "marked when it is a known upstream fault. Exit 0 when a fixture was written, 1 when "
+        "the session holds, 2 for bad input.",
     )
     mini.add_argument("session", metavar="SESSION.json", help="the recorded session")
     mini.add_argument(
@@ -367,9 +449,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     # experimental; the command's own output says what matters.
     logging.getLogger("google_adk").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except (FixtureError, EnvError, CliError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader stopped reading (`... | head -1`): stop quietly, as Unix
+        # tools do when SIGPIPE ends them. Whatever was written to disk stays.
+        _silence_stdout()
+        return 128 + 13  # 128 + SIGPIPE, the status a shell reports for such a tool
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so the interpreter's final flush of
+    what is still buffered cannot raise BrokenPipeError again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a file (a test's capture)
+        pass

@@ -1,9 +1,9 @@
 """The repro fixture store: shrunk failures as readable, replayable JSON.
 
-Schema (version 1)::
+Schema (version 2)::
 
     {
-      "schema_version": 1,
+      "schema_version": 2,
       "kind": "unit",                       # what `call` means
       "invariant": "U3",                    # the first invariant that failed
       "adk_release": "2.11.0",              # the release it was found on
@@ -13,8 +13,14 @@ Schema (version 1)::
       "expected": {...},                    # the reference's answers
       "observed": {...},                    # ADK's answers
       "violations": ["U3: ..."],            # what the checkers said
-      "known_fault": "slug"                 # optional: see known_faults.py
+      "known_fault": "slug",                # optional: see known_faults.py
+      "shrinking": "cut short ..."          # optional: the campaign's budget
+                                            # ended shrinking early
     }
+
+Version 2 added the optional ``shrinking`` field and, for pipeline fixtures,
+``call.invariants``; a version 1 document is read as version 2 unchanged
+(:data:`UPGRADES`).
 
 Loading is strict and executes nothing from the file: it is parsed with
 :func:`json.loads` and checked field by field; any problem raises
@@ -52,13 +58,22 @@ __all__ = [
     "write_fixture",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_FIXTURE_BYTES = 5_000_000
 KNOWN_INVARIANTS = tuple(INVARIANTS)
 _RELEASE = re.compile(r"^\d+\.\d+\.\d+((a|b|rc)\d+)?$")
 _KINDS = ("unit", "token", "metamorphic", "pipeline")
 _REQUIRED = ("schema_version", "kind", "invariant", "adk_release", "call", "session")
-_OPTIONAL = ("expected", "observed", "violations", "known_fault", "note")
+_OPTIONAL = ("expected", "observed", "violations", "known_fault", "note", "shrinking")
+
+
+def _from_version_1(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 only added optional fields: a version 1 document is valid as is."""
+    return {**data, "schema_version": 2}
+
+
+#: schema version -> function turning such a document into the next version's.
+UPGRADES = {1: _from_version_1}
 
 
 class FixtureError(ValueError):
@@ -78,6 +93,7 @@ class Fixture:
     violations: tuple[str, ...] = ()
     known_fault: str | None = None
     note: str | None = None
+    shrinking: str | None = None
     path: Path | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -96,6 +112,8 @@ class Fixture:
             out["known_fault"] = self.known_fault
         if self.note:
             out["note"] = self.note
+        if self.shrinking:
+            out["shrinking"] = self.shrinking
         return out
 
     def identity(self) -> str:
@@ -229,9 +247,14 @@ def _parse_case(kind: str, call: Any, session: Session) -> Any:
 def _parse_pipeline(call: Any, session: Session) -> PipelineCase:
     if not isinstance(call, dict) or not {"config", "ends"} <= set(call):
         raise ModelError("call: expected an object with the fields 'config' and 'ends'")
-    extra = sorted(set(call) - {"config", "ends", "max_invocation_events"})
+    extra = sorted(set(call) - {"config", "ends", "max_invocation_events", "invariants"})
     if extra:
         raise ModelError(f"call: unknown field {extra[0]!r}")
+    invariants = call.get("invariants")
+    if invariants is not None and (
+        not isinstance(invariants, list) or not all(isinstance(i, str) for i in invariants)
+    ):
+        raise ModelError("call.invariants: expected a list of invariant ids")
     config, ends = call["config"], call["ends"]
     if not isinstance(config, dict):
         raise ModelError("call.config: expected an object")
@@ -240,7 +263,9 @@ def _parse_pipeline(call: Any, session: Session) -> PipelineCase:
     limit = call.get("max_invocation_events", 6)
     if type(limit) is not int or limit < 1:
         raise ModelError("call.max_invocation_events: expected a positive integer")
-    return PipelineCase(config, session, tuple(ends), limit)
+    return PipelineCase(
+        config, session, tuple(ends), limit, None if invariants is None else tuple(invariants)
+    )
 
 
 def _parse_metamorphic(call: Any, session: Session) -> MetamorphicCase:
@@ -281,6 +306,9 @@ def _parse(data: Any, path: Path) -> Fixture:
     version = data["schema_version"]
     if type(version) is not int:
         raise ModelError(f"schema_version: expected an integer, got {version!r}")
+    while version in UPGRADES:
+        data = UPGRADES[version](data)
+        version = data["schema_version"]
     if version != SCHEMA_VERSION:
         raise ModelError(
             f"schema_version {version} is not supported (this harness reads {SCHEMA_VERSION})"
@@ -302,7 +330,7 @@ def _parse(data: Any, path: Path) -> Fixture:
     violations = data.get("violations", [])
     if not isinstance(violations, list) or not all(isinstance(v, str) for v in violations):
         raise ModelError("violations: expected a list of strings")
-    for key in ("known_fault", "note"):
+    for key in ("known_fault", "note", "shrinking"):
         if data.get(key) is not None and not isinstance(data[key], str):
             raise ModelError(f"{key}: expected a string")
     if data.get("known_fault") and fault_for(data["known_fault"]) is None:
@@ -319,5 +347,6 @@ def _parse(data: Any, path: Path) -> Fixture:
         violations=tuple(violations),
         known_fault=data.get("known_fault"),
         note=data.get("note"),
+        shrinking=data.get("shrinking"),
         path=path,
     )

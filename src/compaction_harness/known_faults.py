@@ -95,7 +95,7 @@ def _stall_goes_with_a_reference_prefix(case, violation: Violation) -> bool:
     from .pipeline import run_pipeline_case
 
     with prefix_helper_replaced(lambda w, s: reference.longest_self_contained_prefix(s, w)):
-        replayed = run_pipeline_case(case)
+        replayed = run_pipeline_case(case, triage=False)
     return not any(v.invariant == "P3" for v in replayed.violations)
 
 

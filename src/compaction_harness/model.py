@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from decimal import Decimal
 from typing import Any
 
 __all__ = [
@@ -36,6 +37,8 @@ __all__ = [
     "Response",
     "Session",
     "Step",
+    "relative_time",
+    "render_step",
 ]
 
 #: Upper bounds applied when parsing untrusted JSON (a fixture, a real session).
@@ -236,18 +239,27 @@ class Session:
             )
         return cls(tuple(Step.from_json(s, f"{where}.steps[{i}]") for i, s in enumerate(items)))
 
+    @property
+    def origin(self) -> float:
+        """The first event's timestamp: times are shown relative to it."""
+        return self.steps[0].timestamp if self.steps else 0.0
+
     def render(self, marks: Mapping[int, str] | None = None) -> str:
         """A readable timeline, one line per event.
 
         ``marks`` maps a step index to a short note shown at the line's start
-        (for example ``"W"`` for steps in the compaction window).
+        (for example ``"W"`` for steps in the compaction window). Times are
+        shown exactly, in seconds after the first event (:func:`relative_time`),
+        so order and ties stay visible whatever the clock's epoch.
         """
         marks = marks or {}
         width = max((len(m) for m in marks.values()), default=0)
         lines = []
         for index, step in enumerate(self.steps):
             mark = marks.get(index, "").ljust(width)
-            lines.append(f"{mark}{' ' if width else ''}#{index:<3} {render_step(step)}")
+            lines.append(
+                f"{mark}{' ' if width else ''}#{index:<3} {render_step(step, self.origin)}"
+            )
         return "\n".join(lines) if lines else "(empty session)"
 
     def replace_step(self, index: int, step: Step) -> Session:
@@ -271,9 +283,25 @@ def _one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def render_step(step: Step) -> str:
-    """One event as exactly one line: invocation, author, timestamp, then its parts.
+def relative_time(timestamp: float, origin: float = 0.0) -> str:
+    """``timestamp - origin`` as an exact decimal with its sign: ``+0``,
+    ``+0.125``, ``-2``, ``+1000``.
 
+    Each float is read as the shortest decimal that ``repr`` gives for it and
+    the difference is taken in decimal arithmetic, so two equal timestamps
+    always print alike, different ones never do, and no rounding noise of
+    binary subtraction appears (``1796080000.123 - 1796080000.0`` shows as
+    ``+0.123``).
+    """
+    difference = Decimal(repr(timestamp)) - Decimal(repr(origin))
+    text = format(difference.normalize(), "f")
+    return text if text.startswith("-") else "+" + text
+
+
+def render_step(step: Step, origin: float = 0.0) -> str:
+    """One event as exactly one line: invocation, author, time, then its parts.
+
+    Times are shown relative to ``origin`` (see :func:`relative_time`).
     Strings from a fixture are shown with line breaks and control characters
     escaped, so a step never spills over several lines.
     """
@@ -281,7 +309,7 @@ def render_step(step: Step) -> str:
     bits = [
         f"inv={e(step.invocation) or '-':<4}",
         f"{e(step.author):<6}",
-        f"t={step.timestamp:g}",
+        f"t={relative_time(step.timestamp, origin)}",
     ]
     if step.branch:
         bits.append(f"branch={e(step.branch)}")
@@ -289,7 +317,8 @@ def render_step(step: Step) -> str:
         bits.append(f"scope={e(step.isolation_scope)}")
     if step.compaction is not None:
         c = step.compaction
-        bits.append(f"COMPACTION[{c.start:g}..{c.end:g}]")
+        start, end = relative_time(c.start, origin), relative_time(c.end, origin)
+        bits.append(f"COMPACTION[{start}..{end}]")
     if step.responses:
         bits.append("response " + ", ".join(f"{e(r.id)}:{e(r.name)}" for r in step.responses))
     if step.calls:

@@ -517,12 +517,16 @@ class PipelineCase:
         session: the events appended, in order.
         ends: after how many appended events an invocation ended (compaction ran).
         max_invocation_events: the most events one invocation appends (P3's E).
+        invariants: the pipeline invariants checked (None: all of P1 to P7);
+            a campaign narrowed by HARNESS_PIPELINE_INVARIANTS records its
+            choice, so a replay checks what the campaign checked.
     """
 
     config: Mapping[str, int | None]
     session: Session
     ends: tuple[int, ...]
     max_invocation_events: int = 6
+    invariants: tuple[str, ...] | None = None
     origin: Session | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -535,17 +539,26 @@ class PipelineCase:
             self.ends
         ):
             raise ModelError("call.ends: expected sorted positions within the session")
+        if self.invariants is not None and (
+            not self.invariants or not set(self.invariants) <= set(PIPELINE_INVARIANTS)
+        ):
+            raise ModelError(
+                f"call.invariants: expected a non-empty list of {', '.join(PIPELINE_INVARIANTS)}"
+            )
 
     @property
     def window(self) -> tuple[int, ...]:
         return ()
 
     def call_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "config": dict(self.config),
             "ends": list(self.ends),
             "max_invocation_events": self.max_invocation_events,
         }
+        if self.invariants is not None:
+            out["invariants"] = list(self.invariants)
+        return out
 
     def render(self) -> str:
         lines = self.session.render().splitlines()
@@ -569,6 +582,7 @@ class PipelineRun:
         from .adk import Pipeline
 
         self.config = dict(config)
+        self.max_invocation_events = max_invocation_events
         self.pipeline = Pipeline(**self.config)
         self.bound = liveness_bound(self.config, max_invocation_events)
         self.appended: list[Step] = []
@@ -692,8 +706,14 @@ class PipelineRun:
         (SQLite) yields the same prompt as the in-memory one."""
         return check_round_trip(self.pipeline.prompt(), self.pipeline.database_prompt())
 
-    def case(self) -> PipelineCase:
-        return PipelineCase(self.config, Session(tuple(self.appended)), tuple(self.ends))
+    def case(self, invariants: tuple[str, ...] | None = None) -> PipelineCase:
+        return PipelineCase(
+            self.config,
+            Session(tuple(self.appended)),
+            tuple(self.ends),
+            self.max_invocation_events,
+            invariants=invariants,
+        )
 
     def outcome(self, violations: list[Violation]) -> UnitOutcome:
         """The outcome a fixture records. ``observed``: ``summaries`` (the stored
@@ -726,30 +746,74 @@ class PipelineRun:
         self.pipeline.close()
 
 
-def run_pipeline_case(case: PipelineCase) -> UnitOutcome:
-    """Replay ``case`` and return the violations of the first operation that has any."""
+def run_pipeline_case(
+    case: PipelineCase, *, release: str | None = None, triage: bool = True
+) -> UnitOutcome:
+    """Replay ``case`` and check P1 to P7 after every operation.
+
+    Only the invariants ``case.invariants`` names are checked (all when None).
+    With ``triage`` (the default, and what campaigns, replay and the gate
+    use), a violation that a known upstream fault of ``release`` (default:
+    the installed one) explains is recorded in the outcome's ``known`` and the
+    run goes on; the run stops at the first operation with a new violation,
+    which the outcome's ``violations`` hold. Once a known stall (P3) is
+    recognised, later P3 violations of the same run are that stall. Without
+    ``triage`` nothing is classified and the run never stops: ``violations``
+    holds every violation of every operation (for counterfactual replays).
+    """
+    from .known_faults import matching_fault
+
+    if triage and release is None:
+        from .adk import ADK_RELEASE
+
+        release = ADK_RELEASE
     run = PipelineRun(case.config, case.max_invocation_events)
+    chosen = set(case.invariants) if case.invariants else None
+    everything: list[Violation] = []
+    known: list[tuple[Violation, str]] = []
+    known_stall = False
+
+    def judge(found: list[Violation]) -> list[Violation]:
+        nonlocal known_stall
+        found = [v for v in found if chosen is None or v.invariant in chosen]
+        if not triage:
+            everything.extend(found)
+            return []
+        new = []
+        for v in found:
+            if v.invariant == "P3" and known_stall:
+                continue
+            fault = matching_fault(run.case(), v, release)
+            if fault is None:
+                new.append(v)
+            else:
+                known.append((v, fault.id))
+                known_stall |= v.invariant == "P3"
+        return new
+
+    def finish(new: list[Violation]) -> UnitOutcome:
+        outcome = run.outcome(new if triage else everything)
+        outcome.known = known
+        outcome.triaged = triage
+        return outcome
+
     try:
         ends = list(case.ends)
-        found: list[Violation] = []
         previous_inv: str | None = None
         for k, step in enumerate(case.session):
             while ends and ends[0] == k:
                 ends.pop(0)
-                found = run.end_invocation()
                 previous_inv = None
-                if found:
-                    return run.outcome(found)
+                if new := judge(run.end_invocation()):
+                    return finish(new)
             opens = step.invocation != previous_inv
             previous_inv = step.invocation
-            found = run.append(step, opens_invocation=opens)
-            if found:
-                return run.outcome(found)
+            if new := judge(run.append(step, opens_invocation=opens)):
+                return finish(new)
         while ends:
             ends.pop(0)
-            found = run.end_invocation()
-            if found:
-                return run.outcome(found)
-        return run.outcome([])
+            if new := judge(run.end_invocation()):
+                return finish(new)
+        return finish([])
     finally:
         run.close()

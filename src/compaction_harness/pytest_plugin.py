@@ -126,6 +126,17 @@ def pytest_configure(config: pytest.Config) -> None:
     default = ("tests", "repros") if budget is not None else ("build", "repros")
     repro = config.getoption("--repro-dir") or str(config.rootpath.joinpath(*default))
     config._harness_repro_dir = Path(repro)  # type: ignore[attr-defined]
+    # Fixtures recorded before this campaign began: meeting one again is not new.
+    config._harness_recorded = (  # type: ignore[attr-defined]
+        {p.name for p in Path(repro).glob("*.json")} if budget is not None else set()
+    )
+    if budget is not None:
+        # The campaign's clock starts once, in the first process (`make fuzz` sets
+        # it before pytest starts); pytest-xdist's workers inherit it.
+        os.environ.setdefault("HARNESS_CAMPAIGN_STARTED", repr(time.time()))
+        if config.option.verbose < 0:
+            # `-q`: the campaign summary, without Hypothesis's per-item statistics.
+            config.option.hypothesis_show_statistics = False
 
 
 def _shards(config: pytest.Config) -> int:
@@ -155,77 +166,223 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("fuzz_shard", range(shards), ids=lambda s: f"shard{s}")
 
 
+#: Seconds kept back from the campaign's budget for pytest to finish: the last
+#: reports, the summary, stopping the workers.
+RESERVE_SECONDS = 2.0
+
+
+def _campaign_end(config: pytest.Config, budget: float) -> float:
+    """The wall-clock time (``time.time()``) the whole campaign ends by: the
+    command's start (``HARNESS_CAMPAIGN_STARTED``, set by ``make fuzz`` before
+    anything is imported, or by the first pytest process) plus the budget."""
+    return float(os.environ["HARNESS_CAMPAIGN_STARTED"]) + budget
+
+
+def _weight(item: pytest.Item) -> float:
+    """An item's share of the campaign (``@pytest.mark.property(weight=...)``)."""
+    marker = item.get_closest_marker("property")
+    weight = marker.kwargs.get("weight", 1) if marker else 1
+    return float(weight) if weight > 0 else 1.0
+
+
+class _Clock:
+    """One campaign item's time: rounds until the item's slice is spent, and
+    shrinking until the campaign's end at the latest.
+
+    Wraps the @given test's ``inner_test`` (Hypothesis's documented hook for
+    wrapping what runs each example):
+
+    * with no failure in hand and the item's time up, an example returns at
+      once without running, so a round ends within moments. The first example
+      of each round always runs: it is where Hypothesis replays a failure
+      saved in the example database, and an example that passes there is
+      deleted from the database;
+    * with a failure in hand (Hypothesis is shrinking it) and the campaign's
+      time up, only examples seen failing before are run again (so the
+      minimal one Hypothesis replays last still fails) and every other
+      candidate returns at once: shrinking stops where it got to, which
+      ``cut_short`` records. Hypothesis has saved what it found in the example
+      database, and the next campaign continues shrinking from there.
+    """
+
+    def __init__(self, item_end: float, campaign_end: float) -> None:
+        self.item_end = item_end
+        self.campaign_end = campaign_end
+        self.failing: set[str] = set()
+        self.cut_short = False
+        self.executed = 0
+        self.round_begins = False
+
+    def start_round(self) -> None:
+        self.round_begins = True
+
+    def wrap(self, inner):
+        @functools.wraps(inner)
+        def timed(*args, **kwargs):
+            now = time.time()
+            key = None
+            if self.failing:
+                if now >= self.campaign_end:
+                    key = repr((args, sorted(kwargs.items())))
+                    if key not in self.failing:
+                        self.cut_short = True
+                        return None
+            elif now >= self.item_end and not self.round_begins:
+                return None
+            self.round_begins = False
+            self.executed += 1
+            try:
+                return inner(*args, **kwargs)
+            except Exception:
+                self.failing.add(key or repr((args, sorted(kwargs.items()))))
+                raise
+
+        return timed
+
+    @property
+    def over(self) -> bool:
+        return time.time() >= self.item_end
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if not pyfuncitem.get_closest_marker("property"):
         return None
+    from .checks import KNOWN_FAULTS_MET
+
     config = pyfuncitem.config
     budget = config.getoption("--fuzz-seconds")
     testfunction = pyfuncitem.obj
     kwargs = {arg: pyfuncitem.funcargs[arg] for arg in pyfuncitem._fixtureinfo.argnames}
-    started = time.monotonic()
+    started = time.time()
     rounds = 0
-    executed = [0]
     hypothesis_handle = getattr(testfunction, "hypothesis", None)
     inner = getattr(hypothesis_handle, "inner_test", None)
     # A property that is not a @given test (a state machine run through
     # run_state_machine_as_test) may count its own runs: `examples_run()`.
     own_count = getattr(testfunction, "examples_run", None)
     counted_before = own_count() if own_count is not None else 0
-    # ...and tally the labels its runs reported (Hypothesis prints no
-    # statistics for it): `labels()` -> {label: runs}.
+    # ...and tally the labels its runs reported: `labels()` -> {label: runs}.
     own_labels = getattr(testfunction, "labels", None)
     labels_before = dict(own_labels()) if own_labels is not None else {}
+    faults_before = dict(KNOWN_FAULTS_MET)
+    if budget is not None:
+        end = _campaign_end(config, budget) - RESERVE_SECONDS
+        clock = _Clock(min(started + _item_budget(config, pyfuncitem, end), end), end)
+    else:
+        clock = _Clock(float("inf"), float("inf"))
     if inner is not None:
-        # Hypothesis documents replacing `inner_test`; count what it executes.
-        @functools.wraps(inner)
-        def counting(*args, **kw):
-            executed[0] += 1
-            return inner(*args, **kw)
-
-        hypothesis_handle.inner_test = counting
+        hypothesis_handle.inner_test = clock.wrap(inner)
+    props = pyfuncitem.user_properties
     try:
-        while True:
+        # A campaign item whose slice was spent before it began runs no round.
+        while budget is None or not clock.over:
             rounds += 1
+            clock.start_round()
             testfunction(**kwargs)
-            if budget is None or time.monotonic() - started >= _item_budget(config, budget):
+            if budget is None:
                 break
     except InvariantViolation as exc:
-        from .checks import fixture_from_failure
-        from .fixtures import write_fixture
-
-        path, new = write_fixture(fixture_from_failure(exc), config._harness_repro_dir)
-        shown = os.path.relpath(path)
-        pyfuncitem.user_properties.append(("repro_fixture", shown))
-        pyfuncitem.user_properties.append(("repro_fixture_new", new))
-        exc.add_note(f"repro fixture {'written' if new else 'already present'}: {shown}")
-        raise
+        if not _handle_failure(pyfuncitem, exc, clock):
+            raise
     finally:
         if inner is not None:
             hypothesis_handle.inner_test = inner
+        executed = clock.executed
         if own_count is not None:
-            executed[0] = own_count() - counted_before
+            executed = own_count() - counted_before
         if own_labels is not None:
             tally = {k: n - labels_before.get(k, 0) for k, n in own_labels().items()}
-            pyfuncitem.user_properties.append(("labels", {k: n for k, n in tally.items() if n}))
-        pyfuncitem.user_properties.append(("examples", executed[0]))
-        pyfuncitem.user_properties.append(("fuzz_rounds", rounds))
-        pyfuncitem.user_properties.append(("fuzz_seconds", round(time.monotonic() - started, 1)))
+            props.append(("labels", {k: n for k, n in tally.items() if n}))
+        faults = {k: n - faults_before.get(k, 0) for k, n in KNOWN_FAULTS_MET.items()}
+        props.append(("known_faults", {k: n for k, n in faults.items() if n}))
+        props.append(("examples", executed))
+        props.append(("fuzz_rounds", rounds))
+        props.append(("fuzz_seconds", round(time.time() - started, 1)))
+        props.append(("weight", _weight(pyfuncitem)))
     return True
+
+
+def _handle_failure(item: pytest.Function, exc: InvariantViolation, clock: _Clock) -> bool:
+    """Write the fixture of a failure, after replaying it with the classifier
+    that replay and the gate use. Returns True when the failure is nothing new
+    (the fixture was recorded before this campaign began): the item passes."""
+    from dataclasses import replace
+
+    from .checks import fixture_from_failure
+    from .fixtures import write_fixture
+    from .verdicts import judge_fixture
+
+    config = item.config
+    props = item.user_properties
+    fixture = fixture_from_failure(exc)
+    if clock.cut_short:
+        fixture = replace(fixture, shrinking=CUT_SHORT)
+        props.append(("shrinking_cut_short", True))
+    directory = config._harness_repro_dir
+    recorded = directory / fixture.file_name()
+    if recorded.name in config._harness_recorded:
+        props.append(("recorded_fixture", os.path.relpath(recorded)))
+        return True
+    try:
+        judged = judge_fixture(fixture)
+        label, reason = judged.label, judged.reason
+    except Exception as replay_error:  # the replay itself broke: keep the evidence
+        label, reason = "FAIL", f"the replay raised {replay_error!r}"
+    if label == "ok":
+        directory = directory.parent / "unreproducible"
+        exc.add_note(
+            "the failure did not reproduce when its fixture was replayed (a harness fault: "
+            f"the run depends on something the fixture does not record); kept in {directory}"
+        )
+    elif label == "XFAIL":
+        props.append(("replayed_as_known", reason))
+        return True
+    path, new = write_fixture(fixture, directory)
+    shown = os.path.relpath(path)
+    props.append(("repro_fixture", shown))
+    props.append(("repro_fixture_new", new))
+    exc.add_note(f"repro fixture {'written' if new else 'already present'}: {shown}")
+    return False
+
+
+#: What a fixture says when the campaign's budget ended its shrinking.
+CUT_SHORT = (
+    "cut short by the campaign's time budget: a smaller session may fail the same way; the "
+    "next `make fuzz` on this release continues shrinking from Hypothesis's example database"
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a campaign, order items shard by shard, so that pytest-xdist, which
+    hands each worker a consecutive run of items, gives every worker one
+    shard of each property and the same share of the budget."""
+    if config.getoption("--fuzz-seconds") is None:
+        return
+
+    def shard(item: pytest.Item) -> int:
+        callspec = getattr(item, "callspec", None)
+        return callspec.params.get("fuzz_shard", 0) if callspec else 0
+
+    items.sort(key=shard)  # stable: collection order within a shard
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     # After deselection (-k, -m): only the items that will run share the budget.
-    session.config._harness_campaign_items = sum(  # type: ignore[attr-defined]
-        1 for item in session.items if item.get_closest_marker("property")
+    session.config._harness_campaign_weight = sum(  # type: ignore[attr-defined]
+        _weight(item) for item in session.items if item.get_closest_marker("property")
     )
 
 
-def _item_budget(config: pytest.Config, budget: float) -> float:
-    """Seconds for one campaign item: the workers share ``budget`` of wall-clock
-    time among every property item (a worker runs its items one by one)."""
-    items = max(1, getattr(config, "_harness_campaign_items", 1))
-    return budget * _workers(config) / items
+def _item_budget(config: pytest.Config, item: pytest.Item, end: float) -> float:
+    """Seconds for one campaign item: the workers share the time left until
+    ``end`` (measured when the worker's first item starts) among the property
+    items by weight (a worker runs its items one by one)."""
+    if not hasattr(config, "_harness_first_item"):
+        config._harness_first_item = time.time()  # type: ignore[attr-defined]
+    usable = max(0.0, end - config._harness_first_item)
+    total = max(1.0, getattr(config, "_harness_campaign_weight", 1.0))
+    return usable * _workers(config) * _weight(item) / total
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -255,30 +412,77 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if not rows:
         terminalreporter.write_line("no property tests ran")
         return
+    write = terminalreporter.write_line
     for nodeid, outcome, props in rows:
-        terminalreporter.write_line(
+        extra = ""
+        if "repro_fixture" in props:
+            extra = f"  fixture={props['repro_fixture']}"
+        elif "recorded_fixture" in props:
+            extra = f"  met recorded fixture {props['recorded_fixture']}"
+        elif "replayed_as_known" in props:
+            extra = f"  replayed as {props['replayed_as_known']}"
+        if props.get("shrinking_cut_short"):
+            extra += " (shrinking cut short by the budget)"
+        if props["fuzz_rounds"] == 0:
+            extra += "  (the budget was spent before this item began)"
+        write(
             f"{outcome.upper():7} {nodeid}  rounds={props['fuzz_rounds']} "
-            f"examples={props['examples']} seconds={props['fuzz_seconds']}"
-            + (f"  fixture={props['repro_fixture']}" if "repro_fixture" in props else "")
+            f"examples={props['examples']} seconds={props['fuzz_seconds']}{extra}"
         )
+        for fault, examples in sorted(props.get("known_faults", {}).items()):
+            write(f"        known upstream fault {fault}: {examples} examples")
         for label, runs in sorted(props.get("labels", {}).items()):
-            if label.startswith(("known upstream fault", "not applicable")):
-                terminalreporter.write_line(f"        {label}: {runs} runs")
+            if label.startswith("not applicable"):
+                write(f"        {label}: {runs} runs")
+    _write_split(write, rows, config)
     failed = [r for r in rows if r[1] == "failed"]
     found = [p for _, _, p in failed if "repro_fixture" in p]
     written = sorted({p["repro_fixture"] for p in found if p.get("repro_fixture_new", True)})
     present = sorted({p["repro_fixture"] for p in found} - set(written))
-    terminalreporter.write_line(
-        f"{len(failed)} of {len(rows)} campaign items found a failure; "
-        f"fixtures written: {', '.join(written) or 'none'}"
-        + (f"; already present: {', '.join(present)}" if present else "")
-    )
-    terminalreporter.write_line(
-        "Read a fixture with `make show FIXTURE=<path>`, re-check it with "
-        "`make replay FIXTURE=<path>`; commit it to keep it as a regression test."
-    )
-    terminalreporter.write_line(
-        "(Hypothesis statistics above describe each item's last round only.)"
+    recorded = sorted({p["recorded_fixture"] for _, _, p in rows if "recorded_fixture" in p})
+    known: dict[str, int] = {}
+    for _, _, props in rows:
+        for fault, n in props.get("known_faults", {}).items():
+            known[fault] = known.get(fault, 0) + n
+    met = [f"{fault} ({n} examples)" for fault, n in sorted(known.items())]
+    if failed:
+        write(
+            f"NEW: {len(failed)} of {len(rows)} campaign items found a failure; "
+            f"fixtures written: {', '.join(written) or 'none'}"
+            + (f"; already present: {', '.join(present)}" if present else "")
+        )
+    else:
+        write(f"nothing new: none of the {len(rows)} campaign items found a new failure")
+    if recorded:
+        write(f"met fixtures recorded before this campaign: {', '.join(recorded)}")
+    write(f"known upstream faults met: {', '.join(met) or 'none'}")
+    if any(p.get("shrinking_cut_short") for _, _, p in rows):
+        write(
+            "shrinking was cut short by the budget: run `make fuzz` again on this release to "
+            "continue shrinking from the example database (the smaller fixture gets a new name; "
+            "delete the larger one)."
+        )
+    if failed:
+        write(
+            "Read a fixture with `make show FIXTURE=<path>`, re-check it with "
+            "`make replay FIXTURE=<path>`; commit it to keep it as a regression test."
+        )
+    if config.getoption("hypothesis_show_statistics", False):
+        write("(Hypothesis statistics above describe each item's last round only.)")
+
+
+def _write_split(write, rows, config: pytest.Config) -> None:
+    """The campaign's wall clock against its budget, and the pipeline's share."""
+    budget = config.getoption("--fuzz-seconds")
+    started = os.environ.get("HARNESS_CAMPAIGN_STARTED")
+    took = time.time() - float(started) if started else None
+    spent = sum(p["fuzz_seconds"] for _, _, p in rows) or 1.0
+    pipeline = sum(p["fuzz_seconds"] for nodeid, _, p in rows if "pipeline" in nodeid)
+    write(
+        f"budget {budget:g} s"
+        + (f", wall clock {took:.0f} s so far" if took is not None else "")
+        + f"; item time {spent:.0f} s, of which the pipeline items {pipeline:.0f} s "
+        f"({100 * pipeline / spent:.0f}%)"
     )
 
 

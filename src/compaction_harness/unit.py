@@ -137,12 +137,21 @@ class Helpers:
 
 @dataclass
 class UnitOutcome:
-    """What one run of a case produced."""
+    """What one run of a case produced.
+
+    ``violations``: what the checkers found (for a pipeline run: the new ones,
+    see ``triaged``). ``known``: (violation, known fault id) for violations a
+    run already recognised as known upstream faults and went on past.
+    ``triaged``: the runner sorted known from new itself (pipeline runs do,
+    as they go), so ``violations`` holds only new ones.
+    """
 
     violations: list[Violation]
     expected: dict[str, Any]
     observed: dict[str, Any]
     not_applicable: list[str] = field(default_factory=list)
+    known: list[tuple[Violation, str]] = field(default_factory=list)
+    triaged: bool = False
 
 
 class InvariantViolation(AssertionError):

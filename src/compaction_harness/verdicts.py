@@ -1,0 +1,156 @@
+"""One classification of failures, shared by every surface of the harness.
+
+A property, ``make fuzz``'s summary, the gate's fixture replay, ``replay``,
+``minimize`` and the campaign's check before it writes a fixture all decide
+the same question the same way: of the violations a case shows on a release,
+which are known upstream faults of that release (``known_faults.py``) and
+which are new. This module is where that decision lives.
+
+* :func:`classify` sorts violations into known and new.
+* :func:`check` runs a case on the installed release and classifies what it
+  shows. A pipeline run goes on past a violation of a known fault and stops
+  at the first new one, as the campaign does, so a replay meets exactly what
+  the campaign met.
+* :func:`judge_fixture` gives a fixture's verdict on the installed release:
+
+  ========= =============================================================
+  verdict   meaning (exit status of ``replay``)
+  ========= =============================================================
+  ``ok``    every invariant holds (0)
+  ``XFAIL`` it fails only as known upstream faults of this release, and
+            shows the fault it is marked with, if that fault applies (0)
+  ``FAIL``  it shows a violation no known fault explains (1)
+  ``XPASS`` it is marked with a known fault of this release that no
+            longer shows: ADK may have fixed it (1)
+  ========= =============================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .invariants import Violation
+from .unit import UnitOutcome
+
+__all__ = [
+    "FixtureVerdict",
+    "Verdict",
+    "check",
+    "classify",
+    "judge_fixture",
+    "signature",
+]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a case shows on one release.
+
+    Attributes:
+        release: the google-adk release it ran on.
+        new: violations no known fault of ``release`` explains.
+        known: (violation, known fault id) for the explained ones.
+        outcome: the run's outcome (expected and observed answers; its
+            ``violations`` are the new ones).
+    """
+
+    release: str
+    new: tuple[Violation, ...]
+    known: tuple[tuple[Violation, str], ...]
+    outcome: UnitOutcome
+
+    @property
+    def status(self) -> str:
+        """``"fails"`` (something new), ``"known"`` (known faults only) or ``"holds"``."""
+        return "fails" if self.new else "known" if self.known else "holds"
+
+    @property
+    def faults(self) -> tuple[str, ...]:
+        """The known fault ids met, in order of first appearance."""
+        return tuple(dict.fromkeys(f for _, f in self.known))
+
+
+def classify(
+    case: Any, violations: Iterable[Violation], release: str
+) -> tuple[list[Violation], list[tuple[Violation, str]]]:
+    """Split ``violations`` of ``case`` into (new, [(known, fault id)]) on ``release``."""
+    from .known_faults import matching_fault
+
+    new: list[Violation] = []
+    known: list[tuple[Violation, str]] = []
+    for violation in violations:
+        fault = matching_fault(case, violation, release)
+        if fault is None:
+            new.append(violation)
+        else:
+            known.append((violation, fault.id))
+    return new, known
+
+
+def check(case: Any, release: str | None = None) -> Verdict:
+    """Run ``case`` on the installed google-adk and classify what it shows.
+
+    ``release`` names the release whose known faults apply (default: the
+    installed one; the two differ only in tests). Raises
+    :class:`~compaction_harness.adk.NotApplicable` when the release cannot
+    run the case.
+    """
+    from .cases import run_case
+    from .checks import installed_release
+
+    release = release or installed_release()
+    outcome = run_case(case, release=release)
+    if outcome.triaged:
+        new, known = list(outcome.violations), list(outcome.known)
+    else:
+        new, known = classify(case, outcome.violations, release)
+    return Verdict(
+        release,
+        tuple(new),
+        tuple(known),
+        UnitOutcome(new, outcome.expected, outcome.observed, outcome.not_applicable, known, True),
+    )
+
+
+def signature(violation: Violation, fault: str | None) -> tuple[str, str | None, tuple[str, ...]]:
+    """What makes two violations "the same failure" for ``minimize``: the
+    invariant, the known fault (None: new) and the call ids involved."""
+    return (violation.invariant, fault, tuple(sorted(violation.ids)))
+
+
+@dataclass(frozen=True)
+class FixtureVerdict:
+    """A fixture's verdict on one release (see the module's table)."""
+
+    label: str
+    verdict: Verdict
+    reason: str = ""
+    lines: Sequence[str] = field(default_factory=tuple)
+
+    @property
+    def failed(self) -> bool:
+        return self.label in ("FAIL", "XPASS")
+
+
+def judge_fixture(fixture: Any, release: str | None = None) -> FixtureVerdict:
+    """Replay ``fixture`` (a :class:`~compaction_harness.fixtures.Fixture`) and
+    judge it as the gate does. Raises ``NotApplicable`` like :func:`check`."""
+    from .known_faults import fault_for
+
+    verdict = check(fixture.case, release)
+    marked = fault_for(fixture.known_fault) if fixture.known_fault else None
+    expects = marked is not None and marked.applies_to(verdict.release)
+    if verdict.new:
+        return FixtureVerdict("FAIL", verdict, "a violation no known upstream fault explains")
+    if expects and marked.id not in verdict.faults:
+        return FixtureVerdict(
+            "XPASS",
+            verdict,
+            f"the known fault {marked.id} no longer shows; if ADK fixed it, remove "
+            f"{verdict.release} from its releases in known_faults.py",
+        )
+    if verdict.known:
+        return FixtureVerdict("XFAIL", verdict, "known upstream fault " + ", ".join(verdict.faults))
+    return FixtureVerdict("ok", verdict)
