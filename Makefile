@@ -27,7 +27,7 @@ COVERAGE_MODULES := google.adk.apps.compaction,google.adk.flows.llm_flows.contex
 COVERAGE_REQUIRED := _longest_self_contained_prefix _provably_dead_call_ids \
   _safe_token_compaction_split_index
 
-.PHONY: help env test fuzz coverage bench replay show lint format clean
+.PHONY: help env test fuzz coverage bench gate-under-load replay show lint format clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -66,9 +66,15 @@ bench: ## examples/s, pipeline steps/s, seconds to find the 2.11.0 stall (median
 	$$py bench/bench.py throughput && $$py bench/bench.py steps && \
 	$$py211 bench/bench.py time-to-failure
 
+gate-under-load: ## `make test` 5 times under full CPU load (stress-ng); outcomes must not differ
+	@command -v stress-ng >/dev/null || { apt-get update -qq && apt-get install -y -qq stress-ng >/dev/null; } \
+	  || { echo "error: could not install stress-ng from the system packages" >&2; exit 2; }
+	@py=$$($(ENV_PY)) || exit $$?; \
+	$$py bench/gate_under_load.py
+
 replay: ## re-check fixtures against the target: make replay FIXTURE=tests/repros/x.json
 	@py=$$($(ENV_PY)) || exit $$?; \
-	$$py -m compaction_harness replay $(or $(FIXTURE),tests/repros/*.json)
+	$$py -m compaction_harness replay $(or $(FIXTURE),tests/repros)
 
 show: ## print a fixture as a timeline: make show FIXTURE=tests/repros/x.json
 	@py=$$($(ENV_PY)) || exit $$?; \

@@ -14,6 +14,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from builders import answer, call, text, user
 from test_fixtures import BAD_FILES
 
 from compaction_harness.cli import main
@@ -410,6 +411,84 @@ def test_minimize_reports_a_session_that_does_not_fail(capsys, tmp_path):
     assert not list(tmp_path.glob("U3-*.json"))
 
 
+def exported_session(tmp_path: Path, *steps) -> Path:
+    """``steps`` appended to a real InMemorySessionService session, exported as
+    ADK exports it (``Session.model_dump_json()``)."""
+    import asyncio
+
+    from google.adk.sessions.in_memory_session_service import InMemorySessionService
+
+    from compaction_harness.adk import to_adk_event
+
+    async def build() -> str:
+        service = InMemorySessionService()
+        stored = await service.create_session(app_name="app", user_id="user-4711")
+        for step in steps:
+            await service.append_event(stored, to_adk_event(step))
+        return stored.model_dump_json()
+
+    path = tmp_path / "exported.json"
+    path.write_text(asyncio.run(build()), encoding="utf-8")
+    return path
+
+
+def test_minimize_does_not_manufacture_a_failure_the_session_does_not_have(capsys, tmp_path):
+    # 11 real events: call a is answered two events later; call b, after a user
+    # message in the same invocation, never is. ADK's prefix helper returns the
+    # whole of every invocation-aligned window: the session holds. (Dropping
+    # a's answer would make a an orphan that opens a window: the known fault.)
+    path = exported_session(
+        tmp_path,
+        user("e-1", 1700000000.25, "weather?"),
+        call("e-1", 1700000000.5, "a"),
+        text("e-1", 1700000001.0, "checking"),
+        answer("e-1", 1700000001.25, "a"),
+        text("e-1", 1700000002.0, "sunny"),
+        user("e-2", 1700000010.0, "and tomorrow?"),
+        call("e-2", 1700000010.5, "b"),
+        text("e-2", 1700000011.0, "let me see"),
+        user("e-3", 1700000020.0, "thanks"),
+        text("e-3", 1700000021.0, "welcome"),
+        text("e-3", 1700000022.0, "bye"),
+    )
+    assert len(json.loads(path.read_text())["events"]) == 11
+    code, out, _ = run(capsys, "minimize", str(path), "--invariant", "U3", "--out", str(tmp_path))
+    assert code == 1, out
+    assert f"{path} holds: no call ADK's compaction makes on its 11 events" in out
+    assert "known upstream fault" not in out
+    assert not list(tmp_path.glob("U3-*.json"))
+
+
+@on_2_13
+def test_minimize_keeps_the_failure_it_found_as_given(capsys, tmp_path):
+    from compaction_harness.adk import session_from_json
+    from compaction_harness.minimize import minimize
+
+    session = session_from_json(RECORDED.read_text(encoding="utf-8"))
+    found = minimize(session, "U3", max_examples=500)
+    assert found is not None and found.shrunk
+    assert found.smallest.signature == found.given.signature
+    assert found.given.fault == "dead-call-retry-skipped-at-invocation-boundary"
+    assert len(found.smallest.case.session) < len(found.given.case.session)
+
+
+def test_minimize_anonymises_times_and_names_no_file(capsys, tmp_path):
+    recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
+    stamps = sorted({repr(e["timestamp"]) for e in recorded["events"]})
+    code, out, _ = run(
+        capsys, "minimize", str(RECORDED), "--invariant", "U3", "--out", str(tmp_path)
+    )
+    if code == 1:
+        pytest.skip("the recorded session holds on this release")
+    (path,) = tmp_path.glob("U3-*.json")
+    text = path.read_text(encoding="utf-8")
+    assert RECORDED.name not in text and "recorded_session" not in text
+    for stamp in stamps:
+        assert stamp not in text
+    steps = load_fixture(path).case.session.steps
+    assert min(s.timestamp for s in steps) >= 1.0
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
@@ -438,3 +517,51 @@ def test_show_of_a_pipeline_fixture_numbers_events_as_stored(capsys) -> None:
     assert rows[2].endswith("given #0, #1")
     assert "known upstream fault: token-compaction-summarises-the-running-request (" in out
     assert out.rstrip().endswith("model: text summary#0")
+
+
+# -- pipes, times, targets ----------------------------------------------------------
+@pytest.mark.parametrize("command", ["replay", "show"])
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, command: str) -> None:
+    # `replay ... | head -1`: the reader closes the pipe after one line.
+    paths = " ".join(str(p) for p in FIXTURES * 20)
+    done = subprocess.run(
+        f"{sys.executable} -m compaction_harness {command} {paths} | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        executable="/bin/bash",
+    )
+    assert done.returncode == 0
+    assert len(done.stdout.splitlines()) == 1
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+
+
+def test_times_print_exactly_relative_to_the_first_event(capsys, tmp_path: Path) -> None:
+    data = json.loads(STALL_2_11[0].read_text(encoding="utf-8"))
+    first, second = 1796080000.123, 1796080000.1230001
+    data["session"]["steps"][0]["timestamp"] = first
+    data["session"]["steps"][1]["timestamp"] = second
+    path = tmp_path / "epoch.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, out, _ = run(capsys, "show", str(path))
+    assert code == 0
+    assert f"its timestamp is {first!r}" in out
+    rows = [line for line in out.splitlines() if TIMELINE_LINE.match(line)]
+    assert " t=+0 " in rows[0] and " t=+0.0000001 " in rows[1], rows
+    assert "e+09" not in out
+
+
+def test_make_refuses_adk_together_with_adk_src(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        ["make", "-n", "test", "ADK=2.11.0", f"ADK_SRC={tmp_path}"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    (line,) = done.stderr.splitlines()
+    assert "ADK=2.11.0 and ADK_SRC=" in line and "give one of them" in line

@@ -117,6 +117,48 @@ def test_p4_fires_when_a_summary_hides_an_event_it_was_not_given(monkeypatch):
         run.close()
 
 
+@pytest.mark.parametrize("reach", ["before the record", "past the record"])
+def test_p4_takes_a_client_supplied_compaction_record_at_its_word(reach):
+    # A client appends a record straight to the session service (ADK's APIs
+    # refuse such events: see check_nothing_lost). What its range hides is the
+    # client's decision: no P4, and no P2 for an opener it hides.
+    end = 2.5 if reach == "before the record" else 1e9
+    record = Step("i2", "user", 3, compaction=Compaction(0.0, end, "client summary"))
+    steps = [
+        [user("i1", 1, "u1"), text("i1", 2, "m2")],
+        [record, user("i2", 4, "u2"), text("i2", 5, "m5"), text("i2", 6, "m6")],
+    ]
+    run = PipelineRun(SLIDING)
+    try:
+        assert drive(run, steps) == set()
+        stored = run.pipeline.steps()
+        (position,) = run.foreign_records(stored)
+        assert stored[position].compaction.summary == "client summary"
+    finally:
+        run.close()
+
+
+def test_p4_still_fires_for_what_adk_hides_beside_a_client_record(monkeypatch):
+    # The client's record covers only i1; ADK's own summary of i2 hides an event
+    # it was not given (as in the test above): that loss is still P4.
+    monkeypatch.setattr(
+        compaction,
+        "_longest_self_contained_prefix",
+        lambda events, all_events=None: events[:1] + events[2:],
+    )
+    record = Step("i2", "user", 3, compaction=Compaction(0.0, 2.5, "client summary"))
+    steps = [
+        [user("i1", 1, "u1"), text("i1", 2, "m2")],
+        [record, user("i2", 4, "u2"), text("i2", 5, "m5"), text("i2", 6, "m6")],
+        [user("i3", 7, "u3"), text("i3", 8, "m8")],
+    ]
+    run = PipelineRun(SLIDING)
+    try:
+        assert "P4" in drive(run, steps)
+    finally:
+        run.close()
+
+
 def test_p4_tells_two_answers_to_one_call_apart():
     # A pending confirmation (step 2) and the real result (step 3) answer the
     # same id. The baseline shows only the pending one: the real result is not

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+
+from compaction_harness.adk import ADK_RELEASE
 
 pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,6 +80,8 @@ def test_failing_property_writes_the_shrunk_fixture(pytester: pytest.Pytester, t
 
 
 def test_campaign_runs_rounds_until_the_budget_and_summarises(pytester: pytest.Pytester):
+    # Counts and behaviour only: how long it took is `make bench`'s business
+    # (bench/bench.py campaign-budget), so a busy machine cannot turn this red.
     pytester.makepyfile(test_healthy=HEALTHY_PROPERTY)
     result = pytester.runpytest_subprocess(
         "-p",
@@ -93,17 +98,17 @@ def test_campaign_runs_rounds_until_the_budget_and_summarises(pytester: pytest.P
             "*fuzz campaign summary*",
             "PASSED*test_healthy[[]shard0[]]*rounds=*",
             "PASSED*test_healthy[[]shard1[]]*rounds=*",
-            "0 of 2 campaign items found a failure; fixtures written: none",
+            "budget 3 s*of which the pipeline items 0 s (0%)",
+            "nothing new: none of the 2 campaign items found a new failure",
+            "known upstream faults met: none",
         ]
     )
-    seconds = [
-        float(line.split("seconds=")[1].split()[0])
+    rounds = [
+        int(line.split("rounds=")[1].split()[0])
         for line in result.stdout.lines
-        if line.startswith("PASSED") and "seconds=" in line
+        if line.startswith("PASSED") and "rounds=" in line
     ]
-    # One worker shares the 3 s among the two items: each spends its 1.5 s.
-    assert len(seconds) == 2 and all(s >= 1.5 for s in seconds), seconds
-    assert sum(seconds) < 3 + 2 * 2.5, seconds  # overshoot: at most a round each
+    assert len(rounds) == 2
 
 
 def test_campaign_skips_the_explicit_canaries(pytester: pytest.Pytester, tmp_path: Path):
@@ -216,7 +221,7 @@ def test_counts_itself():
     RUNS[0] += 7
 
 test_counts_itself.examples_run = lambda: RUNS[0]
-test_counts_itself.labels = lambda: {"known upstream fault: f": RUNS[0] // 7, "opener: user": 1}
+test_counts_itself.labels = lambda: {"not applicable: f": RUNS[0] // 7, "opener: user": 1}
 """
 
 
@@ -235,8 +240,8 @@ def test_campaign_counts_a_property_that_counts_its_own_runs(pytester: pytest.Py
     (line,) = [ln for ln in result.stdout.lines if ln.startswith("PASSED")]
     rounds = int(line.split("rounds=")[1].split()[0])
     assert f"examples={7 * rounds} " in line
-    # Known-fault labels are listed under the item, other labels are not.
-    result.stdout.fnmatch_lines([f"        known upstream fault: f: {rounds} runs"])
+    # "Not applicable" labels are listed under the item, other labels are not.
+    result.stdout.fnmatch_lines([f"        not applicable: f: {rounds} runs"])
     assert "opener: user" not in result.stdout.str()
 
 
@@ -253,3 +258,157 @@ def test_an_unknown_pipeline_invariant_is_refused_in_one_line(
         ["ERROR: HARNESS_PIPELINE_INVARIANTS: unknown P9 (choose from P1 P2 P3 P4 P5 P6 P7)"]
     )
     assert "Traceback" not in result.stderr.str()
+
+
+def _campaign(pytester, tmp_path, seconds, *extra):
+    import os
+    import subprocess
+    import sys
+
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "compaction_harness.pytest_plugin",
+        "--hypothesis-profile=fuzz",
+        f"--fuzz-seconds={seconds}",
+        "--fuzz-shards=1",
+        "--repro-dir",
+        str(tmp_path / "repros"),
+        "-p",
+        "no:cacheprovider",
+        *extra,
+    ]
+    env = {k: v for k, v in os.environ.items() if k != "HARNESS_CAMPAIGN_STARTED"}
+    return subprocess.run(
+        args, cwd=pytester.path, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_a_rerun_that_meets_only_recorded_fixtures_exits_0_and_says_so(pytester, tmp_path):
+    pytester.makepyfile(test_planted=BROKEN_PROPERTY)
+    first = _campaign(pytester, tmp_path, 30)
+    assert first.returncode == 1, first.stdout[-3000:]
+    (fixture,) = (tmp_path / "repros").glob("U3-*.json")
+    assert "NEW: 1 of 1 campaign items found a failure" in first.stdout
+    # The example database replays the failure at once; it shrinks to the
+    # recorded fixture, which is nothing new.
+    second = _campaign(pytester, tmp_path, 30)
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert f"met recorded fixture {os.path.relpath(fixture, pytester.path)}" in second.stdout
+    assert "nothing new: none of the 1 campaign items found a new failure" in second.stdout
+    assert "met fixtures recorded before this campaign:" in second.stdout
+    assert [p.name for p in (tmp_path / "repros").glob("*.json")] == [fixture.name]
+
+
+SLOW_SHRINK_PROPERTY = (
+    PLANTED_STALL
+    + """
+
+END = float(os.environ["HARNESS_CAMPAIGN_STARTED"]) + float(os.environ["BUDGET"])
+
+
+@pytest.mark.property
+@given(case=unit_cases())
+def test_planted_stall(case):
+    try:
+        check_unit_case(case, strict(case))
+    except InvariantViolation:
+        if not Path("slept").exists():
+            Path("slept").touch()
+            # The first failure takes the campaign's whole budget: whatever
+            # Hypothesis tries next, shrinking is out of time.
+            time.sleep(max(0.0, END - time.time()))
+        raise
+"""
+)
+
+
+def test_shrinking_cut_short_by_the_budget_is_recorded_and_continued_next_run(
+    pytester, tmp_path, monkeypatch
+):
+    pytester.makepyfile(test_planted=SLOW_SHRINK_PROPERTY)
+    monkeypatch.setenv("BUDGET", "20")
+    first = _campaign(pytester, tmp_path, 20, "--hypothesis-seed=0")
+    assert first.returncode == 1, first.stdout[-3000:]
+    (cut,) = (tmp_path / "repros").glob("U3-*.json")
+    data = json.loads(cut.read_text())
+    assert data["shrinking"].startswith("cut short by the campaign's time budget")
+    assert "(shrinking cut short by the budget)" in first.stdout
+    assert "shrinking was cut short by the budget: run `make fuzz` again" in first.stdout
+    # The next campaign starts from the saved example and shrinks it to the end.
+    second = _campaign(pytester, tmp_path, 120)
+    assert second.returncode == 1, second.stdout[-3000:]
+    finished = [p for p in (tmp_path / "repros").glob("U3-*.json") if p != cut]
+    if finished:  # a smaller session than the cut-short one
+        (done,) = finished
+        data = json.loads(done.read_text())
+        assert "shrinking" not in data
+        assert len(data["session"]["steps"]) < len(json.loads(cut.read_text())["session"]["steps"])
+    else:  # the cut-short example was already minimal: met as the recorded fixture
+        assert "met recorded fixture" in second.stdout
+    assert "rounds=1" in second.stdout  # found again in the first round
+
+
+def test_a_quiet_campaign_prints_the_summary_without_statistics(pytester):
+    pytester.makepyfile(test_healthy=HEALTHY_PROPERTY)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.pytest_plugin",
+        "--hypothesis-profile=fuzz",
+        "--fuzz-seconds=1",
+        "--fuzz-shards=1",
+        "--hypothesis-show-statistics",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1)
+    out = result.stdout.str()
+    assert "fuzz campaign summary" in out and "nothing new" in out
+    assert "Hypothesis Statistics" not in out
+    assert "Stopped because" not in out
+
+
+KNOWN_FAULT_PROPERTY = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+sys.path.insert(0, {str(ROOT / "tests")!r})
+import pytest
+from hypothesis import given, strategies as st
+from builders import call, session, user
+from compaction_harness.checks import check_unit_case
+from compaction_harness.unit import UnitCase
+
+# google-adk 2.13.0's known fault dead-call-retry-skipped-at-invocation-boundary.
+CASE = UnitCase(session(user("i1", 1), call("i2", 2, "x"), user("i3", 3)), (0, 1, 2))
+
+
+@pytest.mark.property
+@given(st.just(CASE))
+def test_meets_a_known_fault(case):
+    check_unit_case(case)
+"""
+
+
+@pytest.mark.skipif(ADK_RELEASE != "2.13.0", reason="the fault is recorded for 2.13.0")
+def test_the_summary_lists_known_faults_met_by_unit_items(pytester):
+    pytester.makepyfile(test_known=KNOWN_FAULT_PROPERTY)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.pytest_plugin",
+        "--hypothesis-profile=fuzz",
+        "--fuzz-seconds=1",
+        "--fuzz-shards=1",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "        known upstream fault dead-call-retry-skipped-at-invocation-boundary: "
+            "* examples",
+            "known upstream faults met: dead-call-retry-skipped-at-invocation-boundary (*",
+        ]
+    )

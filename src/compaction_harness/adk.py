@@ -481,6 +481,9 @@ class Pipeline:
         self.session = self._loop.run_until_complete(
             self._service.create_session(app_name="harness", user_id="u")
         )
+        #: Ids of the events appended through :meth:`append`, in order (every
+        #: other stored event is one ADK's compaction made).
+        self.appended_ids: list[str] = []
         #: One entry per summariser call: (session length then, input positions,
         #: numbers of earlier summaries it was given as a rolling-summary seed).
         self.summaries: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
@@ -549,6 +552,7 @@ class Pipeline:
     def append(self, step: Step) -> None:
         event = to_adk_event(step)
         event.id = Event.new_id()  # the service deduplicates equal events by id
+        self.appended_ids.append(event.id)
         for part in event.content.parts if event.content else ():
             if part.function_response is not None:  # see PromptPart
                 part.function_response.response = {
@@ -684,6 +688,12 @@ class Pipeline:
     def steps(self) -> Session:
         """The session as the model sees it (summaries included)."""
         return from_adk_events(self.session.events)
+
+    def origins(self) -> list[int | None]:
+        """For each stored event, the number of the :meth:`append` call that
+        stored it, or None for an event ADK's compaction made."""
+        number = {event_id: k for k, event_id in enumerate(self.appended_ids)}
+        return [number.get(e.id) for e in self.session.events]
 
     def prompt(self, *, without_summaries: bool = False) -> list[PromptContent]:
         """``LlmRequest.contents`` as ADK assembles them for the agent, with

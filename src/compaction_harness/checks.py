@@ -86,7 +86,9 @@ def _check(case, outcome: UnitOutcome, *, injected: bool, release: str | None) -
         for reason in outcome.not_applicable:
             event(f"not applicable: {reason}")
     if new:
-        raise InvariantViolation(case, UnitOutcome(new, outcome.expected, outcome.observed))
+        raise InvariantViolation(
+            case, UnitOutcome(new, outcome.expected, outcome.observed), planted=injected
+        )
     return outcome
 
 

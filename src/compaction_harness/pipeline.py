@@ -444,13 +444,48 @@ def covered_by_kept(prompt: Prompt, summaries: Summaries) -> set[int]:
     return covered
 
 
+def covered_by_records(steps: Session, records: Sequence[int]) -> set[int]:
+    """Positions of the events that compaction records ADK did not make
+    (``records``: their positions) stand for: every event whose timestamp lies
+    in a record's range, as the prompt builder reads a record (later events
+    included, when the range reaches past the record)."""
+    covered: set[int] = set()
+    for r in records:
+        c = steps[r].compaction
+        covered.update(
+            i
+            for i, step in enumerate(steps)
+            if step.compaction is None and c.start <= step.timestamp <= c.end
+        )
+    return covered
+
+
 def check_nothing_lost(
-    steps: Session, prompt: Prompt, summaries: Summaries, baseline: Prompt
+    steps: Session,
+    prompt: Prompt,
+    summaries: Summaries,
+    baseline: Prompt,
+    records: Sequence[int] = (),
 ) -> list[Violation]:
     """P4: every event the prompt builder shows without compaction (``baseline``)
     is in the prompt, or was given to a summary that is (directly or through a
-    rolling-summary seed)."""
-    covered = covered_by_kept(prompt, summaries)
+    rolling-summary seed).
+
+    P4 judges what ADK's compaction drops, so it counts the summaries ADK made
+    in this run. A compaction record that ADK did not make (``records``, its
+    positions: one a client appended straight to the session service, or one
+    a stored session brought along) stands for the events of its range by its
+    writer's claim, and those count as covered. ADK's own APIs do not take
+    such records from clients: the API server's session creation refuses
+    client events with any actions ("Rejects client-supplied events that
+    claim to be ADK-generated", ``google/adk/cli/api_server.py``,
+    ``_validate_session_initialization_events``, 2.11.0 and 2.13.0), and the
+    ``Runner`` builds the user's event itself from ``new_message`` and
+    ``state_delta`` alone (``Runner._build_and_append_user_event``). Only a
+    caller of ``BaseSessionService.append_event`` can write one, and what it
+    hides is that caller's decision, not a loss by compaction.
+    """
+    covered = covered_by_kept(prompt, summaries) | covered_by_records(steps, records)
     live = reference.live_events(steps)
     live_ids = {id(s) for s in live}
     prompt_parts = {p for _, ps in prompt for p in ps}
@@ -478,11 +513,15 @@ def check_liveness(
     prompt: Prompt,
     summaries: Summaries,
     bound: int | None,
+    records: Sequence[int] = (),
 ) -> list[Violation]:
-    """P3: the backlog the definitions allow to compact is within ``bound``."""
+    """P3: the backlog the definitions allow to compact is within ``bound``.
+
+    Events that a kept summary, or a compaction record ADK did not make
+    (``records``, see :func:`check_nothing_lost`), stands for are not backlog."""
     if bound is None:
         return []
-    covered = covered_by_kept(prompt, summaries)
+    covered = covered_by_kept(prompt, summaries) | covered_by_records(steps, records)
     live = reference.live_events(steps)  # the compactor's view: rewinds applied
     index = {id(s): k for k, s in enumerate(live)}
     uncovered = tuple(
@@ -618,6 +657,11 @@ class PipelineRun:
         prompt = self.pipeline.prompt()
         self._checked_prompt = prompt
         found = check_prompt(prompt, self.opener)[0]
+        hidden = covered_by_records(steps, self.foreign_records(steps))
+        if any(
+            steps[i].author == "user" and steps[i].text == self.opener for i in hidden
+        ):  # a record ADK did not make hides the opener: its writer's doing (see P4)
+            found = [v for v in found if v.details.get("cause") != "opener missing"]
         for v in found:
             if v.details.get("cause") == "opener missing":
                 # Whether a kept summary was given the opener (known faults use it).
@@ -627,8 +671,20 @@ class PipelineRun:
                 )
         out += found
         baseline = self.pipeline.prompt(without_summaries=True)
-        out += check_nothing_lost(steps, prompt, self.pipeline.summaries, baseline)
+        out += check_nothing_lost(
+            steps, prompt, self.pipeline.summaries, baseline, self.foreign_records(steps)
+        )
         return out
+
+    def foreign_records(self, steps: Session) -> list[int]:
+        """Positions of compaction records that were appended, not made by
+        ADK's compaction in this run (see :func:`check_nothing_lost`)."""
+        origins = self.pipeline.origins()
+        return [
+            i
+            for i, step in enumerate(steps)
+            if step.compaction is not None and origins[i] is not None
+        ]
 
     def end_invocation(self) -> list[Violation]:
         """End the invocation: compaction runs; P6 around it, then P1, P5 and P6 on
@@ -641,8 +697,13 @@ class PipelineRun:
             before_model_call=False,
             check_stale=self.pipeline.token_path_runs_at_end,
         )
+        steps = self.pipeline.steps()
         out += check_liveness(
-            self.pipeline.steps(), self.pipeline.prompt(), self.pipeline.summaries, self.bound
+            steps,
+            self.pipeline.prompt(),
+            self.pipeline.summaries,
+            self.bound,
+            self.foreign_records(steps),
         )
         return out
 
@@ -653,8 +714,10 @@ class PipelineRun:
         call, or at an invocation's end) with P6's second and third clauses
         around it (the second only where ``check_stale``: the token path runs),
         then P1, P5 and P6 on the summaries it made."""
-        covered_before = covered_by_kept(self.pipeline.prompt(), self.pipeline.summaries)
         before = self.pipeline.steps()
+        covered_before = covered_by_kept(
+            self.pipeline.prompt(), self.pipeline.summaries
+        ) | covered_by_records(before, self.foreign_records(before))
         out: list[Violation] = []
         if check_stale:
             out += self.stale_count_check(before, before_model_call=before_model_call)
@@ -725,13 +788,8 @@ class PipelineRun:
         if prompt is None:
             prompt = self.pipeline.prompt()
         stored: list[int | str] = []
-        appended = 0
-        for step in self.pipeline.steps():
-            if step.compaction is not None:
-                stored.append(step.compaction.summary)
-            else:
-                stored.append(appended)
-                appended += 1
+        for step, origin in zip(self.pipeline.steps(), self.pipeline.origins(), strict=True):
+            stored.append(origin if origin is not None else step.compaction.summary)
         return UnitOutcome(
             violations,
             {},

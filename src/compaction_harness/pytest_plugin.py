@@ -166,8 +166,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("fuzz_shard", range(shards), ids=lambda s: f"shard{s}")
 
 
-#: Seconds kept back from the campaign's budget for pytest to finish: the last
-#: reports, the summary, stopping the workers.
+#: Seconds kept back from the campaign's budget for pytest to finish (the last
+#: reports, the summary, stopping the workers): at most this, and at most a
+#: tenth of the budget.
 RESERVE_SECONDS = 2.0
 
 
@@ -267,20 +268,25 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     labels_before = dict(own_labels()) if own_labels is not None else {}
     faults_before = dict(KNOWN_FAULTS_MET)
     if budget is not None:
-        end = _campaign_end(config, budget) - RESERVE_SECONDS
+        end = _campaign_end(config, budget) - min(RESERVE_SECONDS, budget / 10)
         clock = _Clock(min(started + _item_budget(config, pyfuncitem, end), end), end)
     else:
         clock = _Clock(float("inf"), float("inf"))
     if inner is not None:
         hypothesis_handle.inner_test = clock.wrap(inner)
     props = pyfuncitem.user_properties
+    late = budget is not None and clock.over
+    if late:
+        props.append(("late", True))
     try:
-        # A campaign item whose slice was spent before it began runs no round.
-        while budget is None or not clock.over:
+        # At least one round, whose first example always runs: that is where a
+        # failure saved in the example database is replayed, so every item
+        # meets its saved failures in every campaign, however late it starts.
+        while True:
             rounds += 1
             clock.start_round()
             testfunction(**kwargs)
-            if budget is None:
+            if budget is None or clock.over:
                 break
     except InvariantViolation as exc:
         if not _handle_failure(pyfuncitem, exc, clock):
@@ -324,11 +330,14 @@ def _handle_failure(item: pytest.Function, exc: InvariantViolation, clock: _Cloc
     if recorded.name in config._harness_recorded:
         props.append(("recorded_fixture", os.path.relpath(recorded)))
         return True
-    try:
-        judged = judge_fixture(fixture)
-        label, reason = judged.label, judged.reason
-    except Exception as replay_error:  # the replay itself broke: keep the evidence
-        label, reason = "FAIL", f"the replay raised {replay_error!r}"
+    if exc.planted:  # a test's broken stand-in: real ADK cannot reproduce it
+        label, reason = "FAIL", "planted"
+    else:
+        try:
+            judged = judge_fixture(fixture)
+            label, reason = judged.label, judged.reason
+        except Exception as replay_error:  # the replay itself broke: keep the evidence
+            label, reason = "FAIL", f"the replay raised {replay_error!r}"
     if label == "ok":
         directory = directory.parent / "unreproducible"
         exc.add_note(
@@ -423,8 +432,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             extra = f"  replayed as {props['replayed_as_known']}"
         if props.get("shrinking_cut_short"):
             extra += " (shrinking cut short by the budget)"
-        if props["fuzz_rounds"] == 0:
-            extra += "  (the budget was spent before this item began)"
+        if props.get("late"):
+            extra += "  (the budget was spent before this item began: one example only)"
         write(
             f"{outcome.upper():7} {nodeid}  rounds={props['fuzz_rounds']} "
             f"examples={props['examples']} seconds={props['fuzz_seconds']}{extra}"

@@ -161,9 +161,12 @@ class InvariantViolation(AssertionError):
     Hypothesis re-raises for the minimal example and writes the fixture.
     """
 
-    def __init__(self, case: Any, outcome: UnitOutcome) -> None:
+    def __init__(self, case: Any, outcome: UnitOutcome, *, planted: bool = False) -> None:
         self.case = case
         self.outcome = outcome
+        #: The failure came from a deliberately broken stand-in (a test showing
+        #: an invariant fire), which a replay on real ADK cannot reproduce.
+        self.planted = planted
         body = "\n".join(str(v) for v in outcome.violations)
         super().__init__(f"{len(outcome.violations)} violation(s):\n{body}\n\n{case.render()}")
 
