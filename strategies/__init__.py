@@ -13,6 +13,7 @@ from ._episodes import (
     tool_confirmation,
 )
 from ._labels import EPISODE_KINDS, episode_kinds
+from ._scripts import operations, script_configs, scripts
 from ._sessions import ID_POOL, metamorphic_cases, sessions, token_cases, unit_cases, windows
 
 __all__ = [
@@ -24,7 +25,10 @@ __all__ = [
     "long_running_call",
     "metamorphic_cases",
     "model_text",
+    "operations",
     "response_without_call",
+    "script_configs",
+    "scripts",
     "sessions",
     "token_cases",
     "tool_confirmation",

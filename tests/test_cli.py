@@ -475,9 +475,7 @@ def test_minimize_keeps_the_failure_it_found_as_given(capsys, tmp_path):
 def test_minimize_anonymises_times_and_names_no_file(capsys, tmp_path):
     recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
     stamps = sorted({repr(e["timestamp"]) for e in recorded["events"]})
-    code, _, _ = run(
-        capsys, "minimize", str(RECORDED), "--invariant", "U3", "--out", str(tmp_path)
-    )
+    code, _, _ = run(capsys, "minimize", str(RECORDED), "--invariant", "U3", "--out", str(tmp_path))
     if code == 1:
         pytest.skip("the recorded session holds on this release")
     (path,) = tmp_path.glob("U3-*.json")

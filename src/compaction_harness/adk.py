@@ -441,18 +441,67 @@ def _prompt_of(contents: list[types.Content]) -> list[PromptContent]:
     return out
 
 
+def prompt_chars(contents: list[PromptContent] | list[types.Content]) -> int:
+    """Characters of a prompt's contents as ADK's estimate counts them (text,
+    tool names, JSON of arguments and responses: ``_count_chars_in_content``
+    in ``google/adk/apps/compaction.py``, 2.x)."""
+    import json
+
+    total = 0
+    for content in contents:
+        for part in content.parts or []:
+            if part.text:
+                total += len(part.text)
+            if part.function_call:
+                total += len(part.function_call.name or "")
+                if part.function_call.args:
+                    total += len(json.dumps(part.function_call.args))
+            if part.function_response:
+                total += len(part.function_response.name or "")
+                if part.function_response.response:
+                    total += len(json.dumps(part.function_response.response))
+    return total
+
+
+def _summary_number(text: str) -> int | None:
+    """N of a summary text ``summary#N`` (followed by anything)."""
+    if not text.startswith("summary#"):
+        return None
+    digits = ""
+    for char in text[len("summary#") :]:
+        if not char.isdigit():
+            break
+        digits += char
+    return int(digits) if digits else None
+
+
 class Pipeline:
     """A real ADK session driven step by step, as the runtime drives one.
 
-    ``InMemorySessionService`` holds the session; a real ``App`` carries an
+    A session service holds the session (``InMemorySessionService``, or with
+    ``storage="database"`` ``DatabaseSessionService`` on a SQLite file, from
+    which :meth:`reload` reads the session afresh); a real ``App`` carries an
     ``EventsCompactionConfig`` with the given trigger values and a recording
-    summariser defined here (its summary text names the summary, and it keeps
-    exactly which events it was given). :meth:`end_invocation` runs what the
-    runner runs after an invocation (``_run_compaction_for_sliding_window``,
-    which tries token-threshold compaction first); :meth:`prompt` is ADK's
-    own contents assembly for the agent.
+    summariser (its summary text names the summary, ``summary#N``, and it
+    keeps exactly which events it was given). :meth:`before_model_call` runs
+    what the LLM flow runs before a model call (its
+    ``CompactionRequestProcessor``), :meth:`end_invocation` what the runner
+    runs after an invocation (``_run_compaction_for_sliding_window``, which
+    tries token-threshold compaction first); :meth:`prompt` is ADK's own
+    contents assembly for an agent.
 
-    Raises :class:`NotApplicable` on releases without event compaction.
+    ``faithful`` (what the script driver uses): summaries are made by ADK's
+    own ``LlmEventSummarizer`` over a scripted summary model, so the summary
+    event (author, range by the first and last event given, usage) is ADK's;
+    ``summary`` sets the summary's length (``tiny``, ``large``: larger than
+    ``token_threshold`` by itself, ``grows``: half of what it was given);
+    ``clock`` stamps summary events and ``new_id`` names every event, so a
+    run is reproducible; and the end of an invocation passes what the
+    ``Runner`` passes. Without ``faithful`` (recorded-session fixtures), the
+    recorder builds its own summary event just after the newest event.
+
+    Raises :class:`NotApplicable` on releases without event compaction or
+    that refuse the configuration.
     """
 
     AGENT = "agent"
@@ -464,20 +513,37 @@ class Pipeline:
         overlap_size: int | None = None,
         token_threshold: int | None = None,
         event_retention_size: int | None = None,
+        storage: str = "memory",
+        summary: str = "tiny",
+        faithful: bool = False,
+        clock: Any = None,
+        new_id: Any = None,
     ) -> None:
         import asyncio
+        import itertools
 
         from google.adk.agents.llm_agent import LlmAgent
         from google.adk.apps.app import App, EventsCompactionConfig
-        from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
-        from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
         self._sliding = _helper("_run_compaction_for_sliding_window")
+        self.faithful = faithful
+        self.storage = storage
+        self.summary_size = summary
+        self._clock = clock
+        counter = itertools.count(1)
+        self._new_id = new_id or (lambda kind: Event.new_id())
+        self._serial = counter
         #: A token-threshold summary was made before a model call of the
         #: running invocation (see before_model_call).
         self._token_compacted = False
         self._loop = asyncio.new_event_loop()
-        self._service = InMemorySessionService()
+        self._folder = None
+        if storage == "database":
+            self._service = self._database_service()
+        else:
+            from google.adk.sessions.in_memory_session_service import InMemorySessionService
+
+            self._service = InMemorySessionService()
         self.session = self._loop.run_until_complete(
             self._service.create_session(app_name="harness", user_id="u")
         )
@@ -487,39 +553,13 @@ class Pipeline:
         #: One entry per summariser call: (session length then, input positions,
         #: numbers of earlier summaries it was given as a rolling-summary seed).
         self.summaries: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
-        pipeline = self
-
-        class Recorder(BaseEventsSummarizer):
-            async def maybe_summarize_events(self, *, events: list[Event]) -> Event | None:
-                position = {id(e): i for i, e in enumerate(pipeline.session.events)}
-                taken = tuple(position[id(e)] for e in events if id(e) in position)
-                seeds = tuple(
-                    int(p.text.split("#", 1)[1])
-                    for e in events
-                    if id(e) not in position and e.content
-                    for p in e.content.parts or []
-                    if p.text and p.text.startswith("summary#")
-                )
-                pipeline.summaries.append((len(pipeline.session.events), taken, seeds))
-                stamps = [e.timestamp for e in events]
-                number = len(pipeline.summaries) - 1
-                return Event(
-                    author="model",
-                    # Deterministic, and just after the newest event, as a
-                    # summary written at the end of an invocation would be.
-                    invocation_id=f"summary{number}",
-                    timestamp=max(e.timestamp for e in pipeline.session.events) + 0.5,
-                    actions=EventActions(
-                        compaction=EventCompaction(
-                            start_timestamp=min(stamps),
-                            end_timestamp=max(stamps),
-                            compacted_content=types.Content(
-                                role="model", parts=[types.Part(text=f"summary#{number}")]
-                            ),
-                        )
-                    ),
-                )
-
+        #: The text of each summary, by number.
+        self.summary_texts: list[str] = []
+        #: The ids of the stored events each summary was given (positions move
+        #: when a reload reorders the session; ids do not).
+        self.summary_ids: list[tuple[str, ...]] = []
+        self.token_threshold = token_threshold
+        summarizer = self._summarizer()
         values = {
             "compaction_interval": compaction_interval,
             "overlap_size": overlap_size,
@@ -535,7 +575,7 @@ class Pipeline:
 
         try:
             config = EventsCompactionConfig(
-                summarizer=Recorder(), **{k: v for k, v in values.items() if v is not None}
+                summarizer=summarizer, **{k: v for k, v in values.items() if v is not None}
             )
         except ValidationError as exc:
             first = exc.errors()[0]
@@ -549,9 +589,147 @@ class Pipeline:
             events_compaction_config=config,
         )
 
-    def append(self, step: Step) -> None:
-        event = to_adk_event(step)
-        event.id = Event.new_id()  # the service deduplicates equal events by id
+    # -- the summariser ---------------------------------------------------------
+    def _record(self, events: list[Event]) -> int:
+        """Record a summariser call's input; returns the summary's number."""
+        position = {id(e): i for i, e in enumerate(self.session.events)}
+        taken = tuple(position[id(e)] for e in events if id(e) in position)
+        seeds = tuple(
+            number
+            for e in events
+            if id(e) not in position and e.content
+            for p in e.content.parts or []
+            if p.text and (number := _summary_number(p.text)) is not None
+        )
+        self.summaries.append((len(self.session.events), taken, seeds))
+        self.summary_ids.append(tuple(e.id for e in events if id(e) in position))
+        return len(self.summaries) - 1
+
+    def summary_text(self, number: int, given_chars: int) -> str:
+        """The text of summary ``number``: ``summary#N``, then filler to the
+        configured size (``given_chars``: the size of what it was given)."""
+        label = f"summary#{number}"
+        if self.summary_size == "large":
+            size = 4 * (self.token_threshold or 1000) + 40
+        elif self.summary_size == "grows":
+            size = given_chars // 2
+        else:
+            return label
+        return label + "\n" + "s" * max(0, size - len(label) - 1)
+
+    def _summarizer(self) -> Any:
+        pipeline = self
+        if self.faithful:
+            try:
+                from google.adk.apps.llm_event_summarizer import LlmEventSummarizer
+                from google.adk.models.base_llm import BaseLlm
+                from google.adk.models.llm_response import LlmResponse
+            except ImportError:  # pragma: no cover - every release with compaction has it
+                LlmEventSummarizer = None
+            if LlmEventSummarizer is not None:
+
+                class SummaryModel(BaseLlm):
+                    """The summariser's model: answers with the next summary text
+                    and usage metadata from the token model (4 characters a token)."""
+
+                    async def generate_content_async(self, llm_request, stream=False):
+                        given = sum(
+                            len(p.text or "") for c in llm_request.contents for p in c.parts or []
+                        )
+                        text = pipeline.summary_text(len(pipeline.summaries) - 1, given)
+                        pipeline.summary_texts.append(text)
+                        yield LlmResponse(
+                            content=types.Content(role="model", parts=[types.Part(text=text)]),
+                            usage_metadata=types.GenerateContentResponseUsageMetadata(
+                                prompt_token_count=given // 4,
+                                candidates_token_count=len(text) // 4,
+                                total_token_count=given // 4 + len(text) // 4,
+                            ),
+                        )
+
+                class Summarizer(LlmEventSummarizer):
+                    async def maybe_summarize_events(self, *, events):
+                        pipeline._record(events)
+                        made = await super().maybe_summarize_events(events=events)
+                        if made is not None:
+                            # What ADK stamps at construction ("now"), from the run's clock.
+                            made.id = pipeline._new_id("event")
+                            made.invocation_id = pipeline._new_id("invocation")
+                            if pipeline._clock is not None:
+                                made.timestamp = pipeline._clock()
+                        return made
+
+                return Summarizer(llm=SummaryModel(model="summary-model"))
+        from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
+
+        class Recorder(BaseEventsSummarizer):
+            async def maybe_summarize_events(self, *, events: list[Event]) -> Event | None:
+                number = pipeline._record(events)
+                text = pipeline.summary_text(number, 0)
+                pipeline.summary_texts.append(text)
+                stamps = [e.timestamp for e in events]
+                return Event(
+                    author="model",
+                    # Deterministic, and just after the newest event, as a
+                    # summary written at the end of an invocation would be.
+                    invocation_id=f"summary{number}",
+                    timestamp=max(e.timestamp for e in pipeline.session.events) + 0.5,
+                    actions=EventActions(
+                        compaction=EventCompaction(
+                            start_timestamp=min(stamps),
+                            end_timestamp=max(stamps),
+                            compacted_content=types.Content(
+                                role="model", parts=[types.Part(text=text)]
+                            ),
+                        )
+                    ),
+                )
+
+        return Recorder()
+
+    # -- storage ----------------------------------------------------------------
+    def _database_service(self) -> Any:
+        import tempfile
+
+        try:
+            from google.adk.sessions.database_session_service import DatabaseSessionService
+        except ImportError as exc:
+            raise NotApplicable(f"google-adk {ADK_RELEASE} without the [db] extra: {exc}") from None
+        import google.adk.sessions.database_session_service as db_module
+
+        driver = "sqlite+aiosqlite" if hasattr(db_module, "create_async_engine") else "sqlite"
+        self._folder = tempfile.TemporaryDirectory()
+        try:
+            service = DatabaseSessionService(f"{driver}:///{self._folder.name}/session.db")
+        except Exception as exc:
+            raise NotApplicable(
+                f"google-adk {ADK_RELEASE}'s DatabaseSessionService cannot start here: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
+        _no_disk_waits(service.db_engine)
+        return service
+
+    def reload(self) -> None:
+        """Read the session afresh from its service, as a server handling a new
+        request does (``Runner.run_async`` calls ``get_session``)."""
+        again = self._loop.run_until_complete(
+            self._service.get_session(app_name="harness", user_id="u", session_id=self.session.id)
+        )
+        self.session = again
+        # The database may give the events back in another order: every
+        # recorded position follows its event.
+        position = {e.id: i for i, e in enumerate(again.events)}
+        self.summaries = [
+            (length, tuple(position[x] for x in ids if x in position), seeds)
+            for (length, _, seeds), ids in zip(self.summaries, self.summary_ids, strict=True)
+        ]
+
+    # -- appending ----------------------------------------------------------------
+    def append(self, step: Step | Event) -> None:
+        """Append an event (a :class:`~compaction_harness.model.Step`, or an
+        ``Event`` built by the caller) through the session service."""
+        event = to_adk_event(step) if isinstance(step, Step) else step
+        event.id = self._new_id("event")  # the service deduplicates equal events by id
         self.appended_ids.append(event.id)
         for part in event.content.parts if event.content else ():
             if part.function_response is not None:  # see PromptPart
@@ -567,16 +745,54 @@ class Pipeline:
         each model call (its ``CompactionRequestProcessor``: 2.2.0 and later)."""
         if getattr(self.app.events_compaction_config, "token_threshold", None) is None:
             return False
-        for module in (
-            "google.adk.flows.llm_flows.context._compaction",
-            "google.adk.flows.llm_flows.compaction",
-        ):
-            try:
-                if hasattr(importlib.import_module(module), "request_processor"):
-                    return True
-            except ImportError:
-                continue
-        return False
+        return _compaction_request_processor() is not None
+
+    def before_model_call(self, agent_name: str = AGENT, branch: str | None = None) -> bool:
+        """What the LLM flow runs before each model call: on releases with
+        :attr:`compacts_before_model_calls`, the flow's own
+        ``CompactionRequestProcessor`` for the agent ``agent_name`` on
+        ``branch`` (in the faithful mode; otherwise the function inside it,
+        ``_run_compaction_for_token_threshold_config``, for the root agent).
+        Returns whether it made a summary."""
+        if not self.compacts_before_model_calls:
+            return False
+        config = self.app.events_compaction_config
+        if self.faithful:
+            made = self._loop.run_until_complete(self._run_request_processor(agent_name, branch))
+        else:
+            made = self._loop.run_until_complete(
+                self._token_compaction_for_agent(self.session, self._service, config)
+            )
+        self._token_compacted |= bool(made)
+        return bool(made)
+
+    async def _run_request_processor(self, agent_name: str, branch: str | None) -> bool:
+        from google.adk.agents.invocation_context import InvocationContext
+        from google.adk.agents.llm_agent import LlmAgent
+        from google.adk.models.llm_request import LlmRequest
+
+        processor = _compaction_request_processor()
+        agent = (
+            self.app.root_agent
+            if agent_name == self.AGENT
+            else LlmAgent(name=agent_name, model="gemini-2.0-flash")
+        )
+        fields: dict[str, Any] = {
+            "session_service": self._service,
+            "invocation_id": self.session.events[-1].invocation_id
+            if self.session.events
+            else "e-0",
+            "agent": agent,
+            "session": self.session,
+            "branch": branch,
+            "events_compaction_config": self.app.events_compaction_config,
+        }
+        context = InvocationContext(
+            **{k: v for k, v in fields.items() if k in InvocationContext.model_fields}
+        )
+        async for _ in processor.run_async(context, LlmRequest()):
+            pass
+        return bool(getattr(context, "token_compaction_checked", False))
 
     async def _token_compaction_for_agent(self, session: Any, service: Any, config: Any) -> bool:
         """``_run_compaction_for_token_threshold_config`` with the arguments
@@ -595,20 +811,6 @@ class Pipeline:
             arguments["isolation_scope"] = None
         return await fn(**arguments)
 
-    def before_model_call(self) -> None:
-        """What the LLM flow runs before each model call: on releases with
-        :attr:`compacts_before_model_calls`, token-threshold compaction for
-        the agent (``_run_compaction_for_token_threshold_config`` with the
-        agent's name, whose own prompt counts it reads). A summary made here
-        makes the runner skip token-threshold compaction at the invocation's
-        end on releases that take ``skip_token_compaction`` (2.2.0 to 2.11.0)."""
-        if not self.compacts_before_model_calls:
-            return
-        config = self.app.events_compaction_config
-        compaction = self._token_compaction_for_agent(self.session, self._service, config)
-        if self._loop.run_until_complete(compaction):
-            self._token_compacted = True
-
     @cached_property
     def _sliding_takes_skip(self) -> bool:
         """Whether the release's sliding-window runner takes ``skip_token_compaction``."""
@@ -617,12 +819,18 @@ class Pipeline:
     @property
     def token_path_runs_at_end(self) -> bool:
         """Whether :meth:`end_invocation` will try token-threshold compaction."""
-        return not (self._sliding_takes_skip and self._token_compacted)
+        return not (self._sliding_takes_skip and self._skip_at_end())
+
+    def _skip_at_end(self) -> bool:
+        # The Runner passes its root invocation context's token_compaction_checked,
+        # which the flow sets on the agent's own (child) context, so it is False
+        # (seen with the real Runner on 2.11.0); the faithful mode passes that.
+        return False if self.faithful else self._token_compacted
 
     def end_invocation(self) -> None:
         kwargs = {}
         if self._sliding_takes_skip:
-            kwargs["skip_token_compaction"] = self._token_compacted
+            kwargs["skip_token_compaction"] = self._skip_at_end()
         self._token_compacted = False
 
         async def run() -> None:
@@ -636,20 +844,26 @@ class Pipeline:
         self._loop.run_until_complete(run())
 
     def token_trigger_fires(
-        self, strip_counts: frozenset[int] = frozenset(), *, before_model_call: bool = False
+        self,
+        strip_counts: frozenset[int] = frozenset(),
+        *,
+        before_model_call: bool = False,
+        agent_name: str = AGENT,
+        branch: str | None = None,
     ) -> bool:
         """Whether ADK's token-threshold compaction would call the summariser now.
 
         Runs the release's ``_run_compaction_for_token_threshold`` (1.26.0 and
         later; as the invocation's end does), or with ``before_model_call``
-        ``_run_compaction_for_token_threshold_config`` with the agent's name
-        (as :meth:`before_model_call` does), on a copy of the session in a
-        fresh ``InMemorySessionService``, with a summariser that only counts
-        its calls; this session and :attr:`summaries` are untouched.
-        ``strip_counts``: positions of events whose
+        ``_run_compaction_for_token_threshold_config`` for ``agent_name`` on
+        ``branch`` (as :meth:`before_model_call` does), on a copy of the
+        session in a fresh ``InMemorySessionService``, with a summariser that
+        only counts its calls; this session and :attr:`summaries` are
+        untouched. ``strip_counts``: positions of events whose
         ``usage_metadata.prompt_token_count`` is removed in the copy. Raises
         :class:`NotApplicable` on releases without token-threshold compaction.
         """
+        from google.adk.agents.llm_agent import LlmAgent
         from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
         from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
@@ -665,20 +879,28 @@ class Pipeline:
         for k in strip_counts:
             if events[k].usage_metadata is not None:
                 events[k].usage_metadata.prompt_token_count = None
-        app = self.app.model_copy(
-            update={
-                "events_compaction_config": self.app.events_compaction_config.model_copy(
-                    update={"summarizer": Counter()}
-                )
-            }
-        )
+        config = self.app.events_compaction_config.model_copy(update={"summarizer": Counter()})
+        app = self.app.model_copy(update={"events_compaction_config": config})
 
         async def run() -> None:
             service = InMemorySessionService()
             copy = await service.create_session(app_name="harness", user_id="u")
             copy.events = events
             if before_model_call:
-                await self._token_compaction_for_agent(copy, service, app.events_compaction_config)
+                fn = _helper("_run_compaction_for_token_threshold_config")
+                arguments: dict[str, Any] = {
+                    "config": config,
+                    "session": copy,
+                    "session_service": service,
+                    "agent": app.root_agent
+                    if agent_name == self.AGENT
+                    else LlmAgent(name=agent_name, model="gemini-2.0-flash"),
+                    "agent_name": agent_name,
+                    "current_branch": branch,
+                }
+                if "isolation_scope" in inspect.signature(fn).parameters:
+                    arguments["isolation_scope"] = None
+                await fn(**arguments)
             else:
                 await run_token(app, copy, service)
 
@@ -695,37 +917,61 @@ class Pipeline:
         number = {event_id: k for k, event_id in enumerate(self.appended_ids)}
         return [number.get(e.id) for e in self.session.events]
 
-    def prompt(self, *, without_summaries: bool = False) -> list[PromptContent]:
-        """``LlmRequest.contents`` as ADK assembles them for the agent, with
-        function call ids kept (as for models that pair by id).
+    def prompt(
+        self,
+        *,
+        without_summaries: bool = False,
+        agent_name: str = AGENT,
+        branch: str | None = None,
+        time_ordered: bool = False,
+    ) -> list[PromptContent]:
+        """``LlmRequest.contents`` as ADK assembles them for ``agent_name`` on
+        ``branch``, with function call ids kept (as for models that pair by id).
 
         ``without_summaries``: as if no compaction had happened (the baseline
-        of P4: what the prompt builder shows of the raw events)."""
+        of P4: what the prompt builder shows of the raw events).
+        ``time_ordered``: the events put in order of timestamp, then id, as
+        ``DatabaseSessionService.get_session`` returns them."""
         events = list(self.session.events)
+        if time_ordered:
+            events.sort(key=lambda e: (e.timestamp, e.id))
         if without_summaries:
             events = [e for e in events if not (e.actions and e.actions.compaction)]
-        return self._assemble(events)
+        return _prompt_of(self._contents(events, agent_name, branch))
 
-    def _assemble(self, events: list[Event]) -> list[PromptContent]:
+    def prompt_chars(self, agent_name: str = AGENT, branch: str | None = None) -> int:
+        """The size of the prompt ADK assembles now, as ADK's estimate counts it."""
+        return prompt_chars(self._contents(list(self.session.events), agent_name, branch))
+
+    def _contents(self, events: list[Event], agent_name: str, branch: str | None) -> list[Any]:
         try:
             from google.adk.flows.llm_flows.context._contents import _get_contents
         except ImportError:  # releases before the context/ package
             from google.adk.flows.llm_flows.contents import _get_contents
         params = inspect.signature(_get_contents).parameters
         if "preserve_function_call_ids" in params:
-            contents = _get_contents(None, events, self.AGENT, preserve_function_call_ids=True)
-        else:
-            contents = _get_contents(None, events, self.AGENT)
-        return _prompt_of(contents)
+            return _get_contents(branch, events, agent_name, preserve_function_call_ids=True)
+        return _get_contents(branch, events, agent_name)
 
-    def database_prompt(self) -> list[PromptContent]:
+    def database_prompt(
+        self, agent_name: str = AGENT, branch: str | None = None
+    ) -> list[PromptContent]:
         """P7: the prompt after a round trip through ``DatabaseSessionService``.
 
-        Stores every event of the session (summaries included) in a fresh SQLite
-        file through ADK's ``DatabaseSessionService`` (the ``google-adk[db]``
-        extra), reloads the session, and assembles the prompt from what came
-        back. Raises :class:`NotApplicable` without the extra.
+        With ``storage="database"``, the session is read afresh from its own
+        database. Otherwise every event of the session (summaries included) is
+        stored in a fresh SQLite file through ADK's ``DatabaseSessionService``
+        (the ``google-adk[db]`` extra) and the session reloaded from it. The
+        prompt is assembled from what came back. Raises :class:`NotApplicable`
+        without the extra.
         """
+        if self.storage == "database":
+            again = self._loop.run_until_complete(
+                self._service.get_session(
+                    app_name="harness", user_id="u", session_id=self.session.id
+                )
+            )
+            return _prompt_of(self._contents(list(again.events), agent_name, branch))
         import tempfile
 
         try:
@@ -750,18 +996,42 @@ class Pipeline:
                 )
                 return list(again.events)
             finally:
-                engine = getattr(service, "db_engine", None)
-                if engine is not None:
-                    disposed = engine.dispose()
-                    if inspect.isawaitable(disposed):  # the async engine (2.x)
-                        await disposed
+                await _dispose(service)
 
         with tempfile.TemporaryDirectory() as folder:
             events = self._loop.run_until_complete(round_trip(folder))
-        return self._assemble(events)
+        return _prompt_of(self._contents(events, agent_name, branch))
 
     def close(self) -> None:
+        if self.storage == "database":
+            self._loop.run_until_complete(_dispose(self._service))
         self._loop.close()
+        if self._folder is not None:
+            self._folder.cleanup()
+
+
+async def _dispose(service: Any) -> None:
+    engine = getattr(service, "db_engine", None)
+    if engine is not None:
+        disposed = engine.dispose()
+        if inspect.isawaitable(disposed):  # the async engine (2.x)
+            await disposed
+
+
+def _compaction_request_processor() -> Any:
+    """The LLM flow's ``CompactionRequestProcessor`` instance
+    (``request_processor``), or None on releases without one (before 2.2.0)."""
+    for module in (
+        "google.adk.flows.llm_flows.context._compaction",
+        "google.adk.flows.llm_flows.compaction",
+    ):
+        try:
+            found = getattr(importlib.import_module(module), "request_processor", None)
+        except ImportError:
+            continue
+        if found is not None:
+            return found
+    return None
 
 
 def _no_disk_waits(engine: Any) -> None:

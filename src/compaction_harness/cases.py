@@ -7,8 +7,9 @@ unit        :class:`~compaction_harness.unit.UnitCase`      U1-U4
 token       :class:`~compaction_harness.unit.TokenCase`     U5
 metamorphic :class:`~compaction_harness.metamorphic.        U6
             MetamorphicCase`
-pipeline    :class:`~compaction_harness.pipeline.           P1-P7
-            PipelineCase`
+pipeline    :class:`~compaction_harness.pipeline.           P1-P7 (a recorded
+            PipelineCase`                                   session, replayed)
+script      :class:`~compaction_harness.scripts.Script`     P0-P7
 =========== =============================================== ==================
 """
 
@@ -17,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .driver import run_script
 from .metamorphic import MetamorphicCase, run_metamorphic_case
 from .pipeline import PipelineCase, run_pipeline_case
+from .scripts import Script
 from .unit import TokenCase, UnitCase, UnitOutcome, run_token_case, run_unit_case
 
 __all__ = ["CASE_KINDS", "case_kind", "run_case"]
@@ -29,6 +32,7 @@ CASE_KINDS: dict[str, tuple[type, Callable[..., UnitOutcome]]] = {
     "token": (TokenCase, run_token_case),
     "metamorphic": (MetamorphicCase, run_metamorphic_case),
     "pipeline": (PipelineCase, run_pipeline_case),
+    "script": (Script, run_script),
 }
 
 
@@ -45,6 +49,6 @@ def run_case(case: Any, *, release: str | None = None) -> UnitOutcome:
     other kinds return every violation and ignore it.
     """
     kind = case_kind(case)
-    if kind == "pipeline":
-        return run_pipeline_case(case, release=release)
+    if kind in ("pipeline", "script"):
+        return CASE_KINDS[kind][1](case, release=release)
     return CASE_KINDS[kind][1](case)

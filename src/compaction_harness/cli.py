@@ -19,7 +19,7 @@ from pathlib import Path
 from . import reference
 from .envs import EnvError
 from .fixtures import Fixture, FixtureError, load_fixture
-from .model import Session
+from .model import Session, _one_line
 
 __all__ = ["main"]
 
@@ -139,7 +139,48 @@ def _pipeline_timeline(fixture: Fixture) -> list[str]:
         lines.append("prompt at the last check (role: parts):")
         for content in prompt:
             role, parts = content[0], content[1]
-            shown = "; ".join(" ".join(str(x) for x in part) for part in parts)
+            shown = "; ".join(_one_line(" ".join(str(x) for x in part)) for part in parts)
+            lines.append(f"  {role}: {shown}")
+    return lines
+
+
+def _script_timeline(fixture: Fixture) -> list[str]:
+    """A script fixture: the script, then the events it stored (as recorded
+    when it failed), each with the operation that stored it, the summaries
+    where ADK stored them with what each was given, and the prompt of the last
+    check."""
+    from .model import ModelError, render_step
+
+    script = fixture.case
+    lines = ["script (operations numbered; replay executes exactly these):"]
+    lines += ["  " + line for line in script.render().splitlines()]
+    try:
+        stored = Session.from_json(fixture.observed.get("session", {"steps": []}))
+    except ModelError:
+        stored = Session()
+    origin = fixture.observed.get("origin", [])
+    summaries = fixture.observed.get("summaries", [])
+    lines.append(
+        f"events as stored when it failed (op = the operation that stored it; "
+        f"{_time_note(stored)}):"
+    )
+    number = 0
+    for position, step in enumerate(stored):
+        made_by = origin[position] if position < len(origin) else None
+        if step.compaction is not None and not isinstance(made_by, int):
+            given = summaries[number] if number < len(summaries) else []
+            shown = ", ".join(f"#{i}" for i in given) or "nothing"
+            lines.append(f"#{position:<4}{render_step(step, stored.origin)}  <- given {shown}")
+            number += 1
+            continue
+        op = f"op {made_by}" if isinstance(made_by, int) else "    "
+        lines.append(f"#{position:<4}{op:<7}{render_step(step, stored.origin)}")
+    prompt = fixture.observed.get("prompt")
+    if isinstance(prompt, list) and prompt:
+        lines.append("prompt at the last check (role: parts):")
+        for content in prompt:
+            role, parts = content[0], content[1]
+            shown = "; ".join(_one_line(" ".join(str(x) for x in part))[:120] for part in parts)
             lines.append(f"  {role}: {shown}")
     return lines
 
@@ -151,7 +192,6 @@ def _time_note(session: Session) -> str:
 def render_fixture(fixture: Fixture) -> str:
     """The fixture for a person: header, violations, and the annotated timeline."""
     case = fixture.case
-    session, window = case.session, case.window
     if fixture.kind == "token":
         expected = _length(fixture.expected.get("range"))
         observed = _length(fixture.observed.get("range"))
@@ -173,6 +213,9 @@ def render_fixture(fixture: Fixture) -> str:
     lines += ["", "violations:"] + [f"  {v}" for v in fixture.violations] + [""]
     if fixture.kind == "pipeline":
         return "\n".join(lines + _pipeline_timeline(fixture))
+    if fixture.kind == "script":
+        return "\n".join(lines + _script_timeline(fixture))
+    session, window = case.session, case.window
     lines.append(
         "timeline (W = in the compaction window; open = obligations still open after the "
         "event when no id is exempted as provably dead; " + _time_note(session) + "):"
@@ -449,8 +492,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # experimental; the command's own output says what matters.
     logging.getLogger("google_adk").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
+    # Older releases import Google Cloud libraries that warn about Python and
+    # package versions on every start (1.16.0: fourteen lines): not ours to act on.
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"google\.|vertexai")
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -65,7 +65,7 @@ def _target(args: argparse.Namespace) -> tuple[str, Path, list[str]]:
                 f"google-adk source {args.adk_src}: not a Python project (no pyproject.toml)"
             )
         digest = hashlib.sha256(str(src).encode()).hexdigest()[:10]
-        return f"source {src}", VENVS / f"adk-src-{digest}", ["-e", f"{src}[db]"]
+        return f"source {src}", VENVS / f"adk-src-{digest}", ["-e", f"{src}[db]", "greenlet"]
     release = args.adk
     if not RELEASE.match(release):
         raise EnvError(
@@ -73,8 +73,14 @@ def _target(args: argparse.Namespace) -> tuple[str, Path, list[str]]:
         )
     if _version_tuple(release) < FIRST_RELEASE_WITH_COMPACTION:
         raise EnvError(f"google-adk {release}: event compaction exists only from 1.16.0 on")
-    # [db]: DatabaseSessionService's SQLite driver (invariant P7).
-    return f"google-adk {release}", VENVS / f"adk-{release}", [f"google-adk[db]=={release}"]
+    # [db]: DatabaseSessionService's SQLite driver (invariant P7). greenlet: the
+    # asyncio engine of SQLAlchemy 2.1 needs it, and the [db] extra of 1.20.0 to
+    # 2.9.0 does not ask for it (2.11.0 and later ask for sqlalchemy[asyncio]).
+    return (
+        f"google-adk {release}",
+        VENVS / f"adk-{release}",
+        [f"google-adk[db]=={release}", "greenlet"],
+    )
 
 
 def _run(cmd: list[str], log: Path) -> int:

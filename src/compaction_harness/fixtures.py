@@ -18,9 +18,11 @@ Schema (version 2)::
                                             # ended shrinking early
     }
 
-Version 2 added the optional ``shrinking`` field and, for pipeline fixtures,
-``call.invariants``; a version 1 document is read as version 2 unchanged
-(:data:`UPGRADES`).
+Version 2 added the optional ``shrinking`` field, for pipeline fixtures
+``call.invariants``, and the kind ``script`` (a pipeline script: ``call``
+holds the script, see :mod:`compaction_harness.scripts`, and there is no
+``session``: the events it stored are in ``observed.session``); a version 1
+document is read as version 2 unchanged (:data:`UPGRADES`).
 
 Loading is strict and executes nothing from the file: it is parsed with
 :func:`json.loads` and checked field by field; any problem raises
@@ -47,6 +49,7 @@ from .known_faults import fault_for
 from .metamorphic import MetamorphicCase
 from .model import ModelError, Session
 from .pipeline import PipelineCase
+from .scripts import Script
 from .unit import TokenCase, UnitCase
 
 __all__ = [
@@ -62,9 +65,9 @@ SCHEMA_VERSION = 2
 MAX_FIXTURE_BYTES = 5_000_000
 KNOWN_INVARIANTS = tuple(INVARIANTS)
 _RELEASE = re.compile(r"^\d+\.\d+\.\d+((a|b|rc)\d+)?$")
-_KINDS = ("unit", "token", "metamorphic", "pipeline")
-_REQUIRED = ("schema_version", "kind", "invariant", "adk_release", "call", "session")
-_OPTIONAL = ("expected", "observed", "violations", "known_fault", "note", "shrinking")
+_KINDS = ("unit", "token", "metamorphic", "pipeline", "script")
+_REQUIRED = ("schema_version", "kind", "invariant", "adk_release", "call")
+_OPTIONAL = ("session", "expected", "observed", "violations", "known_fault", "note", "shrinking")
 
 
 def _from_version_1(data: dict[str, Any]) -> dict[str, Any]:
@@ -103,7 +106,7 @@ class Fixture:
             "invariant": self.invariant,
             "adk_release": self.adk_release,
             "call": self.case.call_json(),
-            "session": self.case.session.to_json(),
+            **self._session(),
             "expected": self.expected,
             "observed": self.observed,
             "violations": list(self.violations),
@@ -116,6 +119,11 @@ class Fixture:
             out["shrinking"] = self.shrinking
         return out
 
+    def _session(self) -> dict[str, Any]:
+        # A script fixture's input is the script (in `call`); the events it
+        # stored are what it observed.
+        return {} if self.kind == "script" else {"session": self.case.session.to_json()}
+
     def identity(self) -> str:
         """Content hash of what identifies the failure (not the answers)."""
         key = {
@@ -123,7 +131,7 @@ class Fixture:
             "invariant": self.invariant,
             "adk_release": self.adk_release,
             "call": self.case.call_json(),
-            "session": self.case.session.to_json(),
+            **self._session(),
         }
         blob = json.dumps(key, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
@@ -323,7 +331,16 @@ def _parse(data: Any, path: Path) -> Fixture:
     release = data["adk_release"]
     if not isinstance(release, str) or not _RELEASE.match(release):
         raise ModelError(f"adk_release: expected a release number like 2.13.0, got {release!r}")
-    case = _parse_case(data["kind"], data["call"], Session.from_json(data["session"], "session"))
+    if data["kind"] == "script":
+        if "session" in data:
+            raise ModelError("session: a script fixture's input is its script (in 'call')")
+        case = Script.from_json(data["call"], "call")
+    elif "session" not in data:
+        raise ModelError("missing field 'session'")
+    else:
+        case = _parse_case(
+            data["kind"], data["call"], Session.from_json(data["session"], "session")
+        )
     for key in ("expected", "observed"):
         if key in data and not isinstance(data[key], dict):
             raise ModelError(f"{key}: expected an object")

@@ -53,6 +53,7 @@ INVARIANTS: dict[str, str] = {
     "enough, and is the latest; the range is seed + safe prefix",
     "U6": "metamorphic: renaming, text changes, added responses and other isolation scopes "
     "change nothing else",
+    "P0": "no crash: ADK raises nothing during compaction, prompt assembly or storage",
     "P1": "range safety: every summariser input satisfies U2 on the session at that moment",
     "P2": "prompt validity: responses follow exactly their calls; the opener is a user turn",
     "P3": "liveness: the compactable backlog stays within the configuration's bound",

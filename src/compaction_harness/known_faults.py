@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from . import reference
 from .invariants import Violation
 from .pipeline import PipelineCase
+from .scripts import Script
 from .unit import TokenCase, UnitCase
 
 __all__ = ["KNOWN_FAULTS", "KnownFault", "fault_for", "matching_fault"]
@@ -92,16 +93,23 @@ def _stall_goes_with_a_reference_prefix(case, violation: Violation) -> bool:
     the prefix helper stopped short, which among the recorded faults only the
     invocation-boundary shortcut does."""
     from .adk import prefix_helper_replaced
+    from .driver import run_script
     from .pipeline import run_pipeline_case
 
+    replay = run_script if isinstance(case, Script) else run_pipeline_case
     with prefix_helper_replaced(lambda w, s: reference.longest_self_contained_prefix(s, w)):
-        replayed = run_pipeline_case(case, triage=False)
+        replayed = replay(case, triage=False)
     return not any(v.invariant == "P3" for v in replayed.violations)
+
+
+def _pipeline_level(case) -> bool:
+    """A case the pipeline drivers run: a recorded session or a script."""
+    return isinstance(case, PipelineCase | Script)
 
 
 def _stops_at_invocation_boundary(case, violation: Violation) -> bool:
     """ADK returned the strict prefix because it ends where an invocation ends."""
-    if violation.invariant == "P3" and isinstance(case, PipelineCase):
+    if violation.invariant == "P3" and _pipeline_level(case):
         return _stall_goes_with_a_reference_prefix(case, violation)
     if not isinstance(case, UnitCase | TokenCase):
         return False
@@ -164,7 +172,7 @@ def _branch_events_in_branchless_summary(case, violation: Violation) -> bool:
     """ADK's compactor gave the summariser events of sub-agent branches, and the
     summary, which has no branch, is read by every agent."""
     return (
-        isinstance(case, PipelineCase)
+        _pipeline_level(case)
         and violation.invariant == "P5"
         and violation.details.get("cause") == "branch"
         and violation.details.get("summary_branch") is None
@@ -176,18 +184,41 @@ def _running_request_summarised(case, violation: Violation) -> bool:
     kept summary was given it (only token-threshold compaction before a model
     call can summarise an invocation that is still running)."""
     return (
-        isinstance(case, PipelineCase)
+        _pipeline_level(case)
         and violation.invariant == "P2"
         and violation.details.get("cause") == "opener missing"
         and violation.details.get("opener_summarised") is True
     )
 
 
+def _reload_in_time_order(case, violation: Violation) -> bool:
+    """The database gave the events back in timestamp order, and the runner had
+    stored them in another."""
+    return (
+        _pipeline_level(case)
+        and violation.invariant == "P7"
+        and violation.details.get("time_order") is True
+    )
+
+
+def _range_misses_out_of_order_events(case, violation: Violation) -> bool:
+    """A summary's time range disagrees with what it was given: an event
+    hidden by a range it was not given (P4), or one given to a summary but
+    outside its range, summarised again (P6)."""
+    if not _pipeline_level(case):
+        return False
+    if violation.invariant == "P4":
+        return violation.details.get("inside_range") is True
+    return violation.invariant == "P6" and violation.details.get("outside_ranges") is True
+
+
 KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="dead-call-retry-skipped-at-invocation-boundary",
         invariant=("U3", "U5", "P3"),
-        releases=("2.13.0",),
+        # Seen by replaying its fixtures on 14 releases from 1.16.0 to 2.13.0 (the
+        # retry, and with it the shortcut, arrived in 2.12.0).
+        releases=("2.12.0", "2.13.0"),
         title="the provably-dead retry is skipped when the strict prefix ends an invocation",
         explanation=(
             "google/adk/apps/compaction.py, _longest_self_contained_prefix: after the strict "
@@ -210,7 +241,8 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="reused-call-id-unprotects-newest-invocation-call",
         invariant=("U2", "U5"),
-        releases=("2.13.0",),
+        # Seen on 2.12.0 and 2.13.0 of the 14 releases its fixture was replayed on.
+        releases=("2.12.0", "2.13.0"),
         title="a dead older call makes a newest-invocation call with the same id invisible",
         explanation=(
             "google/adk/apps/compaction.py, _provably_dead_call_ids and "
@@ -229,9 +261,21 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="retained-callless-response-blocks-token-split",
         invariant=("U5",),
-        # Seen on each release the harness has run: the split helper has kept
-        # this rule since token-threshold compaction appeared.
-        releases=("2.2.0", "2.11.0", "2.13.0"),
+        # Seen on every release with token-threshold compaction that its fixture was
+        # replayed on (1.26.0 to 2.13.0).
+        releases=(
+            "1.26.0",
+            "1.28.0",
+            "1.34.0",
+            "2.0.0",
+            "2.2.0",
+            "2.3.0",
+            "2.6.1",
+            "2.9.0",
+            "2.11.0",
+            "2.12.0",
+            "2.13.0",
+        ),
         title="a retained response whose call is not among the candidates forbids every split",
         explanation=(
             "google/adk/apps/compaction.py, _safe_token_compaction_split_index: walking back "
@@ -252,7 +296,23 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="summary-leaks-branch-events-to-siblings",
         invariant=("P5",),
-        releases=("1.16.0", "2.2.0", "2.11.0", "2.13.0"),
+        # Seen on all 14 releases its fixture was replayed on.
+        releases=(
+            "1.16.0",
+            "1.20.0",
+            "1.24.0",
+            "1.26.0",
+            "1.28.0",
+            "1.34.0",
+            "2.0.0",
+            "2.2.0",
+            "2.3.0",
+            "2.6.1",
+            "2.9.0",
+            "2.11.0",
+            "2.12.0",
+            "2.13.0",
+        ),
         title="a summary without a branch carries sub-agent branch events to their siblings",
         explanation=(
             "google/adk/apps/compaction.py, _run_compaction_for_sliding_window and "
@@ -272,7 +332,21 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="token-compaction-summarises-the-running-request",
         invariant=("P2",),
-        releases=("2.2.0", "2.11.0", "2.13.0"),
+        # Seen on 1.26.0 to 2.13.0 (its fixture with a sliding window that never
+        # fires, which releases before 2.6.1 require alongside the token threshold).
+        releases=(
+            "1.26.0",
+            "1.28.0",
+            "1.34.0",
+            "2.0.0",
+            "2.2.0",
+            "2.3.0",
+            "2.6.1",
+            "2.9.0",
+            "2.11.0",
+            "2.12.0",
+            "2.13.0",
+        ),
         title="token-threshold compaction before a model call summarises the running "
         "invocation's user message",
         explanation=(
@@ -287,6 +361,58 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "all (the prompt then starts with the summary and model output)."
         ),
         matches=_running_request_summarised,
+    ),
+    KnownFault(
+        id="database-reload-reorders-events-by-timestamp",
+        invariant=("P7",),
+        releases=("2.13.0",),
+        title="DatabaseSessionService returns a session's events in timestamp order, not in "
+        "the order the runner stored them",
+        explanation=(
+            "google/adk/sessions/database_session_service.py, get_session: the events are read "
+            "with order_by(timestamp desc, id desc) and reversed, so they come back sorted by "
+            "timestamp (ties by the event's random uuid), while the runner appends them, and "
+            "InMemorySessionService keeps them, in the order they happened. The two differ "
+            "whenever ADK stamps an event before one stored ahead of it: a ParallelAgent "
+            "sub-agent's reply is stamped when its step starts and stored when it finishes, so "
+            "a faster sibling's reply is stored first with the later time; a tool "
+            "confirmation's request is stored before the response it was built after; hosts "
+            "whose clocks lag share one database; and on a coarse clock, events of one tick "
+            "come back ordered by their random ids. Every Runner.run_async reads the "
+            "session afresh, so a server (or any app on the database service) builds the next "
+            "prompt from the reordered history: parallel sub-agents' answers swap places "
+            "between one request and the next, and the same session gives a different prompt "
+            "in memory and from the database."
+        ),
+        matches=_reload_in_time_order,
+    ),
+    KnownFault(
+        id="summary-range-misses-events-stored-out-of-time-order",
+        invariant=("P4", "P6"),
+        releases=("2.13.0",),
+        title="a summary's time range hides events it was not given, and leaves out events it "
+        "was given, when they were stored out of time order",
+        explanation=(
+            "google/adk/apps/compaction.py picks the events to compact by position (the "
+            "events stored after the previous summary, cut at a safe prefix), but "
+            "google/adk/apps/llm_event_summarizer.py, maybe_summarize_events, records the "
+            "summary's range as [events[0].timestamp, events[-1].timestamp], and everything "
+            "afterwards reads the range by timestamp: the prompt builder "
+            "(flows/llm_flows/context/_compaction.py, _process_compaction_events) hides every "
+            "raw event whose timestamp lies in a kept range, and the next compaction takes "
+            "the events stamped after the latest range's end. Position and time disagree "
+            "whenever events are stored out of time order: ParallelAgent sub-agents are "
+            "stored as they finish but stamped as their steps start, the Runner stores a tool "
+            "confirmation's request before the response it was built after, hosts sharing "
+            "one database have lagging clocks, and on a coarse clock (1 ms, or Windows' "
+            "15.6 ms) neighbouring events share a tick. Then an event stored after the range's "
+            "last event but stamped inside it vanishes from the prompt without having been "
+            "summarised (P4: the model loses, say, a sub-agent's answer), and an event given "
+            "to the summary but stamped after the range's end stays in the prompt beside the "
+            "summary and is summarised again at the next compaction (P6: duplicated and "
+            "wasted work)."
+        ),
+        matches=_range_misses_out_of_order_events,
     ),
 )
 

@@ -60,6 +60,8 @@ from .unit import UnitOutcome
 __all__ = [
     "PIPELINE_INVARIANTS",
     "PipelineCase",
+    "PipelineRun",
+    "Triage",
     "check_branch_view",
     "check_liveness",
     "check_new_work",
@@ -79,7 +81,7 @@ __all__ = [
 ]
 
 #: The pipeline-level invariants, as the project's specification names them.
-PIPELINE_INVARIANTS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7")
+PIPELINE_INVARIANTS = ("P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7")
 
 
 def chosen_invariants() -> tuple[str, ...]:
@@ -189,12 +191,27 @@ def check_branch_view(
 
 
 def check_new_work(
-    taken: Sequence[int], covered_before: set[int], live: set[int], number: int
+    taken: Sequence[int],
+    covered_before: set[int],
+    live: set[int],
+    number: int,
+    steps: Session | None = None,
+    ranges: Sequence[tuple[float, float]] = (),
 ) -> list[Violation]:
     """P6 (first clause): a compaction covers at least one live event that no
-    kept summary covered before it."""
+    kept summary covered before it.
+
+    ``steps`` and ``ranges`` (the time ranges of the kept summaries): the
+    violation's ``details["outside_ranges"]`` says whether every event it
+    summarised again lies outside those ranges by its timestamp, so that ADK,
+    which reads what is compacted from the ranges, took it for new.
+    """
     if any(i in live and i not in covered_before for i in taken):
         return []
+    again = [i for i in taken if i in covered_before]
+    outside = steps is not None and bool(again) and not any(
+        start <= steps[i].timestamp <= end for i in again for start, end in ranges
+    )
     return [
         Violation(
             "P6",
@@ -203,19 +220,40 @@ def check_new_work(
             positions=tuple(taken),
             expected="at least one newly covered event",
             observed=list(taken),
+            details={"outside_ranges": outside},
         )
     ]
 
 
-def newest_real_count(steps: Session) -> int | None:
+def kept_ranges(steps: Session, prompt: Prompt) -> list[tuple[float, float]]:
+    """The time ranges of the summaries whose text is in ``prompt``."""
+    texts = [p[1] for _, ps in prompt for p in ps if p[0] == "text"]
+    out = []
+    for step in steps:
+        if step.compaction is None:
+            continue
+        label = step.compaction.summary.split("\n", 1)[0]
+        if any(_shows(t, label) for t in texts):
+            out.append((step.compaction.start, step.compaction.end))
+    return out
+
+
+def newest_real_count(steps: Session, agent: str = "") -> int | None:
     """``prompt_tokens`` of the newest live event that carries one, provided no
     live summary comes after it; None otherwise (no real count since the latest
-    summary: ADK falls back to an estimate then, 2.11.0 and later)."""
+    summary: ADK falls back to an estimate then, 2.11.0 and later).
+
+    ``agent``: only counts that agent's model calls recorded (its own events):
+    a count measures the prompt of the agent that made the call, and another
+    agent's prompt is another context (ADK 2.13.0 reads counts the same way
+    before an agent's model call: ``_latest_prompt_token_count``). ``""``:
+    any agent's, as the runner's check at an invocation's end reads them.
+    """
     live = live_positions(steps)
     for i in sorted(live, reverse=True):
         if steps[i].compaction is not None:
             return None
-        if steps[i].prompt_tokens is not None:
+        if steps[i].prompt_tokens is not None and (not agent or steps[i].author == agent):
             return steps[i].prompt_tokens
     return None
 
@@ -307,21 +345,32 @@ def check_summariser_calls(
     return out
 
 
-def check_round_trip(in_memory: Prompt, reloaded: Prompt) -> list[Violation]:
-    """P7: the reloaded session's prompt equals the in-memory one."""
+def check_round_trip(
+    in_memory: Prompt, reloaded: Prompt, time_ordered: Prompt | None = None
+) -> list[Violation]:
+    """P7: the reloaded session's prompt equals the in-memory one.
+
+    ``time_ordered``: the prompt of the in-memory events put in order of
+    timestamp, then event id (the order ``DatabaseSessionService.get_session``
+    reads them in). The violation's ``details["time_order"]`` says whether
+    the reload is exactly that reordering of events the runner stored out of
+    timestamp order (a known upstream fault recognises it).
+    """
     if list(in_memory) == list(reloaded):
         return []
     first = next(
         (k for k, (a, b) in enumerate(zip(in_memory, reloaded, strict=False)) if a != b),
         min(len(in_memory), len(reloaded)),
     )
+    reordered = time_ordered is not None and list(reloaded) == list(time_ordered)
     return [
         Violation(
             "P7",
-            f"after a database round trip the prompt differs from content {first} on",
-            positions=(first,),
+            f"after a database round trip the prompt differs from content {first} on"
+            + (": the events come back in timestamp order, not as stored" if reordered else ""),
             expected=[list(map(list, c[1])) for c in in_memory[first : first + 1]],
             observed=[list(map(list, c[1])) for c in reloaded[first : first + 1]],
+            details={"time_order": reordered},
         )
     ]
 
@@ -350,11 +399,18 @@ def check_range_safety(snapshot: Session, taken: Sequence[int]) -> list[Violatio
     ]
 
 
-def check_prompt(prompt: Prompt, opener: str | None) -> tuple[list[Violation], list[str]]:
+def check_prompt(
+    prompt: Prompt, opener: str | None, *, strict: bool = False
+) -> tuple[list[Violation], list[str]]:
     """P2 on an assembled prompt; returns (violations, ids of calls left unanswered).
 
     ``opener``: the text of the user message that opened the running
-    invocation, if one did.
+    invocation, if one did. ``strict``: the strict-provider clause. Models
+    reached through LiteLLM (Anthropic, OpenAI) reject a request in which a
+    function call is not answered by the content right after it (a tool
+    result must follow its tool use before the next user turn); Gemini takes
+    it. With ``strict``, every call left unanswered is a violation; without,
+    it is only reported (a long-running call may legitimately wait).
     """
     out: list[Violation] = []
     answered: set[str] = set()
@@ -388,6 +444,18 @@ def check_prompt(prompt: Prompt, opener: str | None) -> tuple[list[Violation], l
         nxt = prompt[k + 1][1] if k + 1 < len(prompt) else ()
         following = {p[1] for p in nxt if p[0] == "response"}
         unanswered += [c for c in calls if c not in following]
+    if strict and unanswered:
+        out.append(
+            Violation(
+                "P2",
+                f"calls {sorted(set(unanswered))} are not answered by the content right after "
+                "them, which a strict provider (LiteLLM: Anthropic, OpenAI) rejects",
+                ids=tuple(sorted(set(unanswered))),
+                expected="every call answered before the next turn",
+                observed="unanswered",
+                details={"cause": "strict provider"},
+            )
+        )
     if opener is not None and not any(
         role == "user" and ("text", opener) in parts for role, parts in prompt
     ):
@@ -490,6 +558,7 @@ def check_nothing_lost(
     live_ids = {id(s) for s in live}
     prompt_parts = {p for _, ps in prompt for p in ps}
     baseline_parts = {p for _, ps in baseline for p in ps}
+    ranges = kept_ranges(steps, prompt)
     return [
         Violation(
             "P4",
@@ -497,6 +566,11 @@ def check_nothing_lost(
             positions=(i,),
             expected="in the prompt or summarised",
             observed="lost",
+            # ADK hides raw events by the summaries' time ranges: whether this
+            # one was hidden by a range it was never given to.
+            details={
+                "inside_range": any(start <= step.timestamp <= end for start, end in ranges)
+            },
         )
         for i, step in enumerate(steps)
         if step.compaction is None
@@ -615,14 +689,28 @@ class PipelineCase:
 
 
 class PipelineRun:
-    """Operations applied one at a time, each followed by the checks."""
+    """Operations applied one at a time, each followed by the checks.
 
-    def __init__(self, config: Mapping[str, int | None], max_invocation_events: int = 6) -> None:
+    ``strict_provider``: P2's strict clause applies (every call answered by
+    the content right after it). ``pipeline_options`` go to
+    :class:`~compaction_harness.adk.Pipeline` (storage, summary size, the
+    faithful mode the script driver uses).
+    """
+
+    def __init__(
+        self,
+        config: Mapping[str, int | None],
+        max_invocation_events: int = 6,
+        *,
+        strict_provider: bool = False,
+        **pipeline_options: Any,
+    ) -> None:
         from .adk import Pipeline
 
         self.config = dict(config)
         self.max_invocation_events = max_invocation_events
-        self.pipeline = Pipeline(**self.config)
+        self.strict_provider = strict_provider
+        self.pipeline = Pipeline(**self.config, **pipeline_options)
         self.bound = liveness_bound(self.config, max_invocation_events)
         self.appended: list[Step] = []
         self.ends: list[int] = []
@@ -632,6 +720,10 @@ class PipelineRun:
         self.stale_checks = 0
         #: The prompt of the latest model call (what P2 and P4 judged).
         self._checked_prompt: Prompt | None = None
+        #: Prompt calls left unanswered at the latest model call (P2 reports them).
+        self.unanswered: list[str] = []
+        #: The kept summaries' time ranges before the latest compaction ran.
+        self._ranges_before: list[tuple[float, float]] = []
 
     def append(self, step: Step, *, opens_invocation: bool = False) -> list[Violation]:
         """Append ``step``; a step the model wrote (see :func:`from_model`) is
@@ -646,17 +738,22 @@ class PipelineRun:
         self.pipeline.append(step)
         return found
 
-    def model_call(self) -> list[Violation]:
-        """A model call: the flow's token-threshold compaction first (releases
-        that run it before model calls, with P1, P5 and P6 on a summary it
-        makes), then P2 and P4 on the prompt ADK would send."""
+    def model_call(self, agent_name: str = "agent", branch: str | None = None) -> list[Violation]:
+        """A model call of ``agent_name`` on ``branch``: the flow's
+        token-threshold compaction first (releases that run it before model
+        calls, with P1, P5 and P6 on a summary it makes), then P2 and P4 on the
+        prompt ADK would send, and P7 when the session lives in a database."""
         out: list[Violation] = []
         if self.pipeline.compacts_before_model_calls:
-            out += self._compact(self.pipeline.before_model_call, before_model_call=True)
+            out += self._compact(
+                lambda: self.pipeline.before_model_call(agent_name, branch),
+                before_model_call=True,
+                agent=(agent_name, branch),
+            )
         steps = self.pipeline.steps()
-        prompt = self.pipeline.prompt()
+        prompt = self.pipeline.prompt(agent_name=agent_name, branch=branch)
         self._checked_prompt = prompt
-        found = check_prompt(prompt, self.opener)[0]
+        found, self.unanswered = check_prompt(prompt, self.opener, strict=self.strict_provider)
         hidden = covered_by_records(steps, self.foreign_records(steps))
         if any(
             steps[i].author == "user" and steps[i].text == self.opener for i in hidden
@@ -670,10 +767,14 @@ class PipelineRun:
                     for i in covered_by_kept(prompt, self.pipeline.summaries)
                 )
         out += found
-        baseline = self.pipeline.prompt(without_summaries=True)
+        baseline = self.pipeline.prompt(
+            without_summaries=True, agent_name=agent_name, branch=branch
+        )
         out += check_nothing_lost(
             steps, prompt, self.pipeline.summaries, baseline, self.foreign_records(steps)
         )
+        if self.pipeline.storage == "database":
+            out += self.database_round_trip(agent_name, branch)
         return out
 
     def foreign_records(self, steps: Session) -> list[int]:
@@ -708,25 +809,32 @@ class PipelineRun:
         return out
 
     def _compact(
-        self, compact: Callable[[], None], *, before_model_call: bool, check_stale: bool = True
+        self,
+        compact: Callable[[], Any],
+        *,
+        before_model_call: bool,
+        check_stale: bool = True,
+        agent: tuple[str, str | None] = ("agent", None),
     ) -> list[Violation]:
         """Run one of ADK's compaction entry points (``compact``: before a model
         call, or at an invocation's end) with P6's second and third clauses
         around it (the second only where ``check_stale``: the token path runs),
         then P1, P5 and P6 on the summaries it made."""
         before = self.pipeline.steps()
+        prompt_before = self.pipeline.prompt()
         covered_before = covered_by_kept(
-            self.pipeline.prompt(), self.pipeline.summaries
+            prompt_before, self.pipeline.summaries
         ) | covered_by_records(before, self.foreign_records(before))
+        self._ranges_before = kept_ranges(before, prompt_before)
         out: list[Violation] = []
         if check_stale:
-            out += self.stale_count_check(before, before_model_call=before_model_call)
+            out += self.stale_count_check(before, before_model_call=before_model_call, agent=agent)
         made = len(self.pipeline.summaries)
         compact()
         out += check_summariser_calls(
             len(self.pipeline.summaries) - made,
             self.config,
-            newest_real_count(before),
+            newest_real_count(before, agent[0] if before_model_call else ""),
             token_only=before_model_call,
         )
         return out + self._check_new_summaries(covered_before)
@@ -736,6 +844,7 @@ class PipelineRun:
         steps = self.pipeline.steps()
         summaries = self.pipeline.summaries
         out: list[Violation] = []
+        ranges = self._ranges_before
         for number in range(self._checked_summaries, len(summaries)):
             length, taken, _ = summaries[number]
             snapshot = Session(steps.steps[:length])
@@ -743,12 +852,18 @@ class PipelineRun:
             out += check_same_view(snapshot, taken)
             summary = steps[length] if length < len(steps) and steps[length].compaction else None
             out += check_branch_view(snapshot, taken, summary.branch if summary else None)
-            out += check_new_work(taken, covered_before, live_positions(snapshot), number)
+            out += check_new_work(
+                taken, covered_before, live_positions(snapshot), number, snapshot, ranges
+            )
         self._checked_summaries = len(summaries)
         return out
 
     def stale_count_check(
-        self, steps: Session, *, before_model_call: bool = False
+        self,
+        steps: Session,
+        *,
+        before_model_call: bool = False,
+        agent: tuple[str, str | None] = ("agent", None),
     ) -> list[Violation]:
         """P6 (second clause) on ``steps``, the session before compaction runs:
         ADK's token trigger (at the invocation's end, or ``before_model_call``)
@@ -757,17 +872,25 @@ class PipelineRun:
         if not stale or self.config.get("token_threshold") is None:
             return []
         self.stale_checks += 1
-        fires = self.pipeline.token_trigger_fires
-        return check_stale_counts(
-            fires(before_model_call=before_model_call),
-            fires(strip_counts=stale, before_model_call=before_model_call),
-            stale,
-        )
+        name, branch = agent
 
-    def database_round_trip(self) -> list[Violation]:
+        def fires(strip: frozenset[int] = frozenset()) -> bool:
+            return self.pipeline.token_trigger_fires(
+                strip, before_model_call=before_model_call, agent_name=name, branch=branch
+            )
+
+        return check_stale_counts(fires(), fires(stale), stale)
+
+    def database_round_trip(
+        self, agent_name: str = "agent", branch: str | None = None
+    ) -> list[Violation]:
         """P7: the session stored in and reloaded from ``DatabaseSessionService``
-        (SQLite) yields the same prompt as the in-memory one."""
-        return check_round_trip(self.pipeline.prompt(), self.pipeline.database_prompt())
+        (SQLite) yields the same prompt as the one in hand."""
+        return check_round_trip(
+            self.pipeline.prompt(agent_name=agent_name, branch=branch),
+            self.pipeline.database_prompt(agent_name=agent_name, branch=branch),
+            self.pipeline.prompt(agent_name=agent_name, branch=branch, time_ordered=True),
+        )
 
     def case(self, invariants: tuple[str, ...] | None = None) -> PipelineCase:
         return PipelineCase(
@@ -786,7 +909,10 @@ class PipelineRun:
         P2 or P4 when those fired)."""
         prompt = self._checked_prompt
         if prompt is None:
-            prompt = self.pipeline.prompt()
+            try:
+                prompt = self.pipeline.prompt()
+            except Exception:  # the prompt builder itself fails (P0): none to record
+                prompt = []
         stored: list[int | str] = []
         for step, origin in zip(self.pipeline.steps(), self.pipeline.origins(), strict=True):
             stored.append(origin if origin is not None else step.compaction.summary)
@@ -804,6 +930,67 @@ class PipelineRun:
         self.pipeline.close()
 
 
+class Triage:
+    """Sorts each operation's violations as a run goes, the way campaigns,
+    replay and the gate do (see :mod:`compaction_harness.verdicts`).
+
+    ``case_so_far``: the case as far as it has run (known-fault matchers
+    replay it). ``chosen``: the invariants checked (None: all). With
+    ``triage``, a violation that a known upstream fault of ``release``
+    (default: the installed one) explains is recorded in :attr:`known` and
+    the run goes on; calling the object returns the new violations, on which
+    the run stops. Once a known stall (P3) is recognised, later P3
+    violations of the same run are that stall. Without ``triage`` nothing is
+    classified: every violation is kept in :attr:`everything` and the run
+    never stops.
+    """
+
+    def __init__(
+        self,
+        case_so_far: Callable[[], Any],
+        release: str | None,
+        chosen: set[str] | None,
+        triage: bool = True,
+    ) -> None:
+        if triage and release is None:
+            from .adk import ADK_RELEASE
+
+            release = ADK_RELEASE
+        self.case_so_far = case_so_far
+        self.release = release
+        self.chosen = chosen
+        self.triage = triage
+        self.known: list[tuple[Violation, str]] = []
+        self.everything: list[Violation] = []
+        self.known_stall = False
+
+    def __call__(self, found: list[Violation]) -> list[Violation]:
+        from .known_faults import matching_fault
+
+        found = [v for v in found if self.chosen is None or v.invariant in self.chosen]
+        if not self.triage:
+            self.everything.extend(found)
+            return []
+        new = []
+        for v in found:
+            if v.invariant == "P3" and self.known_stall:
+                continue
+            fault = matching_fault(self.case_so_far(), v, self.release)
+            if fault is None:
+                new.append(v)
+            else:
+                self.known.append((v, fault.id))
+                self.known_stall |= v.invariant == "P3"
+        return new
+
+    def outcome(self, make: Callable[[list[Violation]], UnitOutcome], new: list[Violation]):
+        """The run's outcome (``make`` builds it from violations)."""
+        outcome = make(new if self.triage else self.everything)
+        outcome.known = list(self.known)
+        outcome.triaged = self.triage
+        return outcome
+
+
 def run_pipeline_case(
     case: PipelineCase, *, release: str | None = None, triage: bool = True
 ) -> UnitOutcome:
@@ -814,46 +1001,23 @@ def run_pipeline_case(
     use), a violation that a known upstream fault of ``release`` (default:
     the installed one) explains is recorded in the outcome's ``known`` and the
     run goes on; the run stops at the first operation with a new violation,
-    which the outcome's ``violations`` hold. Once a known stall (P3) is
-    recognised, later P3 violations of the same run are that stall. Without
+    which the outcome's ``violations`` hold (see :class:`Triage`). Without
     ``triage`` nothing is classified and the run never stops: ``violations``
     holds every violation of every operation (for counterfactual replays).
     """
-    from .known_faults import matching_fault
-
-    if triage and release is None:
-        from .adk import ADK_RELEASE
-
-        release = ADK_RELEASE
     run = PipelineRun(case.config, case.max_invocation_events)
     chosen = set(case.invariants) if case.invariants else None
-    everything: list[Violation] = []
-    known: list[tuple[Violation, str]] = []
-    known_stall = False
+    judge = Triage(lambda: run.case(), release, chosen, triage)
 
-    def judge(found: list[Violation]) -> list[Violation]:
-        nonlocal known_stall
-        found = [v for v in found if chosen is None or v.invariant in chosen]
-        if not triage:
-            everything.extend(found)
-            return []
-        new = []
-        for v in found:
-            if v.invariant == "P3" and known_stall:
-                continue
-            fault = matching_fault(run.case(), v, release)
-            if fault is None:
-                new.append(v)
-            else:
-                known.append((v, fault.id))
-                known_stall |= v.invariant == "P3"
-        return new
+    def guarded(what: str, operation: Callable[[], list[Violation]]) -> list[Violation]:
+        from .adk import NotApplicable
 
-    def finish(new: list[Violation]) -> UnitOutcome:
-        outcome = run.outcome(new if triage else everything)
-        outcome.known = known
-        outcome.triaged = triage
-        return outcome
+        try:
+            return operation()
+        except NotApplicable:
+            raise
+        except Exception as exc:  # P0: ADK raised; nothing after it can be judged
+            return [crash_violation(what, exc)]
 
     try:
         ends = list(case.ends)
@@ -862,16 +1026,37 @@ def run_pipeline_case(
             while ends and ends[0] == k:
                 ends.pop(0)
                 previous_inv = None
-                if new := judge(run.end_invocation()):
-                    return finish(new)
+                found = guarded("the end of an invocation", run.end_invocation)
+                if (new := judge(found)) or _crashed(found):
+                    return judge.outcome(run.outcome, new)
             opens = step.invocation != previous_inv
             previous_inv = step.invocation
-            if new := judge(run.append(step, opens_invocation=opens)):
-                return finish(new)
+            found = guarded(
+                f"appending step {k}", lambda s=step, o=opens: run.append(s, opens_invocation=o)
+            )
+            if (new := judge(found)) or _crashed(found):
+                return judge.outcome(run.outcome, new)
         while ends:
             ends.pop(0)
-            if new := judge(run.end_invocation()):
-                return finish(new)
-        return finish([])
+            found = guarded("the end of an invocation", run.end_invocation)
+            if (new := judge(found)) or _crashed(found):
+                return judge.outcome(run.outcome, new)
+        return judge.outcome(run.outcome, [])
     finally:
         run.close()
+
+
+def _crashed(found: list[Violation]) -> bool:
+    return any(v.invariant == "P0" for v in found)
+
+
+def crash_violation(what: str, exc: BaseException) -> Violation:
+    """P0: ADK raised ``exc`` during ``what`` (compaction, prompt assembly or
+    the session service)."""
+    return Violation(
+        "P0",
+        f"google-adk raised {type(exc).__name__} during {what}: {exc}",
+        expected="no exception",
+        observed=f"{type(exc).__name__}: {exc}",
+        details={"cause": "exception", "exception": type(exc).__name__},
+    )

@@ -52,6 +52,9 @@ _COMMON = dict(
 settings.register_profile(
     "gate",
     derandomize=True,
+    # No explain phase: it replays a pipeline failure a hundred times more to
+    # say which choices mattered; the fixture already says what failed.
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
     database=None,
     max_examples=int(os.environ.get("HARNESS_GATE_EXAMPLES", "300")),
     **_COMMON,

@@ -152,6 +152,8 @@ class UnitOutcome:
     not_applicable: list[str] = field(default_factory=list)
     known: list[tuple[Violation, str]] = field(default_factory=list)
     triaged: bool = False
+    #: What the run did, for Hypothesis's statistics (pipeline scripts).
+    labels: list[str] = field(default_factory=list)
 
 
 class InvariantViolation(AssertionError):

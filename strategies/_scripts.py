@@ -1,0 +1,135 @@
+"""Pipeline scripts as data: a configuration and a list of operations.
+
+A whole script is drawn at once, so Hypothesis's shrinker works on plain
+lists: deleting an operation deletes what it stored, and every operation
+stays valid whatever was deleted before it (see
+:mod:`compaction_harness.scripts`). Each field's first value is the harmless
+one, so shrinking a value moves towards the plainest run: a user message,
+text replies, tools answered at once, sliding-window compaction every
+invocation, a fine clock, tiny summaries, in-memory storage.
+
+Every realism dimension of the issue that asked for them is a field here:
+time (``resolution``, ``Tie``, ``Skew``; ADK's own backward steps come with
+``Ask`` and ``FanOut``), responses (``Answer`` picks: several turns at once,
+any order, partial, twice), tokens (sizes in characters, system instruction
+and tool declarations, summary sizes, replies without usage metadata),
+agents (``FanOut``, ``Delegate``), storage (``database``: reloaded before
+every invocation) and configurations (every trigger, edge values included).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from hypothesis import strategies as st
+
+from compaction_harness.scripts import (
+    CLOCK_RESOLUTIONS,
+    SUMMARY_SIZES,
+    Answer,
+    Ask,
+    Calls,
+    ClientRecord,
+    Delegate,
+    End,
+    FanOut,
+    Open,
+    Reply,
+    Rewind,
+    Script,
+    ScriptConfig,
+    Skew,
+    Text,
+    Tie,
+)
+
+#: Sizes of texts and payloads, in characters (a token is about four).
+SIZES = (20, 200, 2000, 5)
+#: Context sizes: system instruction, tool declarations.
+CONTEXT_SIZES = (0, 400, 4000)
+
+_SIZE = st.sampled_from(SIZES)
+_USAGE = st.sampled_from((True, False))
+
+
+def _sliding() -> st.SearchStrategy[dict]:
+    return st.fixed_dictionaries(
+        {"compaction_interval": st.integers(1, 4), "overlap_size": st.integers(0, 3)}
+    )
+
+
+def _token() -> st.SearchStrategy[dict]:
+    # Edge values included: a threshold of 1 (every call is over it), small
+    # ones that a few turns reach, large ones that only big payloads reach.
+    threshold = st.one_of(st.integers(50, 400), st.just(1), st.integers(401, 5000))
+    return st.fixed_dictionaries(
+        {"token_threshold": threshold, "event_retention_size": st.integers(0, 5)}
+    )
+
+
+@st.composite
+def script_configs(draw, *, token: bool = True, database: bool = True) -> ScriptConfig:
+    """A :class:`ScriptConfig`. ``token``: the release has token-threshold
+    compaction (1.26.0 and later); ``database``: it can store sessions in
+    SQLite (the ``[db]`` extra)."""
+    kinds = ("sliding window", "token threshold", "both triggers") if token else ("sliding window",)
+    kind = draw(st.sampled_from(kinds))
+    triggers: dict = {}
+    if kind != "token threshold":
+        triggers.update(draw(_sliding()))
+    if kind != "sliding window":
+        triggers.update(draw(_token()))
+    return ScriptConfig(
+        **triggers,
+        storage=draw(st.sampled_from(("memory", "database") if database else ("memory",))),
+        resolution=draw(st.sampled_from(CLOCK_RESOLUTIONS)),
+        system_chars=draw(st.sampled_from(CONTEXT_SIZES)),
+        tools_chars=draw(st.sampled_from(CONTEXT_SIZES)),
+        summary=draw(st.sampled_from(SUMMARY_SIZES)),
+        strict_provider=draw(st.booleans()),
+        call_ids=draw(st.sampled_from(("unique", "per_turn"))),
+    )
+
+
+_PICKS = st.lists(st.integers(0, 7), min_size=1, max_size=4).map(tuple)
+
+#: Operation strategies, most frequent and plainest first (``one_of`` shrinks
+#: towards the first).
+_OPERATIONS = (
+    st.builds(Text, chars=_SIZE, usage=_USAGE),
+    st.builds(Open, opener=st.sampled_from(("user", "agent")), chars=_SIZE),
+    st.builds(
+        Calls,
+        count=st.integers(1, 3),
+        kind=st.sampled_from(("plain", "long_running", "interim")),
+        fate=st.sampled_from(("now", "later")),
+        chars=_SIZE,
+        usage=_USAGE,
+    ),
+    st.just(End()),
+    st.builds(Answer, picks=_PICKS, again=st.booleans()),
+    st.builds(Ask, kind=st.sampled_from(("confirmation", "auth"))),
+    st.builds(Reply, pick=st.integers(0, 3)),
+    st.builds(FanOut, order=st.sampled_from(("ab", "ba")), chars=_SIZE),
+    st.builds(Delegate, chars=_SIZE),
+    st.builds(Rewind, back=st.integers(1, 3)),
+    st.just(Tie()),
+    st.builds(Skew, seconds=st.sampled_from((1, 60))),
+    st.builds(ClientRecord, back=st.integers(1, 4)),
+)
+
+
+@cache
+def operations() -> st.SearchStrategy:
+    """One operation of any kind."""
+    return st.one_of(*_OPERATIONS)
+
+
+@st.composite
+def scripts(draw, *, max_operations: int = 24, token: bool = True, database: bool = True) -> Script:
+    """A :class:`~compaction_harness.scripts.Script`: a configuration (see
+    :func:`script_configs`), a first invocation opened by a user, then up to
+    ``max_operations`` operations."""
+    config = draw(script_configs(token=token, database=database))
+    ops = draw(st.lists(operations(), min_size=1, max_size=max_operations))
+    return Script(config, (Open(), *ops))
