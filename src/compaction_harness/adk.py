@@ -939,6 +939,12 @@ class Pipeline:
             events = [e for e in events if not (e.actions and e.actions.compaction)]
         return _prompt_of(self._contents(events, agent_name, branch))
 
+    def event_chars(self, positions: Sequence[int]) -> int:
+        """Characters of the stored events at ``positions``, as ADK's estimate
+        counts a content."""
+        events = self.session.events
+        return prompt_chars([events[i].content for i in positions if events[i].content])
+
     def prompt_chars(self, agent_name: str = AGENT, branch: str | None = None) -> int:
         """The size of the prompt ADK assembles now, as ADK's estimate counts it."""
         return prompt_chars(self._contents(list(self.session.events), agent_name, branch))

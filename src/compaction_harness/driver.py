@@ -123,6 +123,7 @@ class ScriptRun:
             clock=self.stamp,
             new_id=self.new_id,
         )
+        self.run.base_chars = config.system_chars + config.tools_chars
         self.running: str | None = None
         self.invocations: list[str] = []  # in the order they were opened
         self.pending: list[_Pending] = []
