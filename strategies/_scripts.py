@@ -91,38 +91,50 @@ def script_configs(draw, *, token: bool = True, database: bool = True) -> Script
     )
 
 
-_PICKS = st.lists(st.integers(0, 7), min_size=1, max_size=4).map(tuple)
+_PICKS = st.lists(st.integers(0, 7), min_size=1, max_size=5).map(tuple)
 
-#: Operation strategies, most frequent and plainest first (``one_of`` shrinks
-#: towards the first).
-_OPERATIONS = (
-    st.builds(Text, chars=_SIZE, usage=_USAGE),
-    st.builds(Open, opener=st.sampled_from(("user", "agent")), chars=_SIZE),
-    st.builds(
-        Calls,
-        count=st.integers(1, 3),
-        kind=st.sampled_from(("plain", "long_running", "interim")),
-        fate=st.sampled_from(("now", "later")),
-        chars=_SIZE,
-        usage=_USAGE,
-    ),
-    st.just(End()),
-    st.builds(Answer, picks=_PICKS, again=st.booleans()),
-    st.builds(Ask, kind=st.sampled_from(("confirmation", "auth"))),
-    st.builds(Reply, pick=st.integers(0, 3)),
-    st.builds(FanOut, order=st.sampled_from(("ab", "ba")), chars=_SIZE),
-    st.builds(Delegate, chars=_SIZE),
-    st.builds(Rewind, back=st.integers(1, 3)),
-    st.just(Tie()),
-    st.builds(Skew, seconds=st.sampled_from((1, 60))),
-    st.builds(ClientRecord, back=st.integers(1, 4)),
+_TEXT = st.builds(Text, chars=_SIZE, usage=_USAGE)
+_OPEN = st.builds(Open, opener=st.sampled_from(("user", "agent")), chars=_SIZE)
+_CALLS = st.builds(
+    Calls,
+    count=st.integers(1, 3),
+    # Tools with an interim result keep the invocation going, so a turn can
+    # leave calls pending for a client to answer together later.
+    kind=st.sampled_from(("plain", "interim", "long_running", "interim")),
+    fate=st.sampled_from(("now", "later")),
+    chars=_SIZE,
+    usage=_USAGE,
 )
+_ANSWER = st.builds(Answer, picks=_PICKS, again=st.booleans())
+#: After how many operations a client answers pending calls (None: never).
+_LATER = st.sampled_from((None, 0, 1, 3))
+_FOLLOW_UP = st.builds(Answer, picks=_PICKS)
+
+#: Operation strategies with their weights, plainest first (``sampled_from``
+#: shrinks towards the first): model replies, calls and invocations dominate,
+#: as they do in real sessions.
+_WEIGHTED = (
+    (_TEXT, 4),
+    (_OPEN, 2),
+    (_CALLS, 5),
+    (st.just(End()), 1),
+    (_ANSWER, 2),
+    (st.builds(Ask, kind=st.sampled_from(("confirmation", "auth"))), 1),
+    (st.builds(Reply, pick=st.integers(0, 3)), 1),
+    (st.builds(FanOut, order=st.sampled_from(("ab", "ba")), chars=_SIZE), 1),
+    (st.builds(Delegate, chars=_SIZE), 1),
+    (st.builds(Rewind, back=st.integers(1, 3)), 1),
+    (st.just(Tie()), 1),
+    (st.builds(Skew, seconds=st.sampled_from((1, 60))), 1),
+    (st.builds(ClientRecord, back=st.integers(1, 4)), 1),
+)
+_OPERATIONS = tuple(strategy for strategy, weight in _WEIGHTED for _ in range(weight))
 
 
 @cache
 def operations() -> st.SearchStrategy:
-    """One operation of any kind."""
-    return st.one_of(*_OPERATIONS)
+    """One operation of any kind, the common ones more often."""
+    return st.sampled_from(_OPERATIONS).flatmap(lambda strategy: strategy)
 
 
 @st.composite
@@ -132,4 +144,25 @@ def scripts(draw, *, max_operations: int = 24, token: bool = True, database: boo
     ``max_operations`` operations."""
     config = draw(script_configs(token=token, database=database))
     ops = draw(st.lists(operations(), min_size=1, max_size=max_operations))
-    return Script(config, (Open(), *ops))
+    # A client usually does answer its pending calls, a few operations later:
+    # an answer follows some of the calls that leave calls pending.
+    followed: list = []
+    for op in ops:
+        followed.append(op)
+        if isinstance(op, Calls) and (op.kind != "plain" or op.fate == "later"):
+            later = draw(_LATER)
+            if later is not None:
+                followed.append((later, draw(_FOLLOW_UP)))
+    placed: list = []
+    waiting: list = []
+    for item in followed:
+        if isinstance(item, tuple):
+            waiting.append(list(item))
+            continue
+        placed.append(item)
+        for entry in waiting:
+            entry[0] -= 1
+        placed += [answer for delay, answer in waiting if delay < 0]
+        waiting = [entry for entry in waiting if entry[0] >= 0]
+    placed += [answer for _, answer in waiting]
+    return Script(config, (Open(), *placed))

@@ -36,7 +36,10 @@ def test_each_recorded_fixture_is_recognised_by_its_fault(name):
     fixture = load_fixture(REPROS / name)
     verdict = check(fixture.case)
     assert verdict.known and not verdict.new, verdict
-    assert set(verdict.faults) == {fixture.known_fault}
+    # A pipeline run goes on past known faults: it may meet others on the way.
+    assert fixture.known_fault in verdict.faults
+    own = [v for v, f in verdict.known if f == fixture.known_fault]
+    assert all(v.invariant in fault_for(fixture.known_fault).invariant for v in own)
 
 
 @on_2_13

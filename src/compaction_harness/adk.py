@@ -939,11 +939,13 @@ class Pipeline:
             events = [e for e in events if not (e.actions and e.actions.compaction)]
         return _prompt_of(self._contents(events, agent_name, branch))
 
-    def event_chars(self, positions: Sequence[int]) -> int:
-        """Characters of the stored events at ``positions``, as ADK's estimate
-        counts a content."""
+    def prompt_chars_of(
+        self, positions: Sequence[int], agent_name: str = AGENT, branch: str | None = None
+    ) -> int:
+        """Characters of the prompt ADK would assemble for ``agent_name`` from
+        the stored events at ``positions`` alone, as ADK's estimate counts them."""
         events = self.session.events
-        return prompt_chars([events[i].content for i in positions if events[i].content])
+        return prompt_chars(self._contents([events[i] for i in positions], agent_name, branch))
 
     def prompt_chars(self, agent_name: str = AGENT, branch: str | None = None) -> int:
         """The size of the prompt ADK assembles now, as ADK's estimate counts it."""
@@ -1022,6 +1024,23 @@ async def _dispose(service: Any) -> None:
         disposed = engine.dispose()
         if inspect.isawaitable(disposed):  # the async engine (2.x)
             await disposed
+
+
+@cache
+def litellm_heals_missing_tool_results() -> bool:
+    """Whether the release's LiteLLM adapter (``google/adk/models/lite_llm.py``)
+    inserts a placeholder tool result for every call left unanswered before
+    the next message (``_ensure_tool_results``: "LiteLLM-backed providers like
+    OpenAI and Anthropic reject histories where an assistant tool call is not
+    followed by tool responses"; 1.26.0 and later). Read from the source, so
+    the ``litellm`` package need not be installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("google.adk.models.lite_llm")
+    if spec is None or spec.origin is None:
+        return False
+    with open(spec.origin, encoding="utf-8") as source:
+        return "def _ensure_tool_results(" in source.read()
 
 
 def _compaction_request_processor() -> Any:

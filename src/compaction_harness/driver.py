@@ -130,7 +130,10 @@ class ScriptRun:
         self.answered: list[_Pending] = []
         self.asked: list[tuple[Call, Call, str]] = []
         self.counts = {"user": 0, "model": 0, "call": 0, "turn_calls": 0}
-        self.in_invocation = 0
+        #: Events stored under each invocation id, resumed runs included: P3's E
+        #: (the sliding window counts invocation ids, and a client's answer or a
+        #: user's reply continues the invocation it answers).
+        self.per_invocation: dict[str, int] = {}
         self.longest = 1
         #: The operation that stored each appended event, in append order.
         self.origin: list[int] = []
@@ -171,7 +174,8 @@ class ScriptRun:
         self.run.appended.append(step)
         self.run.pipeline.append(event)
         self.origin.append(self.current)
-        self.in_invocation += 1
+        invocation = step.invocation
+        self.per_invocation[invocation] = self.per_invocation.get(invocation, 0) + 1
 
     def _text(self, prefix: str, chars: int) -> str:
         head = f"{prefix} "
@@ -204,7 +208,6 @@ class ScriptRun:
             self.labels.add("storage: reloaded before an invocation")
         self.running = invocation
         self.run.opener = opener
-        self.in_invocation = 0
         if invocation not in self.invocations:
             self.invocations.append(invocation)
 
@@ -228,7 +231,7 @@ class ScriptRun:
         if self.running is None:
             return []
         self.running = None
-        self.longest = max(self.longest, self.in_invocation)
+        self.longest = max(self.longest, *self.per_invocation.values(), 1)
         if not compaction:  # the process died: nothing ran after the last event
             self.run.opener = None
             return []
@@ -324,15 +327,19 @@ class ScriptRun:
         return found
 
     def _op_answer(self, op: Answer) -> list[Violation]:
-        pool = self.answered if op.again else self.pending
-        if not pool:
+        every = self.answered if op.again else self.pending
+        if not every:
             return []
+        # One message answers calls of one invocation (the Runner refuses
+        # "function responses resolve to multiple invocations"): the first
+        # pick chooses the invocation, the others its calls (oldest first).
+        invocations = list(dict.fromkeys(p.invocation for p in every))
+        target = invocations[op.picks[0] % len(invocations)]
+        pool = [p for p in every if p.invocation == target]
         chosen: list[_Pending] = []
-        for pick in op.picks:
+        for pick in op.picks[1:] or (0,):
             item = pool[pick % len(pool)]
-            # One message answers calls of one invocation (the Runner refuses
-            # "function responses resolve to multiple invocations").
-            if item not in chosen and (not chosen or item.invocation == chosen[0].invocation):
+            if item not in chosen:
                 chosen.append(item)
         self._answer_labels(pool, chosen, op.again)
         found = self._end()
@@ -533,6 +540,8 @@ class ScriptRun:
         out.add(f"clock: {clock.get(config.resolution, config.resolution)}")
         out.add(f"summary size: {config.summary}")
         out.add(f"provider: {'strict (LiteLLM)' if config.strict_provider else 'lenient'}")
+        if config.strict_provider and not self.run.strict_clause:
+            out.add("provider: unanswered calls healed by ADK's LiteLLM adapter")
         out.add(f"call ids: {config.call_ids.replace('_', ' ')}")
         if config.system_chars or config.tools_chars:
             out.add("tokens: system instruction or tool declarations")

@@ -201,15 +201,39 @@ def _reload_in_time_order(case, violation: Violation) -> bool:
     )
 
 
-def _range_misses_out_of_order_events(case, violation: Violation) -> bool:
-    """A summary's time range disagrees with what it was given: an event
-    hidden by a range it was not given (P4), or one given to a summary but
-    outside its range, summarised again (P6)."""
+def _time_order_assumed(case, violation: Violation) -> bool:
+    """Compaction read an event stored out of time order by its timestamp: an
+    event hidden by a range it was not given, or lost when the prompt was put
+    in time order (P4), or an event given to a summary but outside its range
+    and summarised again (P6)."""
     if not _pipeline_level(case):
         return False
     if violation.invariant == "P4":
-        return violation.details.get("inside_range") is True
+        return (
+            violation.details.get("inside_range") is True
+            or violation.details.get("out_of_time_order") is True
+        )
     return violation.invariant == "P6" and violation.details.get("outside_ranges") is True
+
+
+def _partial_answer_to_parallel_calls(case, violation: Violation) -> bool:
+    """The prompt pairs a content of parallel calls with the responses to only
+    some of them."""
+    return (
+        _pipeline_level(case)
+        and violation.invariant == "P2"
+        and violation.details.get("cause") == "partial answer"
+    )
+
+
+def _one_answer_for_several_turns(case, violation: Violation) -> bool:
+    """The prompt repeats one response event after each of the call contents
+    it answers."""
+    return (
+        _pipeline_level(case)
+        and violation.invariant == "P2"
+        and violation.details.get("merged_answer") is True
+    )
 
 
 KNOWN_FAULTS: tuple[KnownFault, ...] = (
@@ -387,32 +411,73 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         matches=_reload_in_time_order,
     ),
     KnownFault(
-        id="summary-range-misses-events-stored-out-of-time-order",
+        id="partial-answer-to-parallel-calls-makes-an-invalid-request",
+        invariant=("P2",),
+        releases=("2.13.0",),
+        title="a model content with parallel calls is sent with responses to only some of them",
+        explanation=(
+            "google/adk/flows/llm_flows/context/_contents.py (the contents assembly, "
+            "_get_contents and _rearrange_events_for_latest_function_response): when a client "
+            "answers some of the parallel calls a model made (two long-running tools, one of "
+            "which has finished; ADK lets a client answer each call as its result arrives), "
+            "the next request holds the model's content with every call, followed by a user "
+            "content with only the responses that arrived. Gemini refuses such a request "
+            "('the number of function response parts is equal to the number of function "
+            "call parts of the function call turn'), and so do the strict providers. The "
+            "invocation the client's answer resumes fails at its first model call. It needs "
+            "no compaction: the harness meets it because its scripts answer calls the way "
+            "clients do."
+        ),
+        matches=_partial_answer_to_parallel_calls,
+    ),
+    KnownFault(
+        id="one-answer-to-several-turns-makes-an-invalid-request",
+        invariant=("P2",),
+        releases=("2.13.0",),
+        title="a function-response message answering calls of several model turns is sent "
+        "whole after each of them",
+        explanation=(
+            "google/adk/flows/llm_flows/tools/_rearranger.py (the contents assembly): a client "
+            "may answer calls of several model turns of one invocation in one message (two "
+            "long-running tools started in two turns, both finished; the Runner accepts one "
+            "message for calls of one invocation). The contents assembly places that whole "
+            "response content after each call content it answers, so each call content is "
+            "followed by responses to calls it did not make, and the same responses appear "
+            "twice. Gemini and the strict providers refuse such a request (function "
+            "response parts must match the preceding turn's function call parts), and the "
+            "resumed invocation fails at its next model call. It needs no compaction."
+        ),
+        matches=_one_answer_for_several_turns,
+    ),
+    KnownFault(
+        id="compaction-assumes-events-are-stored-in-time-order",
         invariant=("P4", "P6"),
         releases=("2.13.0",),
-        title="a summary's time range hides events it was not given, and leaves out events it "
-        "was given, when they were stored out of time order",
+        title="compaction reads summaries and the prompt by timestamp, so events stored out "
+        "of time order are lost, or summarised twice",
         explanation=(
             "google/adk/apps/compaction.py picks the events to compact by position (the "
             "events stored after the previous summary, cut at a safe prefix), but "
             "google/adk/apps/llm_event_summarizer.py, maybe_summarize_events, records the "
             "summary's range as [events[0].timestamp, events[-1].timestamp], and everything "
-            "afterwards reads the range by timestamp: the prompt builder "
+            "afterwards reads time: the prompt builder "
             "(flows/llm_flows/context/_compaction.py, _process_compaction_events) hides every "
-            "raw event whose timestamp lies in a kept range, and the next compaction takes "
-            "the events stamped after the latest range's end. Position and time disagree "
-            "whenever events are stored out of time order: ParallelAgent sub-agents are "
-            "stored as they finish but stamped as their steps start, the Runner stores a tool "
-            "confirmation's request before the response it was built after, hosts sharing "
-            "one database have lagging clocks, and on a coarse clock (1 ms, or Windows' "
-            "15.6 ms) neighbouring events share a tick. Then an event stored after the range's "
-            "last event but stamped inside it vanishes from the prompt without having been "
-            "summarised (P4: the model loses, say, a sub-agent's answer), and an event given "
-            "to the summary but stamped after the range's end stays in the prompt beside the "
-            "summary and is summarised again at the next compaction (P6: duplicated and "
-            "wasted work)."
+            "raw event whose timestamp lies in a kept range and, once a summary exists, puts "
+            "the rest in timestamp order ('Keep chronological order'), and the next "
+            "compaction takes the events stamped after the latest range's end. Stored order "
+            "and time disagree whenever events are stored out of time order: ParallelAgent "
+            "sub-agents are stored as they finish but stamped as their steps start, the "
+            "Runner stores a tool confirmation's request before the response it was built "
+            "after, hosts sharing one database have lagging clocks, and on a coarse clock "
+            "(1 ms, or Windows' 15.6 ms) neighbouring events share a tick. Then an event "
+            "stored after a range's last event but stamped inside it vanishes from the prompt "
+            "without having been summarised, a function response stamped before its call is "
+            "sorted ahead of it and both are dropped (P4: the model loses, say, a sub-agent's "
+            "answer or a tool's result); and an event given to a summary but stamped after "
+            "the range's end stays in the prompt beside the summary and is summarised again "
+            "(P6: duplicated, wasted work)."
         ),
-        matches=_range_misses_out_of_order_events,
+        matches=_time_order_assumed,
     ),
 )
 

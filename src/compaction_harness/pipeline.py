@@ -438,6 +438,22 @@ def check_range_safety(snapshot: Session, taken: Sequence[int]) -> list[Violatio
     ]
 
 
+def answers_of_several_call_events(steps: Session) -> set[int]:
+    """Positions of the events whose function responses answer calls made by
+    more than one earlier event (one client message answering several turns)."""
+    out = set()
+    for i, step in enumerate(steps):
+        makers = set()
+        for rid in step.response_ids:
+            maker = next((j for j in range(i - 1, -1, -1) if rid in steps[j].call_ids), None)
+            if maker is not None:
+                makers.add(maker)
+        # Two parts with one id (a reused id) answer two calls as well.
+        if len(makers) > 1 or len(step.responses) > len(step.response_ids):
+            out.add(i)
+    return out
+
+
 def check_prompt(
     prompt: Prompt, opener: str | None, *, strict: bool = False
 ) -> tuple[list[Violation], list[str]]:
@@ -461,25 +477,36 @@ def check_prompt(
             before = prompt[k - 1] if k else ("", ())
             asked = [p[1] for p in before[1] if p[0] == "call"] if before[0] == "model" else []
             if sorted(responses) != sorted(asked):
+                partial = set(responses) < set(asked) and len(set(responses)) == len(responses)
                 out.append(
                     Violation(
                         "P2",
                         f"content {k} answers {sorted(responses)} but the content before it "
                         f"({before[0] or 'none'}) calls {sorted(asked)}",
                         ids=tuple(sorted(set(responses) ^ set(asked))),
-                        positions=(k,),
                         expected=sorted(asked),
                         observed=sorted(responses),
+                        details={
+                            "cause": "partial answer" if partial else "mismatch",
+                            "content": k,
+                        },
                     )
                 )
+            # An id may be reused by a later call (providers that number calls
+            # per turn): a response repeats only when its id was answered
+            # since the latest call with that id.
             twice = sorted({r for r in responses if r in answered or responses.count(r) > 1})
             if twice:
                 out.append(
                     Violation(
-                        "P2", f"content {k} answers {twice} a second time", tuple(twice), (k,)
+                        "P2",
+                        f"content {k} answers {twice} a second time since their call",
+                        tuple(twice),
+                        details={"cause": "answered twice", "content": k},
                     )
                 )
             answered.update(responses)
+        answered.difference_update(calls)
         nxt = prompt[k + 1][1] if k + 1 < len(prompt) else ()
         following = {p[1] for p in nxt if p[0] == "response"}
         unanswered += [c for c in calls if c not in following]
@@ -551,11 +578,12 @@ def covered_by_kept(prompt: Prompt, summaries: Summaries) -> set[int]:
     return covered
 
 
-def covered_by_records(steps: Session, records: Sequence[int]) -> set[int]:
+def covered_by_records(steps: Session, records: Sequence[int], *, pairs: bool = False) -> set[int]:
     """Positions of the events that compaction records ADK did not make
     (``records``: their positions) stand for: every event whose timestamp lies
     in a record's range, as the prompt builder reads a record (later events
-    included, when the range reaches past the record)."""
+    included, when the range reaches past the record); with ``pairs``, also
+    the other side of each call pair such an event belongs to."""
     covered: set[int] = set()
     for r in records:
         c = steps[r].compaction
@@ -564,7 +592,39 @@ def covered_by_records(steps: Session, records: Sequence[int]) -> set[int]:
             for i, step in enumerate(steps)
             if step.compaction is None and c.start <= step.timestamp <= c.end
         )
+    if not pairs:
+        return covered
+    # A record that hides one side of a call pair makes the prompt builder drop
+    # the other side too (an unanswered call, an answer without its call):
+    # that loss is the record's doing as well (P4).
+    ids = {x for i in covered for x in steps[i].call_ids | steps[i].response_ids}
+    covered.update(
+        i
+        for i, step in enumerate(steps)
+        if step.compaction is None and (step.call_ids | step.response_ids) & ids
+    )
     return covered
+
+
+def out_of_time_order(steps: Session, position: int) -> bool:
+    """Whether the event at ``position``, or an event on the other side of a
+    call pair with it, was stored out of time order: after an event stamped
+    later, or before one stamped earlier (summaries aside)."""
+    step = steps[position]
+    ids = step.call_ids | step.response_ids
+    group = [
+        i
+        for i, s in enumerate(steps)
+        if i == position or (s.compaction is None and ids & (s.call_ids | s.response_ids))
+    ]
+    for i in group:
+        t = steps[i].timestamp
+        for j, other in enumerate(steps):
+            if other.compaction is not None or j == i:
+                continue
+            if (j < i and other.timestamp > t) or (j > i and other.timestamp < t):
+                return True
+    return False
 
 
 def check_nothing_lost(
@@ -592,7 +652,7 @@ def check_nothing_lost(
     caller of ``BaseSessionService.append_event`` can write one, and what it
     hides is that caller's decision, not a loss by compaction.
     """
-    covered = covered_by_kept(prompt, summaries) | covered_by_records(steps, records)
+    covered = covered_by_kept(prompt, summaries) | covered_by_records(steps, records, pairs=True)
     live = reference.live_events(steps)
     live_ids = {id(s) for s in live}
     prompt_parts = {p for _, ps in prompt for p in ps}
@@ -605,9 +665,14 @@ def check_nothing_lost(
             positions=(i,),
             expected="in the prompt or summarised",
             observed="lost",
-            # ADK hides raw events by the summaries' time ranges: whether this
-            # one was hidden by a range it was never given to.
-            details={"inside_range": any(start <= step.timestamp <= end for start, end in ranges)},
+            # ADK hides raw events by the summaries' time ranges and puts the
+            # prompt in time order once a summary exists: whether this one was
+            # hidden by a range it was never given to, and whether it (or the
+            # other side of its call pair) was stored out of time order.
+            details={
+                "inside_range": any(start <= step.timestamp <= end for start, end in ranges),
+                "out_of_time_order": out_of_time_order(steps, i),
+            },
         )
         for i, step in enumerate(steps)
         if step.compaction is None
@@ -793,13 +858,20 @@ class PipelineRun:
         steps = self.pipeline.steps()
         prompt = self.pipeline.prompt(agent_name=agent_name, branch=branch)
         self._checked_prompt = prompt
-        found, self.unanswered = check_prompt(prompt, self.opener, strict=self.strict_provider)
+        found, self.unanswered = check_prompt(prompt, self.opener, strict=self.strict_clause)
         hidden = covered_by_records(steps, self.foreign_records(steps))
         if any(
             steps[i].author == "user" and steps[i].text == self.opener for i in hidden
         ):  # a record ADK did not make hides the opener: its writer's doing (see P4)
             found = [v for v in found if v.details.get("cause") != "opener missing"]
+        merged = answers_of_several_call_events(steps)
         for v in found:
+            content = v.details.get("content")
+            if content is not None and content < len(prompt):
+                # Which stored events the content's responses came from: one
+                # that answers calls of several call events (known faults).
+                events = {int(p[3]) for p in prompt[content][1] if p[0] == "response" and p[3]}
+                v.details["merged_answer"] = bool(events & merged)
             if v.details.get("cause") == "opener missing":
                 # Whether a kept summary was given the opener (known faults use it).
                 v.details["opener_summarised"] = any(
@@ -816,6 +888,18 @@ class PipelineRun:
         if self.pipeline.storage == "database":
             out += self.database_round_trip(agent_name, branch)
         return out
+
+    @property
+    def strict_clause(self) -> bool:
+        """Whether P2's strict-provider clause applies to the contents as
+        assembled. The request a strict provider gets is what ADK's LiteLLM
+        adapter makes of them; releases whose adapter puts a placeholder
+        result in for every call left unanswered (see
+        ``adk.litellm_heals_missing_tool_results``) send a request that meets
+        the clause whatever the contents hold."""
+        from .adk import litellm_heals_missing_tool_results
+
+        return self.strict_provider and not litellm_heals_missing_tool_results()
 
     def foreign_records(self, steps: Session) -> list[int]:
         """Positions of compaction records that were appended, not made by
@@ -898,11 +982,15 @@ class PipelineRun:
             for i, step in enumerate(before)
             if id(step) in index and id(step) in candidates and id(step) not in compactable
         ]
-        chars = self.pipeline.event_chars(kept)
-        texts = self.pipeline.summary_texts
-        text = texts[number] if number < len(texts) else ""
+        # The floor as the prompt builder renders it: the new summary and the
+        # events that must stay (another agent's message is relayed with a
+        # preamble, for one).
+        # (Compaction appends the summary, so earlier positions are unchanged.)
+        stored = self.pipeline.steps()
+        summary_at = max(i for i, step in enumerate(stored) if step.compaction is not None)
+        chars = self.pipeline.prompt_chars_of([*kept, summary_at], *agent)
         after = (self.base_chars + self.pipeline.prompt_chars(*agent)) // 4
-        floor = (self.base_chars + len(text) + chars) // 4
+        floor = (self.base_chars + chars) // 4
         found = check_summary_bound(after, floor, threshold, number)
         if found:
             # Events a summary was given that the prompt still shows: ADK's time

@@ -263,11 +263,13 @@ class Calls(Operation):
 class Answer(Operation):
     """A client answers pending calls in one function-response message.
 
-    ``picks``: indices into the pending calls, oldest first (modulo their
-    number; repeats are dropped), so one message may answer calls made in
-    several turns, in any order, and leave others unanswered. ``again``: the
-    picks index calls already answered instead, which are answered a second
-    time. Like every client message, the answer starts a run: a running
+    One message answers calls of one invocation (the ``Runner`` refuses
+    responses that resolve to several): ``picks[0]`` chooses the invocation
+    among those with pending calls, oldest first, and the other picks index
+    its pending calls, oldest first (all modulo their number; repeats are
+    dropped; no other pick: the oldest). So one message may answer calls made
+    in several turns, in any order, and leave others unanswered. ``again``:
+    calls already answered are picked instead, and answered a second time. Like every client message, the answer starts a run: a running
     invocation ends first, and the answer continues the invocation of the
     call it answers (``Runner`` resolves the invocation from the call).
     """
