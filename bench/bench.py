@@ -1,15 +1,19 @@
 """Benchmarks of the harness (a script, not a test): run through `make bench`.
 
     python bench/bench.py throughput [--examples N] [--repeat R]
+    python bench/bench.py ceiling [--examples N] [--repeat R]
     python bench/bench.py time-to-failure [--seeds N]
     python bench/bench.py steps [--examples N]
     python bench/bench.py pipeline-time-to-failure [--seeds N] [--invariants P3]
+    python bench/bench.py campaign-budget [--budgets 10 60 120]
 
 ``throughput`` measures examples per second of the unit property on one core
 (a single process), for sessions of at most 30 events, with Hypothesis
 generating and checking as in a campaign (no example database, no shrinking
 needed because nothing fails on a healthy release). It also reports the
-generation-only rate, so the cost of the checks is visible.
+generation-only rate, so the cost of the checks is visible. ``ceiling`` puts
+it beside the physical ceiling: building a 30-event session of real ``Event``
+objects plus one call of the prefix helper.
 
 ``time-to-failure`` runs the unit property against the installed release
 (``make bench`` runs it on google-adk 2.11.0, whose stall the harness must
@@ -17,12 +21,14 @@ rediscover) under N different seeds and reports, per seed, the seconds to the
 first failing example, the seconds including shrinking, and the size of the
 shrunk example; then the medians.
 
-``steps`` measures rule executions per second of the pipeline state machine.
-``pipeline-time-to-failure`` runs the state machine through pytest once per
-seed (``--hypothesis-seed``) and reports the seconds to the first failing run,
-the seconds including shrinking, and the size of the fixture written; on
-google-adk 2.11.0 it measures how the stateful search finds the stall of
-releases before 2.12.0 (``--invariants P3``: through liveness alone).
+``steps`` measures operations per second of the pipeline driver, for
+in-memory and for database storage. ``pipeline-time-to-failure`` runs the
+pipeline property once per seed and reports the seconds to the first failing
+script, the seconds including shrinking, and the size of the shrunk failure;
+on google-adk 2.11.0 it measures how the scripts find the stall of releases
+before 2.12.0 (``--invariants P3``: through liveness alone).
+``campaign-budget`` times the whole ``make fuzz`` command against its
+FUZZ_SECONDS budget.
 
 Results are printed as a table and written as JSON to ``bench/results/``.
 """
@@ -164,110 +170,67 @@ def time_to_failure(args: argparse.Namespace) -> dict:
 
 
 def steps(args: argparse.Namespace) -> dict:
-    """Rule executions per second of the pipeline state machine (one core)."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from hypothesis.stateful import run_state_machine_as_test
-    from test_pipeline import CompactionMachine
+    """Operations per second of the pipeline driver, per storage (one core):
+    scripts drawn as the campaign draws them, each run on real ADK with every
+    check, for in-memory sessions and for SQLite sessions reloaded before
+    every invocation."""
 
-    from compaction_harness import pipeline
+    results = {storage: _steps_for(storage, args.examples) for storage in ("memory", "database")}
+    return {"kind": "steps", "results": results}
 
-    counted = {"append": 0, "end_invocation": 0}
-    originals = {name: getattr(pipeline.PipelineRun, name) for name in counted}
 
-    def counting(name):
-        def wrapper(self, *a, **kw):
-            counted[name] += 1
-            return originals[name](self, *a, **kw)
+def _steps_for(storage: str, examples: int) -> dict:
+    from dataclasses import replace
 
-        return wrapper
+    from compaction_harness.driver import run_script
+    from compaction_harness.scripts import Script
+    from strategies import scripts
 
-    for name in counted:
-        setattr(pipeline.PipelineRun, name, counting(name))
+    counted = {"operations": 0, "scripts": 0}
+
+    @_settings(examples)
+    @given(script=scripts())
+    def run(script):
+        script = Script(replace(script.config, storage=storage), script.operations)
+        counted["operations"] += len(script.operations)
+        counted["scripts"] += 1
+        run_script(script, triage=False)
+
     started = time.perf_counter()
-    try:
-        run_state_machine_as_test(CompactionMachine, settings=_settings(args.examples))
-    finally:
-        for name, fn in originals.items():
-            setattr(pipeline.PipelineRun, name, fn)
+    run()
     seconds = time.perf_counter() - started
-    total = sum(counted.values())
     print(
-        f"pipeline state machine, google-adk {ADK_RELEASE}: {total} steps "
-        f"({counted['end_invocation']} with compaction) in {seconds:.1f} s = "
-        f"{total / seconds:.1f} steps per second"
+        f"pipeline driver, google-adk {ADK_RELEASE}, {storage} storage: "
+        f"{counted['operations']} operations in {counted['scripts']} scripts, "
+        f"{seconds:.1f} s = {counted['operations'] / seconds:.1f} operations/s "
+        f"({counted['scripts'] / seconds:.1f} scripts/s)"
     )
-    return {"kind": "steps", "steps": total, "seconds": seconds, "per_second": total / seconds}
+    return {
+        **counted,
+        "seconds": seconds,
+        "operations_per_second": counted["operations"] / seconds,
+        "scripts_per_second": counted["scripts"] / seconds,
+    }
 
 
 def pipeline_time_to_failure(args: argparse.Namespace) -> dict:
-    """The pipeline state machine as a user runs it: pytest with the ``dev``
-    profile and ``--hypothesis-seed``, once per seed (in this process, so the
-    first failing run can be timed); the seconds to the first failing run, the
-    seconds including shrinking, and the size of the fixture written.
-    ``--invariants P3`` fails runs on P3 only (HARNESS_PIPELINE_INVARIANTS)."""
-    import tempfile
+    """The pipeline property as a campaign runs it, once per seed: scripts drawn
+    by ``strategies.scripts`` under ``seed(s)``, checked against the installed
+    release with the shared classifier (known faults go on, anything new
+    fails), Hypothesis's own shrinking; the seconds to the first failing
+    script, the seconds including shrinking, and the size of the shrunk
+    failure (operations, stored events, invocations). ``--invariants P3``
+    checks P3 alone (as HARNESS_PIPELINE_INVARIANTS does)."""
 
-    import pytest
-
-    sys.path.insert(0, str(ROOT / "tests"))
-    import test_pipeline
-
-    from compaction_harness.fixtures import load_fixture
-
-    machine = test_pipeline.CompactionMachine
-    machine.only = frozenset(args.invariants.split(",")) if args.invariants else None
-    first: list[float] = []
-    original = machine._raise_new
-
-    def timed(self, violations):
-        try:
-            return original(self, violations)
-        except InvariantViolation:
-            first.append(time.perf_counter())
-            raise
-
-    machine._raise_new = timed
-    rows = []
-    try:
-        for s in range(args.seeds):
-            first.clear()
-            with tempfile.TemporaryDirectory() as repros:
-                started = time.perf_counter()
-                pytest.main(
-                    [
-                        *("-p", "no:cacheprovider", "-p", "no:xdist", "-q", "--no-header"),
-                        *("--hypothesis-profile=dev", f"--hypothesis-seed={s}"),
-                        f"--repro-dir={repros}",
-                        str(ROOT / "tests" / "test_pipeline.py"),
-                    ]
-                )
-                seconds = time.perf_counter() - started
-                written = sorted(Path(repros).glob("*.json"))
-                if not written:
-                    rows.append({"seed": s, "found": False, "seconds": seconds})
-                    continue
-                fixture = load_fixture(written[0])
-            case = fixture.case
-            rows.append(
-                {
-                    "seed": s,
-                    "found": True,
-                    "invariant": fixture.invariant,
-                    "seconds_to_first_failure": first[0] - started,
-                    "seconds_with_shrinking": seconds,
-                    "shrunk_events": len(case.session),
-                    "shrunk_invocations": len({step.invocation for step in case.session}),
-                }
-            )
-    finally:
-        machine._raise_new = original
+    chosen = tuple(args.invariants.split(",")) if args.invariants else None
+    rows = [_pipeline_seed(s, chosen, args.examples) for s in range(args.seeds)]
     for row in rows:
         if row["found"]:
             print(
-                f"  seed {row['seed']}: {row['invariant']} first failing run after "
+                f"  seed {row['seed']}: {row['invariant']} first failing script after "
                 f"{row['seconds_to_first_failure']:.1f} s, shrunk after "
-                f"{row['seconds_with_shrinking']:.1f} s to {row['shrunk_events']} events in "
-                f"{row['shrunk_invocations']} invocations"
+                f"{row['seconds_with_shrinking']:.1f} s to {row['shrunk_operations']} operations, "
+                f"{row['shrunk_events']} events in {row['shrunk_invocations']} invocations"
             )
         else:
             print(f"  seed {row['seed']}: no failure ({row['seconds']:.0f} s)")
@@ -275,11 +238,12 @@ def pipeline_time_to_failure(args: argparse.Namespace) -> dict:
     keys = (
         "seconds_to_first_failure",
         "seconds_with_shrinking",
+        "shrunk_operations",
         "shrunk_events",
         "shrunk_invocations",
     )
     summary = {k: statistics.median(r[k] for r in found) for k in keys} if found else {}
-    only = f" (failing on {args.invariants} only)" if args.invariants else ""
+    only = f" (checking {args.invariants} only)" if args.invariants else ""
     print(
         f"pipeline, google-adk {ADK_RELEASE}{only}: found in {len(found)} of {len(rows)} "
         "seeds; " + ", ".join(f"median {k} {v:.1f}" for k, v in summary.items())
@@ -290,6 +254,138 @@ def pipeline_time_to_failure(args: argparse.Namespace) -> dict:
         "seeds": rows,
         "summary": summary,
     }
+
+
+def _pipeline_seed(s: int, chosen: tuple[str, ...] | None, examples: int) -> dict:
+    from dataclasses import replace
+
+    from compaction_harness.checks import check_case
+    from compaction_harness.model import Session
+    from compaction_harness.scripts import Script
+    from strategies import scripts
+
+    first: list[float] = []
+    started = time.perf_counter()
+
+    @seed(s)
+    @_settings(examples, shrink=True)
+    @given(script=scripts())
+    def run(script):
+        script = Script(replace(script.config, invariants=chosen), script.operations)
+        try:
+            check_case(script)
+        except InvariantViolation:
+            if not first:
+                first.append(time.perf_counter() - started)
+            raise
+
+    try:
+        run()
+    except InvariantViolation as exc:
+        stored = Session.from_json(exc.outcome.observed.get("session", {"steps": []}))
+        return {
+            "seed": s,
+            "found": True,
+            "invariant": exc.outcome.violations[0].invariant,
+            "seconds_to_first_failure": first[0],
+            "seconds_with_shrinking": time.perf_counter() - started,
+            "shrunk_operations": len(exc.case.operations),
+            "shrunk_events": sum(1 for step in stored if step.compaction is None),
+            "shrunk_invocations": len({step.invocation for step in stored}),
+        }
+    return {"seed": s, "found": False, "seconds": time.perf_counter() - started}
+
+
+def ceiling(args: argparse.Namespace) -> dict:
+    """The physical ceiling of the unit property: building a 30-event session of
+    real ``Event`` objects and calling the prefix helper once, per second,
+    beside the unit property's examples per second (the property must reach
+    a good share of what the helper alone allows)."""
+    import random
+
+    from compaction_harness import adk
+    from compaction_harness.model import Call, Response, Session, Step
+
+    rng = random.Random(0)  # a fixed corpus of sessions, not a generator under test
+    corpus = []
+    for _ in range(200):
+        steps = []
+        for k in range(MAX_EVENTS):
+            kind = rng.choice(("user", "text", "call", "answer"))
+            inv = f"i{k // 5}"
+            if kind == "user":
+                steps.append(Step(inv, "user", float(k), text=f"u{k}"))
+            elif kind == "call":
+                steps.append(Step(inv, "agent", float(k), calls=(Call(f"c{k % 7}", "t"),)))
+            elif kind == "answer":
+                steps.append(Step(inv, "agent", float(k), responses=(Response(f"c{k % 7}", "t"),)))
+            else:
+                steps.append(Step(inv, "agent", float(k), text=f"m{k}"))
+        corpus.append(Session(tuple(steps)))
+    rates = []
+    for _ in range(args.repeat):
+        started = time.perf_counter()
+        for session in corpus:
+            events = adk.to_adk_events(session)
+            adk.longest_self_contained_prefix(list(events), events)
+        rates.append(len(corpus) / (time.perf_counter() - started))
+    physical = statistics.median(rates)
+    unit = _rate(check_unit_case, args.examples, args.repeat)["median"]
+    generation = _rate(lambda case: None, args.examples, args.repeat)["median"]
+    print(
+        f"physical ceiling, google-adk {ADK_RELEASE}: {physical:.0f} sessions/s "
+        f"(build {MAX_EVENTS} real Events + one prefix-helper call)"
+    )
+    print(
+        f"unit property: {unit:.0f} examples/s = {100 * unit / physical:.0f}% of the ceiling; "
+        f"generation alone {generation:.0f} examples/s"
+    )
+    return {
+        "kind": "ceiling",
+        "physical_per_second": physical,
+        "unit_property_per_second": unit,
+        "generation_per_second": generation,
+        "share_of_ceiling": unit / physical,
+    }
+
+
+def campaign_budget(args: argparse.Namespace) -> dict:
+    """Wall clock of the whole ``make fuzz`` command against its FUZZ_SECONDS
+    budget (the environment exists already); fixtures go to a scratch folder."""
+    import subprocess
+    import tempfile
+
+    rows = []
+    for budget in args.budgets:
+        with tempfile.TemporaryDirectory() as repros:
+            started = time.perf_counter()
+            done = subprocess.run(
+                [
+                    "make",
+                    "fuzz",
+                    f"FUZZ_SECONDS={budget}",
+                    f"PYTEST_ARGS=-q --repro-dir={repros} -p no:logging",
+                ],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+            )
+            took = time.perf_counter() - started
+        over = took - budget
+        allowed = max(0.1 * budget, 15.0)
+        rows.append(
+            {
+                "budget": budget,
+                "seconds": took,
+                "status": done.returncode,
+                "within": over <= allowed,
+            }
+        )
+        print(
+            f"  FUZZ_SECONDS={budget}: the command took {took:.1f} s "
+            f"({over:+.1f} s; allowed +{allowed:.0f} s: {'within' if over <= allowed else 'OVER'})"
+        )
+    return {"kind": "campaign-budget", "rows": rows}
 
 
 def main() -> int:
@@ -305,13 +401,19 @@ def main() -> int:
     t.add_argument("--repeat", type=int, default=3)
     f = sub.add_parser("time-to-failure", help="seconds to the first failure, per seed")
     f.add_argument("--seeds", type=int, default=5)
-    m = sub.add_parser("steps", help="pipeline state-machine steps per second")
+    m = sub.add_parser("steps", help="pipeline operations per second, per storage")
     m.add_argument("--examples", type=int, default=50)
+    c = sub.add_parser("ceiling", help="the unit property against its physical ceiling")
+    c.add_argument("--examples", type=int, default=1000)
+    c.add_argument("--repeat", type=int, default=3)
+    b = sub.add_parser("campaign-budget", help="make fuzz's wall clock against FUZZ_SECONDS")
+    b.add_argument("--budgets", type=int, nargs="+", default=[10, 60, 120])
     p = sub.add_parser(
         "pipeline-time-to-failure",
-        help="seconds for the pipeline state machine to find and shrink a failure, per seed",
+        help="seconds for the pipeline property to find and shrink a failure, per seed",
     )
-    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--examples", type=int, default=1000)
     p.add_argument("--invariants", default="", help="fail runs on these only, e.g. P3")
     args = parser.parse_args()
     commands = {
@@ -319,6 +421,8 @@ def main() -> int:
         "time-to-failure": time_to_failure,
         "steps": steps,
         "pipeline-time-to-failure": pipeline_time_to_failure,
+        "ceiling": ceiling,
+        "campaign-budget": campaign_budget,
     }
     result = commands[args.command](args)
     result.update(adk_release=ADK_RELEASE, python=platform.python_version(), unix_time=time.time())

@@ -563,3 +563,28 @@ def test_make_refuses_adk_together_with_adk_src(tmp_path: Path) -> None:
     assert done.returncode != 0
     (line,) = done.stderr.splitlines()
     assert "ADK=2.11.0 and ADK_SRC=" in line and "give one of them" in line
+
+
+def test_warnings_that_older_releases_print_on_import_are_not_shown(tmp_path: Path) -> None:
+    # google-adk 1.16.0 imports Google Cloud libraries that print fourteen
+    # FutureWarning and UserWarning lines on every start; the command's own
+    # output says what matters. Emulated: the command warns as they do.
+    code = (
+        "import sys, warnings\n"
+        "import compaction_harness.cli as cli\n"
+        "show = cli._cmd_show\n"
+        "def noisy(args):\n"
+        "    warnings.warn('You are using a Python version (3.11.7) which Google will stop"
+        " supporting', FutureWarning)\n"
+        "    warnings.warn_explicit('The vertexai.preview.rag module is deprecated',"
+        " UserWarning, 'vertex_ai_rag_memory_service.py', 27,"
+        " module='google.adk.memory.vertex_ai_rag_memory_service')\n"
+        "    return show(args)\n"
+        "cli._cmd_show = noisy\n"
+        f"sys.exit(cli.main(['show', {str(STALL_2_11[0])!r}]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""

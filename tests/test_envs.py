@@ -45,3 +45,26 @@ def test_a_stopped_install_leaves_no_environment(stop, tmp_path, monkeypatch, ca
     assert not half_built.exists()
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("error: ") and "while creating the environment" in err
+
+
+def test_every_environment_asks_for_what_the_database_round_trip_needs():
+    # SQLAlchemy 2.1's asyncio engine needs greenlet, which the [db] extra of
+    # google-adk 1.20.0 to 2.9.0 does not ask for (P7 failed there).
+    import argparse
+
+    for release in ("1.20.0", "2.6.1", "2.13.0"):
+        _, _, requirement = envs._target(argparse.Namespace(adk=release, adk_src=None))
+        assert f"google-adk[db]=={release}" in requirement and "greenlet" in requirement
+
+
+def test_this_environment_runs_the_database_round_trip():
+    # Every invariant the release can check runs here: P7 included.
+    from compaction_harness.adk import Pipeline
+    from compaction_harness.model import Step
+
+    pipeline = Pipeline(compaction_interval=1, overlap_size=0, storage="database")
+    try:
+        pipeline.append(Step("i1", "user", 1.0, text="hi"))
+        assert pipeline.database_prompt() == [("user", (("text", "hi"),))]
+    finally:
+        pipeline.close()

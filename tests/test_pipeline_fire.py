@@ -425,3 +425,102 @@ def test_p7_fires_when_the_database_loses_an_event(monkeypatch):
         assert {v.invariant for v in run.database_round_trip()} == {"P7"}
     finally:
         run.close()
+
+
+# -- P0, P2's strict clause and P6's bound, through the script driver --------------
+def _script(config: dict, *ops):
+    from compaction_harness.scripts import Open, Script, ScriptConfig
+
+    return Script(ScriptConfig(**config), (Open(), *ops))
+
+
+def test_p0_fires_when_adk_raises_during_prompt_assembly(monkeypatch):
+    # A deliberately broken prompt builder, like the ValueError that 1.28.0 to
+    # 2.2.0 raise for a response whose call was summarised away.
+    from google.adk.flows.llm_flows.context import _contents
+
+    from compaction_harness.driver import run_script
+    from compaction_harness.scripts import Text
+
+    def broken(*args, **kwargs):
+        raise ValueError("No function call event found for function responses ids: {'c1'}")
+
+    monkeypatch.setattr(_contents, "_get_contents", broken)
+    outcome = run_script(_script(SLIDING, Text()), triage=False)
+    (crash,) = outcome.violations
+    assert crash.invariant == "P0" and "ValueError" in crash.message
+    assert "during operation 'text'" in crash.message
+
+
+def test_p0_of_a_recorded_session_is_a_violation_not_a_traceback(monkeypatch):
+    from google.adk.flows.llm_flows.context import _contents
+
+    from compaction_harness.pipeline import PipelineCase, run_pipeline_case
+
+    monkeypatch.setattr(_contents, "_get_contents", lambda *a, **k: 1 / 0)
+    case = PipelineCase(SLIDING, Session((user("i1", 1), text("i1", 2))), (2,))
+    (crash,) = run_pipeline_case(case, triage=False).violations
+    assert crash.invariant == "P0" and "ZeroDivisionError" in crash.message
+
+
+def test_p2_strict_clause_fires_where_no_adapter_heals_the_request(monkeypatch):
+    # A long-running call still pending when the user writes again: Anthropic
+    # and OpenAI refuse it. Releases whose LiteLLM adapter inserts placeholder
+    # results (1.26.0 and later) send a healed request; pretend this one has none.
+    from compaction_harness import adk
+    from compaction_harness.driver import run_script
+    from compaction_harness.scripts import Calls, Open, Text
+
+    ops = (Calls(kind="long_running"), Open(), Text())
+    strict = {**SLIDING, "compaction_interval": 100, "strict_provider": True}
+    assert run_script(_script(strict, *ops), triage=False).violations == []  # healed
+    adk.litellm_heals_missing_tool_results.cache_clear()
+    monkeypatch.setattr(adk, "litellm_heals_missing_tool_results", lambda: False)
+    found = run_script(_script(strict, *ops), triage=False).violations
+    assert [v.details.get("cause") for v in found] == ["strict provider"]
+    lenient = {**strict, "strict_provider": False}
+    assert run_script(_script(lenient, *ops), triage=False).violations == []
+
+
+def test_p2_strict_clause_on_hand_made_prompts():
+    call = ("model", (("call", "c1", "t"),))
+    later = ("user", (("text", "next"),))
+    answer = ("user", (("response", "c1", "t", "2"),))
+    assert check_prompt([call, later], None, strict=True)[0]
+    assert not check_prompt([call, later], None, strict=False)[0]
+    assert not check_prompt([call, answer, later], None, strict=True)[0]
+
+
+def test_p6_bound_fires_when_a_token_summary_leaves_the_prompt_over_the_threshold(monkeypatch):
+    # A broken range (only the first event) leaves the rest in the prompt, over
+    # the threshold although nothing pins it: every later turn would summarise.
+    from compaction_harness.driver import run_script
+    from compaction_harness.scripts import Text
+
+    real = compaction._events_to_compact_for_token_threshold
+    monkeypatch.setattr(
+        compaction,
+        "_events_to_compact_for_token_threshold",
+        lambda events, event_retention_size: real(
+            events=events, event_retention_size=event_retention_size
+        )[:1],
+    )
+    config = {
+        "compaction_interval": None,
+        "overlap_size": None,
+        "token_threshold": 60,
+        "event_retention_size": 0,
+    }
+    ops = (Text(chars=200), Text(chars=200), Text(chars=200))
+    found = run_script(_script(config, *ops), triage=False).violations
+    bound = [v for v in found if v.details.get("cause") == "bound"]
+    assert bound and "left the prompt at" in bound[0].message
+
+
+def test_p6_bound_on_hand_made_numbers():
+    from compaction_harness.pipeline import check_summary_bound
+
+    assert check_summary_bound(after=70, floor=20, threshold=60, number=0)
+    assert not check_summary_bound(after=50, floor=20, threshold=60, number=0)
+    # What may not be compacted already reaches the threshold: no bound applies.
+    assert not check_summary_bound(after=90, floor=60, threshold=60, number=0)

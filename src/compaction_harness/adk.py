@@ -1013,6 +1013,9 @@ class Pipeline:
     def close(self) -> None:
         if self.storage == "database":
             self._loop.run_until_complete(_dispose(self._service))
+        # Async generators ADK left open (a compaction span, say) are closed
+        # here, not by the garbage collector after the loop is gone.
+        self._loop.run_until_complete(self._loop.shutdown_asyncgens())
         self._loop.close()
         if self._folder is not None:
             self._folder.cleanup()

@@ -114,7 +114,12 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    import logging
+
     config.addinivalue_line("markers", "property: a Hypothesis property over real ADK code")
+    # ADK logs every call and response its prompt builder drops; a failing
+    # property's report would drown in them (the fixture says what happened).
+    logging.getLogger("google_adk").setLevel(logging.ERROR)
     from .pipeline import PIPELINE_INVARIANTS, chosen_invariants
 
     unknown = sorted(set(chosen_invariants()) - set(PIPELINE_INVARIANTS))

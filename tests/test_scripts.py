@@ -1,0 +1,180 @@
+"""Pipeline scripts: their JSON form, their robustness to deletion, and the
+shapes the emulating driver stores for each operation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compaction_harness.adk import helper_availability
+from compaction_harness.driver import EPOCH, ScriptRun, run_script
+from compaction_harness.model import (
+    REQUEST_CONFIRMATION_CALL,
+    REQUEST_CREDENTIAL_CALL,
+    ModelError,
+    Session,
+)
+from compaction_harness.scripts import (
+    Answer,
+    Ask,
+    Calls,
+    FanOut,
+    Open,
+    Reply,
+    Rewind,
+    Script,
+    ScriptConfig,
+    Text,
+    Tie,
+)
+from strategies import scripts
+
+pytestmark = pytest.mark.skipif(
+    helper_availability()["_events_to_compact_for_token_threshold"] is not None,
+    reason="drives token-threshold compaction (1.26.0 and later)",
+)
+SLIDING = ScriptConfig(compaction_interval=100, overlap_size=0)
+
+
+def stored(script: Script) -> Session:
+    """The events the driver stored for ``script`` (checks not judged)."""
+    outcome = run_script(script, triage=False)
+    return Session.from_json(outcome.observed["session"])
+
+
+# -- JSON -----------------------------------------------------------------------
+@settings(max_examples=200, suppress_health_check=list(HealthCheck))
+@given(script=scripts())
+def test_every_drawn_script_survives_a_json_round_trip(script: Script) -> None:
+    text = json.dumps(script.to_json())
+    assert Script.from_json(json.loads(text)) == script
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda d: d.update(operations=[{"op": "dance"}]), "unknown operation 'dance'"),
+        (lambda d: d["operations"].append({"op": "text", "chars": -1}), "integer from 0"),
+        (lambda d: d["operations"].append({"op": "calls", "kind": "x"}), "expected one of"),
+        (lambda d: d["operations"].append({"op": "answer", "picks": []}), "1 to 16 integers"),
+        (lambda d: d["operations"].append({"op": "end", "extra": 1}), "unknown field 'extra'"),
+        (lambda d: d["config"].update(storage="tape"), "config.storage"),
+        (lambda d: d["config"].update(resolution=0), "config.resolution"),
+        (lambda d: d["config"].update(invariants=["P9"]), "config.invariants"),
+        (lambda d: d.pop("config"), "missing field 'config'"),
+        (lambda d: d.update(operations={}), "expected a list"),
+    ],
+)
+def test_a_malformed_script_is_refused_naming_where(change, problem) -> None:
+    data = Script(SLIDING, (Open(), Text())).to_json()
+    change(data)
+    with pytest.raises(ModelError, match=problem):
+        Script.from_json(data)
+
+
+# -- deleting any operation leaves a valid script ------------------------------------
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(script=scripts(max_operations=12, database=False), data=st.data())
+def test_deleting_any_operation_leaves_a_script_the_driver_runs(script, data) -> None:
+    # What the shrinker does: the shorter script runs to its end, or stops at a
+    # violation; the harness itself never raises.
+    k = data.draw(st.integers(0, len(script.operations) - 1))
+    shorter = Script(script.config, script.operations[:k] + script.operations[k + 1 :])
+    outcome = run_script(shorter, triage=False)
+    assert not any(v.invariant == "P0" for v in outcome.violations)
+
+
+def test_operations_with_nothing_to_act_on_do_nothing() -> None:
+    # No pending call, no request, no running invocation: nothing is stored.
+    script = Script(SLIDING, (Answer(picks=(3, 1)), Reply(pick=2), Text(), Calls()))
+    assert len(stored(script)) == 0
+
+
+# -- the shapes the Runner stores ---------------------------------------------------
+def test_a_user_message_and_a_reply_are_stored_as_the_runner_stores_them() -> None:
+    session = stored(Script(SLIDING, (Open(chars=40), Text(chars=30))))
+    user, reply = session.steps
+    assert (user.author, reply.author) == ("user", "agent")
+    assert user.invocation == reply.invocation and user.invocation.startswith("e-")
+    assert len(user.text) == 40 and len(reply.text) == 30
+    assert user.timestamp < reply.timestamp
+    assert reply.prompt_tokens == 40 // 4  # the token model: the prompt's characters / 4
+
+
+def test_parallel_results_are_one_event_stamped_once() -> None:
+    session = stored(Script(SLIDING, (Open(), Calls(count=3, fate="now"))))
+    _, calls, results = session.steps
+    assert len(calls.calls) == 3 and [r.id for r in results.responses] == [
+        c.id for c in calls.calls
+    ]
+    assert results.author == "agent" and calls.timestamp < results.timestamp
+
+
+def test_a_long_running_call_pauses_and_a_client_answer_resumes_its_invocation() -> None:
+    session = stored(Script(SLIDING, (Open(), Calls(kind="long_running"), Answer(picks=(0,)))))
+    user, call, answer = session.steps
+    assert call.long_running == tuple(c.id for c in call.calls)
+    assert answer.author == "user" and answer.response_ids == call.call_ids
+    # The Runner resolves the invocation from the call it answers.
+    assert answer.invocation == call.invocation == user.invocation
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "field"),
+    [
+        ("confirmation", REQUEST_CONFIRMATION_CALL, "confirmations"),
+        ("auth", REQUEST_CREDENTIAL_CALL, "auth_requests"),
+    ],
+)
+def test_a_request_to_the_user_is_stored_before_the_response_it_was_built_after(
+    kind, name, field
+) -> None:
+    script = Script(SLIDING, (Open(), Ask(kind=kind), Reply(pick=0)))
+    _, call, request, placeholder, answer, result = stored(script).steps
+    assert [c.name for c in request.calls] == [name] and request.long_running
+    assert getattr(placeholder, field) == tuple(call.call_ids)
+    # Stored first, stamped later: ADK's own backward step.
+    assert request.timestamp > placeholder.timestamp
+    assert answer.author == "user" and answer.response_ids == request.call_ids
+    assert result.author == "agent" and result.response_ids == call.call_ids
+    assert len({call.invocation, answer.invocation, result.invocation}) == 1
+
+
+def test_parallel_sub_agents_are_stored_as_they_finish_and_stamped_as_they_start() -> None:
+    session = stored(Script(SLIDING, (Open(), FanOut(order="ba"))))
+    _, first, second = session.steps
+    assert (first.author, first.branch) == ("b", "team.b")
+    assert (second.author, second.branch) == ("a", "team.a")
+    assert second.timestamp < first.timestamp
+
+
+def test_the_clock_gives_ties_and_resolution() -> None:
+    coarse = ScriptConfig(compaction_interval=100, overlap_size=0, resolution=1.0)
+    session = stored(Script(coarse, (Open(), Text(), Text())))
+    assert len({s.timestamp for s in session}) == 1
+    assert all(s.timestamp == int(s.timestamp) for s in session)
+    fine = stored(Script(SLIDING, (Open(), Tie(), Text(), Text())))
+    assert fine[0].timestamp == fine[1].timestamp < fine[2].timestamp
+    assert fine[0].timestamp > EPOCH
+
+
+def test_a_rewind_is_a_user_event_of_its_own_invocation() -> None:
+    session = stored(Script(SLIDING, (Open(), Text(), Open(), Rewind(back=1))))
+    rewind = session[-1]
+    assert rewind.author == "user" and rewind.rewind_before == session[2].invocation
+    assert rewind.invocation not in {s.invocation for s in session.steps[:-1]}
+
+
+def test_a_database_run_reloads_before_every_invocation() -> None:
+    config = ScriptConfig(compaction_interval=100, overlap_size=0, storage="database")
+    run = ScriptRun(Script(config, (Open(), Text(), Open())))
+    try:
+        for index, op in enumerate(run.script.operations):
+            assert run.apply(index, op) == []
+        assert "storage: reloaded before an invocation" in run.all_labels()
+        assert run.run.database_round_trip() == []
+    finally:
+        run.close()
