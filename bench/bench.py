@@ -291,7 +291,9 @@ def _pipeline_seed(s: int, chosen: tuple[str, ...] | None, examples: int) -> dic
             "seconds_with_shrinking": time.perf_counter() - started,
             "shrunk_operations": len(exc.case.operations),
             "shrunk_events": sum(1 for step in stored if step.compaction is None),
-            "shrunk_invocations": len({step.invocation for step in stored}),
+            "shrunk_invocations": len(
+                {step.invocation for step in stored if step.compaction is None}
+            ),
         }
     return {"seed": s, "found": False, "seconds": time.perf_counter() - started}
 
@@ -413,7 +415,7 @@ def main() -> int:
         help="seconds for the pipeline property to find and shrink a failure, per seed",
     )
     p.add_argument("--seeds", type=int, default=5)
-    p.add_argument("--examples", type=int, default=1000)
+    p.add_argument("--examples", type=int, default=3000)
     p.add_argument("--invariants", default="", help="fail runs on these only, e.g. P3")
     args = parser.parse_args()
     commands = {

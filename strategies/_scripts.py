@@ -115,8 +115,8 @@ _FOLLOW_UP = st.builds(Answer, picks=_PICKS)
 #: as they do in real sessions.
 _WEIGHTED = (
     (_TEXT, 4),
-    (_OPEN, 2),
-    (_CALLS, 5),
+    (_OPEN, 5),
+    (_CALLS, 4),
     (st.just(End()), 1),
     (_ANSWER, 2),
     (st.builds(Ask, kind=st.sampled_from(("confirmation", "auth"))), 1),
@@ -144,12 +144,13 @@ def scripts(draw, *, max_operations: int = 24, token: bool = True, database: boo
     ``max_operations`` operations."""
     config = draw(script_configs(token=token, database=database))
     ops = draw(st.lists(operations(), min_size=1, max_size=max_operations))
-    # A client usually does answer its pending calls, a few operations later:
-    # an answer follows some of the calls that leave calls pending.
+    # A client usually does post the results of long-running tools, a few
+    # operations later: an answer follows some of them. (A plain call left
+    # pending is one whose tool's process died: nobody has its result.)
     followed: list = []
     for op in ops:
         followed.append(op)
-        if isinstance(op, Calls) and (op.kind != "plain" or op.fate == "later"):
+        if isinstance(op, Calls) and op.kind != "plain":
             later = draw(_LATER)
             if later is not None:
                 followed.append((later, draw(_FOLLOW_UP)))

@@ -60,7 +60,7 @@ from .model import (
     Response,
     Step,
 )
-from .pipeline import PipelineRun, Triage, covered_by_kept, crash_violation, liveness_bound
+from .pipeline import PipelineRun, Triage, covered_by_kept, crash_violation
 from .scripts import (
     Answer,
     Ask,
@@ -130,11 +130,6 @@ class ScriptRun:
         self.answered: list[_Pending] = []
         self.asked: list[tuple[Call, Call, str]] = []
         self.counts = {"user": 0, "model": 0, "call": 0, "turn_calls": 0}
-        #: Events stored under each invocation id, resumed runs included: P3's E
-        #: (the sliding window counts invocation ids, and a client's answer or a
-        #: user's reply continues the invocation it answers).
-        self.per_invocation: dict[str, int] = {}
-        self.longest = 1
         #: The operation that stored each appended event, in append order.
         self.origin: list[int] = []
         self.current = -1
@@ -174,8 +169,6 @@ class ScriptRun:
         self.run.appended.append(step)
         self.run.pipeline.append(event)
         self.origin.append(self.current)
-        invocation = step.invocation
-        self.per_invocation[invocation] = self.per_invocation.get(invocation, 0) + 1
 
     def _text(self, prefix: str, chars: int) -> str:
         head = f"{prefix} "
@@ -231,11 +224,9 @@ class ScriptRun:
         if self.running is None:
             return []
         self.running = None
-        self.longest = max(self.longest, *self.per_invocation.values(), 1)
         if not compaction:  # the process died: nothing ran after the last event
             self.run.opener = None
             return []
-        self.run.bound = liveness_bound(self.config.triggers, self.longest)
         made = len(self.run.pipeline.summaries)
         found = self.run.end_invocation()
         self.summary_points += ["at an invocation end"] * (len(self.run.pipeline.summaries) - made)

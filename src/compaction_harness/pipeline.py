@@ -99,23 +99,31 @@ FRAMEWORK_CALLS = frozenset({REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL}
 Prompt = Sequence[tuple[str, tuple[tuple[str, ...], ...]]]
 
 
-def liveness_bound(config: Mapping[str, int | None], max_invocation_events: int) -> int | None:
-    """P3's bound on the compactable backlog, or None without sliding window.
+def liveness_bound(config: Mapping[str, int | None], steps: Session) -> int | None:
+    """P3's bound on the compactable backlog at an invocation's end, or None
+    without a sliding window.
 
     Reasoning: the runner compacts after an invocation once
-    ``compaction_interval`` (N) invocations are new since the last summary.
-    Between two compactions at most N - 1 completed invocations are new, plus
-    the one that just ended, each of at most ``max_invocation_events`` (E)
-    events. The summary covers everything the definitions allow up to its
-    end, so events that could be compacted (the longest self-contained prefix
-    of the uncovered events, dead calls exempt) number at most (N + 1) * E
-    right after compaction, unless compaction stalled. The overlap only
-    re-covers events already covered, so it does not enter the bound.
+    ``compaction_interval`` (N) invocations are new since the last summary,
+    and the summary covers everything the definitions allow up to its end.
+    So at any invocation's end the events that could be compacted (the
+    longest self-contained prefix of the events no summary covers, dead calls
+    exempt) belong to at most the N newest invocations, which no summary has
+    had to take yet; one more is allowed for slack. The bound is their events
+    as stored (live, summaries aside), invocations ordered by their newest
+    event: a resumed invocation is new again, as the sliding window counts it.
+    The overlap only re-covers events already covered, so it does not enter
+    the bound. A larger backlog means compaction has stalled.
     """
     interval = config.get("compaction_interval")
     if interval is None or config.get("overlap_size") is None:
         return None
-    return (interval + 1) * max_invocation_events
+    live = [s for s in reference.live_events(steps) if s.compaction is None]
+    newest_event: dict[str, int] = {}
+    for position, step in enumerate(live):
+        newest_event[step.invocation] = position
+    newest = sorted(newest_event, key=newest_event.__getitem__)[-(interval + 1) :]
+    return sum(1 for step in live if step.invocation in newest)
 
 
 def from_model(step: Step) -> bool:
@@ -688,13 +696,15 @@ def check_liveness(
     steps: Session,
     prompt: Prompt,
     summaries: Summaries,
-    bound: int | None,
+    config: Mapping[str, int | None],
     records: Sequence[int] = (),
 ) -> list[Violation]:
-    """P3: the backlog the definitions allow to compact is within ``bound``.
+    """P3: the backlog the definitions allow to compact is within the bound
+    (:func:`liveness_bound`).
 
     Events that a kept summary, or a compaction record ADK did not make
     (``records``, see :func:`check_nothing_lost`), stands for are not backlog."""
+    bound = liveness_bound(config, steps)
     if bound is None:
         return []
     covered = covered_by_kept(prompt, summaries) | covered_by_records(steps, records)
@@ -731,7 +741,9 @@ class PipelineCase:
             :data:`CONFIG_KEYS`, None where unset).
         session: the events appended, in order.
         ends: after how many appended events an invocation ended (compaction ran).
-        max_invocation_events: the most events one invocation appends (P3's E).
+        max_invocation_events: the most events one invocation appends (no
+            longer read: P3's bound comes from the session itself; kept so
+            older fixtures load).
         invariants: the pipeline invariants checked (None: all of P1 to P7);
             a campaign narrowed by HARNESS_PIPELINE_INVARIANTS records its
             choice, so a replay checks what the campaign checked.
@@ -816,7 +828,6 @@ class PipelineRun:
         #: token model counts them in every prompt).
         self.base_chars = 0
         self.pipeline = Pipeline(**self.config, **pipeline_options)
-        self.bound = liveness_bound(self.config, max_invocation_events)
         self.appended: list[Step] = []
         self.ends: list[int] = []
         self.opener: str | None = None
@@ -927,7 +938,7 @@ class PipelineRun:
             steps,
             self.pipeline.prompt(),
             self.pipeline.summaries,
-            self.bound,
+            self.config,
             self.foreign_records(steps),
         )
         return out

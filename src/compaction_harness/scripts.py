@@ -269,9 +269,10 @@ class Answer(Operation):
     its pending calls, oldest first (all modulo their number; repeats are
     dropped; no other pick: the oldest). So one message may answer calls made
     in several turns, in any order, and leave others unanswered. ``again``:
-    calls already answered are picked instead, and answered a second time. Like every client message, the answer starts a run: a running
-    invocation ends first, and the answer continues the invocation of the
-    call it answers (``Runner`` resolves the invocation from the call).
+    calls already answered are picked instead, and answered a second time.
+    Like every client message, the answer starts a run: a running invocation
+    ends first, and the answer continues the invocation of the call it
+    answers (``Runner`` resolves the invocation from the call).
     """
 
     op: ClassVar[str] = "answer"
