@@ -125,7 +125,7 @@ _WEIGHTED = (
     (st.builds(Delegate, chars=_SIZE), 1),
     (st.builds(Rewind, back=st.integers(1, 3)), 1),
     (st.just(Tie()), 1),
-    (st.builds(Skew, seconds=st.sampled_from((1, 60))), 1),
+    (st.builds(Skew, seconds=st.sampled_from((10, 60, 1))), 1),
     (st.builds(ClientRecord, back=st.integers(1, 4)), 1),
 )
 _OPERATIONS = tuple(strategy for strategy, weight in _WEIGHTED for _ in range(weight))

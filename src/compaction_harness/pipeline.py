@@ -957,9 +957,9 @@ class PipelineRun:
         then P1, P5 and P6 on the summaries it made."""
         before = self.pipeline.steps()
         prompt_before = self.pipeline.prompt()
-        covered_before = covered_by_kept(
-            prompt_before, self.pipeline.summaries
-        ) | covered_by_records(before, self.foreign_records(before))
+        # What ADK's own summaries covered: a summary that takes events only a
+        # client's record stood for is ADK's first summary of them, not waste.
+        covered_before = covered_by_kept(prompt_before, self.pipeline.summaries)
         self._ranges_before = kept_ranges(before, prompt_before)
         out: list[Violation] = []
         if check_stale:
