@@ -38,6 +38,7 @@ from ._episodes import (
     long_running_episode,
     model_text,
     response_without_call,
+    rotated,
 )
 
 #: A small pool so that call ids collide across invocations on purpose.
@@ -53,7 +54,9 @@ HITL = ("none", "none", "long_running", "confirmation", "auth")
 RANGE_KINDS = ("range", "nested", "overlap", "repeat", "odd")
 
 # Strategies are built once: building one per draw costs more than the draw.
-_TICK = st.sampled_from((1.0, 0.0))
+#: Which events share their predecessor's timestamp (positions in the
+#: session): drawn once per session, shrinking towards none.
+_TIES = st.frozensets(st.integers(1, 29), max_size=4)
 #: A call id: from the pool (shrinks to "c0"), or a fresh one never used before.
 IDS = st.sampled_from((*ID_POOL, NEW_ID))
 SYNTHETIC_IDS = st.just(NEW_SYNTHETIC_ID)
@@ -83,9 +86,6 @@ def _below(n: int) -> st.SearchStrategy[int]:
     return st.integers(0, n - 1)
 
 
-@cache
-def _permutation(n: int) -> st.SearchStrategy[list[int]]:
-    return st.permutations(range(n))
 
 
 @dataclass
@@ -97,10 +97,12 @@ class _Builder:
     synthetic: int = 0
     branch: str | None = None
     scope: str | None = None
+    ties: frozenset[int] = frozenset()
 
     def tick(self, draw) -> float:
         # Neighbouring events share a timestamp now and then, as fast tools do.
-        self.clock += draw(_TICK)
+        if len(self.steps) not in self.ties:
+            self.clock += 1.0
         return self.clock
 
     def place(self, draw, inv: str, template: Template) -> None:
@@ -143,8 +145,9 @@ class _Builder:
         ready = [c for c in self.chains if author is None or c[0].author == author]
         if not ready:
             return False
-        order = draw(_permutation(len(ready)))
-        chosen = [ready[i] for i in order[: 1 + draw(_below(len(ready)))]]
+        if len(ready) > 1:
+            ready = rotated(ready, draw(_below(len(ready))), draw(st.booleans()))
+        chosen = ready[: 1 + draw(_below(len(ready)))]
         heads = [c[0] for c in chosen]
         if len(heads) > 1 and all(h.is_plain_answer and h.author == heads[0].author for h in heads):
             merged = Template(
@@ -269,7 +272,7 @@ def sessions(draw, max_invocations: int = 6, max_turns: int = 4, max_events: int
     timestamps; call ids reused across invocations; rewinds; branches and
     isolation scopes.
     """
-    b = _Builder()
+    b = _Builder(ties=draw(_TIES))
     for number, (opener, turns, attrs) in enumerate(draw(_plan(max_invocations, max_turns)), 1):
         inv = "" if attrs == 11 else f"i{number}"
         b.branch = "root.helper" if attrs == 10 else None
