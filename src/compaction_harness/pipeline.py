@@ -884,10 +884,18 @@ class PipelineRun:
                 events = {int(p[3]) for p in prompt[content][1] if p[0] == "response" and p[3]}
                 v.details["merged_answer"] = bool(events & merged)
             if v.details.get("cause") == "opener missing":
-                # Whether a kept summary was given the opener (known faults use it).
+                # Whether a kept summary was given the opener, or a kept
+                # summary's time range hides it unasked (known faults use it).
                 v.details["opener_summarised"] = any(
                     steps[i].text == self.opener and steps[i].author == "user"
                     for i in covered_by_kept(prompt, self.pipeline.summaries)
+                )
+                ranges = kept_ranges(steps, prompt)
+                v.details["inside_range"] = any(
+                    start <= step.timestamp <= end
+                    for step in steps
+                    if step.author == "user" and step.text == self.opener
+                    for start, end in ranges
                 )
         out += found
         baseline = self.pipeline.prompt(
