@@ -181,12 +181,12 @@ class ScriptRun:
     def _model_call(
         self, agent: str = AGENT, branch: str | None = None
     ) -> tuple[list[Violation], float, int]:
-        """A model call: its event's time is taken first (the step starts),
-        then compaction runs and the prompt is checked; returns (violations,
-        the event's timestamp, the prompt's token count)."""
-        started = self.stamp()
+        """A model call: the flow's request processors run (compaction among
+        them) and the prompt is checked, then the model's event is built and
+        stamped, before the model is called (``_run_one_step_async``); returns
+        (violations, the event's timestamp, the prompt's token count)."""
         found = self._checked_model_call(agent, branch)
-        return found, started, self._tokens(agent, branch)
+        return found, self.stamp(), self._tokens(agent, branch)
 
     def _checked_model_call(self, agent: str, branch: str | None) -> list[Violation]:
         made = len(self.run.pipeline.summaries)

@@ -219,7 +219,10 @@ def _time_order_assumed(case, violation: Violation) -> bool:
             and violation.details.get("opener_summarised") is False
             and violation.details.get("inside_range") is True
         )
-    return violation.invariant == "P6" and violation.details.get("outside_ranges") is True
+    return violation.invariant == "P6" and (
+        violation.details.get("outside_ranges") is True
+        or violation.details.get("out_of_time_order") is True
+    )
 
 
 def _partial_answer_to_parallel_calls(case, violation: Violation) -> bool:

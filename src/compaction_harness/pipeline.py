@@ -213,7 +213,9 @@ def check_new_work(
     ``steps`` and ``ranges`` (the time ranges of the kept summaries): the
     violation's ``details["outside_ranges"]`` says whether every event it
     summarised again lies outside those ranges by its timestamp, so that ADK,
-    which reads what is compacted from the ranges, took it for new.
+    which reads what is compacted from the ranges, took it for new;
+    ``details["out_of_time_order"]`` whether one of them was stored out of
+    time order (see :func:`out_of_time_order`).
     """
     if any(i in live and i not in covered_before for i in taken):
         return []
@@ -223,6 +225,7 @@ def check_new_work(
         and bool(again)
         and not any(start <= steps[i].timestamp <= end for i in again for start, end in ranges)
     )
+    disordered = steps is not None and any(out_of_time_order(steps, i) for i in again)
     return [
         Violation(
             "P6",
@@ -231,7 +234,7 @@ def check_new_work(
             positions=tuple(taken),
             expected="at least one newly covered event",
             observed=list(taken),
-            details={"outside_ranges": outside},
+            details={"outside_ranges": outside, "out_of_time_order": disordered},
         )
     ]
 
