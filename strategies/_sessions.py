@@ -86,8 +86,6 @@ def _below(n: int) -> st.SearchStrategy[int]:
     return st.integers(0, n - 1)
 
 
-
-
 @dataclass
 class _Builder:
     steps: list[Step] = field(default_factory=list)
