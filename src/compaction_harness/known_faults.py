@@ -213,6 +213,8 @@ def _time_order_assumed(case, violation: Violation) -> bool:
             violation.details.get("inside_range") is True
             or violation.details.get("out_of_time_order") is True
         )
+    if violation.invariant == "P3":  # stamped before a summary's end, stored after it
+        return violation.details.get("out_of_time_order") is True
     if violation.invariant == "P2":  # the running request, hidden by a range it was not given
         return (
             violation.details.get("cause") == "opener missing"
@@ -460,7 +462,7 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
     ),
     KnownFault(
         id="compaction-assumes-events-are-stored-in-time-order",
-        invariant=("P2", "P4", "P6"),
+        invariant=("P2", "P3", "P4", "P6"),
         releases=("2.13.0",),
         title="compaction reads summaries and the prompt by timestamp, so events stored out "
         "of time order are lost, or summarised twice",
@@ -483,8 +485,9 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "without having been summarised, a function response stamped before its call is "
             "sorted ahead of it and both are dropped (P4: the model loses, say, a sub-agent's "
             "answer or a tool's result; P2: when it is the user's message of the running "
-            "invocation, the model never sees the request); and an event given to a summary "
-            "but stamped after "
+            "invocation, the model never sees the request); an event stamped before the "
+            "latest summary's end but stored after it is never compacted, by either trigger, "
+            "and the backlog grows (P3); and an event given to a summary but stamped after "
             "the range's end stays in the prompt beside the summary and is summarised again "
             "(P6: duplicated, wasted work)."
         ),
