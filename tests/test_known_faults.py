@@ -91,3 +91,24 @@ def test_a_missing_request_that_no_summary_took_is_not_the_known_fault():
     # The prompt builder lost it by itself: a new fault, not this one.
     assert not fault.matches(case, dropped)
     assert not fault.matches(case, Violation("P2", "x", details={"opener_summarised": False}))
+
+
+@on_2_13
+def test_a_loss_that_time_order_does_not_explain_is_not_taken_for_it(monkeypatch):
+    # A broken prefix helper skips an event yet its summary's range covers it:
+    # the same P4 in a run whose events are stamped in stored order, so the
+    # time-order fault is not the cause, whatever the shape looks like.
+    from compaction_harness.driver import run_script
+    from compaction_harness.scripts import Open, Script, ScriptConfig, Skew, Text
+
+    monkeypatch.setattr(
+        compaction,
+        "_longest_self_contained_prefix",
+        lambda events, all_events=None: events[:1] + events[2:],
+    )
+    config = ScriptConfig(compaction_interval=1, overlap_size=0)
+    script = Script(config, (Open(), Text(), Text(), Skew(seconds=10), Open(), Text(), Open()))
+    found = [v for v in run_script(script, triage=False).violations if v.invariant == "P4"]
+    assert found
+    fault = fault_for("compaction-assumes-events-are-stored-in-time-order")
+    assert not any(fault.matches(script, v) for v in found)

@@ -105,8 +105,12 @@ class ScriptRun:
     the installed release cannot run the configuration.
     """
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, *, monotonic: bool = False) -> None:
         self.script = script
+        #: Stamp every event later than the one stored before it (no ties, no
+        #: lagging hosts, no ADK backward steps): the counterfactual a known
+        #: fault uses to tell what time order alone causes.
+        self.monotonic = monotonic
         config = script.config
         self.config = config
         self._true = EPOCH
@@ -142,6 +146,9 @@ class ScriptRun:
     def stamp(self) -> float:
         """The next timestamp: the clock moves on by one step (not after a
         ``Tie``), read through the host's offset at the clock's resolution."""
+        if self.monotonic:
+            self._true += STEP
+            return round(self._true, 6)
         if self._tie:
             self._tie = False
         else:
@@ -385,6 +392,8 @@ class ScriptRun:
         )
         placeholder_time = self.stamp()
         request_time = self.stamp()
+        if self.monotonic:  # stamped in the order they are stored
+            placeholder_time, request_time = request_time, placeholder_time
         name = REQUEST_CONFIRMATION_CALL if confirm else REQUEST_CREDENTIAL_CALL
         request = Call("adk-" + self.new_id("call"), name)
         # The Runner stores the request first, though it was built after the response.
@@ -435,6 +444,9 @@ class ScriptRun:
             branch = f"team.{name}"
             found += self._checked_model_call(name, branch)
             started[name] = (self.stamp(), self._tokens(name, branch))
+        if self.monotonic:  # stamped in the order they are stored
+            stamps = sorted(stamp for stamp, _ in started.values())
+            started = {n: (stamps[k], started[n][1]) for k, n in enumerate(op.order)}
         for name in op.order:  # stored as they finish
             self.counts["model"] += 1
             stamp, tokens = started[name]
@@ -494,7 +506,8 @@ class ScriptRun:
         return []
 
     def _op_skew(self, op: Skew) -> list[Violation]:
-        self._offset -= op.seconds
+        if not self.monotonic:
+            self._offset -= op.seconds
         return []
 
     def _op_client_record(self, op: ClientRecord) -> list[Violation]:
@@ -589,6 +602,7 @@ def run_script(
     release: str | None = None,
     triage: bool = True,
     stop: Callable[[int, ScriptRun], None] | None = None,
+    monotonic: bool = False,
 ) -> UnitOutcome:
     """Execute ``script`` and check P0 to P7 after every operation.
 
@@ -597,9 +611,10 @@ def run_script(
     recorded and the run goes on; it stops at the first operation with a new
     violation. An exception ADK raises while the script runs is a P0
     violation, and ends the run. ``stop`` (for tests) is called after each
-    operation.
+    operation. ``monotonic``: every event stamped later than the one stored
+    before it (see :class:`ScriptRun`).
     """
-    run = ScriptRun(script)
+    run = ScriptRun(script, monotonic=monotonic)
     chosen = set(script.config.invariants) if script.config.invariants else None
     judge = Triage(
         lambda: Script(script.config, script.operations[: run.current + 1]),

@@ -902,12 +902,15 @@ class PipelineRun:
                     for i in covered_by_kept(prompt, self.pipeline.summaries)
                 )
                 ranges = kept_ranges(steps, prompt)
-                v.details["inside_range"] = any(
-                    start <= step.timestamp <= end
-                    for step in steps
+                openers = [
+                    i
+                    for i, step in enumerate(steps)
                     if step.author == "user" and step.text == self.opener
-                    for start, end in ranges
+                ]
+                v.details["inside_range"] = any(
+                    start <= steps[i].timestamp <= end for i in openers for start, end in ranges
                 )
+                v.details["out_of_time_order"] = any(out_of_time_order(steps, i) for i in openers)
         out += found
         baseline = self.pipeline.prompt(
             without_summaries=True, agent_name=agent_name, branch=branch
