@@ -193,12 +193,22 @@ def _running_request_summarised(case, violation: Violation) -> bool:
 
 def _reload_in_time_order(case, violation: Violation) -> bool:
     """The database gave the events back in timestamp order, and the runner had
-    stored them in another."""
-    return (
-        _pipeline_level(case)
-        and violation.invariant == "P7"
-        and violation.details.get("time_order") is True
-    )
+    stored them in another (P7); or a script that reloads its session from the
+    database before every invocation fails in a way the same script with an
+    in-memory session does not (the reordered session broke the prompt)."""
+    if not _pipeline_level(case):
+        return False
+    if violation.invariant == "P7":
+        return violation.details.get("time_order") is True
+    if not isinstance(case, Script) or case.config.storage != "database":
+        return False
+    from dataclasses import replace
+
+    from .driver import run_script
+
+    in_memory = Script(replace(case.config, storage="memory"), case.operations)
+    again = run_script(in_memory, triage=False)
+    return not any(v.invariant == violation.invariant for v in again.violations)
 
 
 def _time_order_assumed(case, violation: Violation) -> bool:
@@ -416,7 +426,7 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
     ),
     KnownFault(
         id="database-reload-reorders-events-by-timestamp",
-        invariant=("P7",),
+        invariant=("P7", "P2", "P3", "P4", "P6"),
         releases=("2.13.0",),
         title="DatabaseSessionService returns a session's events in timestamp order, not in "
         "the order the runner stored them",
@@ -434,7 +444,10 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "session afresh, so a server (or any app on the database service) builds the next "
             "prompt from the reordered history: parallel sub-agents' answers swap places "
             "between one request and the next, and the same session gives a different prompt "
-            "in memory and from the database."
+            "in memory and from the database. Where the reordering puts a function response "
+            "before its call, or a user message after the replies to it, the prompt builder "
+            "drops events (P4) or the running request (P2): the same script with an "
+            "in-memory session does not fail."
         ),
         matches=_reload_in_time_order,
     ),
