@@ -424,7 +424,14 @@ _EVENT_KEY = "harness_event"
 PromptContent = tuple[str, tuple[PromptPart, ...]]
 
 
-def _prompt_of(contents: list[types.Content]) -> list[PromptContent]:
+def _prompt_of(
+    contents: list[types.Content], positions: dict[str, int] | None = None
+) -> list[PromptContent]:
+    """The harness's view of a prompt's contents. A response part names the
+    event it came from by that event's id, shown as the event's position in
+    the session in hand (``positions``: id -> position), so that the names
+    stay right when a database hands the events back in another order."""
+    positions = positions or {}
     out = []
     for content in contents:
         parts: list[PromptPart] = []
@@ -434,6 +441,7 @@ def _prompt_of(contents: list[types.Content]) -> list[PromptContent]:
             elif p.function_response is not None:
                 r = p.function_response
                 event = (r.response or {}).get(_EVENT_KEY, "")
+                event = positions.get(event, event) if isinstance(event, str) else event
                 parts.append(("response", r.id or "", r.name or "", str(event)))
             elif p.text is not None:
                 parts.append(("text", p.text))
@@ -735,7 +743,7 @@ class Pipeline:
             if part.function_response is not None:  # see PromptPart
                 part.function_response.response = {
                     **(part.function_response.response or {}),
-                    _EVENT_KEY: len(self.session.events),
+                    _EVENT_KEY: event.id,
                 }
         self._loop.run_until_complete(self._service.append_event(self.session, event))
 
@@ -937,7 +945,11 @@ class Pipeline:
             events.sort(key=lambda e: (e.timestamp, e.id))
         if without_summaries:
             events = [e for e in events if not (e.actions and e.actions.compaction)]
-        return _prompt_of(self._contents(events, agent_name, branch))
+        return _prompt_of(self._contents(events, agent_name, branch), self._positions())
+
+    def _positions(self) -> dict[str, int]:
+        """Event id -> position in the session in hand."""
+        return {e.id: i for i, e in enumerate(self.session.events)}
 
     def prompt_chars_of(
         self, positions: Sequence[int], agent_name: str = AGENT, branch: str | None = None
@@ -979,7 +991,9 @@ class Pipeline:
                     app_name="harness", user_id="u", session_id=self.session.id
                 )
             )
-            return _prompt_of(self._contents(list(again.events), agent_name, branch))
+            return _prompt_of(
+                self._contents(list(again.events), agent_name, branch), self._positions()
+            )
         import tempfile
 
         try:
@@ -1008,7 +1022,7 @@ class Pipeline:
 
         with tempfile.TemporaryDirectory() as folder:
             events = self._loop.run_until_complete(round_trip(folder))
-        return _prompt_of(self._contents(events, agent_name, branch))
+        return _prompt_of(self._contents(events, agent_name, branch), self._positions())
 
     def close(self) -> None:
         if self.storage == "database":
