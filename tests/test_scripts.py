@@ -178,3 +178,23 @@ def test_a_database_run_reloads_before_every_invocation() -> None:
         assert run.run.database_round_trip() == []
     finally:
         run.close()
+
+
+def test_responses_keep_their_names_when_a_reload_reorders_the_session() -> None:
+    # A one-second clock puts a whole invocation in one tick; the database
+    # hands the events back ordered by their ids, so positions move. Each
+    # response part must still name its event where it now stands.
+    config = ScriptConfig(
+        compaction_interval=100, overlap_size=0, storage="database", resolution=1.0
+    )
+    run = ScriptRun(Script(config, (Open(), Calls(count=2), Text(), Open(), Text())))
+    try:
+        for index, op in enumerate(run.script.operations):
+            run.apply(index, op)
+        steps = run.run.pipeline.steps()
+        for _, parts in run.run.pipeline.prompt():
+            for part in parts:
+                if part[0] == "response":
+                    assert part[1] in steps[int(part[3])].response_ids
+    finally:
+        run.close()
