@@ -524,3 +524,15 @@ def test_p6_bound_on_hand_made_numbers():
     assert not check_summary_bound(after=50, floor=20, threshold=60, number=0)
     # What may not be compacted already reaches the threshold: no bound applies.
     assert not check_summary_bound(after=90, floor=60, threshold=60, number=0)
+
+
+def test_p3_holds_a_client_record_to_the_mark_adk_reads_it_as():
+    # A client's record that ends at the end of an invocation covers, for ADK's
+    # sliding window, everything stamped before its end: those events are the
+    # record writer's, not a stall of compaction (found by a campaign).
+    from compaction_harness.driver import run_script
+    from compaction_harness.scripts import ClientRecord, Open, Text
+
+    ops = (Text(), Text(), Text(), ClientRecord(back=1), Open(), Open())
+    found = run_script(_script(SLIDING, *ops), triage=False).violations
+    assert not [v for v in found if v.invariant == "P3"]

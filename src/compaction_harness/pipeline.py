@@ -705,12 +705,23 @@ def check_liveness(
     """P3: the backlog the definitions allow to compact is within the bound
     (:func:`liveness_bound`).
 
-    Events that a kept summary, or a compaction record ADK did not make
-    (``records``, see :func:`check_nothing_lost`), stands for are not backlog."""
+    Events that a kept summary stands for are not backlog, and neither are
+    those a compaction record ADK did not make (``records``, see
+    :func:`check_nothing_lost`) claims: ADK reads every compaction record's
+    end as a mark up to which everything is compacted (the sliding window
+    counts only invocations newer than the latest end), so whoever wrote the
+    record claimed everything stamped up to its end."""
     bound = liveness_bound(config, steps)
     if bound is None:
         return []
     covered = covered_by_kept(prompt, summaries) | covered_by_records(steps, records)
+    marks = [steps[r].compaction.end for r in records]
+    if marks:
+        covered |= {
+            i
+            for i, step in enumerate(steps)
+            if step.compaction is None and step.timestamp <= max(marks)
+        }
     live = reference.live_events(steps)  # the compactor's view: rewinds applied
     index = {id(s): k for k, s in enumerate(live)}
     uncovered = tuple(
