@@ -536,3 +536,30 @@ def test_p3_holds_a_client_record_to_the_mark_adk_reads_it_as():
     ops = (Text(), Text(), Text(), ClientRecord(back=1), Open(), Open())
     found = run_script(_script(SLIDING, *ops), triage=False).violations
     assert not [v for v in found if v.invariant == "P3"]
+
+
+def test_p3_lets_compaction_wait_until_it_saves_prompt():
+    # A summary larger than the next invocations: compacting them would grow
+    # the prompt (P6's waste), so ADK waits until the backlog outgrows it. A
+    # delay bounded by the summary's size, not a stall (found by a campaign).
+    from compaction_harness.driver import run_script
+    from compaction_harness.scripts import Open, Script, ScriptConfig
+
+    ops = (Open(), Open(), Open(), Open())
+    large = ScriptConfig(compaction_interval=1, overlap_size=0, summary="large")
+    assert not run_script(Script(large, ops), triage=False).violations
+
+
+def test_p3_still_fires_for_a_stall_with_large_summaries(monkeypatch):
+    # The same backlog when compaction never happens and nothing is saved by
+    # waiting: the events outgrow the summary and P3 fires.
+    from compaction_harness.driver import run_script
+    from compaction_harness.scripts import Open, Script, ScriptConfig, Text
+
+    monkeypatch.setattr(
+        compaction, "_longest_self_contained_prefix", lambda events, all_events=None: []
+    )
+    ops = (Open(), *(op for _ in range(6) for op in (Open(chars=2000), Text(chars=2000))))
+    large = ScriptConfig(compaction_interval=1, overlap_size=0, summary="large")
+    found = run_script(Script(large, ops), triage=False).violations
+    assert "P3" in invariants(found)

@@ -967,14 +967,30 @@ class PipelineRun:
             check_stale=self.pipeline.token_path_runs_at_end,
         )
         steps = self.pipeline.steps()
-        out += check_liveness(
-            steps,
-            self.pipeline.prompt(),
-            self.pipeline.summaries,
-            self.config,
-            self.foreign_records(steps),
+        prompt = self.pipeline.prompt()
+        stalled = check_liveness(
+            steps, prompt, self.pipeline.summaries, self.config, self.foreign_records(steps)
         )
-        return out
+        return out + [v for v in stalled if not self._waits_to_save_prompt(v, steps, prompt)]
+
+    def _waits_to_save_prompt(self, violation: Violation, steps: Session, prompt: Prompt) -> bool:
+        """Whether a P3 backlog is no larger than the summary it would replace.
+
+        A summary as large as what it replaces saves nothing (P6 calls that
+        wasted work, and ADK 2.13.0 refuses such a range:
+        ``_is_range_worth_compacting``), so compaction rightly waits until the
+        backlog outgrows the latest kept summary: a delay bounded by that
+        summary's size, not a stall. Sizes as ADK's estimate counts them."""
+        texts = [p[1] for _, ps in prompt for p in ps if p[0] == "text"]
+        kept = [
+            text
+            for text in self.pipeline.summary_texts
+            if any(_shows(t, text.split("\n", 1)[0]) for t in texts)
+        ]
+        if not kept:
+            return False
+        backlog = self.pipeline.prompt_chars_of(list(violation.positions))
+        return backlog <= len(kept[-1])
 
     def _compact(
         self,
