@@ -1036,16 +1036,17 @@ class PipelineRun:
         live = reference.live_events(before)
         index = {id(s): k for k, s in enumerate(live)}
         compactable = {id(live[k]) for k in reference.token_threshold_range(live, retention)}
-        candidates = {id(live[k]) for k in reference.token_candidates(live)}
+        # What stays when exactly the reference's range is compacted: every
+        # live event outside it (what earlier summaries hide stays hidden,
+        # since every summary is kept too), every summary, and the new one.
         kept = [
             i
             for i, step in enumerate(before)
-            if id(step) in index and id(step) in candidates and id(step) not in compactable
+            if id(step) in index and (step.compaction is not None or id(step) not in compactable)
         ]
-        # The floor as the prompt builder renders it: the new summary and the
-        # events that must stay (another agent's message is relayed with a
-        # preamble, for one).
-        # (Compaction appends the summary, so earlier positions are unchanged.)
+        # The floor as the prompt builder renders it (another agent's message
+        # is relayed with a preamble, for one). Compaction appends the new
+        # summary, so earlier positions are unchanged.
         stored = self.pipeline.steps()
         summary_at = max(i for i, step in enumerate(stored) if step.compaction is not None)
         chars = self.pipeline.prompt_chars_of([*kept, summary_at], *agent)
