@@ -517,6 +517,29 @@ def test_p6_bound_fires_when_a_token_summary_leaves_the_prompt_over_the_threshol
     assert bound and "left the prompt at" in bound[0].message
 
 
+def test_p6_bound_counts_a_call_adk_must_restore_as_floor():
+    # A second answer to a call that a summary took: ADK re-injects the large
+    # call event so the answer stays paired. Any compaction pays for it, so it
+    # is floor, not waste (a false alarm before; found by a 600 s campaign).
+    from compaction_harness.driver import run_script
+    from compaction_harness.scripts import Answer, Calls
+
+    config = {
+        "compaction_interval": None,
+        "overlap_size": None,
+        "token_threshold": 50,
+        "event_retention_size": 0,
+    }
+    ops = (
+        Calls(count=1, fate="now", chars=200),
+        Calls(count=1, fate="later", chars=20),
+        Answer(picks=(0,), again=True),
+    )
+    outcome = run_script(_script(config, *ops), triage=False)
+    assert outcome.observed["summaries"], "the token threshold must fire for this to mean anything"
+    assert not [v for v in outcome.violations if v.invariant == "P6"]
+
+
 def test_p6_bound_on_hand_made_numbers():
     from compaction_harness.pipeline import check_summary_bound
 

@@ -47,6 +47,9 @@ REUSED_ID_IN_NEWEST = UnitCase(
 CALLLESS_RESPONSE_RETAINED = TokenCase(
     session(user("i1", 1), text("i1", 2), answer("i1", 3, "gone", author="user")), 1
 )
+# Events with no invocation id (appended by a client): no newest invocation
+# exists, so the orphan `c1` is provably dead and the whole window is safe.
+NO_INVOCATION_IDS = UnitCase(session(call("", 1, "c1"), user("", 2), text("", 3)), (0, 1, 2))
 # A retained response whose call would be compacted: the split must move back.
 RETAINED_RESPONSE_KEEPS_ITS_CALL = TokenCase(
     session(user("i1", 1), call("i1", 2, "a"), text("i1", 3), answer("i1", 4, "a")), 1
@@ -58,6 +61,7 @@ RETAINED_RESPONSE_KEEPS_ITS_CALL = TokenCase(
 @example(case=STALL_BEFORE_2_12)
 @example(case=RETRY_SKIPPED_AT_BOUNDARY)
 @example(case=REUSED_ID_IN_NEWEST)
+@example(case=NO_INVOCATION_IDS)
 @given(case=unit_cases())
 def test_prefix_and_dead_ids_meet_u1_to_u4(case: UnitCase) -> None:
     label(case)

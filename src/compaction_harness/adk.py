@@ -952,12 +952,37 @@ class Pipeline:
         return {e.id: i for i, e in enumerate(self.session.events)}
 
     def prompt_chars_of(
-        self, positions: Sequence[int], agent_name: str = AGENT, branch: str | None = None
+        self,
+        positions: Sequence[int],
+        agent_name: str = AGENT,
+        branch: str | None = None,
+        *,
+        compacted: Sequence[int] = (),
     ) -> int:
         """Characters of the prompt ADK would assemble for ``agent_name`` from
-        the stored events at ``positions`` alone, as ADK's estimate counts them."""
+        the stored events at ``positions`` alone, as ADK's estimate counts them.
+
+        ``compacted``: stored positions of events a summary is taken to have
+        replaced. Where the release re-injects a compacted call whose response
+        survives (``_recover_compacted_function_calls`` in
+        ``google.adk.flows.llm_flows.context._compaction``, where the release has it),
+        it is given these events as its source, so the count includes what ADK
+        must restore to keep that response paired; older releases restore
+        nothing and the count leaves it out as they do.
+        """
         events = self.session.events
-        return prompt_chars(self._contents([events[i] for i in positions], agent_name, branch))
+        chosen = [events[i] for i in sorted(positions)]
+        if compacted:
+            try:
+                from google.adk.flows.llm_flows.context._compaction import (
+                    _recover_compacted_function_calls as recover,
+                )
+            except ImportError:
+                recover = None
+            if recover is not None:
+                source = [events[i] for i in sorted({*positions, *compacted})]
+                chosen = recover(chosen, source)
+        return prompt_chars(self._contents(chosen, agent_name, branch))
 
     def prompt_chars(self, agent_name: str = AGENT, branch: str | None = None) -> int:
         """The size of the prompt ADK assembles now, as ADK's estimate counts it."""

@@ -1049,7 +1049,10 @@ class PipelineRun:
         # summary, so earlier positions are unchanged.
         stored = self.pipeline.steps()
         summary_at = max(i for i, step in enumerate(stored) if step.compaction is not None)
-        chars = self.pipeline.prompt_chars_of([*kept, summary_at], *agent)
+        # A response that stays keeps its call: ADK re-injects a compacted call
+        # event whose answer survives, so what it restores is floor too.
+        taken = [i for i, step in enumerate(before) if id(step) in compactable]
+        chars = self.pipeline.prompt_chars_of([*kept, summary_at], *agent, compacted=taken)
         after = (self.base_chars + self.pipeline.prompt_chars(*agent)) // 4
         floor = (self.base_chars + chars) // 4
         found = check_summary_bound(after, floor, threshold, number)
