@@ -466,7 +466,8 @@ def test_p0_of_a_recorded_session_is_a_violation_not_a_traceback(monkeypatch):
 def test_p2_strict_clause_fires_where_no_adapter_heals_the_request(monkeypatch):
     # A long-running call still pending when the user writes again: Anthropic
     # and OpenAI refuse it. Releases whose LiteLLM adapter inserts placeholder
-    # results (1.26.0 and later) send a healed request; pretend this one has none.
+    # results (1.24.0 and later) send a healed request; pretend this one has none
+    # (as 1.16.0 and 1.20.0 have none, where this script fails the clause).
     from compaction_harness import adk
     from compaction_harness.driver import run_script
     from compaction_harness.scripts import Calls, Open, Text

@@ -1074,7 +1074,8 @@ def litellm_heals_missing_tool_results() -> bool:
     inserts a placeholder tool result for every call left unanswered before
     the next message (``_ensure_tool_results``: "LiteLLM-backed providers like
     OpenAI and Anthropic reject histories where an assistant tool call is not
-    followed by tool responses"; 1.26.0 and later). Read from the source, so
+    followed by tool responses"): 1.24.0 and later; 1.16.0 and 1.20.0 have no
+    such step, and a strict provider refuses their request. Read from the source, so
     the ``litellm`` package need not be installed."""
     import importlib.util
 
