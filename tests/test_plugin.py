@@ -349,8 +349,16 @@ SLOW_SHRINK_PROPERTY = (
 END = float(os.environ["HARNESS_CAMPAIGN_STARTED"]) + float(os.environ["BUDGET"])
 
 
+def counted(case):
+    # Every example Hypothesis draws once the budget is spent.
+    if Path("slept").exists():
+        with open("drawn after the budget", "a") as tally:
+            tally.write("x")
+    return case
+
+
 @pytest.mark.property
-@given(case=stalled_cases())
+@given(case=stalled_cases().map(counted))
 def test_planted_stall(case):
     try:
         check_unit_case(case, strict(case))
@@ -377,6 +385,9 @@ def test_shrinking_cut_short_by_the_budget_is_recorded_and_continued_next_run(
     assert data["shrinking"].startswith("cut short by the campaign's time budget")
     assert "(shrinking cut short by the budget)" in first.stdout
     assert "shrinking was cut short by the budget: run `make fuzz` again" in first.stdout
+    # The run ended at the first candidate after the budget: Hypothesis did
+    # not go on drawing (and skipping) the thousands its shrinker would try.
+    assert (pytester.path / "drawn after the budget").read_text() == "x"
     # The next campaign starts from the saved example and shrinks it to the end.
     second = _campaign(pytester, tmp_path, 120)
     assert second.returncode == 1, second.stdout[-3000:]
@@ -452,3 +463,52 @@ def test_the_summary_lists_known_faults_met_by_unit_items(pytester):
             "known upstream faults met: dead-call-retry-skipped-at-invocation-boundary (*",
         ]
     )
+
+
+def test_one_failure_found_by_two_shards_is_one_fixture_named_once(pytester, tmp_path):
+    pytester.makepyfile(test_planted=QUICK_BROKEN_PROPERTY)
+    result = _campaign(pytester, tmp_path, 60, "--fuzz-shards=2")
+    assert result.returncode == 1, result.stdout[-3000:]
+    (fixture,) = (tmp_path / "repros").glob("U3-*.json")
+    shown = os.path.relpath(fixture, pytester.path)
+    assert (
+        f"NEW: 2 of 2 campaign items found a failure; fixtures written: {shown} "
+        "(found by 2 items)" in result.stdout
+    ), result.stdout[-3000:]
+
+
+WEIGHTED_PROPERTIES = """
+import pytest
+
+@pytest.mark.property(weight=6)
+def test_heavy():
+    pass
+
+@pytest.mark.property
+def test_light():
+    pass
+"""
+
+
+def test_a_campaign_runs_each_shard_lightest_item_first(pytester):
+    # A failing item may shrink until the campaign's end: the heaviest runs
+    # last on its worker, so it cannot starve the items after it.
+    pytester.makepyfile(test_weighted=WEIGHTED_PROPERTIES)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.pytest_plugin",
+        "--hypothesis-profile=fuzz",
+        "--fuzz-seconds=1",
+        "--fuzz-shards=2",
+        "--collect-only",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+    )
+    order = [line for line in result.stdout.lines if "::" in line]
+    assert order == [
+        "test_weighted.py::test_light[shard0]",
+        "test_weighted.py::test_heavy[shard0]",
+        "test_weighted.py::test_light[shard1]",
+        "test_weighted.py::test_heavy[shard1]",
+    ]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections import Counter
 from importlib import metadata
 from pathlib import Path
 
@@ -194,6 +195,15 @@ def _weight(item: pytest.Item) -> float:
     return float(weight) if weight > 0 else 1.0
 
 
+class _BudgetSpent(BaseException):
+    """Ends a Hypothesis run at once when the campaign's budget says so.
+
+    Hypothesis has no API to end a run early; an exception that is not an
+    ``Exception`` is not a failure to it and leaves its run as it stands
+    (what it has found and shrunk so far is already in the example
+    database). Raised only by :class:`_Clock` and caught by the plugin."""
+
+
 class _Clock:
     """One campaign item's time: rounds until the item's slice is spent, and
     shrinking until the campaign's end at the latest.
@@ -201,23 +211,25 @@ class _Clock:
     Wraps the @given test's ``inner_test`` (Hypothesis's documented hook for
     wrapping what runs each example):
 
-    * with no failure in hand and the item's time up, an example returns at
-      once without running, so a round ends within moments. The first example
-      of each round always runs: it is where Hypothesis replays a failure
-      saved in the example database, and an example that passes there is
-      deleted from the database;
+    * with no failure in hand and the item's time up, the round ends at its
+      next example (:class:`_BudgetSpent`), before Hypothesis spends time
+      drawing more. The first example of each round always runs: it is where
+      Hypothesis replays a failure saved in the example database, and an
+      example that passes there is deleted from the database;
     * with a failure in hand (Hypothesis is shrinking it) and the campaign's
-      time up, only examples seen failing before are run again (so the
-      minimal one Hypothesis replays last still fails) and every other
-      candidate returns at once: shrinking stops where it got to, which
-      ``cut_short`` records. Hypothesis has saved what it found in the example
-      database, and the next campaign continues shrinking from there.
+      time up, the run ends at the next candidate, and the smallest failure
+      seen so far (the last one: every candidate the shrinker tries is
+      smaller than the failure in hand) is the item's failure, with
+      ``cut_short`` set. Hypothesis has saved it in the example database, and
+      the next campaign continues shrinking from there. Ending the run, not
+      only skipping candidates, matters: drawing a pipeline script takes tens
+      of milliseconds, and the shrinker tries thousands.
     """
 
     def __init__(self, item_end: float, campaign_end: float) -> None:
         self.item_end = item_end
         self.campaign_end = campaign_end
-        self.failing: set[str] = set()
+        self.failure: BaseException | None = None
         self.cut_short = False
         self.executed = 0
         self.round_begins = False
@@ -229,21 +241,20 @@ class _Clock:
         @functools.wraps(inner)
         def timed(*args, **kwargs):
             now = time.time()
-            key = None
-            if self.failing:
+            if self.failure is not None:
                 if now >= self.campaign_end:
-                    key = repr((args, sorted(kwargs.items())))
-                    if key not in self.failing:
-                        self.cut_short = True
-                        return None
+                    self.cut_short = True
+                    raise _BudgetSpent
             elif now >= self.item_end and not self.round_begins:
-                return None
+                raise _BudgetSpent
             self.round_begins = False
             self.executed += 1
             try:
                 return inner(*args, **kwargs)
-            except Exception:
-                self.failing.add(key or repr((args, sorted(kwargs.items()))))
+            except Exception as exc:
+                # The failure being shrunk (another kind met while shrinking is not it).
+                if self.failure is None or type(exc) is type(self.failure):
+                    self.failure = exc
                 raise
 
         return timed
@@ -293,7 +304,12 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         while True:
             rounds += 1
             clock.start_round()
-            testfunction(**kwargs)
+            try:
+                testfunction(**kwargs)
+            except _BudgetSpent:
+                if clock.cut_short and clock.failure is not None:
+                    raise clock.failure from None
+                break
             if budget is None or clock.over:
                 break
     except InvariantViolation as exc:
@@ -373,15 +389,18 @@ CUT_SHORT = (
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """In a campaign, order items shard by shard, so that pytest-xdist, which
     hands each worker a consecutive run of items, gives every worker one
-    shard of each property and the same share of the budget."""
+    shard of each property and the same share of the budget; within a shard,
+    lighter items first. An item that fails may shrink until the campaign's
+    end, so the heaviest (the pipeline's, whose shrinking costs the most)
+    runs last on its worker and cannot take the time of the items after it."""
     if config.getoption("--fuzz-seconds") is None:
         return
 
-    def shard(item: pytest.Item) -> int:
+    def shard(item: pytest.Item) -> tuple[int, float]:
         callspec = getattr(item, "callspec", None)
-        return callspec.params.get("fuzz_shard", 0) if callspec else 0
+        return (callspec.params.get("fuzz_shard", 0) if callspec else 0), _weight(item)
 
-    items.sort(key=shard)  # stable: collection order within a shard
+    items.sort(key=shard)  # stable: collection order among equals
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -463,10 +482,19 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             known[fault] = known.get(fault, 0) + n
     met = [f"{fault} ({n} examples)" for fault, n in sorted(known.items())]
     if failed:
+        # Shards of one property may find the same failure: one fixture, several items.
+        finders = Counter(p["repro_fixture"] for p in found)
+
+        def named(paths: list[str]) -> str:
+            return ", ".join(
+                path + (f" (found by {finders[path]} items)" if finders[path] > 1 else "")
+                for path in paths
+            )
+
         write(
             f"NEW: {len(failed)} of {len(rows)} campaign items found a failure; "
-            f"fixtures written: {', '.join(written) or 'none'}"
-            + (f"; already present: {', '.join(present)}" if present else "")
+            f"fixtures written: {named(written) or 'none'}"
+            + (f"; already present: {named(present)}" if present else "")
         )
     else:
         write(f"nothing new: none of the {len(rows)} campaign items found a new failure")
