@@ -30,8 +30,9 @@ COVERAGE_REQUIRED := _longest_self_contained_prefix _provably_dead_call_ids \
 .PHONY: help env test fuzz coverage bench gate-under-load replay show lint format clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
-	@echo "  variables: ADK=$(ADK) (or ADK_SRC=/path/to/adk-python), FUZZ_SECONDS=$(FUZZ_SECONDS), JOBS=$(JOBS), FIXTURE=path"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+	@echo "  variables: ADK=$(ADK) (or ADK_SRC=/path/to/adk-python), FUZZ_SECONDS=$(FUZZ_SECONDS), JOBS=$(JOBS), FIXTURE=path,"
+	@echo "             PYTEST_ARGS='...' (passed on to pytest)"
 
 env: ## create the target's virtual environment (done by every other target too)
 	@$(ENV_PY)

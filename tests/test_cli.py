@@ -472,6 +472,23 @@ def test_minimize_keeps_the_failure_it_found_as_given(capsys, tmp_path):
     assert len(found.smallest.case.session) < len(found.given.case.session)
 
 
+@on_2_13
+def test_minimize_gives_the_same_fixture_for_the_same_session():
+    # A session exported twice (say, once with camelCase aliases) is one
+    # session: minimize must not name two fixtures for it.
+    from compaction_harness.adk import session_from_json
+    from compaction_harness.minimize import minimize
+
+    # A session ADK 2.13.0's Runner wrote (token threshold, parallel calls),
+    # exported with camelCase aliases; before minimize was derandomised, three
+    # runs on it gave fixtures of 7, 9 and 6 events.
+    recorded = Path(__file__).parent / "data" / "runner_token_session.json"
+    session = session_from_json(recorded.read_text(encoding="utf-8"))
+    found = [minimize(session, "U5", max_examples=200) for _ in range(3)]
+    assert found[0] is not None and found[0].shrunk
+    assert all(f is not None and f.smallest.case == found[0].smallest.case for f in found)
+
+
 def test_minimize_anonymises_times_and_names_no_file(capsys, tmp_path):
     recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
     stamps = sorted({repr(e["timestamp"]) for e in recorded["events"]})

@@ -285,6 +285,7 @@ def minimize(session: Session, invariant: str, max_examples: int = 2000) -> Mini
             settings=settings(
                 max_examples=max_examples,
                 database=None,
+                derandomize=True,  # the same session gives the same fixture
                 deadline=None,
                 phases=[Phase.generate, Phase.shrink],
                 suppress_health_check=list(HealthCheck),
