@@ -87,11 +87,22 @@ def _token_range_from(case: TokenCase, split: int, prefix) -> int:
     return prefix(case.session, window)
 
 
-def _stall_goes_with_a_reference_prefix(case, violation: Violation) -> bool:
-    """A pipeline stall (P3) that disappears when the run is replayed with the
-    reference's prefix in place of ADK's ``_longest_self_contained_prefix``:
-    the prefix helper stopped short, which among the recorded faults only the
-    invocation-boundary shortcut does."""
+#: P6's first clause: a summary of nothing new (see pipeline.check_new_work).
+_NOTHING_NEW = "covers no live event that a kept summary did not cover already"
+
+
+def _same_kind(found: Violation, violation: Violation) -> bool:
+    if found.invariant != violation.invariant:
+        return False
+    return found.invariant != "P6" or _NOTHING_NEW in found.message
+
+
+def _goes_with_a_reference_prefix(case, violation: Violation) -> bool:
+    """A pipeline violation (a P3 stall, or P6's summary of nothing new) that
+    disappears when the run is replayed with the reference's prefix in place
+    of ADK's ``_longest_self_contained_prefix``: the prefix helper stopped
+    short, which among the recorded faults only the invocation-boundary
+    shortcut does."""
     from .adk import prefix_helper_replaced
     from .driver import run_script
     from .pipeline import run_pipeline_case
@@ -99,7 +110,7 @@ def _stall_goes_with_a_reference_prefix(case, violation: Violation) -> bool:
     replay = run_script if isinstance(case, Script) else run_pipeline_case
     with prefix_helper_replaced(lambda w, s: reference.longest_self_contained_prefix(s, w)):
         replayed = replay(case, triage=False)
-    return not any(v.invariant == "P3" for v in replayed.violations)
+    return not any(_same_kind(v, violation) for v in replayed.violations)
 
 
 def _pipeline_level(case) -> bool:
@@ -109,8 +120,11 @@ def _pipeline_level(case) -> bool:
 
 def _stops_at_invocation_boundary(case, violation: Violation) -> bool:
     """ADK returned the strict prefix because it ends where an invocation ends."""
-    if violation.invariant == "P3" and _pipeline_level(case):
-        return _stall_goes_with_a_reference_prefix(case, violation)
+    if _pipeline_level(case) and (
+        violation.invariant == "P3"
+        or (violation.invariant == "P6" and _NOTHING_NEW in violation.message)
+    ):
+        return _goes_with_a_reference_prefix(case, violation)
     if not isinstance(case, UnitCase | TokenCase):
         return False
     if isinstance(case, UnitCase):
@@ -279,7 +293,7 @@ def _one_answer_for_several_turns(case, violation: Violation) -> bool:
 KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="dead-call-retry-skipped-at-invocation-boundary",
-        invariant=("U3", "U5", "P3"),
+        invariant=("U3", "U5", "P3", "P6"),
         # Seen by replaying its fixtures on 14 releases from 1.16.0 to 2.13.0 (the
         # retry, and with it the shortcut, arrived in 2.12.0).
         releases=("2.12.0", "2.13.0"),
@@ -297,7 +311,12 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "already-summarised overlap invocation, whose strict prefix again ends at the same "
             "boundary, so the same range is offered again and refused by "
             "_is_range_worth_compacting: compaction stalls for the rest of the session, the "
-            "fault 2.12.0 set out to fix. Token-threshold compaction inherits it through "
+            "fault 2.12.0 set out to fix. The same stop wastes a summary when a late event "
+            "(a client's second answer to a call) continues an old invocation: the sliding "
+            "window is taken again from that invocation's first event, the range stops at the "
+            "boundary before the orphaned call, and the summary covers only what earlier "
+            "summaries cover (P6: a summariser call that merges summaries and takes nothing "
+            "new). Token-threshold compaction inherits it through "
             "_events_to_compact_for_token_threshold, which trims its range with the same helper."
         ),
         matches=_stops_at_invocation_boundary,
