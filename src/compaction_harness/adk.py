@@ -483,6 +483,22 @@ def _summary_number(text: str) -> int | None:
     return int(digits) if digits else None
 
 
+def summary_text(number: int, given_chars: int, size: str, threshold: int | None) -> str:
+    """The text of the scripted summariser's summary ``number``: ``summary#N``,
+    then filler to ``size`` (``tiny``: nothing; ``large``: larger than
+    ``threshold`` tokens by itself, four characters a token; ``grows``: half
+    of ``given_chars``, the characters of what it was given). Both drivers'
+    summary models answer with it."""
+    label = f"summary#{number}"
+    if size == "large":
+        chars = 4 * (threshold or 1000) + 40
+    elif size == "grows":
+        chars = given_chars // 2
+    else:
+        return label
+    return label + "\n" + "s" * max(0, chars - len(label) - 1)
+
+
 class Pipeline:
     """A real ADK session driven step by step, as the runtime drives one.
 
@@ -616,14 +632,7 @@ class Pipeline:
     def summary_text(self, number: int, given_chars: int) -> str:
         """The text of summary ``number``: ``summary#N``, then filler to the
         configured size (``given_chars``: the size of what it was given)."""
-        label = f"summary#{number}"
-        if self.summary_size == "large":
-            size = 4 * (self.token_threshold or 1000) + 40
-        elif self.summary_size == "grows":
-            size = given_chars // 2
-        else:
-            return label
-        return label + "\n" + "s" * max(0, size - len(label) - 1)
+        return summary_text(number, given_chars, self.summary_size, self.token_threshold)
 
     def _summarizer(self) -> Any:
         pipeline = self
@@ -818,6 +827,45 @@ class Pipeline:
         if "isolation_scope" in inspect.signature(fn).parameters:
             arguments["isolation_scope"] = None
         return await fn(**arguments)
+
+    def calls_to_replay(
+        self, invocation_id: str, tools: Sequence[str], agent_name: str = AGENT
+    ) -> tuple[str, ...]:
+        """Ids of the calls ADK's flow runs again before it calls the model of
+        ``agent_name`` in ``invocation_id`` (no branch), or ``()``.
+
+        A step of the LLM flow asks ``decide_step_resume``
+        (``google.adk.flows.llm_flows.core._resume``, 2.11.0 and later) whether
+        the invocation left calls of its own tools (``tools``: their names)
+        never executed, as when the process running them died and a client's
+        answer to one of them resumed the invocation; if so it runs them and
+        stores their results instead of calling the model, and the next step
+        runs the request processors again. This asks ADK's own function on the
+        session in hand, with the ``App``'s resumability (none). Releases
+        without it: ``()``."""
+        try:
+            from google.adk.flows.llm_flows.core._resume import (
+                ResumeAction,
+                decide_step_resume,
+            )
+        except ImportError:
+            return ()
+        from google.adk.agents.invocation_context import InvocationContext
+
+        fields: dict[str, Any] = {
+            "session_service": self._service,
+            "invocation_id": invocation_id,
+            "agent": self.app.root_agent,
+            "session": self.session,
+            "branch": None,
+        }
+        context = InvocationContext(
+            **{k: v for k, v in fields.items() if k in InvocationContext.model_fields}
+        )
+        decision = decide_step_resume(context, dict.fromkeys(tools))
+        if decision.action is not ResumeAction.REPLAY_CALLS:
+            return ()
+        return tuple(c.id for c in decision.replay_event().get_function_calls() if c.id)
 
     @cached_property
     def _sliding_takes_skip(self) -> bool:

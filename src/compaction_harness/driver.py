@@ -88,6 +88,8 @@ EPOCH = 1_700_000_000.0
 STEP = 0.0004
 THINK = 7.0
 AGENT = "agent"
+#: The root agent's tools, by the names the scripted model calls them.
+TOOLS = ("lookup", "export", "transfer", "calendar")
 
 
 @dataclass
@@ -193,7 +195,37 @@ class ScriptRun:
         stamped, before the model is called (``_run_one_step_async``); returns
         (violations, the event's timestamp, the prompt's token count)."""
         found = self._checked_model_call(agent, branch)
+        if agent == AGENT and self.running is not None:
+            found += self._replay_calls()
         return found, self.stamp(), self._tokens(agent, branch)
+
+    def _replay_calls(self) -> list[Violation]:
+        """Calls of the running invocation that never ran (their tools' process
+        died) are run again before the model is called, when ADK's flow says
+        so (``Pipeline.calls_to_replay``: ``decide_step_resume``): their
+        results are stored as one event, and the next step runs the request
+        processors (compaction among them) again."""
+        found: list[Violation] = []
+        while ids := self.run.pipeline.calls_to_replay(self.running, TOOLS):
+            rerun = [p for p in self.pending if p.call.id in ids and p.invocation == self.running]
+            calls = [p.call for p in rerun] or [
+                c for s in reversed(self.run.appended) for c in s.calls if c.id in ids
+            ][: len(ids)]
+            self.labels.add("calls: run again when the invocation resumed")
+            self._append(
+                Step(
+                    self.running,
+                    AGENT,
+                    self.stamp(),
+                    responses=tuple(Response(c.id, c.name) for c in calls),
+                ),
+                payload=20,
+            )
+            for item in rerun:
+                self.pending.remove(item)
+                self.answered.append(item)
+            found += self._checked_model_call(AGENT, None)
+        return found
 
     def _checked_model_call(self, agent: str, branch: str | None) -> list[Violation]:
         made = len(self.run.pipeline.summaries)

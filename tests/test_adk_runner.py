@@ -1,0 +1,106 @@
+"""The runner driver: scripts through ADK's own ``Runner``, and the checks on
+what it really did (P0, P1, P2, P4, P5)."""
+
+from __future__ import annotations
+
+import google.adk.apps.compaction as compaction
+import pytest
+
+from compaction_harness.adk import ADK_RELEASE, helper_availability
+from compaction_harness.adk_runner import Inexpressible, run_script_with_runner
+from compaction_harness.scripts import (
+    Answer,
+    Ask,
+    Calls,
+    Delegate,
+    End,
+    FanOut,
+    Open,
+    Reply,
+    Script,
+    ScriptConfig,
+    Text,
+    Tie,
+)
+
+pytestmark = pytest.mark.skipif(
+    helper_availability()["_events_to_compact_for_token_threshold"] is not None,
+    reason="the scripts use token-threshold compaction (1.26.0 and later)",
+)
+SLIDING = ScriptConfig(compaction_interval=1, overlap_size=0)
+
+
+def test_a_run_records_events_summaries_and_requests() -> None:
+    script = Script(SLIDING, (Open(), Calls(count=2), Text(), Open(), Ask(), Reply(), Text()))
+    run = run_script_with_runner(script)
+    assert [s.author for s in run.session if s.compaction is None] == [
+        "user", "agent", "agent", "agent",  # user 1, two calls, their results, text
+        "user", "agent", "agent", "agent",  # user 2, the call, ADK's request, placeholder
+        "user", "agent", "agent",  # the user's confirmation, the real result, text
+    ]  # fmt: skip
+    assert len(run.calls) == 4 and all(c.prompt is not None for c in run.calls)
+    assert [c.op for c in run.calls] == [1, 2, 4, 6]
+    assert run.summaries and all(s.where == "at an invocation end" for s in run.summaries)
+    # Each stored event is traced to the operation that stored it.
+    assert run.origin[0] == 0 and run.origin.count(1) == 2
+    assert not run.violations and run.crashed is None
+
+
+def test_the_clock_is_deterministic() -> None:
+    script = Script(SLIDING, (Open(), Text(), Open(), Tie(), Calls(), Text()))
+    first = run_script_with_runner(script, tree="director")
+    second = run_script_with_runner(script, tree="director")
+    assert [s.timestamp for s in first.session] == [s.timestamp for s in second.session]
+    # Tie: the model's event is stamped with the user message's time.
+    stamps = [s.timestamp for s in first.session if s.compaction is None]
+    assert stamps[1] < stamps[2] == stamps[3] < stamps[4]
+
+
+def test_what_the_runner_cannot_run_is_refused_or_repaired() -> None:
+    # The root LlmAgent's run ends at its final text: a second text needs a new turn.
+    script = Script(SLIDING, (Open(), Text(), Text()))
+    with pytest.raises(Inexpressible, match=r"operation 2 \(text\)"):
+        run_script_with_runner(script)
+    run = run_script_with_runner(script, repair=True)
+    assert run.script.operations == (Open(), Text(), End(), Text())
+    assert run.repairs == ["op 2: added end: the Runner ends the invocation at a final text"]
+    # After tool results ADK calls the model again before an invocation can end.
+    run = run_script_with_runner(Script(SLIDING, (Open(), Calls(), End())), repair=True)
+    assert run.script.operations == (Open(), Calls(), Text(), End())
+    # Sub-agents need tree 'director'.
+    run = run_script_with_runner(Script(SLIDING, (Open(), Delegate(), Text())), repair=True)
+    assert run.script.operations == (Open(), Text())
+
+
+def test_the_runner_meets_known_upstream_faults() -> None:
+    # P5: ParallelAgent sub-agents' branch events go into a summary every agent reads.
+    run = run_script_with_runner(Script(SLIDING, (Open(), FanOut(), End())), tree="director")
+    assert "summary-leaks-branch-events-to-siblings" in {f for _, f in run.known}
+    # P2: token compaction before the turn's second model call summarises the
+    # turn's own request.
+    config = ScriptConfig(token_threshold=20, event_retention_size=0, system_chars=400)
+    run = run_script_with_runner(Script(config, (Open(), Calls(), Text())))
+    if ADK_RELEASE in ("2.11.0", "2.13.0"):
+        assert "token-compaction-summarises-the-running-request" in {f for _, f in run.known}
+
+
+def test_the_checks_fire_on_a_broken_runner(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Compaction that keeps no call pair together (as releases before 1.28.0):
+    # the summariser is given a long-running call still waiting for its answer.
+    monkeypatch.setattr(
+        compaction, "_longest_self_contained_prefix", lambda events, all_events=None: events
+    )
+    script = Script(SLIDING, (Open(), Calls(kind="long_running"), Answer(), Text()))
+    run = run_script_with_runner(script, triage=False)
+    assert "P1" in {v.invariant for v in run.violations}
+
+
+def test_an_exception_adk_raises_is_p0(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def broken(*args, **kwargs):
+        raise RuntimeError("compaction broke")
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(compaction, "_run_compaction_for_sliding_window", broken)
+    run = run_script_with_runner(Script(SLIDING, (Open(), Text(), Open(), Text())))
+    assert run.crashed is not None
+    assert [v.invariant for v in run.violations] == ["P0"]
