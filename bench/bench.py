@@ -31,12 +31,11 @@ before 2.12.0 (``--invariants P3``: through liveness alone).
 ``campaign-budget`` times the whole ``make fuzz`` command against its
 FUZZ_SECONDS budget.
 
-``drivers`` measures scripts per second of the runner driver (ADK's own
-``Runner``, each agent tree) and of the emulating driver, on one core, for
-the same N scripts as the differential test draws them (one seed); the
-runner driver's time includes the repairs it makes, the emulating driver
-runs the script as repaired (and checks P0 to P7, which the runner driver
-checks in part).
+``drivers`` measures steps (script operations) per second of the runner
+driver (ADK's own ``Runner``, each agent tree) and of the emulating driver,
+on one core, for the same N scripts as the differential test draws them
+(one seed); the emulating driver runs each script as the runner ran it
+(repairs included); both check P0 to P7.
 
 Results are printed as a table and written as JSON to ``bench/results/``.
 """
@@ -413,7 +412,11 @@ def _drawn(strategy, args: argparse.Namespace) -> list:
 
 
 def drivers(args: argparse.Namespace) -> dict:
-    """Scripts per second through each driver (see the module docstring)."""
+    """Steps (script operations) per second through each driver, one core: the
+    same scripts, drawn as the differential test draws them (seed 1), run
+    with every check through ADK's ``Runner`` (each agent tree, repairs
+    included) and through the emulating driver (the script as the runner ran
+    it)."""
     from compaction_harness.adk_runner import (
         TREES,
         answers_continue_invocation,
@@ -439,13 +442,15 @@ def drivers(args: argparse.Namespace) -> dict:
         results[tree] = {
             "scripts": len(ran),
             "operations": ops,
-            "runner_per_second": len(ran) / runner,
-            "emulating_per_second": len(ran) / emulating,
+            "runner_seconds": runner,
+            "emulating_seconds": emulating,
+            "runner_steps_per_second": ops / runner,
+            "emulating_steps_per_second": ops / emulating,
         }
         print(
-            f"tree {tree!r}, google-adk {ADK_RELEASE}: {len(ran)} scripts ({ops} operations as "
-            f"run): runner driver {len(ran) / runner:.1f} scripts/s, emulating driver "
-            f"{len(ran) / emulating:.1f} scripts/s"
+            f"tree {tree!r}, google-adk {ADK_RELEASE}: {len(ran)} scripts, {ops} operations as "
+            f"run: runner driver {ops / runner:.1f} steps/s ({runner:.1f} s), emulating driver "
+            f"{ops / emulating:.1f} steps/s ({emulating:.1f} s)"
         )
     return {"kind": "drivers", "examples": args.examples, "results": results}
 
@@ -477,8 +482,8 @@ def main() -> int:
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--examples", type=int, default=3000)
     p.add_argument("--invariants", default="", help="fail runs on these only, e.g. P3")
-    d = sub.add_parser("drivers", help="scripts per second: runner driver, emulating driver")
-    d.add_argument("--examples", type=int, default=100)
+    d = sub.add_parser("drivers", help="steps per second: runner driver, emulating driver")
+    d.add_argument("--examples", type=int, default=50)
     args = parser.parse_args()
     commands = {
         "throughput": throughput,

@@ -3,11 +3,21 @@ what it really did (P0, P1, P2, P4, P5)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import google.adk.apps.compaction as compaction
 import pytest
+from hypothesis import assume, event, given, settings
 
-from compaction_harness.adk import ADK_RELEASE, helper_availability
-from compaction_harness.adk_runner import Inexpressible, run_script_with_runner
+from compaction_harness.adk import ADK_RELEASE, NotApplicable, helper_availability
+from compaction_harness.adk_runner import (
+    Inexpressible,
+    answers_continue_invocation,
+    run_script_outcome,
+    run_script_with_runner,
+)
+from compaction_harness.checks import met
+from compaction_harness.pipeline import chosen_invariants
 from compaction_harness.scripts import (
     Answer,
     Ask,
@@ -22,6 +32,25 @@ from compaction_harness.scripts import (
     Text,
     Tie,
 )
+from compaction_harness.unit import InvariantViolation
+from strategies import differential_scripts
+
+
+def _has_database() -> bool:
+    try:
+        import google.adk.sessions.database_session_service  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def narrowed(script: Script) -> Script:
+    """``script`` checking only what HARNESS_PIPELINE_INVARIANTS names."""
+    chosen = chosen_invariants()
+    if not chosen:
+        return script
+    return Script(replace(script.config, invariants=tuple(sorted(chosen))), script.operations)
+
 
 pytestmark = pytest.mark.skipif(
     helper_availability()["_events_to_compact_for_token_threshold"] is not None,
@@ -104,3 +133,33 @@ def test_an_exception_adk_raises_is_p0(monkeypatch: pytest.MonkeyPatch) -> None:
     run = run_script_with_runner(Script(SLIDING, (Open(), Text(), Open(), Text())))
     assert run.crashed is not None
     assert [v.invariant for v in run.violations] == ["P0"]
+
+
+# -- the runner item of a campaign ------------------------------------------------
+@pytest.mark.property(weight=3)
+@settings(max_examples=30)
+@given(
+    script=differential_scripts(
+        database=_has_database(), answers=answers_continue_invocation("agent"), final_text=True
+    )
+)
+def test_runner_scripts_meet_p0_to_p7(script: Script) -> None:
+    """The pipeline property through ADK's own ``Runner`` (P0 to P7 on what
+    the model was really sent); a failure's fixture records the script as
+    the runner ran it, with ``config.driver="runner"``."""
+    script = narrowed(script)
+    script = Script(replace(script.config, driver="runner"), script.operations)
+    try:
+        outcome = run_script_outcome(script)
+    except NotApplicable as exc:
+        event(f"not applicable: {exc}")
+        assume(False)
+        return
+    for label in outcome.labels:
+        event(label)
+    for fault in dict.fromkeys(f for _, f in outcome.known):
+        met(fault)
+    if outcome.violations:
+        as_run = outcome.observed.get("script")
+        case = Script.from_json(as_run) if as_run is not None else script
+        raise InvariantViolation(case, outcome)

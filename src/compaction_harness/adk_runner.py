@@ -1764,8 +1764,9 @@ def runner_script(script: Script, *, tree: str = "agent") -> Script:
 def run_script_outcome(
     script: Script, *, release: str | None = None, triage: bool = True
 ) -> UnitOutcome:
-    """Run ``script`` through the ``Runner`` (tree ``agent``, repairing what it
-    cannot run as given) and return what a fixture records, as
+    """Run ``script`` through the ``Runner`` (tree ``director`` when it has
+    sub-agent operations, else ``agent``; repairing what it cannot run as
+    given) and return what a fixture records, as
     :func:`compaction_harness.driver.run_script` does for the emulating
     driver: ``violations`` (new ones; with ``triage``, known upstream faults
     of ``release`` go to ``known``), ``observed`` with ``session`` (the
@@ -1775,7 +1776,14 @@ def run_script_outcome(
     the driver repaired it) and ``prompt`` (the last request's contents).
     Raises :class:`NotApplicable` where the release lacks what the driver
     needs."""
-    run = run_script_with_runner(script, repair=True, release=release, triage=triage)
+    # Sub-agent operations need tree director; every other script runs on the
+    # commonest deployment, a root LlmAgent.
+    tree = (
+        "director"
+        if any(isinstance(op, FanOut | Delegate) for op in script.operations)
+        else "agent"
+    )
+    run = run_script_with_runner(script, tree=tree, repair=True, release=release, triage=triage)
     ids = [e.id for e in run.events]
     last = run.calls[-1].sent if run.calls else []
     observed: dict[str, Any] = {
