@@ -3,6 +3,7 @@ what it really did (P0, P1, P2, P4, P5)."""
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import replace
 
 import google.adk.apps.compaction as compaction
@@ -163,3 +164,61 @@ def test_runner_scripts_meet_p0_to_p7(script: Script) -> None:
         as_run = outcome.observed.get("script")
         case = Script.from_json(as_run) if as_run is not None else script
         raise InvariantViolation(case, outcome)
+
+
+# -- P3, P6 and P7 through the Runner fire on deliberately broken ADK functions ---------
+def test_p3_fires_when_the_runner_stops_compacting(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = compaction._run_compaction_for_sliding_window
+    if inspect.isasyncgenfunction(original):
+
+        async def idle(*args, **kwargs):
+            return
+            yield  # pragma: no cover
+
+    else:
+
+        async def idle(*args, **kwargs):
+            return None
+
+    monkeypatch.setattr(compaction, "_run_compaction_for_sliding_window", idle)
+    ops = (Open(), Text(), Open(), Text(), Open(), Text(), Open(), Text())
+    run = run_script_with_runner(Script(SLIDING, ops), triage=False)
+    assert not run.summaries
+    assert "P3" in {v.invariant for v in run.violations}
+    # The same script with ADK's own compaction holds.
+    monkeypatch.setattr(compaction, "_run_compaction_for_sliding_window", original)
+    assert not run_script_with_runner(Script(SLIDING, ops), triage=False).violations
+
+
+def test_p6_fires_when_the_token_trigger_reads_a_wrong_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A trigger that always reads a huge prompt count summarises below the threshold.
+    monkeypatch.setattr(compaction, "_latest_prompt_token_count", lambda *a, **k: 10**9)
+    config = ScriptConfig(token_threshold=10_000, event_retention_size=0)
+    run = run_script_with_runner(Script(config, (Open(), Text(), Open(), Text())), triage=False)
+    found = [v for v in run.violations if v.invariant == "P6"]
+    assert found and "below the threshold" in found[0].message
+
+
+def test_p7_fires_when_the_database_reorders_the_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if not _has_database():
+        pytest.skip("no DatabaseSessionService (the [db] extra)")
+    from google.adk.sessions.database_session_service import DatabaseSessionService
+
+    config = ScriptConfig(compaction_interval=5, overlap_size=0, storage="database")
+    ops = (Open(), Calls(), Text(), Open(), Text())
+    assert not run_script_with_runner(Script(config, ops), triage=False).violations
+    original = DatabaseSessionService.get_session
+
+    async def reversed_session(self, **kwargs):
+        session = await original(self, **kwargs)
+        if session is not None:
+            session.events.reverse()
+        return session
+
+    monkeypatch.setattr(DatabaseSessionService, "get_session", reversed_session)
+    run = run_script_with_runner(Script(config, ops), triage=False)
+    assert "P7" in {v.invariant for v in run.violations}
