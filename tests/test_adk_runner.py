@@ -144,7 +144,7 @@ def test_an_exception_adk_raises_is_p0(monkeypatch: pytest.MonkeyPatch) -> None:
         database=_has_database(), answers=answers_continue_invocation("agent"), final_text=True
     )
 )
-def test_runner_scripts_meet_p0_to_p7(script: Script) -> None:
+def test_runner_pipeline_scripts_meet_p0_to_p7(script: Script) -> None:
     """The pipeline property through ADK's own ``Runner`` (P0 to P7 on what
     the model was really sent); a failure's fixture records the script as
     the runner ran it, with ``config.driver="runner"``."""

@@ -483,6 +483,30 @@ def _summary_number(text: str) -> int | None:
     return int(digits) if digits else None
 
 
+def _tag_untagged(events: Sequence[Event]) -> list[Event]:
+    """``events``, with copies in place of those whose function responses do
+    not name their event (``Pipeline.append(tag=False)``) that do; the
+    originals are untouched."""
+    out = []
+    for event in events:
+        parts = event.content.parts or [] if event.content else []
+        if all(
+            p.function_response is None or _EVENT_KEY in (p.function_response.response or {})
+            for p in parts
+        ):
+            out.append(event)
+            continue
+        copy = event.model_copy(deep=True)
+        for part in copy.content.parts or []:
+            if part.function_response is not None:
+                part.function_response.response = {
+                    **(part.function_response.response or {}),
+                    _EVENT_KEY: event.id,
+                }
+        out.append(copy)
+    return out
+
+
 def summary_text(number: int, given_chars: int, size: str, threshold: int | None) -> str:
     """The text of the scripted summariser's summary ``number``: ``summary#N``,
     then filler to ``size`` (``tiny``: nothing; ``large``: larger than
@@ -742,13 +766,18 @@ class Pipeline:
         ]
 
     # -- appending ----------------------------------------------------------------
-    def append(self, step: Step | Event) -> None:
+    def append(self, step: Step | Event, *, tag: bool = True) -> None:
         """Append an event (a :class:`~compaction_harness.model.Step`, or an
-        ``Event`` built by the caller) through the session service."""
+        ``Event`` built by the caller) through the session service.
+
+        ``tag``: each function response carries the event's id
+        (``_EVENT_KEY``, see ``PromptPart``); without, the response is stored
+        as given (a response ADK builds itself, which carries no tag when the
+        ``Runner`` stores it), and :meth:`prompt` tags it when it reads it."""
         event = to_adk_event(step) if isinstance(step, Step) else step
         event.id = self._new_id("event")  # the service deduplicates equal events by id
         self.appended_ids.append(event.id)
-        for part in event.content.parts if event.content else ():
+        for part in event.content.parts if event.content and tag else ():
             if part.function_response is not None:  # see PromptPart
                 part.function_response.response = {
                     **(part.function_response.response or {}),
@@ -988,7 +1017,7 @@ class Pipeline:
         of P4: what the prompt builder shows of the raw events).
         ``time_ordered``: the events put in order of timestamp, then id, as
         ``DatabaseSessionService.get_session`` returns them."""
-        events = list(self.session.events)
+        events = _tag_untagged(self.session.events)
         if time_ordered:
             events.sort(key=lambda e: (e.timestamp, e.id))
         if without_summaries:

@@ -242,9 +242,9 @@ class _Clock:
     Mirrors :meth:`compaction_harness.driver.ScriptRun.stamp`: true time moves on
     by ``STEP`` at every reading and is read through the host's offset at the
     script's resolution. :meth:`tie` holds true time where it was when the
-    event stored last was stamped, plus any :meth:`think` since (as the
-    emulating driver's clock skips its next step), until the next event is
-    stored."""
+    latest-stamped stored event was stamped, plus any :meth:`think` since (as
+    the emulating driver's clock skips its next step), until the next event
+    is stored."""
 
     def __init__(self, resolution: float) -> None:
         self.true = EPOCH
@@ -265,9 +265,12 @@ class _Clock:
         self.true_of[value] = true
         return value
 
-    def tie(self, last_stored: float | None) -> None:
-        if last_stored is not None:
-            self.held = self.true_of.get(last_stored, self.true) + self.thought
+    def tie(self, stored: Sequence[float]) -> None:
+        """Hold the clock at the latest time an event stored so far (``stored``:
+        their timestamps, summaries and clients' records included) was
+        stamped with, as the emulating driver's clock skips its next step."""
+        if stored:
+            self.held = max(self.true_of.get(t, self.true) for t in stored) + self.thought
 
     def think(self) -> None:
         """A client's next message comes ``THINK`` seconds later."""
@@ -1327,8 +1330,7 @@ class _Driver:
         await self.settle()
 
     async def _op_tie(self, op: Tie) -> None:
-        last = self.stored_events[-1][0].timestamp if self.stored_events else None
-        self.clock.tie(last)
+        self.clock.tie([e.timestamp for e in self.appended])
 
     async def _op_skew(self, op: Skew) -> None:
         self.clock.offset -= op.seconds
