@@ -220,3 +220,16 @@ def test_a_planted_emulation_fault_is_caught(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(ScriptRun, "_model_call", stamp_first)
     found = differences(run)
     assert found and found[0].startswith("timestamps: ranks differ"), found
+
+
+def test_responses_adk_builds_name_their_event_in_every_prompt() -> None:
+    # The confirmation placeholder is stored untagged, as the Runner stores it;
+    # every prompt (the database reload's too, P7) names its event all the same.
+    script = Script(
+        ScriptConfig(compaction_interval=1, overlap_size=0, storage="database"),
+        (Open(), Calls(kind="interim"), Ask(), Answer(), Ask()),
+    )
+    outcome = run_script(script, triage=False)
+    assert not outcome.violations, outcome.violations
+    responses = [p for _, parts in outcome.observed["prompt"] for p in parts if p[0] == "response"]
+    assert responses and all(p[3] != "" for p in responses)

@@ -1022,7 +1022,9 @@ class Pipeline:
             events.sort(key=lambda e: (e.timestamp, e.id))
         if without_summaries:
             events = [e for e in events if not (e.actions and e.actions.compaction)]
-        return _prompt_of(self._contents(events, agent_name, branch), self._positions())
+        return _prompt_of(
+            self._contents(_tag_untagged(events), agent_name, branch), self._positions()
+        )
 
     def _positions(self) -> dict[str, int]:
         """Event id -> position in the session in hand."""
@@ -1094,7 +1096,8 @@ class Pipeline:
                 )
             )
             return _prompt_of(
-                self._contents(list(again.events), agent_name, branch), self._positions()
+                self._contents(_tag_untagged(again.events), agent_name, branch),
+                self._positions(),
             )
         import tempfile
 
@@ -1124,7 +1127,9 @@ class Pipeline:
 
         with tempfile.TemporaryDirectory() as folder:
             events = self._loop.run_until_complete(round_trip(folder))
-        return _prompt_of(self._contents(events, agent_name, branch), self._positions())
+        return _prompt_of(
+            self._contents(_tag_untagged(events), agent_name, branch), self._positions()
+        )
 
     def close(self) -> None:
         if self.storage == "database":
