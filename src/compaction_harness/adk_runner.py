@@ -539,6 +539,7 @@ def _recording(base: type) -> type:
             session = await super().get_session(**kwargs)
             if session is not None and _ACTIVE is not None:
                 _ACTIVE.view = session
+                _ACTIVE.loaded = {e.id for e in session.events}
             return session
 
         async def append_event(self, session, event):
@@ -614,6 +615,8 @@ class _Driver:
         self.stored_events: list[tuple[Event, int]] = []
         #: Every event the Runner appended, summaries included, in that order.
         self.appended: list[Event] = []
+        #: Ids of the events the latest request loaded from the session service.
+        self.loaded: set[str] = set()
         #: The agent whose step runs now (its gate opened last); compaction
         #: before a model call runs for it.
         self.stepping = AGENT
@@ -756,7 +759,11 @@ class _Driver:
             order = [e for e in self.appended if e.id in ids]
             order += [e for e in held if e.id not in {x.id for x in order}]
             in_memory = _assembled(tagged(order), held, agent, branch)
-            by_time = sorted(order, key=lambda e: (e.timestamp, e.id))
+            # What a reload gives: the events loaded at the request's start in
+            # timestamp order, then those this request appended, as appended.
+            loaded = [e for e in order if e.id in self.loaded]
+            by_time = sorted(loaded, key=lambda e: (e.timestamp, e.id))
+            by_time += [e for e in order if e.id not in self.loaded]
             time_ordered = _assembled(tagged(by_time), held, agent, branch)
         tokens = (
             self.config.system_chars + self.config.tools_chars + prompt_chars(llm_request.contents)
