@@ -27,7 +27,7 @@ COVERAGE_MODULES := google.adk.apps.compaction,google.adk.flows.llm_flows.contex
 COVERAGE_REQUIRED := _longest_self_contained_prefix _provably_dead_call_ids \
   _safe_token_compaction_split_index
 
-.PHONY: help env test fuzz coverage bench gate-under-load replay show lint format clean
+.PHONY: help env test fuzz differential coverage bench gate-under-load replay show lint format clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -49,6 +49,11 @@ fuzz: ## a random campaign of FUZZ_SECONDS against ADK; failures become fixtures
 	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz \
 	  --fuzz-seconds=$(FUZZ_SECONDS) --hypothesis-show-statistics $(PYTEST_ARGS)
 
+differential: ## 300 derandomised scripts through both drivers: the emulating driver stores what ADK's Runner stores
+	@py=$$($(ENV_PY)) || exit $$?; \
+	HARNESS_DIFFERENTIAL_EXAMPLES=150 $$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate \
+	  tests/test_differential.py -k the_emulating_driver_stores $(PYTEST_ARGS)
+
 coverage: ## branch coverage of ADK's compaction code per function; fails below 100% on the three helpers
 	@py=$$($(ENV_PY)) || exit $$?; \
 	rm -f .coverage .coverage.*; mkdir -p build; \
@@ -61,10 +66,10 @@ coverage: ## branch coverage of ADK's compaction code per function; fails below 
 	$$py -m compaction_harness.coverage_report build/coverage.json \
 	  $(foreach f,$(COVERAGE_REQUIRED),--require $(f))
 
-bench: ## unit examples/s against the ceiling, pipeline operations/s, seconds to find the 2.11.0 stall
+bench: ## unit examples/s against the ceiling, pipeline operations/s of both drivers, seconds to find the 2.11.0 stall
 	@py=$$($(ENV_PY)) || exit $$?; \
 	py211=$$(PYTHONPATH=src $(PYTHON) -m compaction_harness.envs --adk 2.11.0) || exit $$?; \
-	$$py bench/bench.py ceiling && $$py bench/bench.py steps && \
+	$$py bench/bench.py ceiling && $$py bench/bench.py steps && $$py bench/bench.py drivers && \
 	$$py211 bench/bench.py time-to-failure
 
 gate-under-load: ## `make test` 5 times under full CPU load (stress-ng); outcomes must not differ

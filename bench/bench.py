@@ -6,6 +6,7 @@
     python bench/bench.py steps [--examples N]
     python bench/bench.py pipeline-time-to-failure [--seeds N] [--invariants P3]
     python bench/bench.py campaign-budget [--budgets 10 60 120]
+    python bench/bench.py drivers [--examples N]
 
 ``throughput`` measures examples per second of the unit property on one core
 (a single process), for sessions of at most 30 events, with Hypothesis
@@ -29,6 +30,12 @@ on google-adk 2.11.0 it measures how the scripts find the stall of releases
 before 2.12.0 (``--invariants P3``: through liveness alone).
 ``campaign-budget`` times the whole ``make fuzz`` command against its
 FUZZ_SECONDS budget.
+
+``drivers`` measures steps (script operations) per second of the runner
+driver (ADK's own ``Runner``, each agent tree) and of the emulating driver,
+on one core, for the same N scripts as the differential test draws them
+(one seed); the emulating driver runs each script as the runner ran it
+(repairs included); both check P0 to P7.
 
 Results are printed as a table and written as JSON to ``bench/results/``.
 """
@@ -390,6 +397,64 @@ def campaign_budget(args: argparse.Namespace) -> dict:
     return {"kind": "campaign-budget", "rows": rows}
 
 
+def _drawn(strategy, args: argparse.Namespace) -> list:
+    """``args.examples`` values of ``strategy``, as seed 1 draws them."""
+    drawn: list = []
+
+    @seed(1)
+    @_settings(args.examples)
+    @given(value=strategy)
+    def draw(value):
+        drawn.append(value)
+
+    draw()
+    return drawn
+
+
+def drivers(args: argparse.Namespace) -> dict:
+    """Steps (script operations) per second through each driver, one core: the
+    same scripts, drawn as the differential test draws them (seed 1), run
+    with every check through ADK's ``Runner`` (each agent tree, repairs
+    included) and through the emulating driver (the script as the runner ran
+    it)."""
+    from compaction_harness.adk_runner import (
+        TREES,
+        answers_continue_invocation,
+        run_script_with_runner,
+    )
+    from compaction_harness.driver import run_script
+    from strategies import differential_scripts
+
+    results = {}
+    for tree in TREES:
+        strategy = differential_scripts(
+            answers=answers_continue_invocation(tree), final_text=tree == "agent"
+        )
+        scripts = _drawn(strategy, args)
+        started = time.perf_counter()
+        ran = [run_script_with_runner(s, tree=tree, repair=True).script for s in scripts]
+        runner = time.perf_counter() - started
+        started = time.perf_counter()
+        for script in ran:
+            run_script(script, triage=False)
+        emulating = time.perf_counter() - started
+        ops = sum(len(s.operations) for s in ran)
+        results[tree] = {
+            "scripts": len(ran),
+            "operations": ops,
+            "runner_seconds": runner,
+            "emulating_seconds": emulating,
+            "runner_steps_per_second": ops / runner,
+            "emulating_steps_per_second": ops / emulating,
+        }
+        print(
+            f"tree {tree!r}, google-adk {ADK_RELEASE}: {len(ran)} scripts, {ops} operations as "
+            f"run: runner driver {ops / runner:.1f} steps/s ({runner:.1f} s), emulating driver "
+            f"{ops / emulating:.1f} steps/s ({emulating:.1f} s)"
+        )
+    return {"kind": "drivers", "examples": args.examples, "results": results}
+
+
 def main() -> int:
     import logging
 
@@ -417,6 +482,8 @@ def main() -> int:
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--examples", type=int, default=3000)
     p.add_argument("--invariants", default="", help="fail runs on these only, e.g. P3")
+    d = sub.add_parser("drivers", help="steps per second: runner driver, emulating driver")
+    d.add_argument("--examples", type=int, default=50)
     args = parser.parse_args()
     commands = {
         "throughput": throughput,
@@ -425,6 +492,7 @@ def main() -> int:
         "pipeline-time-to-failure": pipeline_time_to_failure,
         "ceiling": ceiling,
         "campaign-budget": campaign_budget,
+        "drivers": drivers,
     }
     result = commands[args.command](args)
     result.update(adk_release=ADK_RELEASE, python=platform.python_version(), unix_time=time.time())

@@ -13,13 +13,14 @@ from ._episodes import (
     tool_confirmation,
 )
 from ._labels import EPISODE_KINDS, episode_kinds
-from ._scripts import operations, script_configs, scripts
+from ._scripts import differential_scripts, operations, script_configs, scripts
 from ._sessions import ID_POOL, metamorphic_cases, sessions, token_cases, unit_cases, windows
 
 __all__ = [
     "EPISODE_KINDS",
     "ID_POOL",
     "auth_request",
+    "differential_scripts",
     "episode_kinds",
     "function_calls",
     "long_running_call",

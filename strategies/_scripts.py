@@ -19,6 +19,7 @@ every invocation) and configurations (every trigger, edge values included).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 
 from hypothesis import strategies as st
@@ -167,3 +168,57 @@ def scripts(draw, *, max_operations: int = 24, token: bool = True, database: boo
         waiting = [entry for entry in waiting if entry[0] >= 0]
     placed += [answer for _, answer in waiting]
     return Script(config, (Open(), *placed))
+
+
+def _comparable(script: Script, answers: bool, final_text: bool) -> Script:
+    """``script`` cut to what the emulating driver and ADK's ``Runner`` can be
+    compared on (see :func:`differential_scripts`)."""
+    config, ops = script.config, script.operations
+    if final_text:
+        followed: list = []
+        for op, after in zip(ops, (*ops[1:], None), strict=True):
+            followed.append(op)
+            if isinstance(op, Text) and isinstance(after, Text | Calls | Ask):
+                followed.append(Open())
+        ops = tuple(followed)
+    resolution = 1e-6 if config.resolution == 1e-3 else config.resolution
+    if config.storage == "database":
+        resolution = 1e-6
+        ops = tuple(op for op in ops if not isinstance(op, Tie))
+    if not answers:
+        ops = tuple(op for op in ops if not isinstance(op, Answer | Reply))
+    return Script(replace(config, resolution=resolution), ops)
+
+
+def differential_scripts(
+    *,
+    max_operations: int = 16,
+    token: bool = True,
+    database: bool = True,
+    answers: bool = True,
+    final_text: bool = False,
+) -> st.SearchStrategy[Script]:
+    """Scripts (as :func:`scripts` draws them) that both drivers run
+    comparably, so their stored sessions can be compared event by event:
+
+    * a millisecond clock is drawn as a fine one: whether two events fall in
+      one millisecond depends on how many times a driver reads its clock
+      between them (the ``Runner`` reads it a few times per event), and ADK's
+      compaction reads timestamp ranges, so such ties change what is
+      compacted; a fine clock (no ties) and a one-second clock (every event
+      of an invocation in one tick) mean the same to both drivers;
+    * with database storage, a fine clock and no ``Tie``: the database gives
+      events of equal timestamp back in the order of their ids, which are
+      random in the ``Runner``;
+    * ``answers=False`` leaves out ``Answer`` and ``Reply``, for ``Runner``
+      paths on which a client's function response starts an invocation of
+      its own (``adk_runner.answers_continue_invocation``);
+    * ``final_text=True``, for a root ``LlmAgent`` (whose run ends at its
+      first text reply): a user message follows a text that more model
+      replies follow, as the user of such an agent sends one (the runner
+      driver would otherwise end the invocation there, and the model replies
+      after it would do nothing).
+    """
+    return scripts(max_operations=max_operations, token=token, database=database).map(
+        lambda script: _comparable(script, answers, final_text)
+    )

@@ -605,3 +605,20 @@ def test_warnings_that_older_releases_print_on_import_are_not_shown(tmp_path: Pa
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
+
+
+@on_2_13
+def test_replay_runs_a_script_fixture_on_the_driver_asked_for(capsys) -> None:
+    # Fault 7 needs no compaction and no repair: both drivers meet it.
+    fixture = str(REPROS / "P2-2.13.0-7b8b0df83536ea5d.json")
+    for driver in ("runner", "emulated"):
+        code, out, _ = run(capsys, "replay", "--driver", driver, fixture)
+        assert code == 0, out
+        assert out.startswith("XFAIL ") and "partial-answer-to-parallel-calls" in out
+
+
+def test_replay_on_the_runner_refuses_other_fixture_kinds_in_one_line(capsys) -> None:
+    code, out, err = run(capsys, "replay", "--driver", "runner", str(STALL_2_11[0]))
+    assert code == 2
+    assert err.count("\n") == 1 and "script fixtures only" in err and "unit fixture" in err
+    assert "Traceback" not in err + out

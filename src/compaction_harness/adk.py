@@ -483,6 +483,46 @@ def _summary_number(text: str) -> int | None:
     return int(digits) if digits else None
 
 
+def _tag_untagged(events: Sequence[Event]) -> list[Event]:
+    """``events``, with copies in place of those whose function responses do
+    not name their event (``Pipeline.append(tag=False)``) that do; the
+    originals are untouched."""
+    out = []
+    for event in events:
+        parts = event.content.parts or [] if event.content else []
+        if all(
+            p.function_response is None or _EVENT_KEY in (p.function_response.response or {})
+            for p in parts
+        ):
+            out.append(event)
+            continue
+        copy = event.model_copy(deep=True)
+        for part in copy.content.parts or []:
+            if part.function_response is not None:
+                part.function_response.response = {
+                    **(part.function_response.response or {}),
+                    _EVENT_KEY: event.id,
+                }
+        out.append(copy)
+    return out
+
+
+def summary_text(number: int, given_chars: int, size: str, threshold: int | None) -> str:
+    """The text of the scripted summariser's summary ``number``: ``summary#N``,
+    then filler to ``size`` (``tiny``: nothing; ``large``: larger than
+    ``threshold`` tokens by itself, four characters a token; ``grows``: half
+    of ``given_chars``, the characters of what it was given). Both drivers'
+    summary models answer with it."""
+    label = f"summary#{number}"
+    if size == "large":
+        chars = 4 * (threshold or 1000) + 40
+    elif size == "grows":
+        chars = given_chars // 2
+    else:
+        return label
+    return label + "\n" + "s" * max(0, chars - len(label) - 1)
+
+
 class Pipeline:
     """A real ADK session driven step by step, as the runtime drives one.
 
@@ -616,14 +656,7 @@ class Pipeline:
     def summary_text(self, number: int, given_chars: int) -> str:
         """The text of summary ``number``: ``summary#N``, then filler to the
         configured size (``given_chars``: the size of what it was given)."""
-        label = f"summary#{number}"
-        if self.summary_size == "large":
-            size = 4 * (self.token_threshold or 1000) + 40
-        elif self.summary_size == "grows":
-            size = given_chars // 2
-        else:
-            return label
-        return label + "\n" + "s" * max(0, size - len(label) - 1)
+        return summary_text(number, given_chars, self.summary_size, self.token_threshold)
 
     def _summarizer(self) -> Any:
         pipeline = self
@@ -733,13 +766,18 @@ class Pipeline:
         ]
 
     # -- appending ----------------------------------------------------------------
-    def append(self, step: Step | Event) -> None:
+    def append(self, step: Step | Event, *, tag: bool = True) -> None:
         """Append an event (a :class:`~compaction_harness.model.Step`, or an
-        ``Event`` built by the caller) through the session service."""
+        ``Event`` built by the caller) through the session service.
+
+        ``tag``: each function response carries the event's id
+        (``_EVENT_KEY``, see ``PromptPart``); without, the response is stored
+        as given (a response ADK builds itself, which carries no tag when the
+        ``Runner`` stores it), and :meth:`prompt` tags it when it reads it."""
         event = to_adk_event(step) if isinstance(step, Step) else step
         event.id = self._new_id("event")  # the service deduplicates equal events by id
         self.appended_ids.append(event.id)
-        for part in event.content.parts if event.content else ():
+        for part in event.content.parts if event.content and tag else ():
             if part.function_response is not None:  # see PromptPart
                 part.function_response.response = {
                     **(part.function_response.response or {}),
@@ -818,6 +856,45 @@ class Pipeline:
         if "isolation_scope" in inspect.signature(fn).parameters:
             arguments["isolation_scope"] = None
         return await fn(**arguments)
+
+    def calls_to_replay(
+        self, invocation_id: str, tools: Sequence[str], agent_name: str = AGENT
+    ) -> tuple[str, ...]:
+        """Ids of the calls ADK's flow runs again before it calls the model of
+        ``agent_name`` in ``invocation_id`` (no branch), or ``()``.
+
+        A step of the LLM flow asks ``decide_step_resume``
+        (``google.adk.flows.llm_flows.core._resume``, 2.11.0 and later) whether
+        the invocation left calls of its own tools (``tools``: their names)
+        never executed, as when the process running them died and a client's
+        answer to one of them resumed the invocation; if so it runs them and
+        stores their results instead of calling the model, and the next step
+        runs the request processors again. This asks ADK's own function on the
+        session in hand, with the ``App``'s resumability (none). Releases
+        without it: ``()``."""
+        try:
+            from google.adk.flows.llm_flows.core._resume import (
+                ResumeAction,
+                decide_step_resume,
+            )
+        except ImportError:
+            return ()
+        from google.adk.agents.invocation_context import InvocationContext
+
+        fields: dict[str, Any] = {
+            "session_service": self._service,
+            "invocation_id": invocation_id,
+            "agent": self.app.root_agent,
+            "session": self.session,
+            "branch": None,
+        }
+        context = InvocationContext(
+            **{k: v for k, v in fields.items() if k in InvocationContext.model_fields}
+        )
+        decision = decide_step_resume(context, dict.fromkeys(tools))
+        if decision.action is not ResumeAction.REPLAY_CALLS:
+            return ()
+        return tuple(c.id for c in decision.replay_event().get_function_calls() if c.id)
 
     @cached_property
     def _sliding_takes_skip(self) -> bool:
@@ -940,12 +1017,14 @@ class Pipeline:
         of P4: what the prompt builder shows of the raw events).
         ``time_ordered``: the events put in order of timestamp, then id, as
         ``DatabaseSessionService.get_session`` returns them."""
-        events = list(self.session.events)
+        events = _tag_untagged(self.session.events)
         if time_ordered:
             events.sort(key=lambda e: (e.timestamp, e.id))
         if without_summaries:
             events = [e for e in events if not (e.actions and e.actions.compaction)]
-        return _prompt_of(self._contents(events, agent_name, branch), self._positions())
+        return _prompt_of(
+            self._contents(_tag_untagged(events), agent_name, branch), self._positions()
+        )
 
     def _positions(self) -> dict[str, int]:
         """Event id -> position in the session in hand."""
@@ -1017,7 +1096,8 @@ class Pipeline:
                 )
             )
             return _prompt_of(
-                self._contents(list(again.events), agent_name, branch), self._positions()
+                self._contents(_tag_untagged(again.events), agent_name, branch),
+                self._positions(),
             )
         import tempfile
 
@@ -1047,7 +1127,9 @@ class Pipeline:
 
         with tempfile.TemporaryDirectory() as folder:
             events = self._loop.run_until_complete(round_trip(folder))
-        return _prompt_of(self._contents(events, agent_name, branch), self._positions())
+        return _prompt_of(
+            self._contents(_tag_untagged(events), agent_name, branch), self._positions()
+        )
 
     def close(self) -> None:
         if self.storage == "database":

@@ -11,6 +11,10 @@ pipeline    :class:`~compaction_harness.pipeline.           P1-P7 (a recorded
             PipelineCase`                                   session, replayed)
 script      :class:`~compaction_harness.scripts.Script`     P0-P7
 =========== =============================================== ==================
+
+A script runs on the driver its configuration names (``config.driver``):
+the emulating driver, or ADK's own ``Runner``
+(:func:`compaction_harness.adk_runner.run_script_outcome`).
 """
 
 from __future__ import annotations
@@ -49,6 +53,10 @@ def run_case(case: Any, *, release: str | None = None) -> UnitOutcome:
     other kinds return every violation and ignore it.
     """
     kind = case_kind(case)
+    if kind == "script" and case.config.driver == "runner":
+        from .adk_runner import run_script_outcome
+
+        return run_script_outcome(case, release=release)
     if kind in ("pipeline", "script"):
         return CASE_KINDS[kind][1](case, release=release)
     return CASE_KINDS[kind][1](case)

@@ -265,6 +265,16 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             counts["bad"] += 1
             status = 2
             continue
+        if args.driver is not None:
+            if fixture.kind != "script":
+                _error(
+                    f"{path}: --driver {args.driver} replays script fixtures only; this is a "
+                    f"{fixture.kind} fixture"
+                )
+                counts["bad"] += 1
+                status = 2
+                continue
+            fixture = _with_driver(fixture, args.driver)
         try:
             judged = judge_fixture(fixture)
         except NotApplicable as exc:
@@ -280,6 +290,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         shown = list(verdict.new) if verdict.new else [v for v, _ in verdict.known]
         for violation in shown:
             print("      " + str(violation).replace("\n", "\n      "))
+        for repair in verdict.outcome.observed.get("repairs", []):
+            print(f"      runner: {repair}")
         for reason in verdict.outcome.not_applicable:
             print(f"      not applicable: {reason}")
         sys.stdout.flush()
@@ -381,12 +393,24 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _with_driver(fixture, driver: str):
+    """A script fixture whose script runs on ``driver`` (see ``ScriptConfig.driver``)."""
+    from dataclasses import replace
+
+    from .scripts import Script
+
+    script = fixture.case
+    return replace(fixture, case=Script(replace(script.config, driver=driver), script.operations))
+
+
 def _reexec_in_target(args: argparse.Namespace) -> int:
     from . import envs
 
     target = argparse.Namespace(adk=args.adk, adk_src=args.adk_src)
     python = envs.ensure(target)
     argv = [str(python), "-m", "compaction_harness", "replay", *args.fixtures]
+    if args.driver is not None:
+        argv += ["--driver", args.driver]
     sys.stdout.flush()
     os.execv(str(python), argv)
     return 2  # unreachable
@@ -434,6 +458,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument(
         "fixtures", nargs="+", metavar="FIXTURE", help="fixture files, or directories of them"
+    )
+    replay.add_argument(
+        "--driver",
+        choices=("runner", "emulated"),
+        help="run script fixtures on this driver (default: the one each fixture records): "
+        "runner = ADK's own Runner with a scripted model and real tools, emulated = the "
+        "fast emulating driver; other fixture kinds are refused",
     )
     target = replay.add_mutually_exclusive_group()
     target.add_argument("--adk", metavar="RELEASE", help="replay in that release's environment")

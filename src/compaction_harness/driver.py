@@ -88,6 +88,53 @@ EPOCH = 1_700_000_000.0
 STEP = 0.0004
 THINK = 7.0
 AGENT = "agent"
+#: The root agent's tools, by the names the scripted model calls them.
+TOOLS = ("lookup", "export", "transfer", "calendar")
+
+
+#: What ADK answers for a tool that needs confirmation, until it gets one
+#: (``google/adk/flows/llm_flows/functions.py``, 2.11.0 and 2.13.0).
+CONFIRMATION_PLACEHOLDER = {
+    "error": "This tool call requires confirmation, please approve or reject."
+}
+#: The credential the scripts' ``calendar`` tool asks for (an HTTP bearer
+#: token, ``credential_key`` harness_calendar), as ADK writes it in camel case.
+_AUTH_CONFIG = {
+    "authScheme": {"type": "http", "scheme": "bearer"},
+    "credentialKey": "harness_calendar",
+}
+
+
+def confirmation_request(call: Call) -> dict:
+    """The arguments of ADK's ``adk_request_confirmation`` call for ``call``
+    (``generate_request_confirmation_event``, 2.11.0 and 2.13.0, as the
+    ``Runner`` stores them)."""
+    return {
+        "originalFunctionCall": {"id": call.id, "args": {"query": "q" * 20}, "name": call.name},
+        "toolConfirmation": {
+            "hint": f"Please approve or reject the tool call {call.name}() by responding with "
+            "a FunctionResponse with an expected ToolConfirmation payload.",
+            "confirmed": False,
+        },
+    }
+
+
+def credential_request(call: Call) -> dict:
+    """The arguments of ADK's ``adk_request_credential`` call for ``call``."""
+    return {"functionCallId": call.id, "authConfig": dict(_AUTH_CONFIG)}
+
+
+def credential_answer() -> dict:
+    """What a client sends back for ``adk_request_credential``: the auth config
+    with an exchanged credential (ADK's documented pattern)."""
+    return {
+        "authScheme": _AUTH_CONFIG["authScheme"],
+        "exchangedAuthCredential": {
+            "authType": "http",
+            "http": {"scheme": "bearer", "credentials": {"token": "token"}},
+        },
+        "credentialKey": _AUTH_CONFIG["credentialKey"],
+    }
 
 
 @dataclass
@@ -164,17 +211,32 @@ class ScriptRun:
         return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
 
     # -- appending --------------------------------------------------------------
-    def _append(self, step: Step, payload: int = 0) -> None:
+    def _append(
+        self,
+        step: Step,
+        payload: int = 0,
+        *,
+        args: dict | None = None,
+        response: dict | None = None,
+    ) -> None:
+        """Store ``step``: its function calls' arguments and responses are
+        ``payload`` characters (a tool's result, carrying the harness's event
+        tag), or exactly ``args`` / ``response`` where ADK builds them itself
+        (stored untagged, as the ``Runner`` stores them)."""
         from .adk import to_adk_event
 
         event = to_adk_event(step)
         for part in event.content.parts if event.content else ():
             if part.function_response is not None:
-                part.function_response.response = {"result": "r" * payload}
+                part.function_response.response = (
+                    {"result": "r" * payload} if response is None else response
+                )
             if part.function_call is not None:
-                part.function_call.args = {"query": "q" * min(payload, 200)}
+                part.function_call.args = (
+                    {"query": "q" * min(payload, 200)} if args is None else args
+                )
         self.run.appended.append(step)
-        self.run.pipeline.append(event)
+        self.run.pipeline.append(event, tag=response is None)
         self.origin.append(self.current)
 
     def _text(self, prefix: str, chars: int) -> str:
@@ -193,7 +255,37 @@ class ScriptRun:
         stamped, before the model is called (``_run_one_step_async``); returns
         (violations, the event's timestamp, the prompt's token count)."""
         found = self._checked_model_call(agent, branch)
+        if agent == AGENT and self.running is not None:
+            found += self._replay_calls()
         return found, self.stamp(), self._tokens(agent, branch)
+
+    def _replay_calls(self) -> list[Violation]:
+        """Calls of the running invocation that never ran (their tools' process
+        died) are run again before the model is called, when ADK's flow says
+        so (``Pipeline.calls_to_replay``: ``decide_step_resume``): their
+        results are stored as one event, and the next step runs the request
+        processors (compaction among them) again."""
+        found: list[Violation] = []
+        while ids := self.run.pipeline.calls_to_replay(self.running, TOOLS):
+            rerun = [p for p in self.pending if p.call.id in ids and p.invocation == self.running]
+            calls = [p.call for p in rerun] or [
+                c for s in reversed(self.run.appended) for c in s.calls if c.id in ids
+            ][: len(ids)]
+            self.labels.add("calls: run again when the invocation resumed")
+            self._append(
+                Step(
+                    self.running,
+                    AGENT,
+                    self.stamp(),
+                    responses=tuple(Response(c.id, c.name) for c in calls),
+                ),
+                payload=20,
+            )
+            for item in rerun:
+                self.pending.remove(item)
+                self.answered.append(item)
+            found += self._checked_model_call(AGENT, None)
+        return found
 
     def _checked_model_call(self, agent: str, branch: str | None) -> list[Violation]:
         made = len(self.run.pipeline.summaries)
@@ -398,7 +490,8 @@ class ScriptRun:
         request = Call("adk-" + self.new_id("call"), name)
         # The Runner stores the request first, though it was built after the response.
         self._append(
-            Step(invocation, AGENT, request_time, calls=(request,), long_running=(request.id,))
+            Step(invocation, AGENT, request_time, calls=(request,), long_running=(request.id,)),
+            args=confirmation_request(call) if confirm else credential_request(call),
         )
         pending = {"confirmations" if confirm else "auth_requests": (call.id,)}
         self._append(
@@ -410,6 +503,8 @@ class ScriptRun:
                 **pending,
             ),
             payload=20,
+            # A tool needing confirmation does not run: ADK answers for it.
+            response=dict(CONFIRMATION_PLACEHOLDER) if confirm else None,
         )
         self.asked.append((call, request, invocation))
         return found + self._end()  # the invocation waits for the user
@@ -422,9 +517,10 @@ class ScriptRun:
         found = self._end()
         self._true += THINK
         self._start(invocation, None)
+        confirm = request.name == REQUEST_CONFIRMATION_CALL
         self._append(
             Step(invocation, "user", self.stamp(), responses=(Response(request.id, request.name),)),
-            payload=20,
+            response={"confirmed": True} if confirm else credential_answer(),
         )
         # The tool runs now, and its real result answers the original call.
         self._append(

@@ -64,6 +64,7 @@ __all__ = [
     "Triage",
     "check_branch_view",
     "check_liveness",
+    "check_model_prompt",
     "check_new_work",
     "check_nothing_lost",
     "check_prompt",
@@ -754,6 +755,67 @@ def check_liveness(
     ]
 
 
+def check_model_prompt(
+    steps: Session,
+    prompt: Prompt,
+    baseline: Prompt,
+    summaries: Summaries,
+    opener: str | None,
+    *,
+    strict: bool = False,
+    records: Sequence[int] = (),
+) -> tuple[list[Violation], list[str]]:
+    """P2 and P4 on the prompt of one model call; returns (violations, ids of
+    calls left unanswered).
+
+    ``steps``: the session as stored when the model was called; ``prompt``:
+    the request's contents (``adk.PromptContent``: call ids kept, each
+    response part naming its stored event); ``baseline``: the contents ADK
+    assembles from ``steps`` without summaries (P4's baseline);
+    ``summaries``: (session length then, positions given, seed numbers) per
+    summary; ``opener``: the text of the user message that opened the
+    running invocation, if one did; ``strict``: P2's strict-provider clause;
+    ``records``: positions of compaction records ADK did not make (see
+    :func:`check_nothing_lost`). Each P2 violation's ``details`` say whether
+    its content merges answers to several call events and, for a missing
+    opener, whether a kept summary was given it or a kept range hides it,
+    and whether it was stored out of time order (known faults read them).
+    Used by both drivers: the emulating driver on ADK's contents assembly,
+    the runner driver on the ``LlmRequest`` the model received.
+    """
+    found, unanswered = check_prompt(prompt, opener, strict=strict)
+    hidden = covered_by_records(steps, records)
+    if any(
+        steps[i].author == "user" and steps[i].text == opener for i in hidden
+    ):  # a record ADK did not make hides the opener: its writer's doing (see P4)
+        found = [v for v in found if v.details.get("cause") != "opener missing"]
+    merged = answers_of_several_call_events(steps)
+    for v in found:
+        content = v.details.get("content")
+        if content is not None and content < len(prompt):
+            # Which stored events the content's responses came from: one
+            # that answers calls of several call events (known faults).
+            events = {int(p[3]) for p in prompt[content][1] if p[0] == "response" and p[3]}
+            v.details["merged_answer"] = bool(events & merged)
+        if v.details.get("cause") == "opener missing":
+            # Whether a kept summary was given the opener, or a kept
+            # summary's time range hides it unasked (known faults use it).
+            v.details["opener_summarised"] = any(
+                steps[i].text == opener and steps[i].author == "user"
+                for i in covered_by_kept(prompt, summaries)
+            )
+            ranges = kept_ranges(steps, prompt)
+            openers = [
+                i for i, step in enumerate(steps) if step.author == "user" and step.text == opener
+            ]
+            v.details["inside_range"] = any(
+                start <= steps[i].timestamp <= end for i in openers for start, end in ranges
+            )
+            v.details["out_of_time_order"] = any(out_of_time_order(steps, i) for i in openers)
+    found += check_nothing_lost(steps, prompt, summaries, baseline, records)
+    return found, unanswered
+
+
 @dataclass(frozen=True)
 class PipelineCase:
     """A configuration and the operations that drive a real session.
@@ -891,44 +953,19 @@ class PipelineRun:
         steps = self.pipeline.steps()
         prompt = self.pipeline.prompt(agent_name=agent_name, branch=branch)
         self._checked_prompt = prompt
-        found, self.unanswered = check_prompt(prompt, self.opener, strict=self.strict_clause)
-        hidden = covered_by_records(steps, self.foreign_records(steps))
-        if any(
-            steps[i].author == "user" and steps[i].text == self.opener for i in hidden
-        ):  # a record ADK did not make hides the opener: its writer's doing (see P4)
-            found = [v for v in found if v.details.get("cause") != "opener missing"]
-        merged = answers_of_several_call_events(steps)
-        for v in found:
-            content = v.details.get("content")
-            if content is not None and content < len(prompt):
-                # Which stored events the content's responses came from: one
-                # that answers calls of several call events (known faults).
-                events = {int(p[3]) for p in prompt[content][1] if p[0] == "response" and p[3]}
-                v.details["merged_answer"] = bool(events & merged)
-            if v.details.get("cause") == "opener missing":
-                # Whether a kept summary was given the opener, or a kept
-                # summary's time range hides it unasked (known faults use it).
-                v.details["opener_summarised"] = any(
-                    steps[i].text == self.opener and steps[i].author == "user"
-                    for i in covered_by_kept(prompt, self.pipeline.summaries)
-                )
-                ranges = kept_ranges(steps, prompt)
-                openers = [
-                    i
-                    for i, step in enumerate(steps)
-                    if step.author == "user" and step.text == self.opener
-                ]
-                v.details["inside_range"] = any(
-                    start <= steps[i].timestamp <= end for i in openers for start, end in ranges
-                )
-                v.details["out_of_time_order"] = any(out_of_time_order(steps, i) for i in openers)
-        out += found
         baseline = self.pipeline.prompt(
             without_summaries=True, agent_name=agent_name, branch=branch
         )
-        out += check_nothing_lost(
-            steps, prompt, self.pipeline.summaries, baseline, self.foreign_records(steps)
+        found, self.unanswered = check_model_prompt(
+            steps,
+            prompt,
+            baseline,
+            self.pipeline.summaries,
+            self.opener,
+            strict=self.strict_clause,
+            records=self.foreign_records(steps),
         )
+        out += found
         if self.pipeline.storage == "database":
             out += self.database_round_trip(agent_name, branch)
         return out

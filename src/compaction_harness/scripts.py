@@ -38,6 +38,7 @@ from .model import ModelError
 
 __all__ = [
     "CLOCK_RESOLUTIONS",
+    "DRIVERS",
     "OPERATIONS",
     "SUMMARY_SIZES",
     "Answer",
@@ -66,6 +67,9 @@ CLOCK_RESOLUTIONS = (1e-6, 1e-3, 1.0)
 SUMMARY_SIZES = ("tiny", "large", "grows")
 STORAGES = ("memory", "database")
 CALL_IDS = ("unique", "per_turn")
+#: The drivers that execute a script: ``emulated`` (:mod:`compaction_harness.driver`)
+#: and ``runner`` (:mod:`compaction_harness.adk_runner`, ADK's own ``Runner``).
+DRIVERS = ("emulated", "runner")
 TRIGGER_KEYS = ("compaction_interval", "overlap_size", "token_threshold", "event_retention_size")
 MAX_OPERATIONS = 500
 
@@ -96,6 +100,9 @@ class ScriptConfig:
             unique ones) or ``per_turn`` (the model numbers its calls afresh
             in every reply, as some providers do: ids repeat across turns).
         invariants: the pipeline invariants checked (None: all of them).
+        driver: one of :data:`DRIVERS`: which driver runs the script (a
+            fixture records the driver that found it; ``replay --driver``
+            chooses another).
     """
 
     compaction_interval: int | None = None
@@ -110,6 +117,7 @@ class ScriptConfig:
     strict_provider: bool = False
     call_ids: str = "unique"
     invariants: tuple[str, ...] | None = None
+    driver: str = "emulated"
 
     def __post_init__(self) -> None:
         for key in TRIGGER_KEYS:
@@ -128,6 +136,8 @@ class ScriptConfig:
                 raise ModelError(f"config.{key}: expected a whole number of characters")
         if type(self.strict_provider) is not bool:
             raise ModelError("config.strict_provider: expected true or false")
+        if self.driver not in DRIVERS:
+            raise ModelError(f"config.driver: expected one of {', '.join(DRIVERS)}")
         if self.call_ids not in CALL_IDS:
             raise ModelError(f"config.call_ids: expected one of {', '.join(CALL_IDS)}")
         if self.invariants is not None:

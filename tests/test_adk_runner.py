@@ -1,0 +1,224 @@
+"""The runner driver: scripts through ADK's own ``Runner``, and the checks on
+what it really did (P0, P1, P2, P4, P5)."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import replace
+
+import google.adk.apps.compaction as compaction
+import pytest
+from hypothesis import assume, event, given, settings
+
+from compaction_harness.adk import ADK_RELEASE, NotApplicable, helper_availability
+from compaction_harness.adk_runner import (
+    Inexpressible,
+    answers_continue_invocation,
+    run_script_outcome,
+    run_script_with_runner,
+)
+from compaction_harness.checks import met
+from compaction_harness.pipeline import chosen_invariants
+from compaction_harness.scripts import (
+    Answer,
+    Ask,
+    Calls,
+    Delegate,
+    End,
+    FanOut,
+    Open,
+    Reply,
+    Script,
+    ScriptConfig,
+    Text,
+    Tie,
+)
+from compaction_harness.unit import InvariantViolation
+from strategies import differential_scripts
+
+
+def _has_database() -> bool:
+    try:
+        import google.adk.sessions.database_session_service  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def narrowed(script: Script) -> Script:
+    """``script`` checking only what HARNESS_PIPELINE_INVARIANTS names."""
+    chosen = chosen_invariants()
+    if not chosen:
+        return script
+    return Script(replace(script.config, invariants=tuple(sorted(chosen))), script.operations)
+
+
+pytestmark = pytest.mark.skipif(
+    helper_availability()["_events_to_compact_for_token_threshold"] is not None,
+    reason="the scripts use token-threshold compaction (1.26.0 and later)",
+)
+SLIDING = ScriptConfig(compaction_interval=1, overlap_size=0)
+
+
+def test_a_run_records_events_summaries_and_requests() -> None:
+    script = Script(SLIDING, (Open(), Calls(count=2), Text(), Open(), Ask(), Reply(), Text()))
+    run = run_script_with_runner(script)
+    assert [s.author for s in run.session if s.compaction is None] == [
+        "user", "agent", "agent", "agent",  # user 1, two calls, their results, text
+        "user", "agent", "agent", "agent",  # user 2, the call, ADK's request, placeholder
+        "user", "agent", "agent",  # the user's confirmation, the real result, text
+    ]  # fmt: skip
+    assert len(run.calls) == 4 and all(c.prompt is not None for c in run.calls)
+    assert [c.op for c in run.calls] == [1, 2, 4, 6]
+    assert run.summaries and all(s.where == "at an invocation end" for s in run.summaries)
+    # Each stored event is traced to the operation that stored it.
+    assert run.origin[0] == 0 and run.origin.count(1) == 2
+    assert not run.violations and run.crashed is None
+
+
+def test_the_clock_is_deterministic() -> None:
+    script = Script(SLIDING, (Open(), Text(), Open(), Tie(), Calls(), Text()))
+    first = run_script_with_runner(script, tree="director")
+    second = run_script_with_runner(script, tree="director")
+    assert [s.timestamp for s in first.session] == [s.timestamp for s in second.session]
+    # Tie: the model's event is stamped with the user message's time.
+    stamps = [s.timestamp for s in first.session if s.compaction is None]
+    assert stamps[1] < stamps[2] == stamps[3] < stamps[4]
+
+
+def test_what_the_runner_cannot_run_is_refused_or_repaired() -> None:
+    # The root LlmAgent's run ends at its final text: a second text needs a new turn.
+    script = Script(SLIDING, (Open(), Text(), Text()))
+    with pytest.raises(Inexpressible, match=r"operation 2 \(text\)"):
+        run_script_with_runner(script)
+    run = run_script_with_runner(script, repair=True)
+    assert run.script.operations == (Open(), Text(), End(), Text())
+    assert run.repairs == ["op 2: added end: the Runner ends the invocation at a final text"]
+    # After tool results ADK calls the model again before an invocation can end.
+    run = run_script_with_runner(Script(SLIDING, (Open(), Calls(), End())), repair=True)
+    assert run.script.operations == (Open(), Calls(), Text(), End())
+    # Sub-agents need tree 'director'.
+    run = run_script_with_runner(Script(SLIDING, (Open(), Delegate(), Text())), repair=True)
+    assert run.script.operations == (Open(), Text())
+
+
+def test_the_runner_meets_known_upstream_faults() -> None:
+    # P5: ParallelAgent sub-agents' branch events go into a summary every agent reads.
+    run = run_script_with_runner(Script(SLIDING, (Open(), FanOut(), End())), tree="director")
+    assert "summary-leaks-branch-events-to-siblings" in {f for _, f in run.known}
+    # P2: token compaction before the turn's second model call summarises the
+    # turn's own request.
+    config = ScriptConfig(token_threshold=20, event_retention_size=0, system_chars=400)
+    run = run_script_with_runner(Script(config, (Open(), Calls(), Text())))
+    if ADK_RELEASE in ("2.11.0", "2.13.0"):
+        assert "token-compaction-summarises-the-running-request" in {f for _, f in run.known}
+
+
+def test_the_checks_fire_on_a_broken_runner(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Compaction that keeps no call pair together (as releases before 1.28.0):
+    # the summariser is given a long-running call still waiting for its answer.
+    monkeypatch.setattr(
+        compaction, "_longest_self_contained_prefix", lambda events, all_events=None: events
+    )
+    script = Script(SLIDING, (Open(), Calls(kind="long_running"), Answer(), Text()))
+    run = run_script_with_runner(script, triage=False)
+    assert "P1" in {v.invariant for v in run.violations}
+
+
+def test_an_exception_adk_raises_is_p0(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def broken(*args, **kwargs):
+        raise RuntimeError("compaction broke")
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(compaction, "_run_compaction_for_sliding_window", broken)
+    run = run_script_with_runner(Script(SLIDING, (Open(), Text(), Open(), Text())))
+    assert run.crashed is not None
+    assert [v.invariant for v in run.violations] == ["P0"]
+
+
+# -- the runner item of a campaign ------------------------------------------------
+@pytest.mark.property(weight=3)
+@settings(max_examples=30)
+@given(
+    script=differential_scripts(
+        database=_has_database(), answers=answers_continue_invocation("agent"), final_text=True
+    )
+)
+def test_runner_pipeline_scripts_meet_p0_to_p7(script: Script) -> None:
+    """The pipeline property through ADK's own ``Runner`` (P0 to P7 on what
+    the model was really sent); a failure's fixture records the script as
+    the runner ran it, with ``config.driver="runner"``."""
+    script = narrowed(script)
+    script = Script(replace(script.config, driver="runner"), script.operations)
+    try:
+        outcome = run_script_outcome(script)
+    except NotApplicable as exc:
+        event(f"not applicable: {exc}")
+        assume(False)
+        return
+    for label in outcome.labels:
+        event(label)
+    for fault in dict.fromkeys(f for _, f in outcome.known):
+        met(fault)
+    if outcome.violations:
+        as_run = outcome.observed.get("script")
+        case = Script.from_json(as_run) if as_run is not None else script
+        raise InvariantViolation(case, outcome)
+
+
+# -- P3, P6 and P7 through the Runner fire on deliberately broken ADK functions ---------
+def test_p3_fires_when_the_runner_stops_compacting(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = compaction._run_compaction_for_sliding_window
+    if inspect.isasyncgenfunction(original):
+
+        async def idle(*args, **kwargs):
+            return
+            yield  # pragma: no cover
+
+    else:
+
+        async def idle(*args, **kwargs):
+            return None
+
+    monkeypatch.setattr(compaction, "_run_compaction_for_sliding_window", idle)
+    ops = (Open(), Text(), Open(), Text(), Open(), Text(), Open(), Text())
+    run = run_script_with_runner(Script(SLIDING, ops), triage=False)
+    assert not run.summaries
+    assert "P3" in {v.invariant for v in run.violations}
+    # The same script with ADK's own compaction holds.
+    monkeypatch.setattr(compaction, "_run_compaction_for_sliding_window", original)
+    assert not run_script_with_runner(Script(SLIDING, ops), triage=False).violations
+
+
+def test_p6_fires_when_the_token_trigger_reads_a_wrong_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A trigger that always reads a huge prompt count summarises below the threshold.
+    monkeypatch.setattr(compaction, "_latest_prompt_token_count", lambda *a, **k: 10**9)
+    config = ScriptConfig(token_threshold=10_000, event_retention_size=0)
+    run = run_script_with_runner(Script(config, (Open(), Text(), Open(), Text())), triage=False)
+    found = [v for v in run.violations if v.invariant == "P6"]
+    assert found and "below the threshold" in found[0].message
+
+
+def test_p7_fires_when_the_database_reorders_the_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if not _has_database():
+        pytest.skip("no DatabaseSessionService (the [db] extra)")
+    from google.adk.sessions.database_session_service import DatabaseSessionService
+
+    config = ScriptConfig(compaction_interval=5, overlap_size=0, storage="database")
+    ops = (Open(), Calls(), Text(), Open(), Text())
+    assert not run_script_with_runner(Script(config, ops), triage=False).violations
+    original = DatabaseSessionService.get_session
+
+    async def reversed_session(self, **kwargs):
+        session = await original(self, **kwargs)
+        if session is not None:
+            session.events.reverse()
+        return session
+
+    monkeypatch.setattr(DatabaseSessionService, "get_session", reversed_session)
+    run = run_script_with_runner(Script(config, ops), triage=False)
+    assert "P7" in {v.invariant for v in run.violations}
