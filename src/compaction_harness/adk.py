@@ -1223,3 +1223,35 @@ class prefix_helper_replaced:
 
     def __exit__(self, *exc) -> None:
         _compaction._longest_self_contained_prefix = self.original
+
+
+class summary_price_from_adk_summaries:
+    """Within ``with``, ADK's ``_previous_summary_chars`` (``apps/compaction.py``,
+    2.13.0: the size of the latest compaction event, which
+    ``_is_range_worth_compacting`` takes as the price of the next summary)
+    reads only summaries ADK's summariser wrote (their text starts with
+    ``summary#``, as the harness's summariser writes them), never a record a
+    client appended. For counterfactual replays only (known-fault
+    predicates); on a release without the function it changes nothing.
+    """
+
+    def __enter__(self) -> None:
+        self.original = getattr(_compaction, "_previous_summary_chars", None)
+        if self.original is None:
+            return
+        original = self.original
+
+        def adk_written(event: Event) -> bool:
+            content = event.actions.compaction.compacted_content
+            parts = (content.parts or []) if content else []
+            return bool(parts) and (parts[0].text or "").startswith("summary#")
+
+        def priced(events):
+            written = [e for e in events if e.actions and e.actions.compaction and adk_written(e)]
+            return original(written[-1:]) if written else 0
+
+        _compaction._previous_summary_chars = priced
+
+    def __exit__(self, *exc) -> None:
+        if self.original is not None:
+            _compaction._previous_summary_chars = self.original

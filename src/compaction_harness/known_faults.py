@@ -315,6 +315,26 @@ def _one_answer_for_several_turns(case, violation: Violation) -> bool:
     )
 
 
+def _priced_against_a_client_record(case, violation: Violation) -> bool:
+    """A summary of nothing new (P6) that a script with a client's compaction
+    record makes, and that disappears when ADK prices the next summary by its
+    own last summary instead of the latest record (see
+    :class:`~compaction_harness.adk.summary_price_from_adk_summaries`)."""
+    if not (
+        isinstance(case, Script)
+        and violation.invariant == "P6"
+        and _NOTHING_NEW in violation.message
+        and any(op.op == "client_record" for op in case.operations)
+    ):
+        return False
+    from .adk import summary_price_from_adk_summaries
+    from .driver import run_script
+
+    with summary_price_from_adk_summaries():
+        replayed = run_script(case, triage=False)
+    return not any(_same_kind(v, violation) for v in replayed.violations)
+
+
 KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="dead-call-retry-skipped-at-invocation-boundary",
@@ -619,6 +639,29 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "(P6: duplicated, wasted work)."
         ),
         matches=_time_order_assumed,
+    ),
+    KnownFault(
+        id="summary-priced-by-a-client-record-resummarises-a-continued-invocation",
+        invariant=("P6",),
+        # Found on 2.13.0 (the price check, _is_range_worth_compacting, is new there).
+        releases=("2.13.0",),
+        title="a continued invocation is summarised again from its start when the latest "
+        "compaction record is a client's",
+        explanation=(
+            "google/adk/apps/compaction.py, _run_compaction_for_sliding_window: an invocation "
+            "that a client's answer resumes counts as new, and the window is taken again from "
+            "its first event, which an earlier summary already covers. The price check "
+            "_is_range_worth_compacting is what refuses such a range: it compares what the "
+            "range would remove with _previous_summary_chars, the size of the latest "
+            "compaction event, which its docstring calls the last summary the summarizer "
+            "wrote. When the latest compaction event is instead a small record a client "
+            "appended, the same events are offered as worth a summary, and the summariser is "
+            "called for events a kept summary already covers, writing a summary as large as "
+            "the one it replaces (P6: wasted work, one summariser call per resumed turn). "
+            "Pricing the range by ADK's own last summary makes the same script summarise "
+            "nothing again."
+        ),
+        matches=_priced_against_a_client_record,
     ),
 )
 
