@@ -495,16 +495,43 @@ def _tag_untagged(events: Sequence[Event]) -> list[Event]:
             for p in parts
         ):
             out.append(event)
-            continue
-        copy = event.model_copy(deep=True)
-        for part in copy.content.parts or []:
-            if part.function_response is not None:
-                part.function_response.response = {
-                    **(part.function_response.response or {}),
-                    _EVENT_KEY: event.id,
-                }
-        out.append(copy)
+        else:
+            out.append(named_copy(event))
     return out
+
+
+def request_text_chars(llm_request: Any) -> int:
+    """Characters of text in an ``LlmRequest``'s contents: what a summary model
+    was given."""
+    return sum(len(p.text or "") for c in llm_request.contents for p in c.parts or [])
+
+
+def summary_reply(text: str, given: int) -> Any:
+    """The summary model's ``LlmResponse``: ``text``, with usage metadata from
+    the token model (four characters a token) for ``given`` characters in."""
+    from google.adk.models.llm_response import LlmResponse
+
+    return LlmResponse(
+        content=types.Content(role="model", parts=[types.Part(text=text)]),
+        usage_metadata=types.GenerateContentResponseUsageMetadata(
+            prompt_token_count=given // 4,
+            candidates_token_count=len(text) // 4,
+            total_token_count=given // 4 + len(text) // 4,
+        ),
+    )
+
+
+def named_copy(event: Event) -> Event:
+    """A deep copy of ``event`` whose function-response parts name it
+    (``_EVENT_KEY``: the event's id, replacing any tag they held)."""
+    copy = event.model_copy(deep=True)
+    for part in copy.content.parts or []:
+        if part.function_response is not None:
+            part.function_response.response = {
+                **(part.function_response.response or {}),
+                _EVENT_KEY: event.id,
+            }
+    return copy
 
 
 def summary_text(number: int, given_chars: int, size: str, threshold: int | None) -> str:
@@ -664,7 +691,6 @@ class Pipeline:
             try:
                 from google.adk.apps.llm_event_summarizer import LlmEventSummarizer
                 from google.adk.models.base_llm import BaseLlm
-                from google.adk.models.llm_response import LlmResponse
             except ImportError:  # pragma: no cover - every release with compaction has it
                 LlmEventSummarizer = None
             if LlmEventSummarizer is not None:
@@ -674,19 +700,10 @@ class Pipeline:
                     and usage metadata from the token model (4 characters a token)."""
 
                     async def generate_content_async(self, llm_request, stream=False):
-                        given = sum(
-                            len(p.text or "") for c in llm_request.contents for p in c.parts or []
-                        )
+                        given = request_text_chars(llm_request)
                         text = pipeline.summary_text(len(pipeline.summaries) - 1, given)
                         pipeline.summary_texts.append(text)
-                        yield LlmResponse(
-                            content=types.Content(role="model", parts=[types.Part(text=text)]),
-                            usage_metadata=types.GenerateContentResponseUsageMetadata(
-                                prompt_token_count=given // 4,
-                                candidates_token_count=len(text) // 4,
-                                total_token_count=given // 4 + len(text) // 4,
-                            ),
-                        )
+                        yield summary_reply(text, given)
 
                 class Summarizer(LlmEventSummarizer):
                     async def maybe_summarize_events(self, *, events):

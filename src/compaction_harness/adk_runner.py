@@ -166,7 +166,10 @@ from .adk import (
     _summary_number,
     from_adk_events,
     litellm_heals_missing_tool_results,
+    named_copy,
     prompt_chars,
+    request_text_chars,
+    summary_reply,
     summary_text,
 )
 from .driver import EPOCH, STEP, THINK
@@ -433,18 +436,11 @@ class _SummaryLlm(BaseLlm):
 
     async def generate_content_async(self, llm_request, stream: bool = False):
         driver = _driver()
-        given = sum(len(p.text or "") for c in llm_request.contents for p in c.parts or [])
+        given = request_text_chars(llm_request)
         text = summary_text(
             len(driver.record.summaries) - 1, given, driver.config.summary, driver.threshold
         )
-        yield LlmResponse(
-            content=types.Content(role="model", parts=[types.Part(text=text)]),
-            usage_metadata=types.GenerateContentResponseUsageMetadata(
-                prompt_token_count=given // 4,
-                candidates_token_count=len(text) // 4,
-                total_token_count=given // 4 + len(text) // 4,
-            ),
-        )
+        yield summary_reply(text, given)
 
 
 class _RecordingSummarizer(LlmEventSummarizer):
@@ -1419,20 +1415,7 @@ def tagged(events: Sequence[Event]) -> list[Event]:
     (``adk._EVENT_KEY``: the event's id), as the emulating driver's events
     carry it, so an assembled prompt says which stored event each response
     came from (``adk.PromptPart``). The originals are untouched."""
-    out = []
-    for event in events:
-        if not event.get_function_responses():
-            out.append(event)
-            continue
-        copy = event.model_copy(deep=True)
-        for part in copy.content.parts or []:
-            if part.function_response is not None:
-                part.function_response.response = {
-                    **(part.function_response.response or {}),
-                    _EVENT_KEY: event.id,
-                }
-        out.append(copy)
-    return out
+    return [named_copy(event) if event.get_function_responses() else event for event in events]
 
 
 def _contents_builder() -> Any:
