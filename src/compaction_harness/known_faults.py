@@ -104,11 +104,23 @@ def _goes_with_a_reference_prefix(case, violation: Violation) -> bool:
     short, which among the recorded faults only the invocation-boundary
     shortcut does."""
     from .adk import prefix_helper_replaced
+
+    return _gone_under(
+        case,
+        violation,
+        prefix_helper_replaced(lambda w, s: reference.longest_self_contained_prefix(s, w)),
+    )
+
+
+def _gone_under(case, violation: Violation, counterfactual) -> bool:
+    """Whether a pipeline case, replayed inside ``counterfactual`` (a context
+    manager that changes one ADK function), no longer shows a violation of
+    ``violation``'s kind."""
     from .driver import run_script
     from .pipeline import run_pipeline_case
 
     replay = run_script if isinstance(case, Script) else run_pipeline_case
-    with prefix_helper_replaced(lambda w, s: reference.longest_self_contained_prefix(s, w)):
+    with counterfactual:
         replayed = replay(case, triage=False)
     return not any(_same_kind(v, violation) for v in replayed.violations)
 
@@ -328,11 +340,8 @@ def _priced_against_a_client_record(case, violation: Violation) -> bool:
     ):
         return False
     from .adk import summary_price_from_adk_summaries
-    from .driver import run_script
 
-    with summary_price_from_adk_summaries():
-        replayed = run_script(case, triage=False)
-    return not any(_same_kind(v, violation) for v in replayed.violations)
+    return _gone_under(case, violation, summary_price_from_adk_summaries())
 
 
 KNOWN_FAULTS: tuple[KnownFault, ...] = (
