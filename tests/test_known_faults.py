@@ -112,3 +112,32 @@ def test_a_loss_that_time_order_does_not_explain_is_not_taken_for_it(monkeypatch
     assert found
     fault = fault_for("compaction-assumes-events-are-stored-in-time-order")
     assert not any(fault.matches(script, v) for v in found)
+
+
+@on_2_13
+def test_a_request_hidden_by_time_order_is_that_fault_though_token_compaction_also_takes_it():
+    # Two faults on one request: a host whose clock is behind stamps the third
+    # invocation inside the range of a summary it was not given (the
+    # time-order fault), and with time in order the same request is still
+    # missing, because token compaction summarises it (the running-request
+    # fault). The counterfactual replay must tell the causes apart, not only
+    # the invariants: found by the runner item of a 600 s campaign.
+    from compaction_harness.adk_runner import run_script_outcome
+    from compaction_harness.scripts import Open, Script, ScriptConfig, Skew, Text
+
+    config = ScriptConfig(token_threshold=1, event_retention_size=0, driver="runner")
+    script = Script(config, (Open(), Text(), Open(), Skew(seconds=10), Open(), Text()))
+    found = run_script_outcome(script, triage=False).violations
+    faults = {
+        v.details["opener_summarised"]: matching_fault(script, v, ADK_RELEASE)
+        for v in found
+        if v.details.get("cause") == "opener missing"
+    }
+    assert faults[True].id == "token-compaction-summarises-the-running-request"
+    assert faults[False].id == "compaction-assumes-events-are-stored-in-time-order"
+    lost = [v for v in found if v.invariant == "P4"]
+    assert lost and all(
+        matching_fault(script, v, ADK_RELEASE).id
+        == "compaction-assumes-events-are-stored-in-time-order"
+        for v in lost
+    )
