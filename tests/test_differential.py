@@ -31,7 +31,11 @@ from compaction_harness.adk_runner import (
     answers_continue_invocation,
     run_script_with_runner,
 )
-from compaction_harness.differential import compare_sessions, token_mismatches
+from compaction_harness.differential import (
+    compare_sessions,
+    request_mismatches,
+    token_mismatches,
+)
 from compaction_harness.driver import ScriptRun, run_script
 from compaction_harness.model import Session
 from compaction_harness.scripts import (
@@ -67,11 +71,14 @@ def _has_database() -> bool:
     return True
 
 
-def emulated(script: Script) -> tuple[Session, list[str | None]]:
-    """The session the emulating driver stores for ``script``, and each event's role."""
-    outcome = run_script(script, triage=False)
+def emulated(script: Script) -> tuple[Session, list[str | None], list[tuple]]:
+    """The session the emulating driver stores for ``script``, each event's
+    role, and the requests it judged (agent, branch, contents)."""
+    runs: list[ScriptRun] = []  # the one run, handed over after each operation
+    outcome = run_script(script, triage=False, stop=lambda _, run: runs.append(run))
     steps = Session.from_json(outcome.observed["session"])
-    return steps, [_role(step) for step in steps]
+    requests = runs[-1].run.requests if runs else []
+    return steps, [_role(step) for step in steps], requests
 
 
 def _role(step) -> str | None:
@@ -82,11 +89,16 @@ def _role(step) -> str | None:
 def differences(run: RunnerRun) -> list[str]:
     """Where the emulating driver, given the script as the runner ran it,
     stored something else than the ``Runner`` did."""
-    steps, roles = emulated(run.script)
+    steps, roles, requests = emulated(run.script)
     real_roles = [e.content.role if e.content else None for e in run.events]
     found = compare_sessions(steps, roles, run.session, real_roles)
     if not found:
         found = token_mismatches(steps, run.session)
+    if not found:
+        sent = [
+            (c.agent, c.branch, c.prompt if c.prompt is not None else c.sent) for c in run.calls
+        ]
+        found = request_mismatches(requests, sent)
     if found:
         found += ["", run.script.render(), "-- emulated", steps.render(), "-- runner"]
         found += [run.session.render()]
@@ -200,6 +212,22 @@ def test_a_call_left_by_a_dead_turn_is_run_again_where_the_runner_does() -> None
     expected = {"2.13.0": 1, "2.11.0": 0}.get(ADK_RELEASE)
     if expected is not None:
         assert len(rerun) == expected
+
+
+def test_a_request_the_flow_builds_but_never_sends_is_not_judged() -> None:
+    # Three plain calls whose tools' process dies; a client answers two. The
+    # next step of ADK's flow builds a request, then runs the third call
+    # instead of sending it (base_llm_flow._run_one_step_async, 2.13.0). The
+    # emulating driver once judged that request too, and P2 reported a partial
+    # answer to parallel calls that no model was ever sent.
+    script = Script(
+        ScriptConfig(compaction_interval=1, overlap_size=0),
+        (Open(), Calls(count=3, fate="later"), Answer(picks=[0, 0, 2]), Text()),
+    )
+    run = run_script_with_runner(script, repair=True, triage=False)
+    assert not differences(run), "\n".join(differences(run))
+    judged = run_script(run.script, triage=False).violations
+    assert not [v for v in judged + run.violations if v.invariant == "P2"], judged
 
 
 def test_a_planted_emulation_fault_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:

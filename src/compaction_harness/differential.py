@@ -16,19 +16,29 @@ driver claims to reproduce of the ``Runner``:
 
 Prompt token counts are compared separately (:func:`token_mismatches`): they
 follow from what the prompt holds, so a difference there explains later
-differences in compaction.
+differences in compaction. So are the requests each driver judged
+(:func:`request_mismatches`): P2 and P4 are checked on them, so the emulating
+driver must judge exactly the requests the ``Runner``'s model was sent.
 
 Pure: no ``google.adk`` import.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .model import Session, Step
 
-__all__ = ["EventShape", "compare_sessions", "rank_pattern", "shapes", "token_mismatches"]
+__all__ = [
+    "EventShape",
+    "compare_sessions",
+    "rank_pattern",
+    "request_mismatches",
+    "shapes",
+    "token_mismatches",
+]
 
 
 @dataclass(frozen=True)
@@ -176,3 +186,43 @@ def token_mismatches(emulated: Session, real: Session) -> list[str]:
         for k, (a, b) in enumerate(zip(emulated, real, strict=False))
         if a.prompt_tokens != b.prompt_tokens and a.compaction is None
     ]
+
+
+#: A response a sub-agent reads quoted as text names its event's id (the
+#: harness's event tag, ``adk._EVENT_KEY``); the drivers make different ids.
+_QUOTED_EVENT = re.compile(r"('harness_event': ')([^']*)(')")
+
+
+def _renamed(requests: Sequence[tuple]) -> list[tuple]:
+    """``requests`` with call ids, and event ids quoted in texts, renamed by
+    order of first appearance."""
+    calls, events = _Names("c"), _Names("e")
+
+    def part(p: tuple) -> tuple:
+        if p[0] == "text":
+            return ("text", _QUOTED_EVENT.sub(lambda m: m[1] + events(m[2]) + m[3], p[1]))
+        return (p[0], calls(p[1]), *p[2:])
+
+    return [
+        (agent, branch, [(role, tuple(part(p) for p in parts)) for role, parts in contents or ()])
+        for agent, branch, contents in requests
+    ]
+
+
+def request_mismatches(emulated: Sequence[tuple], real: Sequence[tuple]) -> list[str]:
+    """Where the requests the emulating driver judged differ from those the
+    ``Runner``'s model was sent; each request is (agent, branch, contents),
+    contents as ``adk.PromptContent`` with each response part naming its
+    stored event's position (the sessions' shapes agree, so positions do),
+    call ids compared by order of first appearance. One line for the first
+    difference, one more when the counts differ."""
+    out = []
+    for k, (a, b) in enumerate(zip(_renamed(emulated), _renamed(real), strict=False)):
+        if a != b:
+            out.append(f"request #{k}: emulated {a}  |  runner {b}")
+            break
+    if len(emulated) != len(real):
+        out.append(
+            f"the emulating driver judged {len(emulated)} requests, the runner sent {len(real)}"
+        )
+    return out

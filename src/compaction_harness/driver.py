@@ -250,49 +250,54 @@ class ScriptRun:
     def _model_call(
         self, agent: str = AGENT, branch: str | None = None
     ) -> tuple[list[Violation], float, int]:
-        """A model call: the flow's request processors run (compaction among
-        them) and the prompt is checked, then the model's event is built and
-        stamped, before the model is called (``_run_one_step_async``); returns
-        (violations, the event's timestamp, the prompt's token count)."""
+        """A model call (:meth:`_checked_model_call`), then the model's event is
+        built and stamped, before the model is called (``_run_one_step_async``);
+        returns (violations, the event's timestamp, the prompt's token count)."""
         found = self._checked_model_call(agent, branch)
-        if agent == AGENT and self.running is not None:
-            found += self._replay_calls()
         return found, self.stamp(), self._tokens(agent, branch)
 
-    def _replay_calls(self) -> list[Violation]:
-        """Calls of the running invocation that never ran (their tools' process
-        died) are run again before the model is called, when ADK's flow says
-        so (``Pipeline.calls_to_replay``: ``decide_step_resume``): their
-        results are stored as one event, and the next step runs the request
-        processors (compaction among them) again."""
-        found: list[Violation] = []
-        while ids := self.run.pipeline.calls_to_replay(self.running, TOOLS):
-            rerun = [p for p in self.pending if p.call.id in ids and p.invocation == self.running]
-            calls = [p.call for p in rerun] or [
-                c for s in reversed(self.run.appended) for c in s.calls if c.id in ids
-            ][: len(ids)]
-            self.labels.add("calls: run again when the invocation resumed")
-            self._append(
-                Step(
-                    self.running,
-                    AGENT,
-                    self.stamp(),
-                    responses=tuple(Response(c.id, c.name) for c in calls),
-                ),
-                payload=20,
-            )
-            for item in rerun:
-                self.pending.remove(item)
-                self.answered.append(item)
-            found += self._checked_model_call(AGENT, None)
-        return found
-
     def _checked_model_call(self, agent: str, branch: str | None) -> list[Violation]:
-        made = len(self.run.pipeline.summaries)
-        found = self.run.model_call(agent, branch)
+        """The steps of ADK's LLM flow up to the one that calls the model: each
+        runs the request processors (compaction among them); a step of the
+        root agent in a running invocation whose tools never ran (their
+        process died) runs them instead of calling the model, when ADK's flow
+        says so (``Pipeline.calls_to_replay``: ``decide_step_resume``), stores
+        their results as one event and leaves the request it built unsent;
+        the last step sends its request, which is checked."""
+        found: list[Violation] = []
         where = "before a sub-agent's model call" if agent != AGENT else "before a model call"
-        self.summary_points += [where] * (len(self.run.pipeline.summaries) - made)
-        return found
+        while True:
+            made = len(self.run.pipeline.summaries)
+            found += self.run.request_processors(agent, branch)
+            self.summary_points += [where] * (len(self.run.pipeline.summaries) - made)
+            replayed = agent == AGENT and self.running is not None and self._replay_calls()
+            if not replayed:
+                return found + self.run.check_request(agent, branch)
+
+    def _replay_calls(self) -> bool:
+        """Run the calls ADK's flow replays at this step, if any (see
+        :meth:`_checked_model_call`); whether it replayed some."""
+        ids = self.run.pipeline.calls_to_replay(self.running, TOOLS)
+        if not ids:
+            return False
+        rerun = [p for p in self.pending if p.call.id in ids and p.invocation == self.running]
+        calls = [p.call for p in rerun] or [
+            c for s in reversed(self.run.appended) for c in s.calls if c.id in ids
+        ][: len(ids)]
+        self.labels.add("calls: run again when the invocation resumed")
+        self._append(
+            Step(
+                self.running,
+                AGENT,
+                self.stamp(),
+                responses=tuple(Response(c.id, c.name) for c in calls),
+            ),
+            payload=20,
+        )
+        for item in rerun:
+            self.pending.remove(item)
+            self.answered.append(item)
+        return True
 
     def _start(self, invocation: str, opener: str | None) -> None:
         if self.config.storage == "database":

@@ -920,6 +920,8 @@ class PipelineRun:
         self.stale_checks = 0
         #: The prompt of the latest model call (what P2 and P4 judged).
         self._checked_prompt: Prompt | None = None
+        #: Every request sent to the model: (agent, branch, its contents).
+        self.requests: list[tuple[str, str | None, Prompt]] = []
         #: Prompt calls left unanswered at the latest model call (P2 reports them).
         self.unanswered: list[str] = []
         #: The kept summaries' time ranges before the latest compaction ran.
@@ -939,20 +941,39 @@ class PipelineRun:
         return found
 
     def model_call(self, agent_name: str = "agent", branch: str | None = None) -> list[Violation]:
-        """A model call of ``agent_name`` on ``branch``: the flow's
-        token-threshold compaction first (releases that run it before model
-        calls, with P1, P5 and P6 on a summary it makes), then P2 and P4 on the
-        prompt ADK would send, and P7 when the session lives in a database."""
+        """A model call of ``agent_name`` on ``branch``: the flow's request
+        processors (:meth:`request_processors`), then the request they built is
+        sent (:meth:`check_request`)."""
+        return self.request_processors(agent_name, branch) + self.check_request(agent_name, branch)
+
+    def request_processors(
+        self, agent_name: str = "agent", branch: str | None = None
+    ) -> list[Violation]:
+        """The flow's request processors of one step of ``agent_name`` on
+        ``branch``: token-threshold compaction on releases that run it before
+        model calls, with P1, P5 and P6 on a summary it makes. A step may end
+        here without calling the model (ADK's flow replays calls a dead turn
+        left instead: ``_run_one_step_async``, 2.11.0 and later), so the
+        request is judged only by :meth:`check_request`."""
+        if not self.pipeline.compacts_before_model_calls:
+            return []
+        return self._compact(
+            lambda: self.pipeline.before_model_call(agent_name, branch),
+            before_model_call=True,
+            agent=(agent_name, branch),
+        )
+
+    def check_request(
+        self, agent_name: str = "agent", branch: str | None = None
+    ) -> list[Violation]:
+        """The request of ``agent_name`` on ``branch`` is sent to the model:
+        P2 and P4 on the prompt ADK assembles, and P7 when the session lives in
+        a database."""
         out: list[Violation] = []
-        if self.pipeline.compacts_before_model_calls:
-            out += self._compact(
-                lambda: self.pipeline.before_model_call(agent_name, branch),
-                before_model_call=True,
-                agent=(agent_name, branch),
-            )
         steps = self.pipeline.steps()
         prompt = self.pipeline.prompt(agent_name=agent_name, branch=branch)
         self._checked_prompt = prompt
+        self.requests.append((agent_name, branch, prompt))
         baseline = self.pipeline.prompt(
             without_summaries=True, agent_name=agent_name, branch=branch
         )
