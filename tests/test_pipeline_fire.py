@@ -188,6 +188,45 @@ def test_p4_tells_two_answers_to_one_call_apart():
     assert v.invariant == "P4" and v.positions == (3,)
 
 
+def test_p4_leaves_an_orphaned_call_to_adks_pruning():
+    # i1 called "a" and got its answer; i2 reused the id "a" for a call whose
+    # tool's process died: nothing answers it. ADK's prompt builder prunes
+    # calls that no response answers (drop_orphaned_function_calls) and pairs
+    # them by id anywhere, so without compaction i1's answer keeps i2's call in
+    # the prompt, and with i1 summarised the call is pruned: not a loss. Found
+    # by the runner item of a 600 s campaign (call ids numbered per turn).
+    steps = Session(
+        (
+            user("i1", 1, "u1"),
+            call("i1", 2, "a"),
+            answer("i1", 3, "a"),
+            text("i1", 4, "m1"),
+            user("i2", 5, "u2"),
+            call("i2", 6, "a"),
+        )
+    )
+    baseline = [
+        ("user", (("text", "u1"),)),
+        ("model", (("call", "a", "tool"),)),
+        ("user", (("response", "a", "tool", "2"),)),
+        ("model", (("text", "m1"),)),
+        ("user", (("text", "u2"),)),
+        ("model", (("call", "a", "tool"),)),
+    ]
+    summarised = [("model", (("text", "summary#0"),)), ("user", (("text", "u2"),))]
+    given = [(6, (0, 1, 2, 3), ())]
+    assert check_nothing_lost(steps, summarised, given, baseline, pruned=True) == []
+    # Answered after it, the same call (and its answer) left out is lost.
+    answered = Session((*steps, answer("i2", 7, "a")))
+    with_answer = [*baseline, ("user", (("response", "a", "tool", "6"),))]
+    lost = check_nothing_lost(answered, summarised, given, with_answer, pruned=True)
+    assert [v.positions for v in lost] == [(5,), (6,)]
+    # A release that sends orphaned calls as they are loses the call if it
+    # is missing from the prompt.
+    (v,) = check_nothing_lost(steps, summarised, given, baseline)
+    assert v.positions == (5,)
+
+
 def test_p2_fires_when_the_prompt_builder_repeats_an_answer(monkeypatch):
     from google.adk.flows.llm_flows.context import _contents
 

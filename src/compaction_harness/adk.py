@@ -1185,6 +1185,20 @@ def litellm_heals_missing_tool_results() -> bool:
         return "def _ensure_tool_results(" in source.read()
 
 
+@cache
+def prunes_orphaned_calls() -> bool:
+    """Whether the release's contents assembly prunes function calls that no
+    response answers (``drop_orphaned_function_calls`` in
+    ``google/adk/flows/llm_flows/tools/_rearranger.py``: 2.11.0 and later;
+    earlier releases send such calls as they are). P4 reads it (see
+    ``pipeline.check_nothing_lost``)."""
+    try:
+        from google.adk.flows.llm_flows.tools import _rearranger
+    except ImportError:
+        return False
+    return hasattr(_rearranger, "drop_orphaned_function_calls")
+
+
 def _compaction_request_processor() -> Any:
     """The LLM flow's ``CompactionRequestProcessor`` instance
     (``request_processor``), or None on releases without one (before 2.2.0)."""

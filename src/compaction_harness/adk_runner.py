@@ -168,6 +168,7 @@ from .adk import (
     litellm_heals_missing_tool_results,
     named_copy,
     prompt_chars,
+    prunes_orphaned_calls,
     request_text_chars,
     summary_reply,
     summary_text,
@@ -1553,6 +1554,7 @@ def _check_calls(record: RunnerRun, config: Any) -> list[Violation]:
                 call.opener,
                 strict=strict,
                 records=_client_records(steps),
+                pruned=prunes_orphaned_calls(),
             )
         if call.in_memory is not None and call.prompt is not None:
             found += check_round_trip(call.in_memory, call.prompt, call.time_ordered)

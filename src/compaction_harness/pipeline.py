@@ -645,6 +645,8 @@ def check_nothing_lost(
     summaries: Summaries,
     baseline: Prompt,
     records: Sequence[int] = (),
+    *,
+    pruned: bool = False,
 ) -> list[Violation]:
     """P4: every event the prompt builder shows without compaction (``baseline``)
     is in the prompt, or was given to a summary that is (directly or through a
@@ -663,11 +665,22 @@ def check_nothing_lost(
     ``state_delta`` alone (``Runner._build_and_append_user_event``). Only a
     caller of ``BaseSessionService.append_event`` can write one, and what it
     hides is that caller's decision, not a loss by compaction.
+
+    With ``pruned`` (releases that do, ``adk.prunes_orphaned_calls``), a
+    function call that no later event answers and that is not long-running
+    (its tool's process died) is not required in the prompt: ADK's prompt
+    builder prunes such calls by design, so that providers that require every
+    call to be answered take the request (``drop_orphaned_function_calls``,
+    ``google/adk/flows/llm_flows/tools/_rearranger.py``, 2.13.0). It matches
+    calls to responses by id anywhere in the contents, so a reused id can keep
+    an orphaned call in the prompt without compaction and not with it: that
+    difference is the pruning working, not a loss.
     """
     covered = covered_by_kept(prompt, summaries) | covered_by_records(steps, records, pairs=True)
     live = reference.live_events(steps)
     live_ids = {id(s) for s in live}
     prompt_parts = {p for _, ps in prompt for p in ps}
+    orphaned = _orphaned_calls(steps) if pruned else {}
     baseline_parts = {p for _, ps in baseline for p in ps}
     ranges = kept_ranges(steps, prompt)
     return [
@@ -692,8 +705,28 @@ def check_nothing_lost(
         and id(step) in live_ids
         and i not in covered
         and _visible(step, i, baseline_parts)
-        and not _visible(step, i, prompt_parts)
+        and not _visible(step, i, prompt_parts | orphaned.get(i, set()))
     ]
+
+
+def _orphaned_calls(steps: Session) -> dict[int, set[tuple[str, ...]]]:
+    """Position -> the prompt parts of the event's function calls that no
+    later event answers and that no event marks long-running: the calls ADK's
+    prompt builder prunes (see :func:`check_nothing_lost`)."""
+    long_running = {x for s in steps for x in s.long_running}
+    answered_after: set[str] = set()
+    out: dict[int, set[tuple[str, ...]]] = {}
+    for i in range(len(steps) - 1, -1, -1):
+        step = steps[i]
+        orphans = {
+            ("call", c.id, c.name)
+            for c in step.calls
+            if c.id not in answered_after and c.id not in long_running
+        }
+        if orphans:
+            out[i] = orphans
+        answered_after |= {r.id for r in step.responses}
+    return out
 
 
 def check_liveness(
@@ -764,6 +797,7 @@ def check_model_prompt(
     *,
     strict: bool = False,
     records: Sequence[int] = (),
+    pruned: bool = False,
 ) -> tuple[list[Violation], list[str]]:
     """P2 and P4 on the prompt of one model call; returns (violations, ids of
     calls left unanswered).
@@ -775,7 +809,8 @@ def check_model_prompt(
     ``summaries``: (session length then, positions given, seed numbers) per
     summary; ``opener``: the text of the user message that opened the
     running invocation, if one did; ``strict``: P2's strict-provider clause;
-    ``records``: positions of compaction records ADK did not make (see
+    ``records``: positions of compaction records ADK did not make, and
+    ``pruned``: whether the release prunes orphaned calls (both: see
     :func:`check_nothing_lost`). Each P2 violation's ``details`` say whether
     its content merges answers to several call events and, for a missing
     opener, whether a kept summary was given it or a kept range hides it,
@@ -812,7 +847,7 @@ def check_model_prompt(
                 start <= steps[i].timestamp <= end for i in openers for start, end in ranges
             )
             v.details["out_of_time_order"] = any(out_of_time_order(steps, i) for i in openers)
-    found += check_nothing_lost(steps, prompt, summaries, baseline, records)
+    found += check_nothing_lost(steps, prompt, summaries, baseline, records, pruned=pruned)
     return found, unanswered
 
 
@@ -969,6 +1004,8 @@ class PipelineRun:
         """The request of ``agent_name`` on ``branch`` is sent to the model:
         P2 and P4 on the prompt ADK assembles, and P7 when the session lives in
         a database."""
+        from .adk import prunes_orphaned_calls
+
         out: list[Violation] = []
         steps = self.pipeline.steps()
         prompt = self.pipeline.prompt(agent_name=agent_name, branch=branch)
@@ -985,6 +1022,7 @@ class PipelineRun:
             self.opener,
             strict=self.strict_clause,
             records=self.foreign_records(steps),
+            pruned=prunes_orphaned_calls(),
         )
         out += found
         if self.pipeline.storage == "database":
