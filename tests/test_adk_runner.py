@@ -224,6 +224,36 @@ def test_p6_fires_when_the_token_trigger_reads_a_wrong_count(
     assert found and "below the threshold" in found[0].message
 
 
+def test_p6_fires_when_the_runners_token_trigger_reads_stale_counts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As google-adk 2.2.0 does: the newest count wins even when a summary came
+    # after it. Tool declarations make invocation 1's counted request (about
+    # 210 tokens) larger than ADK's estimate of its contents, so it is
+    # summarised at its end only; invocation 2's request is estimated far
+    # under the threshold, but a trigger that reads the stale count
+    # summarises again.
+    real = compaction._latest_prompt_token_count
+
+    def reads_stale_counts(events, **kwargs):
+        for e in reversed(events):
+            if e.actions and e.actions.compaction:
+                continue  # the summariser's own count is not the agent's
+            if e.usage_metadata and e.usage_metadata.prompt_token_count is not None:
+                return e.usage_metadata.prompt_token_count
+        return real(events, **kwargs)
+
+    config = ScriptConfig(token_threshold=200, event_retention_size=0, tools_chars=800)
+    script = Script(config, (Open(), Text(), Open(), Text()))
+    for broken in (False, True):
+        if broken:
+            monkeypatch.setattr(compaction, "_latest_prompt_token_count", reads_stale_counts)
+        run = run_script_with_runner(script, triage=False)
+        assert run.triggers, "the trigger was consulted on stale counts"
+        stale = [v for v in run.violations if "made stale" in v.message]
+        assert bool(stale) == broken, run.violations
+
+
 def test_p7_fires_when_the_database_reorders_the_session(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -966,33 +966,16 @@ class Pipeline:
         :class:`NotApplicable` on releases without token-threshold compaction.
         """
         from google.adk.agents.llm_agent import LlmAgent
-        from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
-        from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
         run_token = _helper("_run_compaction_for_token_threshold")
-        calls: list[int] = []
+        app = self.app
 
-        class Counter(BaseEventsSummarizer):
-            async def maybe_summarize_events(self, *, events: list[Event]) -> Event | None:
-                calls.append(len(events))
-                return None  # nothing is appended to the copy
-
-        events = [e.model_copy(deep=True) for e in self.session.events]
-        for k in strip_counts:
-            if events[k].usage_metadata is not None:
-                events[k].usage_metadata.prompt_token_count = None
-        config = self.app.events_compaction_config.model_copy(update={"summarizer": Counter()})
-        app = self.app.model_copy(update={"events_compaction_config": config})
-
-        async def run() -> None:
-            service = InMemorySessionService()
-            copy = await service.create_session(app_name="harness", user_id="u")
-            copy.events = events
+        async def entry_point(config: Any, session: Any, service: Any) -> None:
             if before_model_call:
                 fn = _helper("_run_compaction_for_token_threshold_config")
                 arguments: dict[str, Any] = {
                     "config": config,
-                    "session": copy,
+                    "session": session,
                     "session_service": service,
                     "agent": app.root_agent
                     if agent_name == self.AGENT
@@ -1004,10 +987,17 @@ class Pipeline:
                     arguments["isolation_scope"] = None
                 await fn(**arguments)
             else:
-                await run_token(app, copy, service)
+                await run_token(
+                    app.model_copy(update={"events_compaction_config": config}), session, service
+                )
 
-        self._loop.run_until_complete(run())
-        return bool(calls)
+        return summariser_called(
+            self.session.events,
+            app.events_compaction_config,
+            entry_point,
+            strip_counts,
+            loop=self._loop,
+        )
 
     def steps(self) -> Session:
         """The session as the model sees it (summaries included)."""
@@ -1183,6 +1173,53 @@ def litellm_heals_missing_tool_results() -> bool:
         return False
     with open(spec.origin, encoding="utf-8") as source:
         return "def _ensure_tool_results(" in source.read()
+
+
+def summariser_called(
+    events: Sequence[Event],
+    config: Any,
+    entry_point: Any,
+    strip_counts: frozenset[int] = frozenset(),
+    *,
+    loop: Any = None,
+) -> bool:
+    """Whether one of ADK's token-threshold entry points calls the summariser
+    on a copy of ``events``: ``entry_point(config, session, service)`` is
+    awaited with a copy of ``config`` (an ``EventsCompactionConfig``) whose
+    summariser only counts its calls, and the copy in a fresh
+    ``InMemorySessionService``; ``events`` are untouched. ``strip_counts``:
+    positions of events whose ``usage_metadata.prompt_token_count`` is removed
+    in the copy. ``loop``: the event loop to run on (default: a new one; never
+    one that is running)."""
+    import asyncio
+
+    from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
+    from google.adk.sessions.in_memory_session_service import InMemorySessionService
+
+    calls: list[int] = []
+
+    class Counter(BaseEventsSummarizer):
+        async def maybe_summarize_events(self, *, events: list[Event]) -> Event | None:
+            calls.append(len(events))
+            return None  # nothing is appended to the copy
+
+    copied = [e.model_copy(deep=True) for e in events]
+    for k in strip_counts:
+        if copied[k].usage_metadata is not None:
+            copied[k].usage_metadata.prompt_token_count = None
+    counting = config.model_copy(update={"summarizer": Counter()})
+
+    async def run() -> None:
+        service = InMemorySessionService()
+        copy = await service.create_session(app_name="harness", user_id="u")
+        copy.events = copied
+        await entry_point(counting, copy, service)
+
+    if loop is not None:
+        loop.run_until_complete(run())
+    else:
+        asyncio.run(run())
+    return bool(calls)
 
 
 @cache

@@ -120,18 +120,26 @@ the database, in its order, at every request).
 
 What is checked
 ---------------
-P1 and P5 on every summariser input, taken as a window of the session the
-``Runner`` held then; P2 and P4 on every ``LlmRequest`` (its contents, call
-ids restored from ADK's own contents assembly once that is seen to build
-the same contents: see :func:`_restored_prompt`); P0 for an exception ADK
-raises. P3, P6 and P7 stay with the emulating driver: P3 and P6's second
-clause judge counterfactual replays of the session, and in the database
-mode the ``Runner`` already reads every request's session back from SQLite.
+P1, P5 and P6's first clause (new work) on every summariser input, taken as
+a window of the session the ``Runner`` held then; P2 and P4 on every
+``LlmRequest`` (its contents, call ids restored from ADK's own contents
+assembly once that is seen to build the same contents: see
+:func:`_restored_prompt`); P7 on every request in the database mode (the
+request's prompt against the in-memory order and a timestamp-ordered
+reload); P3 at every run's end; P6's second clause (stale counts) at every
+consultation of the token trigger made on stale counts, by running ADK's
+trigger again on a copy of what it saw (:class:`RecordedTrigger`); P6's
+third clause as the number of summaries per compaction point. P6's bound
+(the prompt a token-threshold summary leaves) stays with the emulating
+driver, which the differential test keeps equal to this one in events,
+token counts and requests. P0 for an exception ADK raises.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
 import inspect
 import math
 import tempfile
@@ -170,6 +178,7 @@ from .adk import (
     prompt_chars,
     prunes_orphaned_calls,
     request_text_chars,
+    summariser_called,
     summary_reply,
     summary_text,
 )
@@ -185,12 +194,14 @@ from .pipeline import (
     check_range_safety,
     check_round_trip,
     check_same_view,
+    check_stale_counts,
     check_summariser_calls,
     covered_by_kept,
     crash_violation,
     kept_ranges,
     live_positions,
     newest_real_count,
+    stale_counts,
 )
 from .scripts import (
     Answer,
@@ -334,6 +345,26 @@ class RecordedEnd:
 
 
 @dataclass(frozen=True)
+class RecordedTrigger:
+    """One consultation of ADK's token trigger
+    (``_run_compaction_for_token_threshold_config``: before a model call, or
+    at an invocation's end) while the newest prompt counts were ones a
+    summary made stale (``pipeline.stale_counts``), for P6's second clause.
+
+    Attributes:
+        op: index (in :attr:`RunnerRun.script`) of the operation running then.
+        events: copies of the events the session held, before compaction ran.
+        arguments: the entry point's other keyword arguments as ADK passed them.
+        stale: positions in ``events`` of the stale counts.
+    """
+
+    op: int
+    events: tuple[Event, ...]
+    arguments: dict
+    stale: frozenset[int]
+
+
+@dataclass(frozen=True)
 class RecordedCall:
     """One model call, as the scripted model received it.
 
@@ -388,6 +419,7 @@ class RunnerRun:
         summaries: every summariser call.
         calls: every model call of an agent (not the summariser's).
         ends: every run that ended by itself.
+        triggers: every token-trigger decision made on stale counts.
         violations: P0, P1, P2, P4 and P5 violations no known upstream fault
             of the release explains; ``known``: those one does, with its id.
         repairs: one line per operation added or dropped.
@@ -402,6 +434,7 @@ class RunnerRun:
     summaries: list[RecordedSummary] = field(default_factory=list)
     calls: list[RecordedCall] = field(default_factory=list)
     ends: list[RecordedEnd] = field(default_factory=list)
+    triggers: list[RecordedTrigger] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
     known: list[tuple[Violation, str]] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
@@ -1614,6 +1647,34 @@ def _waits_to_save_prompt(violation: Violation, end: RecordedEnd) -> bool:
     return backlog <= len(kept[-1])
 
 
+def _check_stale(record: RunnerRun) -> list[Violation]:
+    """P6's second clause at every token-trigger decision made on stale counts:
+    ADK's trigger, run again on a copy of the session it saw with and without
+    those counts, decides the same (see ``pipeline.check_stale_counts``)."""
+    from google.adk.apps import compaction
+
+    out: list[Violation] = []
+    for trigger in record.triggers:
+
+        def fires(strip: frozenset[int], trigger: RecordedTrigger = trigger) -> bool:
+            async def entry_point(config: Any, session: Any, service: Any) -> None:
+                await compaction._run_compaction_for_token_threshold_config(
+                    **{**trigger.arguments, "config": config},
+                    session=session,
+                    session_service=service,
+                )
+
+            return summariser_called(
+                trigger.events, trigger.arguments["config"], entry_point, strip
+            )
+
+        found = check_stale_counts(fires(frozenset()), fires(trigger.stale), trigger.stale)
+        for v in found:
+            v.details["op"] = trigger.op
+        out += found
+    return out
+
+
 def _check(record: RunnerRun, config: Any) -> list[Violation]:
     """Every invariant on what the run recorded: P1, P5 and P6 on the
     summariser's inputs, P2, P4 and P7 on the requests the model received,
@@ -1622,6 +1683,7 @@ def _check(record: RunnerRun, config: Any) -> list[Violation]:
         _check_summaries(record, config)
         + _check_calls(record, config)
         + _check_ends(record, config)
+        + _check_stale(record)
     )
 
 
@@ -1685,7 +1747,8 @@ def run_script_with_runner(
         _ACTIVE = driver
         platform_time.set_time_provider(driver.clock)
         try:
-            loop.run_until_complete(driver.execute())
+            with _watching_token_trigger(driver):
+                loop.run_until_complete(driver.execute())
         finally:
             loop.run_until_complete(_finish(driver))
     finally:
@@ -1710,6 +1773,56 @@ def run_script_with_runner(
         found.append(crash_violation(f"operation {driver.current}", driver.crash))
     _triage(record, found, release, triage)
     return record
+
+
+#: Where ADK's token trigger is looked up when it runs: the flow's request
+#: processor imports it by name; the invocation's end calls it in its module.
+_TRIGGER_HOMES = (
+    "google.adk.apps.compaction",
+    "google.adk.flows.llm_flows.context._compaction",
+)
+
+
+@contextlib.contextmanager
+def _watching_token_trigger(driver: _Driver) -> Any:
+    """Record every call of ADK's ``_run_compaction_for_token_threshold_config``
+    made while the newest counts are stale (see :class:`RecordedTrigger`);
+    each call goes on to ADK's function unchanged."""
+    homes = []
+    for name in _TRIGGER_HOMES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if hasattr(module, "_run_compaction_for_token_threshold_config"):
+            homes.append(module)
+    if not homes:
+        yield
+        return
+    real = homes[0]._run_compaction_for_token_threshold_config
+
+    async def watched(**arguments: Any) -> Any:
+        config, session = arguments.get("config"), arguments.get("session")
+        if config is not None and config.token_threshold is not None and session is not None:
+            stale = stale_counts(from_adk_events(session.events))
+            if stale:
+                others = {
+                    k: v for k, v in arguments.items() if k not in ("session", "session_service")
+                }
+                events = tuple(e.model_copy(deep=True) for e in session.events)
+                driver.record.triggers.append(
+                    RecordedTrigger(driver.current, events, others, stale)
+                )
+        return await real(**arguments)
+
+    saved = [(m, m._run_compaction_for_token_threshold_config) for m in homes]
+    for module in homes:
+        module._run_compaction_for_token_threshold_config = watched
+    try:
+        yield
+    finally:
+        for module, fn in saved:
+            module._run_compaction_for_token_threshold_config = fn
 
 
 async def _make(script: Script, tree: str, repair: bool, folder: Any) -> _Driver:
