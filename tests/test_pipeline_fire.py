@@ -19,6 +19,7 @@ from compaction_harness.pipeline import (
     check_prompt,
     check_stale_counts,
     check_summariser_calls,
+    liveness_bound,
     newest_real_count,
     stale_counts,
 )
@@ -587,6 +588,32 @@ def test_p6_bound_on_hand_made_numbers():
     assert not check_summary_bound(after=50, floor=20, threshold=60, number=0)
     # What may not be compacted already reaches the threshold: no bound applies.
     assert not check_summary_bound(after=90, floor=60, threshold=60, number=0)
+
+
+def test_p3_bound_counts_a_resumed_invocation_and_the_retained_tail():
+    # i1 waits on a long-running call that a client answers after i2 and i3.
+    # ADK's window counts i1 as new again but ends its range at i3's last event
+    # (order of first appearance), so i1's resumed events wait for the next
+    # invocation's end: both orders count. Found by the runner item of a
+    # 600 s campaign (the bound took only the newest by latest event: 6 < 7).
+    steps = Session(
+        (
+            user("i1", 1, "u1"),
+            call("i1", 2, "a", long_running=("a",)),
+            user("i2", 3, "u2"),
+            text("i2", 4),
+            user("i3", 5, "u3"),
+            text("i3", 6),
+            answer("i1", 7, "a", author="user"),
+            text("i1", 8),
+        )
+    )
+    assert liveness_bound(SLIDING, steps) == 8
+    before = Session(steps.steps[:6])  # nothing resumed: i2 and i3 either way
+    assert liveness_bound(SLIDING, before) == 4
+    # A token threshold takes precedence and retains the newest raw events.
+    both = {**SLIDING, "token_threshold": 1, "event_retention_size": 3}
+    assert liveness_bound(both, before) == 7
 
 
 def test_p3_holds_a_client_record_to_the_mark_adk_reads_it_as():

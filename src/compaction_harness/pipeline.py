@@ -110,21 +110,41 @@ def liveness_bound(config: Mapping[str, int | None], steps: Session) -> int | No
     So at any invocation's end the events that could be compacted (the
     longest self-contained prefix of the events no summary covers, dead calls
     exempt) belong to at most the N newest invocations, which no summary has
-    had to take yet; one more is allowed for slack. The bound is their events
-    as stored (live, summaries aside), invocations ordered by their newest
-    event: a resumed invocation is new again, as the sliding window counts it.
-    The overlap only re-covers events already covered, so it does not enter
-    the bound. A larger backlog means compaction has stalled.
+    had to take yet; one more is allowed for slack. "Newest" two ways, since
+    ADK's window (``_run_compaction_for_sliding_window``, 2.13.0) counts an
+    invocation as new by its latest event (a resumed invocation is new again)
+    but ends its range at the last event of the last new invocation in order
+    of first appearance, so a resumed older invocation's later events wait for
+    the next invocation's end: the N + 1 newest by latest event and the N + 1
+    newest by first event both count. The bound is their events as stored
+    (live, summaries aside). The overlap only re-covers events already
+    covered, so it does not enter the bound.
+
+    With a token threshold as well, token-threshold compaction takes
+    precedence, and a summary of it leaves the last ``event_retention_size``
+    raw events uncompacted by design ("when it is configured and it produces
+    a summary, this returns without a sliding-window summary", the same
+    function): those are allowed on top. A larger backlog means compaction
+    has stalled.
     """
     interval = config.get("compaction_interval")
     if interval is None or config.get("overlap_size") is None:
         return None
     live = [s for s in reference.live_events(steps) if s.compaction is None]
+    first_event: dict[str, int] = {}
     newest_event: dict[str, int] = {}
     for position, step in enumerate(live):
+        first_event.setdefault(step.invocation, position)
         newest_event[step.invocation] = position
-    newest = sorted(newest_event, key=newest_event.__getitem__)[-(interval + 1) :]
-    return sum(1 for step in live if step.invocation in newest)
+    newest = {
+        invocation
+        for order in (newest_event, first_event)
+        for invocation in sorted(order, key=order.__getitem__)[-(interval + 1) :]
+    }
+    bound = sum(1 for step in live if step.invocation in newest)
+    if config.get("token_threshold") is not None:
+        bound += config.get("event_retention_size") or 0
+    return bound
 
 
 def from_model(step: Step) -> bool:
