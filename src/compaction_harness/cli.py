@@ -10,11 +10,13 @@ problem, never a traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from . import reference
 from .envs import EnvError
@@ -260,19 +262,23 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
     counts = {"ok": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "bad": 0}
     status = 0
+    report: list[dict[str, Any]] = []
     for path, fixture in _load_each(args.fixtures):
         if fixture is None:
             counts["bad"] += 1
             status = 2
+            report.append({"path": str(path), "label": "bad", "reason": "unreadable fixture"})
             continue
         if args.driver is not None:
             if fixture.kind != "script":
-                _error(
-                    f"{path}: --driver {args.driver} replays script fixtures only; this is a "
+                message = (
+                    f"--driver {args.driver} replays script fixtures only; this is a "
                     f"{fixture.kind} fixture"
                 )
+                _error(f"{path}: {message}")
                 counts["bad"] += 1
                 status = 2
+                report.append({"path": str(path), "label": "bad", "reason": message})
                 continue
             fixture = _with_driver(fixture, args.driver)
         try:
@@ -281,8 +287,14 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             _error(f"{path}: cannot be replayed here: {exc}")
             counts["bad"] += 1
             status = 2
+            report.append({**_about(path, fixture), "label": "n/a", "reason": str(exc)})
             continue
         counts[judged.label] += 1
+        if judged.failed:
+            status = max(status, 1)
+        if args.json:
+            report.append(_replay_entry(path, fixture, judged))
+            continue
         where = f"{path} on google-adk {ADK_RELEASE}"
         reason = f": {judged.reason}" if judged.label in ("XFAIL", "XPASS") else ""
         print(f"{judged.label:5} {where}{reason}")
@@ -295,8 +307,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         for reason in verdict.outcome.not_applicable:
             print(f"      not applicable: {reason}")
         sys.stdout.flush()
-        if judged.failed:
-            status = max(status, 1)
+    if args.json:
+        print(json.dumps({"release": ADK_RELEASE, "counts": counts, "fixtures": report}, indent=1))
+        return status
     if counts["bad"] and sum(counts.values()) == counts["bad"]:
         return status  # nothing was replayed: the error lines say it all
     print(
@@ -305,6 +318,44 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         + (f", {counts['bad']} not replayed (bad input)" if counts["bad"] else "")
     )
     return status
+
+
+def _about(path: Path, fixture: Fixture) -> dict[str, Any]:
+    """What identifies a fixture in ``replay --json``."""
+    return {
+        "path": str(path),
+        "kind": fixture.kind,
+        "invariant": fixture.invariant,
+        "found_on": fixture.adk_release,
+        "known_fault": fixture.known_fault,
+    }
+
+
+def _replay_entry(path: Path, fixture: Fixture, judged: Any) -> dict[str, Any]:
+    """One fixture's result in ``replay --json``: its verdict on the installed
+    release (``label``, ``reason``, ``faults``: the known faults of this
+    release met), ``shows``: every known fault whose recogniser matches what
+    it shows here, whatever releases the fault is recorded on (a second run,
+    classified with :data:`~compaction_harness.known_faults.EVERY_RELEASE`:
+    what the release matrix derives the faults' release lists from),
+    ``new``: the violations no known fault explains, and ``invariants``: the
+    invariants broken."""
+    from .known_faults import EVERY_RELEASE
+    from .verdicts import check
+
+    verdict = judged.verdict
+    everything = check(fixture.case, EVERY_RELEASE)
+    broken = [*verdict.new, *(v for v, _ in verdict.known)]
+    return {
+        **_about(path, fixture),
+        "label": judged.label,
+        "reason": judged.reason,
+        "faults": list(verdict.faults),
+        "shows": list(everything.faults),
+        "new": [v.summary() for v in everything.new],
+        "invariants": sorted({v.invariant for v in broken}),
+        "not_applicable": list(verdict.outcome.not_applicable),
+    }
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -458,6 +509,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument(
         "fixtures", nargs="+", metavar="FIXTURE", help="fixture files, or directories of them"
+    )
+    replay.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document instead of text: the release, the counts, and per "
+        "fixture its label (ok, FAIL, XFAIL, XPASS, n/a, bad), the known faults met, the "
+        "known faults it shows whatever releases they are recorded on, the new violations "
+        "and the invariants broken (the exit status is the same)",
     )
     replay.add_argument(
         "--driver",

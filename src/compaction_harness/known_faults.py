@@ -27,7 +27,7 @@ from .pipeline import PipelineCase
 from .scripts import Script
 from .unit import TokenCase, UnitCase
 
-__all__ = ["KNOWN_FAULTS", "KnownFault", "fault_for", "matching_fault"]
+__all__ = ["EVERY_RELEASE", "KNOWN_FAULTS", "KnownFault", "fault_for", "matching_fault"]
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,15 @@ class KnownFault:
     matches: Callable[[UnitCase | TokenCase, Violation], bool]
 
     def applies_to(self, release: str) -> bool:
-        return release in self.releases
+        """Whether the fault is recorded on ``release`` (every fault applies
+        to :data:`EVERY_RELEASE`)."""
+        return release == EVERY_RELEASE or release in self.releases
+
+
+#: A release name to which every known fault applies: classifying with it
+#: asks which faults a violation shows, whatever their recorded releases
+#: (the release matrix derives the release lists that way).
+EVERY_RELEASE = "*"
 
 
 def _strict_stop_at_boundary(session, window) -> int | None:
@@ -144,7 +152,14 @@ def _pipeline_level(case) -> bool:
 
 
 def _stops_at_invocation_boundary(case, violation: Violation) -> bool:
-    """ADK returned the strict prefix because it ends where an invocation ends."""
+    """ADK returned the strict prefix because it ends where an invocation ends,
+    on a release that has the dead-id retry this shortcut skips (``all_events=``,
+    2.12.0 and later; without the retry the prefix helper always stops at an
+    orphaned call, which is another fault)."""
+    from .adk import accepts_all_events
+
+    if not accepts_all_events():
+        return False
     if _pipeline_level(case) and (
         violation.invariant == "P3"
         or (violation.invariant == "P6" and _NOTHING_NEW in violation.message)
@@ -168,6 +183,27 @@ def _stops_at_invocation_boundary(case, violation: Violation) -> bool:
         violation.observed == _strict_stop_at_boundary(case.session, candidates[:split])
         for split in splits
     )
+
+
+def _strict_prefix_stalls(case, violation: Violation) -> bool:
+    """On a release whose prefix helper has no dead-id retry (no ``all_events=``)
+    but exists (2.3.0 and later): ADK returned the strict prefix where the
+    reference passes a provably dead call (U3), or a pipeline stall (P3) or a
+    summary of nothing new (P6) disappears with the reference's prefix."""
+    from .adk import accepts_all_events, helper_availability
+
+    if accepts_all_events() or helper_availability()["_longest_self_contained_prefix"]:
+        return False
+    if _pipeline_level(case):
+        if violation.invariant == "P3" or (
+            violation.invariant == "P6" and _NOTHING_NEW in violation.message
+        ):
+            return _goes_with_a_reference_prefix(case, violation)
+        return False
+    if isinstance(case, UnitCase) and violation.invariant == "U3":
+        strict = reference.strict_self_contained_prefix(case.session, case.window)
+        return violation.observed == strict < len(case.window)
+    return False
 
 
 def _retained_callless_response_blocks_split(case, violation: Violation) -> bool:
@@ -686,6 +722,28 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "nothing again."
         ),
         matches=_priced_against_a_client_record,
+    ),
+    KnownFault(
+        id="orphaned-call-stalls-compaction-for-good",
+        invariant=("U3", "P3", "P6"),
+        # Derived from the release matrix (docs/release-matrix.json).
+        releases=("2.3.0", "2.6.1", "2.9.0", "2.11.0"),
+        title="an orphaned call at the start of the window stops compaction for good",
+        explanation=(
+            "google/adk/apps/compaction.py, _longest_self_contained_prefix (2.3.0 to "
+            "2.11.0): a single left-to-right pass returns the longest prefix at whose end "
+            "no call is open, and nothing else. A function call whose response never comes "
+            "(the tool's process died, the client never answered) stays open for ever, so "
+            "every window that contains it is cut before it. Once it is the first event "
+            "that no summary covers, every later sliding-window or token-threshold range is "
+            "empty (or only what earlier summaries cover, which _is_range_worth_compacting "
+            "refuses or summarises again): compaction has stalled for the rest of the "
+            "session and the prompt grows until it no longer fits the context window. "
+            "2.12.0 added the provably-dead retry (_provably_dead_call_ids, the all_events= "
+            "parameter) to fix it; 2.12.0 and 2.13.0 still skip that retry in one case "
+            "(dead-call-retry-skipped-at-invocation-boundary)."
+        ),
+        matches=_strict_prefix_stalls,
     ),
 )
 
