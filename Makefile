@@ -9,6 +9,8 @@ FUZZ_SECONDS ?= 120
 JOBS ?= auto
 PYTEST_ARGS ?=
 FIXTURE ?=
+RELEASES ?=
+MATRIX_SECONDS ?= 30
 
 # ADK and ADK_SRC name two different targets: refuse the pair rather than pick one.
 ifneq ($(ADK_SRC),)
@@ -27,12 +29,12 @@ COVERAGE_MODULES := google.adk.apps.compaction,google.adk.flows.llm_flows.contex
 COVERAGE_REQUIRED := _longest_self_contained_prefix _provably_dead_call_ids \
   _safe_token_compaction_split_index
 
-.PHONY: help env test fuzz differential coverage bench gate-under-load replay show lint format clean
+.PHONY: help env test fuzz differential coverage bench gate-under-load matrix replay show lint format clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 	@echo "  variables: ADK=$(ADK) (or ADK_SRC=/path/to/adk-python), FUZZ_SECONDS=$(FUZZ_SECONDS), JOBS=$(JOBS), FIXTURE=path,"
-	@echo "             PYTEST_ARGS='...' (passed on to pytest)"
+	@echo "             PYTEST_ARGS='...' (passed on to pytest), RELEASES='1.26.0 2.13.0', MATRIX_SECONDS=$(MATRIX_SECONDS)"
 
 env: ## create the target's virtual environment (done by every other target too)
 	@$(ENV_PY)
@@ -77,6 +79,13 @@ gate-under-load: ## `make test` 5 times under full CPU load (stress-ng); outcome
 	  || { echo "error: could not install stress-ng from the system packages" >&2; exit 2; }
 	@py=$$($(ENV_PY)) || exit $$?; \
 	$$py bench/gate_under_load.py
+
+matrix: ## replay the fixtures and a seeded campaign on every release: build/matrix/ (RELEASES=, MATRIX_SECONDS=)
+	@py=$$($(ENV_PY)) || exit $$?; \
+	$$py -c "import matplotlib" 2>/dev/null || $$py -m pip install -q --disable-pip-version-check \
+	  -c constraints.txt "matplotlib" || echo "note: no matplotlib, so no matrix.png" >&2; \
+	JOBS=$(JOBS) $$py -m compaction_harness.matrix --releases "$(RELEASES)" --seconds $(MATRIX_SECONDS) \
+	  --record docs/release-matrix.json
 
 replay: ## re-check fixtures against the target: make replay FIXTURE=tests/repros/x.json
 	@py=$$($(ENV_PY)) || exit $$?; \

@@ -462,6 +462,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fresh", action="store_true", help="recompute releases already in the cell files"
     )
+    parser.add_argument(
+        "--record",
+        metavar="PATH",
+        help="also write matrix.json there (make matrix: docs/release-matrix.json, the copy "
+        "tests/test_matrix.py checks known_faults.py's release lists against)",
+    )
     args = parser.parse_args(argv)
     from .known_faults import KNOWN_FAULTS
 
@@ -505,6 +511,8 @@ def main(argv: list[str] | None = None) -> int:
     matrix["seconds_per_campaign"] = args.seconds
     matrix["derived_releases"] = derived_releases(matrix)
     _write_atomically(out / "matrix.json", json.dumps(matrix, indent=1))
+    if args.record:
+        _write_atomically(Path(args.record), json.dumps(matrix, indent=1) + "\n")
     _write_atomically(out / "matrix.md", render_markdown(matrix))
     links = _show_texts(out, sys.executable)
     root = os.path.relpath(ROOT, out.resolve())

@@ -1,0 +1,153 @@
+"""The release matrix: cells from replay results, derived release lists, outputs,
+and the committed known faults' release lists against the last matrix."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compaction_harness.known_faults import KNOWN_FAULTS
+from compaction_harness.matrix import (
+    FAILS,
+    HOLDS,
+    KNOWN,
+    NOT_APPLICABLE,
+    aggregate,
+    default_releases,
+    derived_releases,
+    render_html,
+    render_markdown,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+LAST_MATRIX = ROOT / "docs" / "release-matrix.json"
+
+
+def entry(name, label, invariant, *, shows=(), new=(), marked=None, invariants=None):
+    return {
+        "path": f"tests/repros/{name}",
+        "kind": "unit",
+        "invariant": invariant,
+        "found_on": "2.13.0",
+        "known_fault": marked,
+        "label": label,
+        "reason": "",
+        "faults": list(shows),
+        "shows": list(shows),
+        "new": list(new),
+        "invariants": invariants
+        if invariants is not None
+        else ([invariant] if shows or new else []),
+    }
+
+
+RECORDS = [
+    {
+        "release": "2.11.0",
+        "replay": [
+            entry("U3-a.json", "FAIL", "U3", new=["U3: prefix stops at 0"], marked="f1"),
+            entry("P2-b.json", "XFAIL", "P2", shows=["f2"], marked="f2"),
+        ],
+        "campaign": {
+            "seconds": 30,
+            "seed": 0,
+            "status": 1,
+            "fixtures": [{"path": "build/matrix/2.11.0/repros/P3-x.json", "invariant": "P3"}],
+        },
+    },
+    {
+        "release": "2.13.0",
+        "replay": [
+            entry("U3-a.json", "XFAIL", "U3", shows=["f1"], marked="f1"),
+            entry("P2-b.json", "ok", "P2", marked="f2"),
+        ],
+        "campaign": {"seconds": 30, "seed": 0, "status": 0, "fixtures": []},
+    },
+    {"release": "1.10.0", "error": "no environment: compaction exists only from 1.16.0 on"},
+]
+
+
+def test_cells_follow_what_each_release_shows():
+    matrix = aggregate(RECORDS, ["f1", "f2"])
+    faults, invariants, fixtures = (matrix["rows"][k] for k in ("faults", "invariants", "fixtures"))
+    state = lambda row, release: row[release]["state"]  # noqa: E731
+    # A fault shows where a fixture shows it, whatever its recorded releases.
+    assert state(faults["f1"], "2.13.0") == KNOWN and state(faults["f1"], "2.11.0") == HOLDS
+    assert state(faults["f2"], "2.11.0") == KNOWN and state(faults["f2"], "2.13.0") == HOLDS
+    # An invariant fails on something new, from the corpus or the campaign.
+    assert state(invariants["U3"], "2.11.0") == FAILS
+    assert state(invariants["P3"], "2.11.0") == FAILS
+    assert "P3-x.json" in invariants["P3"]["2.11.0"]["reason"]
+    assert state(invariants["U3"], "2.13.0") == KNOWN
+    assert state(invariants["P2"], "2.13.0") == HOLDS
+    assert state(fixtures["U3-a.json"], "2.11.0") == FAILS
+    assert state(fixtures["P2-b.json"], "2.13.0") == HOLDS
+    # A release without an environment is a column of n/a saying why.
+    assert state(fixtures["U3-a.json"], "1.10.0") == NOT_APPLICABLE
+    assert "1.16.0" in invariants["P0"]["1.10.0"]["reason"]
+    assert derived_releases(matrix) == {"f1": ["2.13.0"], "f2": ["2.11.0"]}
+
+
+def test_a_fixture_that_cannot_run_is_not_applicable_with_its_reason():
+    record = {
+        "release": "1.16.0",
+        "replay": [{**entry("U3-a.json", "n/a", "U3"), "reason": "no _provably_dead_call_ids"}],
+    }
+    matrix = aggregate([record], ["f1"])
+    cell = matrix["rows"]["fixtures"]["U3-a.json"]["1.16.0"]
+    assert cell == {
+        "state": NOT_APPLICABLE,
+        "reason": "no _provably_dead_call_ids",
+        "link": "U3-a.json",
+    }
+    assert matrix["rows"]["invariants"]["U3"]["1.16.0"]["state"] == NOT_APPLICABLE
+
+
+def test_default_releases_are_each_minors_newest_patch_and_the_named_ones():
+    published = ["2.13.0", "2.6.3", "2.6.1", "2.6.0", "2.0.0rc1", "1.16.1", "1.16.0", "1.15.1"]
+    assert default_releases(published, {"2.6.1", "1.15.1"}) == [
+        "1.16.1",
+        "2.6.1",
+        "2.6.3",
+        "2.13.0",
+    ]
+
+
+def test_markdown_and_html_show_every_release_and_link_fixtures():
+    matrix = aggregate(RECORDS, ["f1", "f2"])
+    text = render_markdown(matrix)
+    assert "| | 2.11.0 | 2.13.0 | 1.10.0 |" in text
+    assert "| f1 | holds | known | n/a |" in text
+    page = render_html(matrix, {"U3-a.json": "show/U3-a.txt"}, root="../..")
+    assert "href='../../tests/repros/U3-a.json'" in page
+    assert "href='show/U3-a.txt'" in page
+    assert "href='../../build/matrix/2.11.0/repros/P3-x.json'" in page
+
+
+def test_bad_releases_are_refused_in_one_line():
+    for given, said in (("2.13", "not a release number"), ("1.10.0", "only from 1.16.0")):
+        done = subprocess.run(
+            [sys.executable, "-m", "compaction_harness.matrix", "--releases", given],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1 and said in done.stderr
+
+
+def test_known_fault_release_lists_agree_with_the_last_matrix():
+    # The lists in known_faults.py are derived, not typed: on the releases the
+    # last committed matrix covers, each fault is recorded exactly where it shows.
+    matrix = json.loads(LAST_MATRIX.read_text())
+    covered = set(matrix["releases"])
+    derived = derived_releases(matrix)
+    for fault in KNOWN_FAULTS:
+        if fault.id not in derived:
+            pytest.fail(f"{fault.id} is not in {LAST_MATRIX.name}: run `make matrix` again")
+        recorded = sorted(set(fault.releases) & covered, key=matrix["releases"].index)
+        assert recorded == derived[fault.id], fault.id
