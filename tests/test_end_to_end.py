@@ -53,7 +53,12 @@ def test_campaign_show_export_across_releases(tmp_path: Path, capsys) -> None:
         ],
         # A fixed seed and an example database of its own: the gate stays
         # deterministic and leaves the user's campaign database alone.
-        env={**os.environ, "HARNESS_FUZZ_DB": str(tmp_path / "db")},
+        # The stall is a known fault of 2.11.0: rediscover it as a new one.
+        env={
+            **os.environ,
+            "HARNESS_FUZZ_DB": str(tmp_path / "db"),
+            "HARNESS_KNOWN_FAULTS": "off",
+        },
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -616,6 +616,38 @@ def test_p3_bound_counts_a_resumed_invocation_and_the_retained_tail():
     assert liveness_bound(both, before) == 7
 
 
+def test_p3_gives_events_behind_an_answered_call_one_end_and_no_more(monkeypatch):
+    # A long-running call stays pending through three invocations: nothing
+    # after it may be compacted. The client's answer resumes its invocation and
+    # makes everything compactable at once; ADK's window takes it at the next
+    # end (found by the runner item of a 600 s campaign: P3 called that a
+    # stall). A compactor that then never compacts is still caught, one end on.
+    from compaction_harness.driver import run_script
+    from compaction_harness.scripts import Answer, Calls, End, Open, Script, ScriptConfig, Text
+
+    turns = (Open(), Text(), Open(), Text(), Open(), Text())
+    script = Script(
+        ScriptConfig(compaction_interval=1, overlap_size=0),
+        (
+            Open(),
+            Calls(kind="long_running"),
+            Text(),
+            *turns,
+            End(),
+            Answer(),
+            Text(),
+            Open(),
+            Text(),
+        ),
+    )
+    assert not [v for v in run_script(script, triage=False).violations if v.invariant == "P3"]
+    resumed = Script(script.config, script.operations[:-2])  # ends with the resumed invocation
+    monkeypatch.setattr(compaction, "_is_range_worth_compacting", lambda **_: False)
+    assert not [v for v in run_script(resumed, triage=False).violations if v.invariant == "P3"]
+    stalled = [v for v in run_script(script, triage=False).violations if v.invariant == "P3"]
+    assert stalled and len(stalled[0].positions) > 8
+
+
 def test_p3_holds_a_client_record_to_the_mark_adk_reads_it_as():
     # A client's record that ends at the end of an invocation covers, for ADK's
     # sliding window, everything stamped before its end: those events are the

@@ -598,7 +598,7 @@ class Pipeline:
         import itertools
 
         from google.adk.agents.llm_agent import LlmAgent
-        from google.adk.apps.app import App, EventsCompactionConfig
+        from google.adk.apps.app import App
 
         self._sliding = _helper("_run_compaction_for_sliding_window")
         self.faithful = faithful
@@ -641,23 +641,7 @@ class Pipeline:
             "token_threshold": token_threshold,
             "event_retention_size": event_retention_size,
         }
-        for name, value in values.items():  # token threshold arrived in 1.26.0
-            if value is not None and name not in EventsCompactionConfig.model_fields:
-                raise NotApplicable(
-                    f"google-adk {ADK_RELEASE} has no EventsCompactionConfig.{name}"
-                )
-        from pydantic import ValidationError
-
-        try:
-            config = EventsCompactionConfig(
-                summarizer=summarizer, **{k: v for k, v in values.items() if v is not None}
-            )
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(x) for x in first.get("loc", ()))
-            raise NotApplicable(
-                f"google-adk {ADK_RELEASE} refuses this configuration: {where}: {first.get('msg')}"
-            ) from None
+        config = compaction_config(summarizer, values)
         self.app = App(
             name="harness",
             root_agent=LlmAgent(name=self.AGENT, model="gemini-2.0-flash"),
@@ -1173,6 +1157,31 @@ def litellm_heals_missing_tool_results() -> bool:
         return False
     with open(spec.origin, encoding="utf-8") as source:
         return "def _ensure_tool_results(" in source.read()
+
+
+def compaction_config(summarizer: Any, triggers: dict[str, int | None]) -> Any:
+    """ADK's ``EventsCompactionConfig`` with ``summarizer`` and the ``triggers``
+    that are not None (``compaction_interval``, ``overlap_size``,
+    ``token_threshold``, ``event_retention_size``). Raises
+    :class:`NotApplicable` when the release has no such field (the token
+    threshold arrived in 1.26.0) or refuses the values (releases before 2.6.1
+    require both sliding-window fields), naming the field."""
+    from google.adk.apps.app import EventsCompactionConfig
+    from pydantic import ValidationError
+
+    for name, value in triggers.items():
+        if value is not None and name not in EventsCompactionConfig.model_fields:
+            raise NotApplicable(f"google-adk {ADK_RELEASE} has no EventsCompactionConfig.{name}")
+    try:
+        return EventsCompactionConfig(
+            summarizer=summarizer, **{k: v for k, v in triggers.items() if v is not None}
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first.get("loc", ()))
+        raise NotApplicable(
+            f"google-adk {ADK_RELEASE} refuses this configuration: {where}: {first.get('msg')}"
+        ) from None
 
 
 def summariser_called(

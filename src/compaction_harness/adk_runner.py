@@ -151,7 +151,7 @@ from typing import Any
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.agents.parallel_agent import ParallelAgent
-from google.adk.apps.app import App, EventsCompactionConfig
+from google.adk.apps.app import App
 from google.adk.apps.llm_event_summarizer import LlmEventSummarizer
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions, EventCompaction
@@ -172,6 +172,7 @@ from .adk import (
     _no_disk_waits,
     _prompt_of,
     _summary_number,
+    compaction_config,
     from_adk_events,
     litellm_heals_missing_tool_results,
     named_copy,
@@ -654,13 +655,7 @@ class _Driver:
     # -- the app ------------------------------------------------------------
     def _app(self) -> App:
         summarizer = _RecordingSummarizer(llm=_SummaryLlm(model="harness-summary"))
-        triggers = {k: v for k, v in self.config.triggers.items() if v is not None}
-        for name in triggers:
-            if name not in EventsCompactionConfig.model_fields:
-                raise NotApplicable(
-                    f"google-adk {ADK_RELEASE} has no EventsCompactionConfig.{name}"
-                )
-        config = EventsCompactionConfig(summarizer=summarizer, **triggers)
+        config = compaction_config(summarizer, dict(self.config.triggers))
         agent = LlmAgent(
             name=AGENT,
             model=_ScriptedLlm(model=AGENT),
@@ -1614,12 +1609,13 @@ def _check_ends(record: RunnerRun, config: Any) -> list[Violation]:
     saves something (as ``PipelineRun`` judges it: ADK 2.13.0's
     ``_is_range_worth_compacting``)."""
     out: list[Violation] = []
+    earlier = None
     for end in record.ends:
         ids = [e.id for e in end.events]
         summaries = _summaries_in(ids, record.summaries, len(record.summaries))
         steps = end.snapshot
-        found = check_liveness(
-            steps, end.prompt, summaries, config.triggers, _client_records(steps)
+        found, earlier = check_liveness(
+            steps, end.prompt, summaries, config.triggers, _client_records(steps), earlier
         )
         for v in found:
             if _waits_to_save_prompt(v, end):

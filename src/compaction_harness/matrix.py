@@ -497,7 +497,12 @@ def main(argv: list[str] | None = None) -> int:
         path = cells / f"{release}.json"
         if path.exists() and not args.fresh:
             record = json.loads(path.read_text())
-            if record.get("campaign", {}).get("seconds", 0) >= args.seconds or "error" in record:
+            # A release that failed is tried again; a finished one is reused
+            # when its campaign ran at least as long as asked.
+            if (
+                "error" not in record
+                and record.get("campaign", {}).get("seconds", 0) >= args.seconds
+            ):
                 records.append(record)
                 print(f"[{number}/{len(releases)}] {release}: reused {_relative(path)}", flush=True)
                 continue

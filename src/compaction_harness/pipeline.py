@@ -42,7 +42,7 @@ The checkers here are pure; only the adapter touches ADK.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -755,19 +755,31 @@ def check_liveness(
     summaries: Summaries,
     config: Mapping[str, int | None],
     records: Sequence[int] = (),
-) -> list[Violation]:
-    """P3: the backlog the definitions allow to compact is within the bound
-    (:func:`liveness_bound`).
+    earlier: Collection[Step] | None = None,
+) -> tuple[list[Violation], frozenset[Step]]:
+    """P3 at an invocation's end: the backlog the definitions allow to compact
+    is within the bound (:func:`liveness_bound`). Returns (violations, the
+    backlog as steps: pass it as ``earlier`` at the next end).
 
     Events that a kept summary stands for are not backlog, and neither are
     those a compaction record ADK did not make (``records``, see
     :func:`check_nothing_lost`) claims: ADK reads every compaction record's
     end as a mark up to which everything is compacted (the sliding window
     counts only invocations newer than the latest end), so whoever wrote the
-    record claimed everything stamped up to its end."""
+    record claimed everything stamped up to its end.
+
+    ``earlier``: the backlog at the previous invocation end. Events behind a
+    live call (a long-running tool still running, a confirmation not yet
+    given) cannot be compacted, however many invocations come after it; once
+    the call is answered they all become compactable at once, and ADK's window
+    takes them at the next end, not the one that resumed the call's invocation
+    (its range ends at the last new invocation in order of first appearance,
+    ``_run_compaction_for_sliding_window``). So only the part of the backlog
+    that was compactable at the previous end too is held to the bound: a stall
+    carries it from end to end and is caught one end later."""
     bound = liveness_bound(config, steps)
     if bound is None:
-        return []
+        return [], frozenset()
     covered = covered_by_kept(prompt, summaries) | covered_by_records(steps, records)
     marks = [steps[r].compaction.end for r in records]
     if marks:
@@ -786,26 +798,25 @@ def check_liveness(
     compactable = reference.longest_self_contained_prefix(
         live, tuple(index[id(steps[i])] for i in uncovered)
     )
-    if compactable <= bound:
-        return []
+    backlog = uncovered[:compactable]
+    held = backlog if earlier is None else tuple(i for i in backlog if steps[i] in earlier)
+    found = frozenset(steps[i] for i in backlog)
+    if len(held) <= bound:
+        return [], found
     return [
         Violation(
             "P3",
-            f"{compactable} events could be compacted but are not (bound {bound}): "
+            f"{len(held)} events could be compacted but are not (bound {bound}): "
             "compaction has stalled",
-            positions=tuple(uncovered[:compactable]),
+            positions=held,
             expected=f"at most {bound}",
-            observed=compactable,
+            observed=len(held),
             # Whether the backlog holds events stored out of time order, which
             # ADK takes for compacted when a later summary's range ends after
             # their timestamps (known faults use it).
-            details={
-                "out_of_time_order": any(
-                    out_of_time_order(steps, i) for i in uncovered[:compactable]
-                )
-            },
+            details={"out_of_time_order": any(out_of_time_order(steps, i) for i in held)},
         )
-    ]
+    ], found
 
 
 def check_model_prompt(
@@ -979,6 +990,8 @@ class PipelineRun:
         self.requests: list[tuple[str, str | None, Prompt]] = []
         #: Prompt calls left unanswered at the latest model call (P2 reports them).
         self.unanswered: list[str] = []
+        #: P3's backlog at the latest invocation end (see :func:`check_liveness`).
+        self._backlog: frozenset[Step] | None = None
         #: The kept summaries' time ranges before the latest compaction ran.
         self._ranges_before: list[tuple[float, float]] = []
 
@@ -1084,8 +1097,13 @@ class PipelineRun:
         )
         steps = self.pipeline.steps()
         prompt = self.pipeline.prompt()
-        stalled = check_liveness(
-            steps, prompt, self.pipeline.summaries, self.config, self.foreign_records(steps)
+        stalled, self._backlog = check_liveness(
+            steps,
+            prompt,
+            self.pipeline.summaries,
+            self.config,
+            self.foreign_records(steps),
+            self._backlog,
         )
         return out + [v for v in stalled if not self._waits_to_save_prompt(v, steps, prompt)]
 
