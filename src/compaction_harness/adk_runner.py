@@ -1797,9 +1797,10 @@ def _watching_token_trigger(driver: _Driver) -> Any:
         return
     real = homes[0]._run_compaction_for_token_threshold_config
 
-    async def watched(**arguments: Any) -> Any:
+    async def watched(*given: Any, **arguments: Any) -> Any:
         config, session = arguments.get("config"), arguments.get("session")
-        if config is not None and config.token_threshold is not None and session is not None:
+        known = not given and config is not None and session is not None
+        if known and getattr(config, "token_threshold", None) is not None:
             stale = stale_counts(from_adk_events(session.events))
             if stale:
                 others = {
@@ -1809,7 +1810,7 @@ def _watching_token_trigger(driver: _Driver) -> Any:
                 driver.record.triggers.append(
                     RecordedTrigger(driver.current, events, others, stale)
                 )
-        return await real(**arguments)
+        return await real(*given, **arguments)
 
     saved = [(m, m._run_compaction_for_token_threshold_config) for m in homes]
     for module in homes:
