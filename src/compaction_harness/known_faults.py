@@ -207,6 +207,33 @@ def _strict_prefix_stalls(case, violation: Violation) -> bool:
     return False
 
 
+#: Helpers of releases that protect call pairs in sliding-window ranges.
+_PAIR_PROTECTION = (
+    "_longest_self_contained_prefix",
+    "_truncate_events_before_pending_function_call",
+)
+
+
+def _unprotected_range_splits_a_pair(case, violation: Violation) -> bool:
+    """A pipeline P1 on a release whose compaction module has no pair
+    protection for its ranges at all (none of :data:`_PAIR_PROTECTION`)."""
+    if not (_pipeline_level(case) and violation.invariant == "P1"):
+        return False
+    from google.adk.apps import compaction
+
+    return not any(hasattr(compaction, name) for name in _PAIR_PROTECTION)
+
+
+def _summarised_call_raises(case, violation: Violation) -> bool:
+    """A P0: the prompt builder raised because the latest response's call is
+    not among the events it was given (a summary took it)."""
+    return (
+        _pipeline_level(case)
+        and violation.invariant == "P0"
+        and "No function call event found" in violation.message
+    )
+
+
 def _retained_callless_response_blocks_split(case, violation: Violation) -> bool:
     """ADK's split treats a retained response without a call among the
     candidates as unmatched, so no split that retains it is allowed."""
@@ -745,6 +772,46 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "(dead-call-retry-skipped-at-invocation-boundary)."
         ),
         matches=_strict_prefix_stalls,
+    ),
+    KnownFault(
+        id="sliding-window-splits-call-pairs",
+        invariant=("P1",),
+        # Derived from the release matrix (docs/release-matrix.json).
+        releases=("1.16.0", "1.20.0", "1.24.0", "1.26.0"),
+        title="sliding-window ranges ignore function calls and their responses",
+        explanation=(
+            "google/adk/apps/compaction.py, _run_compaction_for_sliding_window (1.16.0 to "
+            "1.26.0): the range is every event from the first event of the overlap's first "
+            "invocation to the last event of the newest one, and nothing compares function "
+            "calls with their responses (1.28.0 added _pending_function_call_ids and "
+            "_truncate_events_before_pending_function_call, 2.3.0 "
+            "_longest_self_contained_prefix). A call whose response arrives later (a "
+            "long-running tool, a confirmation, a client's answer in a later invocation) is "
+            "summarised while its response stays in the prompt, or the other way round: the "
+            "summariser is given half a pair (P1), and the next request holds a function "
+            "response without its call, which the model API rejects or ADK's prompt builder "
+            "refuses (see summarised-call-makes-the-prompt-builder-raise)."
+        ),
+        matches=_unprotected_range_splits_a_pair,
+    ),
+    KnownFault(
+        id="summarised-call-makes-the-prompt-builder-raise",
+        invariant=("P0",),
+        # Derived from the release matrix (docs/release-matrix.json).
+        releases=("1.28.0", "1.34.0", "2.0.0", "2.2.0"),
+        title="a response whose call was summarised makes contents assembly raise",
+        explanation=(
+            "google/adk/flows/llm_flows/contents.py, "
+            "_rearrange_events_for_latest_function_response: when the latest event is a "
+            "function response, it looks back for the event holding the call and raises "
+            "ValueError('No function call event found for function responses ids: ...') "
+            "when there is none. A compaction that summarised the call (a range that "
+            "ends between a call and its late response) leaves exactly that shape, so "
+            "every model call of the invocation fails with an exception instead of a "
+            "request: the agent cannot answer until the session is reset. Later "
+            "releases re-inject the compacted call event before its surviving response."
+        ),
+        matches=_summarised_call_raises,
     ),
 )
 
