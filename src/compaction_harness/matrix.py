@@ -137,7 +137,7 @@ def run_release(release: str, seconds: float, out: Path) -> dict[str, Any]:
     started = time.monotonic()
     try:
         python = _environment(release)
-    except EnvError as exc:
+    except (EnvError, OSError) as exc:
         return {"release": release, "error": f"no environment: {exc}"}
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     replay = subprocess.run(
