@@ -547,12 +547,13 @@ def build_parser() -> argparse.ArgumentParser:
         if invoked.startswith("compaction-harness")
         else "python -m compaction_harness",
         description="Show, replay and export JSON repro fixtures of ADK event-compaction "
-        "failures, and minimise real sessions into new ones.",
+        "failures, minimise real sessions into new ones, and profile what compaction costs.",
         epilog="Exit status: show and export: 0 done, 2 bad input (show never re-checks a "
         "fixture); replay: 0 all hold or fail only as known upstream faults, 1 a fixture "
         "fails or a known fault no longer shows, 2 bad input (each readable fixture is "
         "replayed all the same); minimize: 0 a fixture written, 1 the session holds, 2 bad "
-        "input. Inside an environment made by `make env`: .venv/adk-<release>/bin/python -m "
+        "input; profile: 0 profiled, 1 google-adk raised during the run, 2 bad input. "
+        "Inside an environment made by `make env`: .venv/adk-<release>/bin/python -m "
         "compaction_harness ...",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -668,7 +669,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the seeded script's configuration: sliding (compaction_interval=2, "
         "overlap_size=1; the default), token-small (token_threshold=2000, "
         "event_retention_size=2, tiny summaries) or token-large (the same, each summary larger "
-        "than the threshold); all with a 500-token system instruction and 300 tokens of tools",
+        "than the threshold); the token configurations also carry compaction_interval=10000, "
+        "which never fires, for the releases that require it; all with a 500-token system "
+        "instruction and 300 tokens of tools",
     )
     prof.add_argument(
         "--standard",

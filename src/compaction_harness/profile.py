@@ -385,24 +385,20 @@ def _summary_chars(event: Any) -> int:
 def _adk() -> Any:
     """The ADK adapter, or :class:`ProfileError` on a release without event
     compaction (``google.adk.apps.compaction``: 1.16.0 and later)."""
+    from importlib import metadata
+
     try:
         from . import adk
     except ImportError as exc:
-        release = _installed_release()
+        try:
+            release = metadata.version("google-adk")
+        except metadata.PackageNotFoundError:
+            raise ProfileError(f"google-adk is not installed here: {exc}") from None
         raise ProfileError(
             f"google-adk {release} has no event compaction (google.adk.apps.compaction, "
             f"1.16.0 and later): {exc}"
         ) from None
     return adk
-
-
-def _installed_release() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("google-adk")
-    except metadata.PackageNotFoundError:
-        return "(not installed)"
 
 
 def _crash_note(what: str, exc: BaseException) -> str:
