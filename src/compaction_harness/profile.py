@@ -602,6 +602,8 @@ def plot_profile(profile: CostProfile, path: str) -> None:
     :class:`MissingExtra` without it. Raises ``OSError`` when ``path``
     cannot be written."""
     pyplot = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
     x = list(range(1, len(profile.rows) + 1))
     figure, (top, bottom) = pyplot.subplots(
         2, 1, sharex=True, figsize=(9, 6), gridspec_kw={"height_ratios": [3, 1]}
@@ -618,6 +620,7 @@ def plot_profile(profile: CostProfile, path: str) -> None:
         top.grid(alpha=0.3)
         bottom.bar(x, [r.summariser_calls for r in profile.rows], width=0.8, color="tab:red")
         bottom.set_ylabel("summariser calls")
+        bottom.yaxis.set_major_locator(MaxNLocator(integer=True))  # calls are whole
         bottom.set_xlabel("invocation end")
         bottom.grid(alpha=0.3)
         figure.tight_layout()
