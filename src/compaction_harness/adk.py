@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import cache, cached_property
 from typing import Any
 
@@ -630,6 +630,10 @@ class Pipeline:
         self.summaries: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
         #: The text of each summary, by number.
         self.summary_texts: list[str] = []
+        #: For each summariser call, the characters of the events it was given
+        #: (a rolling summary's seed included), as ADK's estimate counts them
+        #: (:func:`prompt_chars`); the summariser's own instruction is not counted.
+        self.summary_input_chars: list[int] = []
         #: The ids of the stored events each summary was given (positions move
         #: when a reload reorders the session; ids do not).
         self.summary_ids: list[tuple[str, ...]] = []
@@ -662,6 +666,7 @@ class Pipeline:
         )
         self.summaries.append((len(self.session.events), taken, seeds))
         self.summary_ids.append(tuple(e.id for e in events if id(e) in position))
+        self.summary_input_chars.append(prompt_chars([e.content for e in events if e.content]))
         return len(self.summaries) - 1
 
     def summary_text(self, number: int, given_chars: int) -> str:
@@ -1054,9 +1059,20 @@ class Pipeline:
                 chosen = recover(chosen, source)
         return prompt_chars(self._contents(chosen, agent_name, branch))
 
-    def prompt_chars(self, agent_name: str = AGENT, branch: str | None = None) -> int:
-        """The size of the prompt ADK assembles now, as ADK's estimate counts it."""
-        return prompt_chars(self._contents(list(self.session.events), agent_name, branch))
+    def prompt_chars(
+        self,
+        agent_name: str = AGENT,
+        branch: str | None = None,
+        *,
+        leave_out: Collection[str] = (),
+    ) -> int:
+        """The size of the prompt ADK assembles now, as ADK's estimate counts it.
+
+        ``leave_out``: ids of stored events to assemble the prompt without (the
+        cost profile leaves out the summaries an invocation made, to size the
+        prompt as it would be had that invocation compacted nothing)."""
+        events = [e for e in self.session.events if e.id not in leave_out]
+        return prompt_chars(self._contents(events, agent_name, branch))
 
     def _contents(self, events: list[Event], agent_name: str, branch: str | None) -> list[Any]:
         try:

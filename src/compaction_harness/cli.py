@@ -1,4 +1,4 @@
-"""Command line: ``python -m compaction_harness {show,replay} ...``.
+"""Command line: ``python -m compaction_harness {show,replay,export,minimize,profile} ...``.
 
 Exit status: 0 when every fixture holds (or fails only as a recorded known
 upstream fault of the installed release), 1 when one fails an invariant, 2 for
@@ -444,6 +444,129 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     return 0
 
 
+#: profile --invocations: at most this many. The time grows faster than the
+#: session (each step assembles the whole prompt): on 2.13.0, 300 invocations
+#: took 19 to 25 s and 1000 took 340 s (sliding), measured 2026-12-01.
+MAX_PROFILE_INVOCATIONS = 300
+
+
+def _whole(option: str, text: str | None, low: int, high: int | None = None) -> int | None:
+    """``text`` as a whole number from ``low`` to ``high``, or a CliError."""
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < low or (high is not None and value > high):
+        limits = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        raise CliError(f"{option} {text!r}: expected a whole number {limits}")
+    return value
+
+
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from .profile import (
+        CONFIGS,
+        MissingExtra,
+        ProfileError,
+        dumps,
+        plot_profile,
+        profile_case,
+        profile_script,
+        render_table,
+        seeded_script,
+        standard_costs,
+    )
+
+    seed = _whole("--seed", args.seed, 0)
+    invocations = _whole("--invocations", args.invocations, 1, MAX_PROFILE_INVOCATIONS)
+    chosen = [x for x in (args.fixture, args.seed, args.standard or None) if x is not None]
+    if len(chosen) != 1:
+        raise CliError("profile takes one workload: a FIXTURE, --seed N or --standard")
+    if args.config is not None and args.config not in CONFIGS:
+        raise CliError(f"--config {args.config!r}: expected one of {', '.join(CONFIGS)}")
+    if args.fixture is not None and (args.config is not None or invocations is not None):
+        raise CliError(
+            "--config and --invocations shape a --seed run; a fixture is profiled with its own "
+            "configuration and operations"
+        )
+    if args.standard and (args.plot or args.config is not None or invocations is not None):
+        raise CliError(
+            "--standard runs the standard configurations only: no --config, --invocations or --plot"
+        )
+    try:
+        if args.plot:
+            from .profile import _pyplot
+
+            _pyplot()  # refuse before the run, not after it
+            folder = Path(args.plot).parent
+            if not folder.is_dir():
+                raise CliError(f"--plot {args.plot}: no folder {str(folder)!r} to write it in")
+        if args.standard:
+            costs = standard_costs()
+            print(json.dumps(costs, indent=2) if args.json else _standard_table(costs))
+            return 0
+        if args.fixture is not None:
+            fixture = load_fixture(args.fixture)
+            profile = profile_case(fixture.case, source=str(args.fixture))
+        else:
+            name = args.config or "sliding"
+            script = seeded_script(seed, invocations or 50, name)
+            profile = profile_script(
+                script, source=f"seed {seed}, {invocations or 50} invocations, --config {name}"
+            )
+        print(dumps(profile) if args.json else render_table(profile), flush=True)
+        if args.plot:
+            try:
+                plot_profile(profile, args.plot)
+            except OSError as exc:
+                raise CliError(
+                    f"--plot {args.plot}: cannot write there: {exc.strerror or exc}"
+                ) from None
+            if not args.json:
+                print(f"plot: {args.plot}")
+    except MissingExtra as exc:
+        raise CliError(str(exc)) from None
+    except ProfileError as exc:
+        raise CliError(str(exc)) from None
+    if profile.stopped:
+        _error(f"profile cut short: {profile.stopped}")
+        return 1
+    return 0
+
+
+def _standard_table(costs: dict) -> str:
+    """standard_costs' figures as a text table, one row per configuration."""
+    heads = ("config", "calls_per_100", "steady_prompt", "peak_before", "input", "summary", "s")
+    keys = (
+        "summariser_calls_per_100",
+        "steady_state_prompt",
+        "peak_prompt_before",
+        "summariser_input",
+        "summary_tokens",
+        "seconds",
+    )
+    rows = [list(heads)]
+    notes = []
+    for name, figures in costs["configurations"].items():
+        if "not_applicable" in figures:
+            notes.append(f"{name}: not applicable: {figures['not_applicable']}")
+            continue
+        rows.append([name, *(str(figures[k]) for k in keys)])
+        if "stopped" in figures:
+            notes.append(f"{name}: cut short: {figures['stopped']}")
+    widths = [max(len(r[k]) for r in rows) for k in range(len(heads))]
+    lines = [
+        f"standard cost figures of google-adk {costs['adk_release']}: seed {costs['seed']}, "
+        f"{costs['invocations']} invocations; tokens: ADK's character estimate / 4"
+    ]
+    for k, row in enumerate(rows):
+        lines.append("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines + notes)
+
+
 def _with_driver(fixture, driver: str):
     """A script fixture whose script runs on ``driver`` (see ``ScriptConfig.driver``)."""
     from dataclasses import replace
@@ -475,12 +598,13 @@ def build_parser() -> argparse.ArgumentParser:
         if invoked.startswith("compaction-harness")
         else "python -m compaction_harness",
         description="Show, replay and export JSON repro fixtures of ADK event-compaction "
-        "failures, and minimise real sessions into new ones.",
+        "failures, minimise real sessions into new ones, and profile what compaction costs.",
         epilog="Exit status: show and export: 0 done, 2 bad input (show never re-checks a "
         "fixture); replay: 0 all hold or fail only as known upstream faults, 1 a fixture "
         "fails or a known fault no longer shows, 2 bad input (each readable fixture is "
         "replayed all the same); minimize: 0 a fixture written, 1 the session holds, 2 bad "
-        "input. Inside an environment made by `make env`: .venv/adk-<release>/bin/python -m "
+        "input; profile: 0 profiled, 1 google-adk raised during the run, 2 bad input. "
+        "Inside an environment made by `make env`: .venv/adk-<release>/bin/python -m "
         "compaction_harness ...",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -571,6 +695,58 @@ def build_parser() -> argparse.ArgumentParser:
         help="Hypothesis examples to search (2000)",
     )
     mini.set_defaults(func=_cmd_minimize)
+    prof = sub.add_parser(
+        "profile",
+        help="what compaction costs: prompt size and summariser calls per invocation",
+        description="Run a workload on the installed google-adk and print, for every "
+        "invocation end (where the runner's post-invocation compaction runs), the root agent's "
+        "prompt before and after compaction, the summariser's calls, the tokens given to it and "
+        "the tokens its summaries add, with running totals. Units: tokens of the harness's "
+        "token model: characters as ADK's own estimate counts them (text, tool names, the JSON "
+        "of arguments and responses; prompts also count the system instruction and tool "
+        "declarations), four characters a token, rounded down. 'before': the prompt with the "
+        "summaries that invocation made left out; 'after': what the next invocation starts "
+        "from; 'input': the events given to the summariser (a rolling summary's seed included, "
+        "its instruction not). A script fixture runs on the emulating driver, a pipeline "
+        "fixture as recorded; nothing is judged (replay does that).",
+        epilog="Workloads: FIXTURE (a script or pipeline fixture), --seed N (a reproducible "
+        "script of plain invocations: a user message, up to two turns of parallel tool calls, a "
+        "text reply), or --standard (the three configurations on seed 0, 100 invocations: "
+        "summariser calls per 100 invocations and the steady-state prompt, the median prompt "
+        "after compaction over the last half). Exit status: 0 profiled, 1 google-adk raised "
+        "during the run (the table up to there is printed), 2 bad input, a release without "
+        "event compaction or one that refuses the configuration.",
+    )
+    prof.add_argument("fixture", nargs="?", metavar="FIXTURE", help="a script or pipeline fixture")
+    prof.add_argument("--seed", metavar="N", help="profile a seeded script instead of a fixture")
+    prof.add_argument(
+        "--invocations",
+        metavar="K",
+        help=f"invocations of the seeded script (default 50, at most {MAX_PROFILE_INVOCATIONS})",
+    )
+    prof.add_argument(
+        "--config",
+        metavar="NAME",
+        help="the seeded script's configuration: sliding (compaction_interval=2, "
+        "overlap_size=1; the default), token-small (token_threshold=2000, "
+        "event_retention_size=2, tiny summaries) or token-large (the same, each summary larger "
+        "than the threshold); the token configurations also carry compaction_interval=10000, "
+        "which never fires, for the releases that require it; all with a 500-token system "
+        "instruction and 300 tokens of tools",
+    )
+    prof.add_argument(
+        "--standard",
+        action="store_true",
+        help="the standard figures of the installed release (the three configurations)",
+    )
+    prof.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    prof.add_argument(
+        "--plot",
+        metavar="PATH",
+        help="also write a PNG of the prompt size and the summariser calls over the "
+        "invocation ends (needs matplotlib: the `report` extra)",
+    )
+    prof.set_defaults(func=_cmd_profile)
     return parser
 
 

@@ -50,6 +50,7 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from .invariants import Violation
 from .model import (
@@ -152,6 +153,10 @@ class ScriptRun:
     the installed release cannot run the configuration.
     """
 
+    #: The class that applies operations to ADK and checks them (the cost
+    #: profile swaps in one that measures without judging).
+    pipeline_run: ClassVar[type[PipelineRun]] = PipelineRun
+
     def __init__(self, script: Script, *, monotonic: bool = False) -> None:
         self.script = script
         #: Stamp every event later than the one stored before it (no ties, no
@@ -164,7 +169,7 @@ class ScriptRun:
         self._offset = 0.0
         self._tie = False
         self._serial = 0
-        self.run = PipelineRun(
+        self.run = self.pipeline_run(
             config.triggers,
             1,
             strict_provider=config.strict_provider,
