@@ -128,6 +128,30 @@ def test_markdown_and_html_show_every_release_and_link_fixtures():
     assert "href='../../build/matrix/2.11.0/repros/P3-x.json'" in page
 
 
+def test_the_cost_table_shows_each_release_and_says_why_a_cell_is_missing():
+    costs = {
+        "2.13.0": {
+            "sliding": {"summariser_calls_per_100": 50.0, "steady_state_prompt": 921},
+            "token-small": {"summariser_calls_per_100": 52.0, "steady_state_prompt": 1680},
+            "token-large": {"summariser_calls_per_100": 226.0, "steady_state_prompt": 3143},
+        },
+        "1.16.0": {
+            "sliding": {"summariser_calls_per_100": 50.0, "steady_state_prompt": 900},
+            "token-small": {"error": "no EventsCompactionConfig.token_threshold"},
+        },
+    }
+    records = [
+        {**RECORDS[1], "costs": costs["2.13.0"]},
+        {**RECORDS[1], "release": "1.16.0", "costs": costs["1.16.0"]},
+    ]
+    matrix = aggregate(records, ["f1"])
+    text = render_markdown(matrix)
+    assert "| 2.13.0 | 50 / 921 | 52 / 1680 | 226 / 3143 |" in text
+    assert "| 1.16.0 | 50 / 900 | n/a (no EventsCompactionConfig.token_threshold) | n/a |" in text
+    page = render_html(matrix, {})
+    assert "<td>226 / 3143</td>" in page
+
+
 def test_bad_releases_are_refused_in_one_line():
     for given, said in (("2.13", "not a release number"), ("1.10.0", "only from 1.16.0")):
         done = subprocess.run(

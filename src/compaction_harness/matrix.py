@@ -188,8 +188,27 @@ def run_release(release: str, seconds: float, out: Path) -> dict[str, Any]:
             "status": campaign.returncode,
             "fixtures": found,
         }
+    record["costs"] = _costs(python)
     record["duration"] = round(time.monotonic() - started, 1)
     return record
+
+
+def _costs(python: str) -> dict[str, Any]:
+    """The release's standard cost profile (``profile --standard --json``:
+    summariser calls per 100 invocations and the steady-state prompt, per
+    standard configuration), or ``{"error": reason}``."""
+    done = subprocess.run(
+        [python, "-m", "compaction_harness", "profile", "--standard", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    try:
+        return json.loads(done.stdout)["configurations"]
+    except (json.JSONDecodeError, KeyError):
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": last.removeprefix("error: ")}
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -294,7 +313,8 @@ def aggregate(records: Sequence[Mapping[str, Any]], faults: Sequence[str]) -> di
                 rows["invariants"][invariant][release] = _cell(
                     NOT_APPLICABLE, "no fixture of it replays here and no campaign ran"
                 )
-    return {"releases": releases, "rows": rows}
+    costs = {r["release"]: r["costs"] for r in records if "costs" in r}
+    return {"releases": releases, "rows": rows, "costs": costs}
 
 
 def derived_releases(matrix: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -329,7 +349,43 @@ def render_markdown(matrix: Mapping[str, Any]) -> str:
             marks = [_MARK[cells.get(r, {"state": NOT_APPLICABLE})["state"]] for r in releases]
             lines.append(f"| {name} | " + " | ".join(marks) + " |")
         lines.append("")
+    lines += _cost_lines(matrix)
     return "\n".join(lines)
+
+
+#: The standard configurations of ``profile --standard``, in table order.
+_CONFIGURATIONS = ("sliding", "token-small", "token-large")
+
+
+def _cost_lines(matrix: Mapping[str, Any]) -> list[str]:
+    """The cost table: per release and standard configuration, summariser calls
+    per 100 invocations / steady-state prompt in tokens (token model)."""
+    costs = matrix.get("costs", {})
+    if not costs:
+        return []
+    lines = [
+        "## What compaction costs (standard configurations, 100 seeded invocations)",
+        "",
+        "Summariser calls per 100 invocations / steady-state prompt (tokens, four "
+        "characters a token): see `python -m compaction_harness profile --help`.",
+        "",
+        "| release | " + " | ".join(_CONFIGURATIONS) + " |",
+        "|---|" + "---|" * len(_CONFIGURATIONS),
+    ]
+    for release in matrix["releases"]:
+        found = costs.get(release)
+        if found is None:
+            continue
+        cells = []
+        for name in _CONFIGURATIONS:
+            one = found.get(name)
+            if isinstance(one, dict) and "summariser_calls_per_100" in one:
+                cells.append(f"{one['summariser_calls_per_100']:g} / {one['steady_state_prompt']}")
+            else:
+                reason = one.get("error") if isinstance(one, dict) else found.get("error")
+                cells.append(f"n/a ({reason})" if reason else "n/a")
+        lines.append(f"| {release} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def render_html(matrix: Mapping[str, Any], links: Mapping[str, str], root: str = "../..") -> str:
@@ -373,6 +429,19 @@ def render_html(matrix: Mapping[str, Any], links: Mapping[str, str], root: str =
                     f"title='{html.escape(cell.get('reason', ''), quote=True)}'>{text}</td>"
                 )
             out.append("</tr>")
+        out.append("</table>")
+    costs = _cost_lines(matrix)
+    if costs:
+        out.append(f"<h2>{html.escape(costs[0].lstrip('# '))}</h2><p>{html.escape(costs[2])}</p>")
+        out.append("<table>")
+        for k, line in enumerate(costs[4:-1]):
+            if k == 1:
+                continue  # the markdown rule under the header
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            tag = "th" if k == 0 else "td"
+            out.append(
+                "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
+            )
         out.append("</table>")
     return "\n".join(out) + "\n"
 
@@ -503,6 +572,9 @@ def main(argv: list[str] | None = None) -> int:
                 "error" not in record
                 and record.get("campaign", {}).get("seconds", 0) >= args.seconds
             ):
+                if "costs" not in record:  # a cell from before costs were measured
+                    record["costs"] = _costs(_environment(release))
+                    _write_atomically(path, json.dumps(record, indent=1))
                 records.append(record)
                 print(f"[{number}/{len(releases)}] {release}: reused {_relative(path)}", flush=True)
                 continue
