@@ -754,9 +754,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     import logging
     import warnings
 
-    # ADK logs what its prompt builder drops and warns that compaction is
-    # experimental; the command's own output says what matters.
-    logging.getLogger("google_adk").setLevel(logging.ERROR)
+    # ADK logs what its prompt builder drops, and the traceback of an exception
+    # its Runner catches (which the harness reports as P0 in one line), and warns
+    # that compaction is experimental; the command's own output says what matters.
+    logging.getLogger("google_adk").setLevel(logging.CRITICAL)
     warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
     # Older releases import Google Cloud libraries that warn about Python and
     # package versions on every start (1.16.0: fourteen lines): not ours to act on.

@@ -234,6 +234,16 @@ def _summarised_call_raises(case, violation: Violation) -> bool:
     )
 
 
+def _confirmation_finds_the_newer_call(case, violation: Violation) -> bool:
+    """A P0: ADK's confirmation processor compared a confirmed call with a newer
+    call that reuses its id."""
+    return (
+        _pipeline_level(case)
+        and violation.invariant == "P0"
+        and "Function call name mismatch for ID" in violation.message
+    )
+
+
 def _retained_callless_response_blocks_split(case, violation: Violation) -> bool:
     """ADK's split treats a retained response without a call among the
     candidates as unmatched, so no split that retains it is allowed."""
@@ -812,6 +822,26 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "releases re-inject the compacted call event before its surviving response."
         ),
         matches=_summarised_call_raises,
+    ),
+    KnownFault(
+        id="confirmation-of-a-reused-call-id-raises",
+        invariant=("P0",),
+        # Derived from the release matrix (docs/release-matrix.json).
+        releases=("2.13.0",),
+        title="confirming a call whose id a later call reused raises ValueError",
+        explanation=(
+            "google/adk/flows/llm_flows/tools/_confirmation.py, "
+            "_resolve_confirmation_targets: the calls in the session are indexed by id in a "
+            "dict (history_fcs), so the newest call with an id hides every older one. When "
+            "the model numbers call ids per turn (call_0, call_1, ... as some providers do), "
+            "a tool confirmation asked in one invocation and given after a later invocation "
+            "reused the id for another tool is checked against the newer call, and the "
+            "processor raises ValueError('Function call name mismatch for ID ...') before "
+            "the model is called: the user's confirmation ends the invocation with an "
+            "exception, whether or not compaction ran. Found only through ADK's own Runner "
+            "(the request processor runs there); the emulating driver does not model it."
+        ),
+        matches=_confirmation_finds_the_newer_call,
     ),
 )
 
