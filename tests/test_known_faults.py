@@ -168,3 +168,14 @@ def test_a_request_hidden_by_time_order_is_that_fault_though_token_compaction_al
         == "compaction-assumes-events-are-stored-in-time-order"
         for v in lost
     )
+
+
+def test_a_counterfactual_that_loses_another_event_removed_this_loss():
+    # P4 names the event lost: the same invariant on another event is another
+    # violation (a time-ordered replay keeps every position).
+    from compaction_harness.invariants import Violation
+    from compaction_harness.known_faults import _same_kind
+
+    lost_17 = Violation("P4", "step 17 lost", positions=(17,))
+    assert _same_kind(Violation("P4", "step 17 lost", positions=(17,)), lost_17)
+    assert not _same_kind(Violation("P4", "step 6 lost", positions=(6,)), lost_17)

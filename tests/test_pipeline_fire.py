@@ -228,6 +228,33 @@ def test_p4_leaves_an_orphaned_call_to_adks_pruning():
     assert v.positions == (5,)
 
 
+def test_p4_takes_an_interim_result_the_final_one_replaces_for_shown():
+    # A long-running export reports progress (step 2), then its final result
+    # (step 4). ADK gives a call the last response attributed to it, so a
+    # prompt showing step 4 and not step 2 lost nothing; one showing step 2
+    # and not step 4 lost the final result. Found by the runner item of a
+    # 600 s campaign (a client's record changed which answer the prompt kept).
+    steps = Session(
+        (
+            user("i1", 1, "u1"),
+            call("i1", 2, "a", long_running=("a",)),
+            answer("i1", 3, "a"),
+            text("i1", 4, "m1"),
+            answer("i1", 5, "a", author="user"),
+        )
+    )
+    interim = [
+        ("user", (("text", "u1"),)),
+        ("model", (("call", "a", "tool"),)),
+        ("user", (("response", "a", "tool", "2"),)),
+        ("model", (("text", "m1"),)),
+    ]
+    final = [*interim[:2], ("user", (("response", "a", "tool", "4"),)), interim[3]]
+    assert check_nothing_lost(steps, final, [], interim) == []
+    (v,) = check_nothing_lost(steps, interim, [], final)
+    assert v.positions == (4,)
+
+
 def test_p2_fires_when_the_prompt_builder_repeats_an_answer(monkeypatch):
     from google.adk.flows.llm_flows.context import _contents
 

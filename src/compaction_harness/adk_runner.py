@@ -763,7 +763,10 @@ class _Driver:
     def before_model(self, context: Any, llm_request: Any) -> None:
         held = list(context.session.events)
         agent = context.agent_name
-        branch = context.branch
+        # CallbackContext.branch is 2.4.0 and later; the invocation holds it before.
+        branch = getattr(context, "branch", None) or getattr(
+            getattr(context, "_invocation_context", None), "branch", None
+        )
         self.run_invocation = context.invocation_id
         restored, baseline = _restored_prompt(held, llm_request.contents, agent, branch)
         snapshot = from_adk_events(held)

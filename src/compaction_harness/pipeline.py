@@ -694,7 +694,9 @@ def check_nothing_lost(
     ``google/adk/flows/llm_flows/tools/_rearranger.py``, 2.13.0). It matches
     calls to responses by id anywhere in the contents, so a reused id can keep
     an orphaned call in the prompt without compaction and not with it: that
-    difference is the pruning working, not a loss.
+    difference is the pruning working, not a loss. Neither is an interim
+    response that a later response to the same call replaces in the prompt
+    (:func:`_superseded`).
     """
     covered = covered_by_kept(prompt, summaries) | covered_by_records(steps, records, pairs=True)
     live = reference.live_events(steps)
@@ -726,7 +728,34 @@ def check_nothing_lost(
         and i not in covered
         and _visible(step, i, baseline_parts)
         and not _visible(step, i, prompt_parts | orphaned.get(i, set()))
+        and not _superseded(steps, i, prompt_parts)
     ]
+
+
+def _superseded(steps: Session, position: int, parts: set[tuple[str, ...]]) -> bool:
+    """Whether the event at ``position`` holds only function responses, each
+    answered again, for the same call, by a later event whose response the
+    prompt shows (``parts``). ADK gives a call the last response attributed to
+    it ("taking the last one keeps the closing update of a long-running tool,
+    which reports progress several times under one id":
+    ``rearrange_events_for_async_function_responses_in_history``,
+    ``google/adk/flows/llm_flows/tools/_rearranger.py``, 2.13.0), so an interim
+    result the final one replaces is not lost. A later call with the id ends
+    the search: its responses belong to that call."""
+    step = steps[position]
+    if step.text is not None or step.calls or not step.responses:
+        return False
+    for response in step.responses:
+        shown = False
+        for later in range(position + 1, len(steps)):
+            if response.id in steps[later].call_ids:
+                break
+            if ("response", response.id, response.name, str(later)) in parts:
+                shown = True
+                break
+        if not shown:
+            return False
+    return True
 
 
 def _orphaned_calls(steps: Session) -> dict[int, set[tuple[str, ...]]]:
