@@ -103,7 +103,7 @@ def export_test(fixture: Fixture, *, year: int | None = None) -> str:
             ")",
             "",
         ]
-    lines += ["", f"def {test_name(fixture)}():", *body]
+    lines += ["", f"def {name_of_test(fixture)}():", *body]
     return "\n".join(lines) + "\n"
 
 
@@ -159,7 +159,7 @@ def _docstring_safe(text: str) -> str:
     return text.replace("\\", "/").replace('"""', "'''")
 
 
-def test_name(fixture: Fixture) -> str:
+def name_of_test(fixture: Fixture) -> str:
     """``test_`` and the fixture's file name, as a Python name."""
     stem = fixture.path.stem if fixture.path else fixture.file_name()[:-5]
     return "test_" + "".join(ch if ch.isalnum() else "_" for ch in stem).lower()
@@ -336,4 +336,4 @@ def _token_body(case: TokenCase, strings: Strings) -> tuple[list[str], list[str]
     return imports, lines
 
 
-__all__ += ["module_head", "test_name"]
+__all__ += ["module_head", "name_of_test"]

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._pysource import Atom, Group, Strings, call, list_of, render
-from .export import ExportError, module_head, test_name
+from .export import ExportError, module_head, name_of_test
 from .fixtures import Fixture
 from .invariants import Violation
 
@@ -422,7 +422,7 @@ class _Writer:
         lines.append("")
         for helper in [*self.helpers, "\n".join(events_fn)]:
             lines += [*helper.splitlines(), "", ""]
-        lines += [f"def {test_name(self.fixture)}():", *body]
+        lines += [f"def {name_of_test(self.fixture)}():", *body]
         return "\n".join(lines) + "\n"
 
     def need(self, *names: str) -> None:
@@ -876,7 +876,9 @@ async def _token_trigger_fires(app, events):
   )
   counting = app.model_copy(update={'events_compaction_config': config})
   service, session = await _stored(events)
-  await compaction._run_compaction_for_token_threshold(counting, session, service)
+  await compaction._run_compaction_for_token_threshold(
+      counting, session, service
+  )
   return bool(calls)'''
 
 _HELPERS: dict[str, tuple[str, set[str], tuple[str, ...]]] = {
