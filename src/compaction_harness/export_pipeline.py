@@ -101,8 +101,8 @@ def _refusal(fixture: Fixture) -> str | None:
     config = getattr(case, "config", None)
     if getattr(config, "driver", "emulated") == "runner":
         return (
-            "a runner-driver script (ADK's Runner with a scripted model and tools) is no single "
-            "ADK call; replay it with --driver emulated to find one"
+            "a runner-driver script: its run is ADK's Runner with a scripted model and tools, "
+            "not one ADK call a test can make"
         )
     if getattr(config, "storage", "memory") == "database":
         return (
