@@ -30,7 +30,6 @@ __all__ = [
     "Group",
     "Strings",
     "call",
-    "dict_of",
     "list_of",
     "render",
 ]
@@ -135,11 +134,6 @@ def call(_callee: str, *args: Node, explode: bool = False, **kwargs: Node | None
 def list_of(nodes: list[Node], *, explode: bool = False) -> Group:
     """A list literal."""
     return Group("[", tuple(("", n) for n in nodes), "]", explode)
-
-
-def dict_of(pairs: dict[str, Node], *, explode: bool = False) -> Group:
-    """A dict literal with string keys."""
-    return Group("{", tuple((f"{_quote(k)}: ", v) for k, v in pairs.items()), "}", explode)
 
 
 def _quote(text: str) -> str:

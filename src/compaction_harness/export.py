@@ -147,7 +147,8 @@ def module_head(fixture: Fixture, imports: list[str], *, year: int | None = None
     return [*lines, ""]
 
 
-_STDLIB = {"asyncio", "inspect", "copy"}
+#: The standard-library modules exported tests import (isort's first section).
+_STDLIB = {"asyncio", "inspect"}
 
 
 def _import_key(line: str) -> tuple[str, str]:

@@ -78,7 +78,8 @@ class TracedCall:
         processor: for a ``request``, the ``model`` call right before it
             whose result it judges (None when the flow stored events in
             between, or ran no processor).
-        ends: for ``end``, the violations of P3 (judged after it).
+
+    For ``end``, ``violations`` include P3, judged after the compaction.
     """
 
     kind: str
@@ -501,6 +502,14 @@ class _Writer:
 
     def test_body(self) -> list[str]:
         v = self.violation
+        if v.invariant == "P6" and "stale" in v.message:
+            if self.traced.kind != "end":
+                raise ExportError(
+                    "P6's stale-count clause before a model call has no exported form "
+                    "(only at an invocation's end)"
+                )
+            # Judged on the session before the call: the call itself is not made.
+            return [*self.app_lines(), *self.check_p6_stale()]
         run = self.run_lines()
         if v.invariant not in ("P2", "P4"):  # the session is not read again
             run[0] = run[0].replace("_, session = ", "").replace("session = ", "")
@@ -675,7 +684,8 @@ class _Writer:
         lines = [
             "",
             "  # The counts of these events measured prompts that a summary has since",
-            "  # replaced: the token trigger must decide the same without them.",
+            "  # replaced: the token trigger (at the invocation's end) must decide the",
+            "  # same without them.",
             "  without = _events()",
         ]
         lines += render(list_of([Atom(str(i)) for i in positions]), "  ", "for i in ", ":")
