@@ -82,8 +82,6 @@ gate-under-load: ## `make test` 5 times under full CPU load (stress-ng); outcome
 
 matrix: ## replay the fixtures and a seeded campaign on every release: build/matrix/ (RELEASES=, MATRIX_SECONDS=)
 	@py=$$($(ENV_PY)) || exit $$?; \
-	$$py -c "import matplotlib" 2>/dev/null || $$py -m pip install -q --disable-pip-version-check \
-	  -c constraints.txt "matplotlib" || echo "note: no matplotlib, so no matrix.png" >&2; \
 	JOBS=$(JOBS) $$py -m compaction_harness.matrix --releases "$(RELEASES)" --seconds $(MATRIX_SECONDS) \
 	  --record docs/release-matrix.json
 

@@ -370,6 +370,28 @@ def test_export_of_a_metamorphic_fixture_is_a_one_line_error(capsys, tmp_path) -
     assert code == 2 and err.count("\n") == 1 and "cannot be exported" in err
 
 
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("P7-2.13.0-7a9cab4d161903cc.json", "a runner-driver script"),
+        ("P4-2.13.0-350c2f39a3aa1b19.json", "database storage"),
+    ],
+)
+def test_export_of_a_fixture_without_an_upstream_form_is_a_one_line_error(
+    capsys, name: str, reason: str
+) -> None:
+    code, out, err = run(capsys, "export", str(REPROS / name))
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and "cannot be exported" in err and reason in err
+
+
+@on_2_13
+def test_export_of_a_fixture_of_an_older_release_names_the_release_to_use(capsys) -> None:
+    code, out, err = run(capsys, "export", str(REPROS / "P3-2.11.0-b05d345640cc27ad.json"))
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and "run export with google-adk 2.11.0" in err
+
+
 # -- minimize ---------------------------------------------------------------------------
 RECORDED = Path(__file__).parent / "data" / "recorded_session.json"
 ORIGINAL_WORDS = ("Paris", "weather", "Tomorrow", "call_", "e-7f3a", "get_weather", "user-4711")

@@ -656,10 +656,20 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser(
         "export",
         help="print a fixture as a pytest test for adk-python's own suite",
-        description="Print a self-contained pytest test in the style of ADK's unit tests "
-        "(Event objects built directly, two-space indentation) that asserts the correct "
-        "outcome: it fails while ADK has the fault and passes once it is fixed. Unit and "
-        "token fixtures only.",
+        description="Print a self-contained pytest module for adk-python's test suite that "
+        "asserts the correct outcome: it fails while ADK has the fault and passes once it is "
+        "fixed. It imports only google.adk, google.genai and the standard library, carries "
+        "ADK's Apache-2.0 header, and passes adk-python's pyink settings (80 columns, "
+        "two-space indentation) and pyflakes checks unchanged. Unit and token fixtures: the "
+        "compaction helper called on Event objects built directly. Script and pipeline "
+        "fixtures: the fixture is run again on the installed google-adk to find the ADK call "
+        "that breaks its invariant (compaction at an invocation's end, the compaction request "
+        "processor before a model call, or the contents assembly); the test builds the "
+        "session as it stood before that call, makes it, and asserts the invariant in plain "
+        "terms. Refused with one line and exit status 2: metamorphic fixtures, Runner-driver "
+        "scripts, database storage (P7), and a pipeline fixture that does not fail on the "
+        "installed release (run export with the release it fails on: "
+        ".venv/adk-<release>/bin/python -m compaction_harness export FIXTURE).",
     )
     export.add_argument("fixture", metavar="FIXTURE", help="a fixture file")
     export.set_defaults(func=_cmd_export)

@@ -5,7 +5,9 @@ Run as ``python -m compaction_harness.envs --adk 2.11.0`` (or
 environment's Python on standard output and nothing else, so the Makefile can
 use it. Environments live in ``.venv/adk-<release>/`` (or
 ``.venv/adk-src-<hash>/`` for a source checkout) and hold this project
-(editable), its pinned test dependencies and the target google-adk.
+(editable, with its ``dev`` and ``upstream`` extras: ruff, and pyink for the
+exported tests' formatting check), its pinned test dependencies and the
+target google-adk.
 
 Errors are one line on standard error and exit status 2: an unknown release,
 a missing path, an install that fails (pip's full output is kept in a log
@@ -126,7 +128,9 @@ def _install(folder: Path, label: str, adk_requirement: list[str], log: Path) ->
             f"could not install {label}: no such release, or no network "
             f"(pip's output: {log.relative_to(ROOT)})"
         )
-    if _run([*pip, "-c", str(CONSTRAINTS), "-e", f"{ROOT}[dev]"], log) != 0:
+    # [dev]: the linter; [upstream]: the checks exported tests must pass (pyink);
+    # [report]: matplotlib, for the matrix's heat map and `profile --plot`.
+    if _run([*pip, "-c", str(CONSTRAINTS), "-e", f"{ROOT}[dev,upstream,report]"], log) != 0:
         raise EnvError(
             f"could not install the harness itself (pip's output: {log.relative_to(ROOT)})"
         )

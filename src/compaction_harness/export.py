@@ -1,152 +1,286 @@
 """Turn a fixture into a pytest test for adk-python's own test suite.
 
-The test follows ADK's unit-test style (two-space indentation, ``Event``
-objects built directly, the helper called as ADK's callers call it) and
-asserts the *correct* outcome, the reference's: it fails while ADK has the
-fault and passes once it is fixed, so it can be pasted into
-``tests/unittests/apps/test_compaction.py`` as it is. It needs nothing from
-this harness.
+The test asserts the *correct* outcome: it fails while ADK has the fault and
+passes once it is fixed. It needs nothing from this harness (it imports only
+``google.adk``, ``google.genai`` and the standard library), carries ADK's
+Apache-2.0 header as adk-python's test files carry it, and is laid out as
+adk-python's pyink configuration lays it out (80 columns, two-space
+indentation, see :mod:`compaction_harness._pysource`), so it can be added to
+``tests/unittests/`` as it is.
+
+Fixture kinds:
+
+* ``unit`` and ``token``: ``Event`` objects built directly and the helper
+  called as ADK's callers call it (``_longest_self_contained_prefix``,
+  ``_provably_dead_call_ids``, ``_safe_token_compaction_split_index``,
+  ``_events_to_compact_for_token_threshold``); the expected answers are the
+  reference's. Needs no ADK to export.
+* ``script`` and ``pipeline``: see :mod:`compaction_harness.export_pipeline`.
+  The fixture is run again on the installed ADK to find the call that breaks
+  the invariant; the test builds the session as it stood before that call
+  and makes it through the same ADK entry point.
+* ``metamorphic`` fixtures, runner-driver scripts and database storage are
+  refused (:class:`ExportError`, one line saying why).
 """
 
 from __future__ import annotations
 
+import datetime
+import textwrap
+
 from . import reference
+from ._pysource import LINE_LENGTH, Atom, Group, Strings, call, list_of, render
 from .fixtures import Fixture
 from .model import Session, Step
 from .unit import TokenCase, UnitCase
 
-__all__ = ["ExportError", "export_test"]
+__all__ = ["ExportError", "export_test", "license_header"]
 
 
 class ExportError(ValueError):
-    """The fixture's kind has no upstream test form."""
+    """The fixture has no faithful upstream test form; ``str()`` is one line
+    naming the fixture and the reason."""
 
 
-def _event_source(step: Step, indent: str) -> str:
-    i2 = indent + "    "
-    fields = [
-        f"invocation_id={step.invocation!r}",
-        f"author={step.author!r}",
-        f"timestamp={step.timestamp!r}",
-    ]
-    parts = []
-    if step.text is not None:
-        parts.append(f"types.Part(text={step.text!r})")
-    for c in step.calls:
-        parts.append(
-            f"types.Part(function_call=types.FunctionCall(id={c.id!r}, name={c.name!r}, args={{}}))"
+#: adk-python's license header, as its test files carry it (the year is the
+#: year the file was written: ``tests/unittests/apps/test_compaction.py``
+#: says 2026, older files 2025).
+_LICENSE = """\
+# Copyright {year} Google LLC
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""
+
+
+def license_header(year: int | None = None) -> str:
+    """adk-python's Apache-2.0 header for a file written in ``year``
+    (default: this year), ending with a newline."""
+    return _LICENSE.format(year=year or datetime.date.today().year)
+
+
+def export_test(fixture: Fixture, *, year: int | None = None) -> str:
+    """The source of a self-contained pytest module for ``fixture``.
+
+    ``year``: the copyright year of the header (default: this year).
+    Unit and token fixtures need no ADK; script and pipeline fixtures run on
+    the installed google-adk (see :mod:`compaction_harness.export_pipeline`).
+    Raises :class:`ExportError` for fixtures without a faithful upstream form:
+    ``metamorphic`` (its relation compares two runs of ADK, which an upstream
+    test states better by hand), runner-driver scripts, database storage, and
+    a pipeline fixture that does not fail on the installed release.
+    """
+    case = fixture.case
+    strings = Strings()
+    if isinstance(case, UnitCase):
+        imports, body = _unit_body(case, strings)
+    elif isinstance(case, TokenCase):
+        imports, body = _token_body(case, strings)
+    elif fixture.kind in ("script", "pipeline"):
+        from .export_pipeline import pipeline_module
+
+        return pipeline_module(fixture, year=year)
+    else:
+        raise ExportError(
+            f"{_where(fixture)}: fixtures of kind {fixture.kind!r} cannot be exported"
         )
-    for r in step.responses:
-        parts.append(
-            "types.Part(function_response=types.FunctionResponse("
-            f"id={r.id!r}, name={r.name!r}, response={{'result': 'ok'}}))"
-        )
-    if parts:
-        role = "user" if step.author == "user" or step.responses else "model"
-        if step.calls and all(c.name == "adk_request_credential" for c in step.calls):
-            role = "user"
-        joined = f",\n{i2}        ".join(parts)
-        fields.append(
-            f"content=types.Content(\n{i2}    role={role!r},\n{i2}    parts=[\n"
-            f"{i2}        {joined},\n{i2}    ],\n{i2})"
-        )
-    actions = []
-    if step.confirmations:
-        items = ", ".join(f"{x!r}: ToolConfirmation(hint='confirm?')" for x in step.confirmations)
-        actions.append(f"requested_tool_confirmations={{{items}}}")
-    if step.auth_requests:
-        items = ", ".join(f"{x!r}: _AUTH_CONFIG" for x in step.auth_requests)
-        actions.append(f"requested_auth_configs={{{items}}}")
-    if step.rewind_before is not None:
-        actions.append(f"rewind_before_invocation_id={step.rewind_before!r}")
-    if step.compaction is not None:
-        c = step.compaction
-        actions.append(
-            f"compaction=EventCompaction(start_timestamp={c.start!r}, "
-            f"end_timestamp={c.end!r}, compacted_content=types.Content("
-            f"role='model', parts=[types.Part(text={c.summary!r})]))"
-        )
-    if actions:
-        fields.append("actions=EventActions(" + ", ".join(actions) + ")")
-    if step.long_running:
-        fields.append(f"long_running_tool_ids={set(step.long_running)!r}")
-    if step.branch is not None:
-        fields.append(f"branch={step.branch!r}")
-    if step.isolation_scope is not None:
-        fields.append(f"isolation_scope={step.isolation_scope!r}")
-    body = f",\n{i2}".join(fields)
-    return f"{indent}Event(\n{i2}{body},\n{indent}),"
-
-
-def _events_source(session: Session) -> str:
-    return "\n".join(_event_source(s, "      ") for s in session)
-
-
-def _header(fixture: Fixture, body: str) -> list[str]:
-    lines = [
-        f"# From compaction-harness fixture {fixture.path.name if fixture.path else '(unsaved)'}:",
-        f"# {fixture.invariant} failed on google-adk {fixture.adk_release}.",
-    ]
-    lines += [f"#   {v}" for v in fixture.violations]
-    imports = ["import inspect"] if "inspect." in body else []
-    imports += [
-        "",
-        "from google.adk.apps import compaction",
-        "from google.adk.events.event import Event",
-    ]
-    for name in ("EventActions", "EventCompaction"):
-        if f"{name}(" in body:
-            imports.append(f"from google.adk.events.event_actions import {name}")
-    if "ToolConfirmation(" in body:
-        imports.append("from google.adk.tools.tool_confirmation import ToolConfirmation")
-    imports.append("from google.genai import types")
-    if "_AUTH_CONFIG" in body:
-        imports += [
-            "from fastapi.openapi.models import APIKey",
-            "from fastapi.openapi.models import APIKeyIn",
-            "from google.adk.auth.auth_tool import AuthConfig",
-            "",
+    lines = [*module_head(fixture, imports, year=year)]
+    if strings.definitions():
+        lines += [*strings.definitions(), ""]
+    if "_AUTH_CONFIG" in "\n".join(body):
+        lines += [
             "_AUTH_CONFIG = AuthConfig(",
             "    auth_scheme=APIKey(**{'in': APIKeyIn.header, 'name': 'x-api-key'})",
             ")",
+            "",
         ]
-    return [*lines, *imports, "", ""]
+    lines += ["", f"def {name_of_test(fixture)}():", *body]
+    return "\n".join(lines) + "\n"
 
 
-def _name(fixture: Fixture) -> str:
+def _where(fixture: Fixture) -> str:
+    return str(fixture.path) if fixture.path else fixture.file_name()
+
+
+def module_head(fixture: Fixture, imports: list[str], *, year: int | None = None) -> list[str]:
+    """License header, module docstring (where the test comes from and what
+    failed) and ``imports`` (import lines), sorted as adk-python sorts them
+    (isort's google profile: one import a line, standard library first,
+    sorted by module within each section), followed by one blank line (a
+    second one goes before a ``def`` or ``class``, as pyink wants)."""
+    name = fixture.path.name if fixture.path else fixture.file_name()
+    found = f"{fixture.invariant} failed on google-adk {fixture.adk_release}"
+    if fixture.known_fault:
+        found += f" (known fault {fixture.known_fault})"
+    doc = [f"From compaction-harness fixture {name}: {found}."]
+    doc += [f"  {v}" for v in fixture.violations]
+    lines = [*license_header(year).splitlines(), ""]
+    lines.append('"""Regression test for ADK event compaction, from compaction-harness.')
+    lines.append("")
+    for paragraph in doc:
+        indent = "  " if paragraph.startswith("  ") else ""
+        wrapped = textwrap.wrap(
+            _docstring_safe(paragraph.strip()),
+            LINE_LENGTH,
+            initial_indent=indent,
+            subsequent_indent=indent + ("  " if indent else ""),
+            break_on_hyphens=False,
+            break_long_words=True,
+        )
+        lines += wrapped
+    lines.append('"""')
+    lines.append("")
+    stdlib = sorted({i for i in imports if i.split()[1].split(".")[0] in _STDLIB})
+    others = sorted(set(imports) - set(stdlib), key=_import_key)
+    if stdlib:
+        lines += [*stdlib, ""]
+    lines += others
+    return [*lines, ""]
+
+
+#: The standard-library modules exported tests import (isort's first section).
+_STDLIB = {"asyncio", "inspect"}
+
+
+def _import_key(line: str) -> tuple[str, str]:
+    words = line.split()
+    return (words[1].lower(), words[3].lower() if len(words) > 3 else "")
+
+
+def _docstring_safe(text: str) -> str:
+    return text.replace("\\", "/").replace('"""', "'''")
+
+
+def name_of_test(fixture: Fixture) -> str:
+    """``test_`` and the fixture's file name, as a Python name."""
     stem = fixture.path.stem if fixture.path else fixture.file_name()[:-5]
     return "test_" + "".join(ch if ch.isalnum() else "_" for ch in stem).lower()
 
 
-def export_test(fixture: Fixture) -> str:
-    """The source of a self-contained pytest test for ``fixture``.
+# -- unit and token fixtures: events from the session model ------------------------
+def _step_node(step: Step, strings: Strings) -> Group:
+    """``Event(...)`` for a step of the session model (as ``adk.to_adk_event``
+    builds it: text first, then calls, then responses)."""
+    parts: list[Atom | Group] = []
+    if step.text is not None:
+        parts.append(call("types.Part", text=strings(step.text)))
+    for c in step.calls:
+        function_call = call(
+            "types.FunctionCall", id=strings(c.id), name=strings(c.name), args=Atom("{}")
+        )
+        parts.append(call("types.Part", function_call=function_call))
+    for r in step.responses:
+        response = call(
+            "types.FunctionResponse",
+            id=strings(r.id),
+            name=strings(r.name),
+            response=Atom("{'result': 'ok'}"),
+        )
+        parts.append(call("types.Part", function_response=response))
+    content = None
+    if parts:
+        auth_only = bool(step.calls) and all(c.name == "adk_request_credential" for c in step.calls)
+        role = "user" if step.author == "user" or step.responses or auth_only else "model"
+        content = call("types.Content", role=strings(role), parts=list_of(parts, explode=True))
+    actions: dict[str, Atom | Group] = {}
+    if step.confirmations:
+        actions["requested_tool_confirmations"] = Group(
+            "{",
+            tuple(
+                (f"{strings(x).text}: ", call("ToolConfirmation", hint=Atom("'confirm?'")))
+                for x in step.confirmations
+            ),
+            "}",
+        )
+    if step.auth_requests:
+        actions["requested_auth_configs"] = Group(
+            "{",
+            tuple((f"{strings(x).text}: ", Atom("_AUTH_CONFIG")) for x in step.auth_requests),
+            "}",
+        )
+    if step.rewind_before is not None:
+        actions["rewind_before_invocation_id"] = strings(step.rewind_before)
+    if step.compaction is not None:
+        c = step.compaction
+        summary = call(
+            "types.Content",
+            role=Atom("'model'"),
+            parts=list_of([call("types.Part", text=strings(c.summary))]),
+        )
+        actions["compaction"] = call(
+            "EventCompaction",
+            start_timestamp=Atom(repr(c.start)),
+            end_timestamp=Atom(repr(c.end)),
+            compacted_content=summary,
+        )
+    usage = None
+    if step.prompt_tokens is not None:
+        usage = call(
+            "types.GenerateContentResponseUsageMetadata",
+            prompt_token_count=Atom(str(step.prompt_tokens)),
+        )
+    return call(
+        "Event",
+        explode=True,
+        invocation_id=strings(step.invocation),
+        author=strings(step.author),
+        timestamp=Atom(repr(step.timestamp)),
+        content=content,
+        actions=call("EventActions", **actions) if actions else None,
+        long_running_tool_ids=Group(
+            "{", tuple(("", strings(x)) for x in sorted(set(step.long_running))), "}"
+        )
+        if step.long_running
+        else None,
+        branch=strings(step.branch) if step.branch is not None else None,
+        isolation_scope=strings(step.isolation_scope) if step.isolation_scope is not None else None,
+        usage_metadata=usage,
+    )
 
-    Raises :class:`ExportError` for kinds without an upstream form
-    (``metamorphic``: its relation compares two runs of ADK, which an
-    upstream test states better by hand).
-    """
-    case = fixture.case
-    if isinstance(case, UnitCase):
-        body = _unit_body(case)
-    elif isinstance(case, TokenCase):
-        body = _token_body(case)
-    else:
-        raise ExportError(f"{fixture.path}: fixtures of kind {fixture.kind!r} cannot be exported")
-    text = "\n".join(body)
-    return "\n".join([*_header(fixture, text), f"def {_name(fixture)}():", *body, ""])
+
+def _events_lines(session: Session, strings: Strings) -> list[str]:
+    events = list_of([_step_node(s, strings) for s in session], explode=True)
+    return render(events, "  ", "events = ")
 
 
-def _unit_body(case: UnitCase) -> list[str]:
+def _step_imports(session: Session) -> list[str]:
+    imports = ["from google.adk.events.event import Event", "from google.genai import types"]
+    if any(s.confirmations or s.auth_requests or s.rewind_before or s.compaction for s in session):
+        imports.append("from google.adk.events.event_actions import EventActions")
+    if any(s.compaction for s in session):
+        imports.append("from google.adk.events.event_actions import EventCompaction")
+    if any(s.confirmations for s in session):
+        imports.append("from google.adk.tools.tool_confirmation import ToolConfirmation")
+    if any(s.auth_requests for s in session):
+        imports += [
+            "from fastapi.openapi.models import APIKey",
+            "from fastapi.openapi.models import APIKeyIn",
+            "from google.adk.auth.auth_tool import AuthConfig",
+        ]
+    return imports
+
+
+def _positions(name: str, positions: list[int]) -> list[Atom | Group]:
+    return [Atom(f"{name}[{i}]") for i in positions]
+
+
+def _unit_body(case: UnitCase, strings: Strings) -> tuple[list[str], list[str]]:
     session, window = case.session, case.window
     length = reference.longest_self_contained_prefix(session, window)
     dead = sorted(reference.provably_dead_call_ids(session, window))
     newest = reference.newest_invocation(session)
-    window_src = ", ".join(f"events[{i}]" for i in window)
-    return [
-        "  events = [",
-        _events_source(session),
-        "  ]",
-        f"  window = [{window_src}]",
+    lines = _events_lines(session, strings)
+    lines += render(list_of(_positions("events", list(window))), "  ", "window = ")
+    lines += [
         "",
         "  prefix = compaction._longest_self_contained_prefix",
         "  if 'all_events' in inspect.signature(prefix).parameters:",
@@ -158,23 +292,25 @@ def _unit_body(case: UnitCase) -> list[str]:
         f"  assert all(got is want for got, want in zip(result, window[:{length}]))",
         "  if hasattr(compaction, '_provably_dead_call_ids'):",
         "    dead = compaction._provably_dead_call_ids(",
-        f"        window, all_events=events, newest_invocation_id={newest!r}",
+        "        window,",
+        "        all_events=events,",
+        f"        newest_invocation_id={strings(newest).text if newest else 'None'},",
         "    )",
-        f"    assert dead == {set(dead) if dead else 'set()'}",
     ]
+    expected = Group("{", tuple(("", strings(x)) for x in dead), "}") if dead else Atom("set()")
+    lines += render(expected, "    ", "expected_dead = ")
+    lines.append("    assert dead == expected_dead")
+    imports = ["import inspect", "from google.adk.apps import compaction", *_step_imports(session)]
+    return imports, lines
 
 
-def _token_body(case: TokenCase) -> list[str]:
+def _token_body(case: TokenCase, strings: Strings) -> tuple[list[str], list[str]]:
     session, k = case.session, case.retention
     candidates = reference.token_candidates(session)
     taken = reference.token_threshold_range(session, k)
-    lines = [
-        "  events = [",
-        _events_source(session),
-        "  ]",
-        f"  candidates = [{', '.join(f'events[{i}]' for i in candidates)}]",
-        "",
-    ]
+    lines = _events_lines(session, strings)
+    lines += render(list_of(_positions("events", list(candidates))), "  ", "candidates = ")
+    lines.append("")
     if k > 0:
         split = reference.safe_token_split(session, candidates, k)
         lines += [
@@ -192,10 +328,13 @@ def _token_body(case: TokenCase) -> list[str]:
     ]
     if has_summary and taken:
         lines.append("  result = result[1:]  # the rolling-summary seed comes first")
-    taken_src = ", ".join(f"events[{i}]" for i in taken)
+    lines += render(list_of(_positions("events", list(taken))), "  ", "expected = ")
     lines += [
-        f"  expected = [{taken_src}]",
         "  assert len(result) == len(expected), 'compacts the wrong number of events'",
         "  assert all(got is want for got, want in zip(result, expected))",
     ]
-    return lines
+    imports = ["from google.adk.apps import compaction", *_step_imports(session)]
+    return imports, lines
+
+
+__all__ += ["module_head", "name_of_test"]

@@ -1,0 +1,268 @@
+"""Exported tests are upstream-ready: adk-python's formatter and linter take
+them unchanged, and each fails while its fault is there and passes where it
+is absent.
+
+Every committed fixture that can be exported is exported once per session
+(:func:`exported`): in this process for fixtures of the installed release,
+with its own release's Python for the others where that environment exists
+(``.venv/adk-<release>/``, or a folder of such environments named by
+HARNESS_RELEASE_ENVS; CI has only the pinned release, so those are left
+out there). The exported files are then run with pytest in a subprocess,
+once per release and once more on the installed release with
+``tests/upstream_fixes.py``, the plugin that replaces each faulty ADK
+function with a fixed one.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import upstream_fixes
+
+from compaction_harness._pysource import ADK_PYINK_CONFIG, LINE_LENGTH
+from compaction_harness.adk import ADK_RELEASE
+from compaction_harness.export import ExportError, export_test, name_of_test
+from compaction_harness.fixtures import load_fixture
+from compaction_harness.known_faults import fault_for
+
+ROOT = Path(__file__).resolve().parents[1]
+REPROS = ROOT / "tests" / "repros"
+
+#: Fixtures that have no faithful upstream test, and the reason export gives.
+REFUSED = {
+    "P1-2.13.0-2fee07590c2015ff.json": "a runner-driver script",
+    "P4-2.13.0-350c2f39a3aa1b19.json": "database storage",
+    "P7-2.13.0-5167e90ad3141661.json": "database storage",
+    "P7-2.13.0-7a9cab4d161903cc.json": "a runner-driver script",
+    # Recorded on 2.13.0 but no longer failing there (replay: held).
+    "P4-2.13.0-bb3254462fe73bf8.json": "P4 holds on google-adk 2.13.0",
+}
+
+
+def release_python(release: str) -> Path | None:
+    """The Python of an environment with google-adk ``release``, if there is one."""
+    if release == ADK_RELEASE:
+        return Path(sys.executable)
+    folders = [ROOT / ".venv" / f"adk-{release}"]
+    if os.environ.get("HARNESS_RELEASE_ENVS"):
+        folders.append(Path(os.environ["HARNESS_RELEASE_ENVS"]) / f"adk-{release}")
+    for folder in folders:
+        if (folder / ".ready").is_file() and (folder / "bin" / "python").is_file():
+            return folder / "bin" / "python"
+    return None
+
+
+@dataclass
+class Exported:
+    folder: Path
+    #: test name -> (fixture file name, the fixture's release, its known fault)
+    tests: dict[str, tuple[str, str, str | None]]
+    #: fixture file name -> why it was not exported here
+    skipped: dict[str, str]
+
+
+def _export_elsewhere(python: Path, fixture: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    done = subprocess.run(
+        [str(python), "-m", "compaction_harness", "export", str(fixture)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Exported:
+    folder = tmp_path_factory.mktemp("exported")
+    (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not the harness's
+    tests: dict[str, tuple[str, str, str | None]] = {}
+    skipped: dict[str, str] = {}
+    for path in sorted(REPROS.glob("*.json")):
+        fixture = load_fixture(path)
+        if path.name in REFUSED:
+            with pytest.raises(ExportError, match=REFUSED[path.name]):
+                export_test(fixture)
+            continue
+        python = release_python(fixture.adk_release)
+        if python is None:
+            skipped[path.name] = f"no environment with google-adk {fixture.adk_release}"
+            continue
+        if fixture.adk_release == ADK_RELEASE:
+            source = export_test(fixture)
+        else:
+            source = _export_elsewhere(python, path)
+        name = name_of_test(fixture)
+        (folder / f"{name}.py").write_text(source, encoding="utf-8")
+        tests[name] = (path.name, fixture.adk_release, fixture.known_fault)
+    assert tests, "no fixture was exported"
+    return Exported(folder, tests, skipped)
+
+
+def test_every_committed_fixture_exports_or_is_refused_for_a_stated_reason(exported) -> None:
+    names = {p.name for p in REPROS.glob("*.json")}
+    done = {fixture for fixture, _, _ in exported.tests.values()}
+    assert names == done | set(REFUSED) | set(exported.skipped)
+    kinds = {load_fixture(REPROS / f).kind for f in done}
+    assert {"unit", "token", "script", "pipeline"} <= kinds
+
+
+def test_exports_pass_adk_pythons_pyink_and_flake_checks(exported) -> None:
+    """pyink with adk-python's configuration (``[tool.pyink]``: 80 columns,
+    two-space indentation), and ruff's pyflakes rules with lines of at most 80
+    (adk-python has no ruff settings), on every exported file."""
+    for tool in ("pyink", "ruff"):
+        if importlib.util.find_spec(tool) is None:
+            pytest.skip(f"{tool} is not installed (the [upstream] extra: make env installs it)")
+    config = exported.folder / "adk-pyproject.toml"
+    config.write_text(ADK_PYINK_CONFIG, encoding="utf-8")
+    files = sorted(str(p) for p in exported.folder.glob("test_*.py"))
+    pyink = subprocess.run(
+        [sys.executable, "-m", "pyink", "--config", str(config), "--check", "--diff", *files],
+        capture_output=True,
+        text=True,
+    )
+    assert pyink.returncode == 0, pyink.stdout + pyink.stderr
+    ruff = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--isolated",
+            "--select",
+            "F,E501,W",
+            "--line-length",
+            str(LINE_LENGTH),
+            "--target-version",
+            "py310",
+            *files,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert ruff.returncode == 0, ruff.stdout + ruff.stderr
+
+
+def test_exports_carry_adk_pythons_license_header(exported) -> None:
+    for path in exported.folder.glob("test_*.py"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert lines[0].startswith("# Copyright 20") and lines[0].endswith(" Google LLC")
+        assert lines[2] == '# Licensed under the Apache License, Version 2.0 (the "License");'
+        assert lines[12] == "# limitations under the License."
+        assert "compaction_harness" not in "\n".join(lines[13:]).replace("compaction-harness", "")
+
+
+def _outcomes(python: Path, folder: Path, names: list[str], *plugin: str) -> dict[str, str]:
+    """Each named exported test's outcome under ``python``: ``passed``, or
+    ``failed: <first line>``, or ``error: ...`` (one pytest run)."""
+    report = folder / f"report-{len(plugin)}-{python.parent.parent.name}.xml"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT / "src")]),
+    }
+    subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            *plugin,
+            f"--junitxml={report}",
+            *(str(folder / f"{n}.py") for n in names),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        env=env,
+    )
+    out: dict[str, str] = {}
+    for case in ET.parse(report).iter("testcase"):
+        failure, error = case.find("failure"), case.find("error")
+        if failure is not None:
+            out[case.get("name")] = "failed: " + (failure.get("message") or "").split("\n")[0]
+        elif error is not None:
+            out[case.get("name")] = "error: " + (error.get("message") or "").split("\n")[0]
+        else:
+            out[case.get("name")] = "passed"
+    return out
+
+
+def _by_assertion(outcome: str) -> bool:
+    """A failure of the test's own assertion (not an ImportError, a TypeError...)."""
+    message = outcome.removeprefix("failed: ")
+    return outcome.startswith("failed: ") and (
+        message.startswith("AssertionError") or message.startswith("assert")
+    )
+
+
+def _fault_present(release: str, fault: str | None, fixture_release: str) -> bool:
+    if fault is not None:
+        known = fault_for(fault)
+        return known is not None and known.applies_to(release)
+    return release == fixture_release  # a fault fixed since: present on its release only
+
+
+def test_exports_fail_with_the_fault_and_pass_where_it_is_absent(exported) -> None:
+    """Every export fails by its own assertion on its fixture's release (where
+    the fault is); on the installed release, the newest, an export of a
+    fault that release no longer has passes; and on the installed release
+    with ``upstream_fixes`` (each faulty function replaced by a fixed one),
+    every export whose fault that plugin fixes passes."""
+    releases = {release for _, release, _ in exported.tests.values()} | {ADK_RELEASE}
+    seen: set[str] = set()
+    for release in sorted(releases):
+        python = release_python(release)
+        names = sorted(
+            name
+            for name, (_, fixture_release, _) in exported.tests.items()
+            if release in (fixture_release, ADK_RELEASE)
+        )
+        got = _outcomes(python, exported.folder, names)
+        for name in names:
+            fixture, fixture_release, fault = exported.tests[name]
+            if _fault_present(release, fault, fixture_release):
+                assert _by_assertion(got[name]), (release, fixture, got[name])
+                seen.add(f"{fixture} fails on {release}")
+            elif release == ADK_RELEASE:  # the newest release: every other fault fixed
+                assert got[name] == "passed", (release, fixture, got[name])
+                seen.add(f"{fixture} passes on {release}")
+    fixed = sorted(
+        name
+        for name, (_, release, fault) in exported.tests.items()
+        if fault in upstream_fixes.FIXED and _fault_present(ADK_RELEASE, fault, release)
+    )
+    assert fixed, "no export of a fault the plugin fixes"
+    patched = _outcomes(Path(sys.executable), exported.folder, fixed, "-p", "upstream_fixes")
+    for name in fixed:
+        assert patched[name] == "passed", (exported.tests[name][0], patched[name])
+        seen.add(f"{exported.tests[name][0]} passes with upstream_fixes")
+    # Every export fails on its own release; and passes somewhere unless its
+    # fault is one the plugin does not fix.
+    for fixture, _, fault in exported.tests.values():
+        assert any(s.startswith(f"{fixture} fails") for s in seen), fixture
+        if fault is None or fault in upstream_fixes.FIXED:
+            assert any(s.startswith(f"{fixture} passes") for s in seen), fixture
+
+
+def test_every_fix_of_the_plugin_is_shown_by_an_export(exported) -> None:
+    """Each fault ``upstream_fixes`` fixes has an export that fails without
+    the plugin (checked above) and passes with it."""
+    fixed = [
+        name
+        for name, (_, release, fault) in exported.tests.items()
+        if fault in upstream_fixes.FIXED and _fault_present(ADK_RELEASE, fault, release)
+    ]
+    assert {exported.tests[n][2] for n in fixed} == upstream_fixes.FIXED
