@@ -97,14 +97,19 @@ def test_a_fixture_that_cannot_run_is_not_applicable_with_its_reason():
         "release": "1.16.0",
         "replay": [{**entry("U3-a.json", "n/a", "U3"), "reason": "no _provably_dead_call_ids"}],
     }
-    matrix = aggregate([record], ["f1"])
+    matrix = aggregate([{**record, "campaign": {"seconds": 30, "fixtures": []}}], ["f1"])
     cell = matrix["rows"]["fixtures"]["U3-a.json"]["1.16.0"]
     assert cell == {
         "state": NOT_APPLICABLE,
         "reason": "no _provably_dead_call_ids",
         "link": "U3-a.json",
     }
-    assert matrix["rows"]["invariants"]["U3"]["1.16.0"]["state"] == NOT_APPLICABLE
+    # The campaign's unit properties skip too: no unit-level invariant holds here.
+    for invariant in ("U1", "U3", "U6"):
+        assert matrix["rows"]["invariants"][invariant]["1.16.0"] == {
+            "state": NOT_APPLICABLE,
+            "reason": "no _provably_dead_call_ids",
+        }
 
 
 def test_default_releases_are_each_minors_newest_patch_and_the_named_ones():

@@ -745,7 +745,7 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         id="summary-priced-by-a-client-record-resummarises-a-continued-invocation",
         invariant=("P6",),
         # Found on 2.13.0 (the price check, _is_range_worth_compacting, is new there).
-        releases=("2.13.0",),
+        releases=("2.12.0", "2.13.0"),
         title="a continued invocation is summarised again from its start when the latest "
         "compaction record is a client's",
         explanation=(
@@ -811,7 +811,17 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         id="summarised-call-makes-the-prompt-builder-raise",
         invariant=("P0",),
         # Derived from the release matrix (docs/release-matrix.json).
-        releases=("1.28.0", "1.34.0", "2.0.0", "2.2.0"),
+        releases=(
+            "1.16.0",
+            "1.20.0",
+            "1.24.0",
+            "1.26.0",
+            "1.28.0",
+            "1.34.0",
+            "2.0.0",
+            "2.2.0",
+            "2.3.0",
+        ),
         title="a response whose call was summarised makes contents assembly raise",
         explanation=(
             "google/adk/flows/llm_flows/contents.py, "
@@ -830,7 +840,7 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         id="confirmation-of-a-reused-call-id-raises",
         invariant=("P0",),
         # Derived from the release matrix (docs/release-matrix.json).
-        releases=("2.13.0",),
+        releases=("2.6.1", "2.9.0", "2.11.0", "2.12.0", "2.13.0"),
         title="confirming a call whose id a later call reused raises ValueError",
         explanation=(
             "google/adk/flows/llm_flows/tools/_confirmation.py, "
