@@ -28,7 +28,10 @@ def test_bad_targets_get_one_line(argv, message, capsys):
 def test_a_stopped_install_leaves_no_environment(stop, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(envs, "VENVS", tmp_path)
     monkeypatch.setattr(envs, "ROOT", tmp_path)
-    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    # Ctrl-C as a terminal delivers it, even where the gate runs as a background
+    # job (whose shell has it ignore SIGINT).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     half_built = tmp_path / "adk-2.13.0"
 
     def install(folder, label, requirement, log):

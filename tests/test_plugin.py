@@ -213,7 +213,15 @@ def test_an_interrupted_campaign_keeps_its_failure_for_the_next_run(
     ]
     env = dict(os.environ, SLOW_SHRINK="1")
     first = subprocess.Popen(
-        args, cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        args,
+        cwd=pytester.path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        # A shell that runs a job in the background has it ignore Ctrl-C, and
+        # Python then never raises KeyboardInterrupt: give the campaign the
+        # terminal's default, as a user's `make fuzz` has it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     # A guard against a hang, not a timing expectation: the failure is the
     # campaign's second or third example.
