@@ -222,6 +222,10 @@ def test_p4_leaves_an_orphaned_call_to_adks_pruning():
     with_answer = [*baseline, ("user", (("response", "a", "tool", "6"),))]
     lost = check_nothing_lost(answered, summarised, given, with_answer, pruned=True)
     assert [v.positions for v in lost] == [(5,), (6,)]
+    # An older long-running call with the id does not make the dead call one
+    # (ADK reads the marks of the events it assembles: campaign, runner item).
+    marked = Session((steps[0], call("i1", 2, "a", long_running=("a",)), *steps.steps[2:]))
+    assert check_nothing_lost(marked, summarised, given, baseline, pruned=True) == []
     # A release that sends orphaned calls as they are loses the call if it
     # is missing from the prompt.
     (v,) = check_nothing_lost(steps, summarised, given, baseline)

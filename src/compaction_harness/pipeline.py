@@ -760,9 +760,11 @@ def _superseded(steps: Session, position: int, parts: set[tuple[str, ...]]) -> b
 
 def _orphaned_calls(steps: Session) -> dict[int, set[tuple[str, ...]]]:
     """Position -> the prompt parts of the event's function calls that no
-    later event answers and that no event marks long-running: the calls ADK's
-    prompt builder prunes (see :func:`check_nothing_lost`)."""
-    long_running = {x for s in steps for x in s.long_running}
+    later event answers and that their own event does not mark long-running:
+    the calls ADK's prompt builder prunes (see :func:`check_nothing_lost`). An
+    older call's long-running mark on a reused id does not count: ADK reads
+    the marks of the events it assembles, and a summary may have taken that
+    call."""
     answered_after: set[str] = set()
     out: dict[int, set[tuple[str, ...]]] = {}
     for i in range(len(steps) - 1, -1, -1):
@@ -770,7 +772,7 @@ def _orphaned_calls(steps: Session) -> dict[int, set[tuple[str, ...]]]:
         orphans = {
             ("call", c.id, c.name)
             for c in step.calls
-            if c.id not in answered_after and c.id not in long_running
+            if c.id not in answered_after and c.id not in step.long_running
         }
         if orphans:
             out[i] = orphans
