@@ -227,24 +227,21 @@ def _unprotected_range_splits_a_pair(case, violation: Violation) -> bool:
     return not any(hasattr(compaction, name) for name in _PAIR_PROTECTION)
 
 
-def _summarised_call_raises(case, violation: Violation) -> bool:
-    """A P0: the prompt builder raised because the latest response's call is
-    not among the events it was given (a summary took it)."""
-    return (
-        _pipeline_level(case)
-        and violation.invariant == "P0"
-        and "No function call event found" in violation.message
-    )
+def _raised(phrase: str) -> Callable[[object, Violation], bool]:
+    """A recogniser of a pipeline P0 whose exception message holds ``phrase``."""
+
+    def matches(case, violation: Violation) -> bool:
+        return _pipeline_level(case) and violation.invariant == "P0" and phrase in violation.message
+
+    return matches
 
 
-def _confirmation_finds_the_newer_call(case, violation: Violation) -> bool:
-    """A P0: ADK's confirmation processor compared a confirmed call with a newer
-    call that reuses its id."""
-    return (
-        _pipeline_level(case)
-        and violation.invariant == "P0"
-        and "Function call name mismatch for ID" in violation.message
-    )
+#: The prompt builder raised because the latest response's call is not among
+#: the events it was given (a summary took it).
+_summarised_call_raises = _raised("No function call event found")
+#: ADK's confirmation processor compared a confirmed call with a newer call
+#: that reuses its id.
+_confirmation_finds_the_newer_call = _raised("Function call name mismatch for ID")
 
 
 def _retained_callless_response_blocks_split(case, violation: Violation) -> bool:
