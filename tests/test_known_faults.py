@@ -179,3 +179,36 @@ def test_a_counterfactual_that_loses_another_event_removed_this_loss():
     lost_17 = Violation("P4", "step 17 lost", positions=(17,))
     assert _same_kind(Violation("P4", "step 17 lost", positions=(17,)), lost_17)
     assert not _same_kind(Violation("P4", "step 6 lost", positions=(6,)), lost_17)
+
+
+def test_a_counterfactual_that_wastes_another_range_removed_this_waste():
+    # P6's summary of nothing new names the range summarised in vain. Two faults
+    # in one script (final 600 s campaign, pipeline item): ADK's strict prefix
+    # at an invocation boundary wastes summary#2; replayed with the reference's
+    # prefix, summary#2 takes something new and time order wastes summary#3 on
+    # another range. That is the first fault's counterfactual removing its waste.
+    from compaction_harness import reference
+    from compaction_harness.adk import prefix_helper_replaced
+    from compaction_harness.driver import run_script
+    from compaction_harness.invariants import Violation
+    from compaction_harness.known_faults import _same_kind
+    from compaction_harness.scripts import Answer, Ask, Calls, Open, Script, ScriptConfig
+
+    waste = "summary#2 covers no live event that a kept summary did not cover already"
+    found = Violation("P6", waste, positions=(0, 1, 2))
+    assert _same_kind(Violation("P6", waste, positions=(0, 1, 2)), found)
+    assert not _same_kind(Violation("P6", waste, positions=(0, 1, 2, 4)), found)
+
+    config = ScriptConfig(compaction_interval=1, overlap_size=0)
+    interim = Calls(kind="interim")
+    script = Script(
+        config,
+        (Open(), interim, Open(), interim, Open(opener="agent"), Ask(), Answer(), Answer()),
+    )
+    (violation,) = run_script(script, triage=False).violations
+    assert violation.invariant == "P6" and violation.positions == (0, 1, 2, 4, 5, 6)
+    with prefix_helper_replaced(lambda w, s: reference.longest_self_contained_prefix(s, w)):
+        (elsewhere,) = run_script(script, triage=False).violations
+    assert elsewhere.invariant == "P6" and elsewhere.positions != violation.positions
+    fault = matching_fault(script, violation, ADK_RELEASE)
+    assert fault is not None and fault.id == "dead-call-retry-skipped-at-invocation-boundary"

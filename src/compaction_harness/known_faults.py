@@ -112,14 +112,23 @@ _CAUSE_DETAILS = ("cause", "opener_summarised")
 def _same_kind(found: Violation, violation: Violation) -> bool:
     """Whether ``found`` (seen in a counterfactual replay) is a violation of
     the same kind as ``violation``: the same invariant, the same clause of P6,
-    and the same cause where the violation names one (:data:`_CAUSE_DETAILS`)."""
+    and the same cause where the violation names one (:data:`_CAUSE_DETAILS`);
+    for P4 the same event lost, and for P6's summary of nothing new the same
+    events summarised in vain (a counterfactual keeps the positions of the
+    events it does not change)."""
     if found.invariant != violation.invariant:
         return False
     if any(found.details.get(k) != violation.details.get(k) for k in _CAUSE_DETAILS):
         return False
     if found.invariant == "P4" and found.positions != violation.positions:
         return False  # another event lost (a counterfactual keeps positions)
-    return found.invariant != "P6" or _NOTHING_NEW in found.message
+    if found.invariant != "P6":
+        return True
+    if _NOTHING_NEW not in found.message:
+        return False
+    # Another range summarised in vain: this one no longer is (its summary took
+    # something new), and what is left is another fault's waste.
+    return _NOTHING_NEW not in violation.message or found.positions == violation.positions
 
 
 def _goes_with_a_reference_prefix(case, violation: Violation) -> bool:
