@@ -259,6 +259,29 @@ def test_p4_takes_an_interim_result_the_final_one_replaces_for_shown():
     assert v.positions == (4,)
 
 
+def test_p4_takes_parallel_responses_replaced_one_by_one_for_shown():
+    # Step 2 answers calls a and b; a client answers a again later (step 3).
+    # ADK keeps the last response per call, so the prompt shows a from step 3
+    # and b from step 2: nothing lost. Without b from step 2, b's answer is
+    # lost. Found by the pipeline item of a 600 s campaign (a rewound turn's
+    # call answered again).
+    steps = Session(
+        (
+            user("i1", 1, "u1"),
+            call("i1", 2, "a", "b"),
+            answer("i1", 3, "a", "b"),
+            answer("i1", 4, "a", author="user"),
+        )
+    )
+    head = [("user", (("text", "u1"),)), ("model", (("call", "a", "tool"), ("call", "b", "tool")))]
+    baseline = [*head, ("user", (("response", "a", "tool", "2"), ("response", "b", "tool", "2")))]
+    merged = [*head, ("user", (("response", "a", "tool", "3"), ("response", "b", "tool", "2")))]
+    assert check_nothing_lost(steps, merged, [], baseline) == []
+    only_a = [*head, ("user", (("response", "a", "tool", "3"),))]
+    (v,) = check_nothing_lost(steps, only_a, [], baseline)
+    assert v.positions == (2,)
+
+
 def test_p2_fires_when_the_prompt_builder_repeats_an_answer(monkeypatch):
     from google.adk.flows.llm_flows.context import _contents
 

@@ -1348,3 +1348,41 @@ class summary_price_from_adk_summaries:
     def __exit__(self, *exc) -> None:
         if self.original is not None:
             _compaction._previous_summary_chars = self.original
+
+
+class window_from_first_uncovered_event:
+    """Within ``with``, the window that ADK's compaction paths hand to
+    ``_longest_self_contained_prefix`` starts at its first event that no kept
+    compaction range covers (ranges as ADK's ``_get_compaction_ranges`` reads
+    them from ``all_events``), as if ADK took a resumed invocation's window
+    from what no summary covers yet rather than from the invocation's first
+    event (``_run_compaction_for_sliding_window``, ``apps/compaction.py``,
+    2.13.0).
+
+    For counterfactual replays only (known-fault predicates). Raises
+    :class:`NotApplicable` on entry when the release lacks the prefix helper's
+    ``all_events=`` parameter or ``_get_compaction_ranges``.
+    """
+
+    def __enter__(self) -> None:
+        self.original = getattr(_compaction, "_longest_self_contained_prefix", None)
+        ranges_of = getattr(_compaction, "_get_compaction_ranges", None)
+        if self.original is None or ranges_of is None or not accepts_all_events():
+            raise NotApplicable(
+                "needs _longest_self_contained_prefix(all_events=) and _get_compaction_ranges"
+            )
+        original = self.original
+
+        def replaced(events, all_events=None):
+            ranges = ranges_of(list(all_events if all_events is not None else events))
+            start = 0
+            while start < len(events) and any(
+                low <= events[start].timestamp <= high for _, low, high in ranges
+            ):
+                start += 1
+            return original(events[start:], all_events=all_events)
+
+        _compaction._longest_self_contained_prefix = replaced
+
+    def __exit__(self, *exc) -> None:
+        _compaction._longest_self_contained_prefix = self.original

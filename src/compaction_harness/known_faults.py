@@ -442,6 +442,22 @@ def _priced_against_a_client_record(case, violation: Violation) -> bool:
     return _gone_under(case, violation, summary_price_from_adk_summaries())
 
 
+def _recorded_pending_call_blocks_a_resumed_window(case, violation: Violation) -> bool:
+    """A stall (P3) in a script with a compaction record that ADK did not
+    write, which disappears when ADK's window starts at its first event that no
+    kept range covers (see
+    :class:`~compaction_harness.adk.window_from_first_uncovered_event`)."""
+    if not (
+        isinstance(case, Script)
+        and violation.invariant == "P3"
+        and any(op.op == "client_record" for op in case.operations)
+    ):
+        return False
+    from .adk import window_from_first_uncovered_event
+
+    return _gone_under(case, violation, window_from_first_uncovered_event())
+
+
 KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="dead-call-retry-skipped-at-invocation-boundary",
@@ -769,6 +785,31 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "nothing again."
         ),
         matches=_priced_against_a_client_record,
+    ),
+    KnownFault(
+        id="resumed-invocation-window-stalls-on-a-summarised-pending-call",
+        invariant=("P3",),
+        releases=("2.13.0",),
+        title="a resumed invocation's window takes back a pending long-running call that a "
+        "kept summary covers, and compaction stalls for good",
+        explanation=(
+            "google/adk/apps/compaction.py, _run_compaction_for_sliding_window: an invocation "
+            "counts as new when its latest event is newer than the last summary's end, and "
+            "the window is cut from the first event of the first new invocation, whatever "
+            "kept summaries cover; only compaction events themselves are left out. When a "
+            "kept compaction covers a long-running call that is still pending (a record "
+            "appended by a client, or a summary written by a release without pair "
+            "protection, 1.16.0 to 1.26.0) and a client's answer to a sibling call resumes "
+            "that invocation, the window starts again at the invocation's first event, the "
+            "pending call is in it again, and _longest_self_contained_prefix stops before it, "
+            "at every later invocation end, for as long as the call stays pending (a "
+            "long-running job may never report back). The prefix holds only events the "
+            "summaries cover, _is_range_worth_compacting refuses it, and nothing is compacted "
+            "again: every later turn stays raw and the prompt grows until it no longer fits "
+            "the context window (P3). Taking the window from its first event that no kept "
+            "summary covers compacts the same session normally."
+        ),
+        matches=_recorded_pending_call_blocks_a_resumed_window,
     ),
     KnownFault(
         id="orphaned-call-stalls-compaction-for-good",

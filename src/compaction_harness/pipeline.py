@@ -734,28 +734,31 @@ def check_nothing_lost(
 
 def _superseded(steps: Session, position: int, parts: set[tuple[str, ...]]) -> bool:
     """Whether the event at ``position`` holds only function responses, each
-    answered again, for the same call, by a later event whose response the
-    prompt shows (``parts``). ADK gives a call the last response attributed to
-    it ("taking the last one keeps the closing update of a long-running tool,
-    which reports progress several times under one id":
-    ``rearrange_events_for_async_function_responses_in_history``,
-    ``google/adk/flows/llm_flows/tools/_rearranger.py``, 2.13.0), so an interim
-    result the final one replaces is not lost. A later call with the id ends
-    the search: its responses belong to that call."""
+    shown by the prompt (``parts``) from this event, or answered again, for the
+    same call, by a later event whose response the prompt shows. ADK gives a
+    call the last response attributed to it ("taking the last one keeps the
+    closing update of a long-running tool, which reports progress several times
+    under one id": ``rearrange_events_for_async_function_responses_in_history``,
+    ``google/adk/flows/llm_flows/tools/_rearranger.py``, 2.13.0), response by
+    response, so an interim result the final one replaces is not lost, nor is
+    an event of parallel responses of which only some are replaced. A later
+    call with the id ends the search: its responses belong to that call."""
     step = steps[position]
     if step.text is not None or step.calls or not step.responses:
         return False
-    for response in step.responses:
-        shown = False
+
+    def shown(response, at: int) -> bool:
+        return ("response", response.id, response.name, str(at)) in parts
+
+    def replaced(response) -> bool:
         for later in range(position + 1, len(steps)):
             if response.id in steps[later].call_ids:
-                break
-            if ("response", response.id, response.name, str(later)) in parts:
-                shown = True
-                break
-        if not shown:
-            return False
-    return True
+                return False
+            if shown(response, later):
+                return True
+        return False
+
+    return all(shown(r, position) or replaced(r) for r in step.responses)
 
 
 def _orphaned_calls(steps: Session) -> dict[int, set[tuple[str, ...]]]:
