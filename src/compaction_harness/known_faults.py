@@ -789,7 +789,7 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="resumed-invocation-window-stalls-on-a-summarised-pending-call",
         invariant=("P3",),
-        releases=("2.13.0",),
+        releases=("2.12.0", "2.13.0"),
         title="a resumed invocation's window takes back a pending long-running call that a "
         "kept summary covers, and compaction stalls for good",
         explanation=(
