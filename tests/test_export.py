@@ -47,6 +47,8 @@ REFUSED = {
     "P4-2.13.0-362fa65d3f36c930.json": "a runner-driver script",
     "P4-2.13.0-38825748fdbf905f.json": "a runner-driver script",
     "P3-2.13.0-cb0dec0b808de2d3.json": "a runner-driver script",
+    # Older releases' fixtures, exported where their environment exists.
+    "P0-1.16.0-0bc95882cbdd14e8.json": "P0 is judged on a crash",
     # Harness faults' regression fixtures: they hold on their release (replay: held).
     "P4-2.13.0-bb3254462fe73bf8.json": "P4 holds on google-adk 2.13.0",
     "P3-2.13.0-434e33054f0a2722.json": "P3 holds on google-adk 2.13.0",

@@ -546,15 +546,18 @@ class _Writer:
         self.need("given")
         lines = [
             "",
-            f"  # events[{position}] calls {cid}: a summary that takes the call must take",
-            "  # its answer too, or the answer is left without its call.",
+            # The id stands alone on its line: an ADK-made id is 40 characters,
+            # and a longer line would break adk-python's 80 columns.
+            f"  # events[{position}] calls {cid}.",
+            "  # A summary that takes the call must take its answer too, or the answer",
+            "  # is left without its call.",
         ]
         lines += render(self._events_at(answers), "  ", "answers = ")
         lines += [
             f"  if _given(summarizer, events[{position}]):",
             "    assert any(",
             "        _given(summarizer, a) for a in answers",
-            f"    ), 'the summary splits {cid} from its answer'",
+            "    ), 'the summary splits the call from its answer'",
         ]
         return lines
 
