@@ -104,8 +104,8 @@ def fuzz_database(local: ExampleDatabase, url: str | None, release: str) -> Exam
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text[:200]
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}"[:200] if text else type(exc).__name__
 
 
 class TolerantDatabase(ExampleDatabase):
