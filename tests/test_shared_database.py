@@ -269,9 +269,7 @@ def test_without_a_shared_database_the_writer_finds_nothing(tmp_path: Path):
 
 
 @pytest.mark.parametrize("url", ["unreachable", "redis://127.0.0.1:notaport/0", "http://x/0"])
-def test_a_campaign_without_its_shared_database_stops_at_once_in_one_line(
-    tmp_path: Path, url: str
-):
+def test_a_campaign_without_its_shared_database_stops_at_once_in_one_line(tmp_path: Path, url: str):
     if url == "unreachable":
         url = f"redis://127.0.0.1:{_free_port()}/0"  # nothing listens there
     clone = _clone(tmp_path, "clone")
@@ -368,4 +366,3 @@ def test_a_shared_database_that_refuses_writes_is_reported_not_fatal(
     (fixture,) = _new_files(clone)  # the campaign found, shrank and wrote its failure
     assert fixture.startswith("tests/repros/U3-")
     assert redis_server.members() == 0
-
