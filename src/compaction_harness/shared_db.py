@@ -104,7 +104,10 @@ def fuzz_database(local: ExampleDatabase, url: str | None, release: str) -> Exam
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
+    """``"ErrorClass: message"`` on one printable line of at most 200 characters,
+    without the pipeline's echo of the command (its key is binary)."""
+    text = str(exc).split(" of pipeline caused error: ")[-1]
+    text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
     return f"{type(exc).__name__}: {text}"[:200] if text else type(exc).__name__
 
 
