@@ -49,7 +49,7 @@ NEED_REDIS_SERVER = command -v redis-server >/dev/null || { apt-get update -qq &
 test: ## the deterministic gate: derandomised properties, unit tests, fixture replay
 	@$(NEED_REDIS_SERVER)
 	@py=$$($(ENV_PY)) || exit $$?; \
-	$$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate $(PYTEST_ARGS); rc=$$?; \
+	FUZZ_DB= $$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests: the gate ran nothing" >&2; fi; \
 	exit $$rc
 

@@ -99,8 +99,9 @@ def fuzz_database(local: ExampleDatabase, url: str | None, release: str) -> Exam
         return local
     from hypothesis.extra.redis import RedisExampleDatabase
 
-    shared = RedisExampleDatabase(connect(url), key_prefix=key_prefix(release))
-    return MultiplexedDatabase(local, TolerantDatabase(shared, url))
+    prefix = key_prefix(release)
+    shared = RedisExampleDatabase(connect(url), key_prefix=prefix)
+    return MultiplexedDatabase(local, TolerantDatabase(shared, url, prefix))
 
 
 def _one_line(exc: BaseException) -> str:
@@ -129,12 +130,16 @@ class TolerantDatabase(ExampleDatabase):
       ``NOREPLICAS``): recorded once as ``"refuses writes"``; writes are
       skipped from then on and ``fetch`` reads the set without refreshing
       its expiry (``SMEMBERS`` alone), so the shared failures still arrive.
+
+    ``db`` is the ``RedisExampleDatabase``, ``url`` its URL (for the reports),
+    ``prefix`` its ``key_prefix``.
     """
 
-    def __init__(self, db, url: str) -> None:
+    def __init__(self, db, url: str, prefix: bytes) -> None:
         super().__init__()
         self._db = db
         self.url = url
+        self._prefix = prefix  # the RedisExampleDatabase's key_prefix
         self.lost = False
         self.read_only = False
 
@@ -174,7 +179,7 @@ class TolerantDatabase(ExampleDatabase):
             return []
         try:
             if self.read_only:
-                return list(self._db.redis.smembers(self._db._prefix + key))
+                return list(self._db.redis.smembers(self._prefix + key))
             return list(self._db.fetch(key))
         except RedisError as exc:
             self._failed(exc)
