@@ -501,8 +501,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         terminalreporter.write_line(
             "campaign interrupted: failures found so far are kept in Hypothesis's example "
-            f"database (.hypothesis/fuzz-adk-{_adk_release()}/); the next `make fuzz` replays "
-            "them first and writes their fixtures."
+            f"database (.hypothesis/fuzz-adk-{_adk_release()}/"
+            + (f", and {SHARED_DB_URL}" if SHARED_DB_URL else "")
+            + "); the next `make fuzz` replays them first and writes their fixtures."
         )
     if SHARED_DB_URL:
         role = "a worker: writes no fixtures" if config.getoption("--fuzz-worker") else "the writer"
