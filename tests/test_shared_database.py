@@ -304,13 +304,15 @@ def test_make_fuzz_worker_needs_a_shared_database():
     )
 
 
+@pytest.mark.parametrize("role", ["writer", "worker"])
 def test_a_shared_database_lost_mid_campaign_leaves_the_campaign_on_its_local_one(
-    tmp_path: Path, redis_server: RedisServer
+    tmp_path: Path, redis_server: RedisServer, role: str
 ):
     clone = _clone(tmp_path, "clone")
     log = tmp_path / "log"
+    worker = ["--fuzz-worker"] if role == "worker" else []
     campaign = subprocess.Popen(
-        _campaign_args("build/test_shared_stall.py"),
+        _campaign_args("build/test_shared_stall.py", *worker),
         cwd=clone,
         env=_env(redis_server.url, log, HOLD_AT_FAILURE="1"),
         stdout=subprocess.PIPE,
@@ -332,9 +334,15 @@ def test_a_shared_database_lost_mid_campaign_leaves_the_campaign_on_its_local_on
     assert len(lost) == 1, output[-3000:]  # said once
     assert lost[0].startswith(f"shared example database {redis_server.url} lost"), lost
     assert "it went on with the local database only" in lost[0]
-    # No failure lost: shrunk to the minimum, written, and in the local database.
-    (fixture,) = _new_files(clone)
-    assert fixture.startswith("tests/repros/U3-")
+    # No failure lost: shrunk, written by the writer, and in the local database.
+    if role == "writer":
+        (fixture,) = _new_files(clone)
+        assert fixture.startswith("tests/repros/U3-")
+    else:
+        assert _new_files(clone) == []
+        assert "the failure is kept in this machine's local database only: run `make fuzz`" in (
+            output
+        )
     local = clone / ".hypothesis" / f"fuzz-adk-{ADK_RELEASE}"
     assert [p for p in local.rglob("*") if p.is_file()], "the local database holds nothing"
 
@@ -343,21 +351,36 @@ def test_a_shared_database_lost_mid_campaign_leaves_the_campaign_on_its_local_on
 def test_a_shared_database_that_refuses_writes_is_reported_not_fatal(
     tmp_path: Path, redis_server: RedisServer, refusal: str
 ):
+    # A worker puts a failure in Redis while it still takes writes.
+    found = subprocess.run(
+        _campaign_args("build/test_shared_stall.py", "--fuzz-worker"),
+        cwd=_clone(tmp_path, "worker"),
+        env=_env(redis_server.url, tmp_path / "worker.log"),
+        capture_output=True,
+        text=True,
+        timeout=GUARD,
+    )
+    assert found.returncode == 1, found.stdout[-3000:]
+    held = redis_server.members()
+    assert held >= 1
     if refusal == "full":
         redis_server.client.config_set("maxmemory-policy", "noeviction")
         redis_server.client.config_set("maxmemory", "1")
     else:  # a replica of a server that is not there: it serves reads only
         redis_server.client.replicaof("127.0.0.1", _free_port())
+    # A writer that cannot find the stall by itself still reads it from Redis.
     clone = _clone(tmp_path, "clone")
+    log = tmp_path / "log"
     done = subprocess.run(
         _campaign_args("build/test_shared_stall.py"),
         cwd=clone,
-        env=_env(redis_server.url, tmp_path / "log"),
+        env=_env(redis_server.url, log, EXAMPLES_PER_ROUND="1"),
         capture_output=True,
         text=True,
         timeout=GUARD,
     )
     assert done.returncode == 1, done.stdout[-3000:]
+    assert _outcomes(log)[0] == "fail"  # its first example: the one Redis held
     refused = [ln for ln in done.stdout.splitlines() if "refuses writes" in ln]
     assert len(refused) == 1, done.stdout[-3000:]
     assert refused[0].startswith(f"shared example database {redis_server.url} refuses writes (")
@@ -365,4 +388,4 @@ def test_a_shared_database_that_refuses_writes_is_reported_not_fatal(
     assert "lost during the campaign" not in done.stdout
     (fixture,) = _new_files(clone)  # the campaign found, shrank and wrote its failure
     assert fixture.startswith("tests/repros/U3-")
-    assert redis_server.members() == 0
+    assert redis_server.members() == held  # nothing was written
