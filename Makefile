@@ -11,6 +11,7 @@ PYTEST_ARGS ?=
 FIXTURE ?=
 RELEASES ?=
 MATRIX_SECONDS ?= 30
+FUZZ_DB ?=
 
 # ADK and ADK_SRC name two different targets: refuse the pair rather than pick one.
 ifneq ($(ADK_SRC),)
@@ -29,27 +30,41 @@ COVERAGE_MODULES := google.adk.apps.compaction,google.adk.flows.llm_flows.contex
 COVERAGE_REQUIRED := _longest_self_contained_prefix _provably_dead_call_ids \
   _safe_token_compaction_split_index
 
-.PHONY: help env test fuzz differential coverage bench gate-under-load matrix replay show lint format clean
+.PHONY: help env test fuzz fuzz-worker differential coverage bench gate-under-load matrix replay show lint format clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 	@echo "  variables: ADK=$(ADK) (or ADK_SRC=/path/to/adk-python), FUZZ_SECONDS=$(FUZZ_SECONDS), JOBS=$(JOBS), FIXTURE=path,"
 	@echo "             PYTEST_ARGS='...' (passed on to pytest), RELEASES='1.26.0 2.13.0', MATRIX_SECONDS=$(MATRIX_SECONDS)"
+	@echo "             FUZZ_DB=redis://HOST:PORT/N (fuzz, fuzz-worker: one example database shared by campaigns on several machines)"
 
 env: ## create the target's virtual environment (done by every other target too)
 	@$(ENV_PY)
 
+# tests/test_shared_database.py starts redis-server processes of its own.
+NEED_REDIS_SERVER = command -v redis-server >/dev/null || { apt-get update -qq && \
+	  apt-get install -y -qq redis-server >/dev/null; } || \
+	  { echo "error: could not install redis-server from the system packages" >&2; exit 2; }
+
 test: ## the deterministic gate: derandomised properties, unit tests, fixture replay
+	@$(NEED_REDIS_SERVER)
 	@py=$$($(ENV_PY)) || exit $$?; \
-	$$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate $(PYTEST_ARGS); rc=$$?; \
+	FUZZ_DB= $$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests: the gate ran nothing" >&2; fi; \
 	exit $$rc
 
-fuzz: ## a random campaign of FUZZ_SECONDS against ADK; failures become fixtures in tests/repros/
+fuzz: ## a random campaign of FUZZ_SECONDS against ADK; failures become fixtures in tests/repros/ (FUZZ_DB= to share)
 	@py=$$($(ENV_PY)) || exit $$?; \
-	HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
+	FUZZ_DB="$(FUZZ_DB)" HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
 	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz \
 	  --fuzz-seconds=$(FUZZ_SECONDS) --hypothesis-show-statistics $(PYTEST_ARGS)
+
+fuzz-worker: ## one more campaign on FUZZ_DB=redis://HOST:PORT/N: writes no fixtures, `make fuzz` there writes them
+	@if [ -z "$(FUZZ_DB)" ]; then echo "error: make fuzz-worker needs FUZZ_DB=redis://HOST:PORT/N (the writer's shared example database)" >&2; exit 2; fi
+	@py=$$($(ENV_PY)) || exit $$?; \
+	FUZZ_DB="$(FUZZ_DB)" HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
+	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz \
+	  --fuzz-seconds=$(FUZZ_SECONDS) --fuzz-worker --hypothesis-show-statistics $(PYTEST_ARGS)
 
 differential: ## 300 derandomised scripts through both drivers: the emulating driver stores what ADK's Runner stores
 	@py=$$($(ENV_PY)) || exit $$?; \

@@ -7,6 +7,7 @@
     python bench/bench.py pipeline-time-to-failure [--seeds N] [--invariants P3]
     python bench/bench.py campaign-budget [--budgets 10 60 120]
     python bench/bench.py drivers [--examples N]
+    python bench/bench.py shared-campaign [--processes 1 2 4] [--seconds S]
 
 ``throughput`` measures examples per second of the unit property on one core
 (a single process), for sessions of at most 30 events, with Hypothesis
@@ -36,6 +37,14 @@ driver (ADK's own ``Runner``, each agent tree) and of the emulating driver,
 on one core, for the same N scripts as the differential test draws them
 (one seed); the emulating driver runs each script as the runner ran it
 (repairs included); both check P0 to P7.
+
+``shared-campaign`` starts one ``redis-server`` (loopback, a free port,
+persistence off) and, for each count N, N campaign processes of the unit
+property at once (``FUZZ_DB`` on that server, one shard each, a local
+database and fixture folder of their own, a budget of S seconds), as
+``make fuzz`` and ``make fuzz-worker`` run on several machines; it reports
+the rounds and examples per second of all N together (the sums of their
+summaries' ``rounds=`` and ``examples=`` over S) and per process.
 
 Results are printed as a table and written as JSON to ``bench/results/``.
 """
@@ -456,6 +465,87 @@ def drivers(args: argparse.Namespace) -> dict:
     return {"kind": "drivers", "examples": args.examples, "results": results}
 
 
+def shared_campaign(args: argparse.Namespace) -> dict:
+    """Rounds and examples per second of N campaign processes sharing one
+    Redis (the unit property, ``--fuzz-seconds=S`` each, all started at once).
+    Raises SystemExit(2) when ``redis-server`` is not installed."""
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+
+    exe = shutil.which("redis-server")
+    if exe is None:
+        print("error: redis-server is not installed (`make test` installs it)", file=sys.stderr)
+        raise SystemExit(2)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"redis://127.0.0.1:{port}/0"
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        server = subprocess.Popen(
+            [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", scratch],
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            from compaction_harness.shared_db import check
+
+            for _ in range(200):
+                try:
+                    check(url)
+                    break
+                except Exception:
+                    time.sleep(0.05)
+            for count in args.processes:
+                procs = []
+                for k in range(count):
+                    env = {
+                        key: v
+                        for key, v in os.environ.items()
+                        if key not in ("HARNESS_CAMPAIGN_STARTED", "CI")
+                    }
+                    env.update(FUZZ_DB=url, HARNESS_FUZZ_DB=f"{scratch}/db-{count}-{k}")
+                    cmd = [
+                        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                        "-m", "property", "tests/test_unit_properties.py", "-k", "u1_to_u4",
+                        "--hypothesis-profile=fuzz", f"--fuzz-seconds={args.seconds}",
+                        "--fuzz-shards=1", f"--repro-dir={scratch}/repros-{count}-{k}",
+                        *(["--fuzz-worker"] if k else []),
+                    ]  # fmt: skip
+                    procs.append(
+                        subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+                    )
+                rounds = examples = 0
+                for proc in procs:
+                    out = proc.communicate()[0]
+                    for line in out.splitlines():
+                        if "rounds=" in line and "examples=" in line:
+                            rounds += int(line.split("rounds=")[1].split()[0])
+                            examples += int(line.split("examples=")[1].split()[0])
+                row = {
+                    "processes": count,
+                    "seconds": args.seconds,
+                    "rounds": rounds,
+                    "examples": examples,
+                    "rounds_per_second": rounds / args.seconds,
+                    "examples_per_second": examples / args.seconds,
+                    "examples_per_second_per_process": examples / args.seconds / count,
+                }
+                rows.append(row)
+                print(
+                    f"{count} process(es) on one Redis, {args.seconds:g} s each: "
+                    f"{rounds} rounds ({row['rounds_per_second']:.1f}/s), {examples} examples "
+                    f"({row['examples_per_second']:.0f}/s; "
+                    f"{row['examples_per_second_per_process']:.0f}/s per process)"
+                )
+        finally:
+            server.kill()
+            server.wait()
+    return {"kind": "shared-campaign", "cpus": os.cpu_count(), "rows": rows}
+
+
 def main() -> int:
     import logging
 
@@ -485,6 +575,11 @@ def main() -> int:
     p.add_argument("--invariants", default="", help="fail runs on these only, e.g. P3")
     d = sub.add_parser("drivers", help="steps per second: runner driver, emulating driver")
     d.add_argument("--examples", type=int, default=50)
+    sc = sub.add_parser(
+        "shared-campaign", help="rounds and examples/s of 1, 2, 4 campaigns on one Redis"
+    )
+    sc.add_argument("--processes", type=int, nargs="+", default=[1, 2, 4])
+    sc.add_argument("--seconds", type=float, default=30.0)
     args = parser.parse_args()
     commands = {
         "throughput": throughput,
@@ -494,6 +589,7 @@ def main() -> int:
         "ceiling": ceiling,
         "campaign-budget": campaign_budget,
         "drivers": drivers,
+        "shared-campaign": shared_campaign,
     }
     if args.command in ("time-to-failure", "pipeline-time-to-failure"):
         # Rediscovery: the fault to find may be a known one of the release (the

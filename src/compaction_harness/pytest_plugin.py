@@ -18,6 +18,13 @@ It provides:
   and each item runs Hypothesis again and again, a fresh random seed each
   time, until its budget is spent or it finds a failure. A summary of rounds,
   examples, failures and fixtures closes the run.
+* A **shared example database** (``FUZZ_DB=redis://HOST:PORT/N`` in the
+  environment): the ``fuzz`` profile multiplexes the local database with a
+  Redis one keyed by the target release (:mod:`compaction_harness.shared_db`),
+  so campaigns on several machines replay each other's failures. A campaign
+  started with ``--fuzz-worker`` writes no fixtures: its failures stay in the
+  shared database, and the one campaign without it (the writer) replays them
+  in its next round and writes each fixture once.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from . import shared_db
 from .unit import InvariantViolation
 
 
@@ -60,13 +68,22 @@ settings.register_profile(
     max_examples=int(os.environ.get("HARNESS_GATE_EXAMPLES", "300")),
     **_COMMON,
 )
+#: FUZZ_DB: a Redis URL whose database every campaign process shares (none: local only).
+SHARED_DB_URL = os.environ.get("FUZZ_DB") or None
+#: Why FUZZ_DB cannot be used (a malformed URL), said by pytest_cmdline_main.
+_SHARED_DB_ERROR: shared_db.SharedDatabaseError | None = None
+# HARNESS_FUZZ_DB moves the local database (the end-to-end test keeps its own).
+_LOCAL_DB = DirectoryBasedExampleDatabase(
+    os.environ.get("HARNESS_FUZZ_DB") or f".hypothesis/fuzz-adk-{_adk_release()}"
+)
+try:
+    _FUZZ_DB = shared_db.fuzz_database(_LOCAL_DB, SHARED_DB_URL, _adk_release())
+except shared_db.SharedDatabaseError as _exc:
+    _SHARED_DB_ERROR, _FUZZ_DB = _exc, _LOCAL_DB
 settings.register_profile(
     "fuzz",
     derandomize=False,
-    # HARNESS_FUZZ_DB moves it (the end-to-end test keeps its own).
-    database=DirectoryBasedExampleDatabase(
-        os.environ.get("HARNESS_FUZZ_DB") or f".hypothesis/fuzz-adk-{_adk_release()}"
-    ),
+    database=_FUZZ_DB,
     max_examples=250,  # per round (a second or two); rounds repeat until the budget is spent
     # No explicit phase: the `@example` canaries belong to the gate; a campaign
     # must find faults by itself.
@@ -95,6 +112,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="campaign mode: items per property test (default: xdist workers, or 1)",
     )
     group.addoption(
+        "--fuzz-worker",
+        action="store_true",
+        default=False,
+        help="campaign mode: one of many campaigns sharing FUZZ_DB; write no fixtures (the "
+        "writer, the campaign without this option, replays the shared failures and writes them)",
+    )
+    group.addoption(
         "--repro-dir",
         default=None,
         help="where failing properties write fixtures (default: tests/repros in a campaign, "
@@ -112,6 +136,36 @@ def pytest_report_header(config: pytest.Config) -> str | None:
             "(HARNESS_PIPELINE_INVARIANTS)"
         )
     return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """Before anything runs: a campaign's shared database must answer. A
+    malformed or unreachable FUZZ_DB, or ``--fuzz-worker`` without one, is
+    one line ``error: ...`` on standard error and exit status 2."""
+    campaign = (
+        config.getoption("--fuzz-seconds") is not None
+        or config.getoption("hypothesis_profile", None) == "fuzz"
+    )
+    problem = None
+    if config.getoption("--fuzz-worker") and not SHARED_DB_URL:
+        problem = (
+            "--fuzz-worker (make fuzz-worker) needs FUZZ_DB=redis://HOST:PORT/N, the writer's "
+            "shared example database"
+        )
+    elif campaign and SHARED_DB_URL:
+        try:
+            if _SHARED_DB_ERROR is not None:
+                raise _SHARED_DB_ERROR
+            shared_db.check(SHARED_DB_URL)
+        except shared_db.SharedDatabaseError as exc:
+            problem = str(exc)
+    if problem is None:
+        return None
+    import sys
+
+    print(f"error: {problem}", file=sys.stderr)
+    return 2
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -330,6 +384,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         props.append(("fuzz_rounds", rounds))
         props.append(("fuzz_seconds", round(time.time() - started, 1)))
         props.append(("weight", _weight(pyfuncitem)))
+        if SHARED_DB_URL and budget is not None:
+            props.append(("shared_db_problems", dict(shared_db.PROBLEMS)))
     return True
 
 
@@ -371,6 +427,15 @@ def _handle_failure(item: pytest.Function, exc: InvariantViolation, clock: _Cloc
     elif label == "XFAIL":
         props.append(("replayed_as_known", reason))
         return True
+    if config.getoption("--fuzz-worker"):
+        # One writer: this failure is in the shared database (Hypothesis saved
+        # it while shrinking); the writer's next round replays it and writes it.
+        props.append(("shared_failure", fixture.file_name()))
+        exc.add_note(
+            f"no fixture written (a campaign worker): the failure is in {SHARED_DB_URL}; the "
+            f"writer's next round replays it and writes {fixture.file_name()}"
+        )
+        return False
     path, new = write_fixture(fixture, directory)
     shown = os.path.relpath(path)
     props.append(("repro_fixture", shown))
@@ -436,8 +501,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         terminalreporter.write_line(
             "campaign interrupted: failures found so far are kept in Hypothesis's example "
-            f"database (.hypothesis/fuzz-adk-{_adk_release()}/); the next `make fuzz` replays "
-            "them first and writes their fixtures."
+            f"database (.hypothesis/fuzz-adk-{_adk_release()}/"
+            + (f", and {SHARED_DB_URL}" if SHARED_DB_URL else "")
+            + "); the next `make fuzz` replays them first and writes their fixtures."
+        )
+    if SHARED_DB_URL:
+        role = "a worker: writes no fixtures" if config.getoption("--fuzz-worker") else "the writer"
+        terminalreporter.write_line(
+            f"shared example database: {SHARED_DB_URL} (keys "
+            f"{shared_db.key_prefix(_adk_release()).decode()}*); this campaign is {role}"
         )
     rows = []
     for report in _call_reports(terminalreporter):
@@ -453,6 +525,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         extra = ""
         if "repro_fixture" in props:
             extra = f"  fixture={props['repro_fixture']}"
+        elif "shared_failure" in props:
+            extra = f"  in the shared database (the writer writes {props['shared_failure']})"
         elif "recorded_fixture" in props:
             extra = f"  met recorded fixture {props['recorded_fixture']}"
         elif "replayed_as_known" in props:
@@ -471,6 +545,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             if label.startswith("not applicable"):
                 write(f"        {label}: {runs} runs")
     _write_split(write, rows, config)
+    problems: dict[str, str] = {}
+    for _, _, props in rows:
+        for kind, line in props.get("shared_db_problems", {}).items():
+            problems.setdefault(kind, line)
+    for line in problems.values():
+        write(line)
     failed = [r for r in rows if r[1] == "failed"]
     found = [p for _, _, p in failed if "repro_fixture" in p]
     written = sorted({p["repro_fixture"] for p in found if p.get("repro_fixture_new", True)})
@@ -496,6 +576,19 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             f"fixtures written: {named(written) or 'none'}"
             + (f"; already present: {named(present)}" if present else "")
         )
+        shared = sorted({p["shared_failure"] for _, _, p in failed if "shared_failure" in p})
+        if shared and "lost" in problems:
+            write(
+                f"not written (a worker): {', '.join(shared)}; the shared database was lost, so "
+                "the failure is kept in this machine's local database only: run `make fuzz` "
+                "here to write its fixture"
+            )
+        elif shared:
+            write(
+                f"not written (a worker): {', '.join(shared)}; the failure is in the shared "
+                f"database {SHARED_DB_URL}: the writer's next round replays it and writes the "
+                "fixture"
+            )
     else:
         write(f"nothing new: none of the {len(rows)} campaign items found a new failure")
     if recorded:
