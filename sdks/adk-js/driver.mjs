@@ -47,10 +47,13 @@
 //
 // Request (one line):
 //   {"id": any, "agent": "agent", "compactor": {"name": "token_based",
-//    "options": {...}}, "summary": "tiny"|"large"|"grows", "seed": int,
+//    "options": {...}}, "summary": "tiny"|"large"|"grows", "seed": int, "base_chars": int,
 //    "actions": [
 //      {"do": "invocation", "id": "e-1"},             // Runner.runAsync starts
-//      {"do": "append", "event": {...ADK-JS event}},  // appendEvent
+//      {"do": "append", "event": {...ADK-JS event},   // appendEvent; with
+//       "usage": "last_call"},                        // usage metadata from
+//                                                     // the last prompt
+//                                                     // (plus base_chars)
 //      {"do": "model_call", "agent": "agent", "branch": null, "now": ms,
 //       "state": {...}},                              // processors + contents
 //    ]}
@@ -182,6 +185,18 @@ function partsOf(content) {
   return out;
 }
 
+function charsOf(contents) {
+  let total = 0;
+  for (const content of contents ?? []) {
+    for (const part of content?.parts ?? []) {
+      if (part.text) total += part.text.length;
+      if (part.functionCall) total += JSON.stringify(part.functionCall).length;
+      if (part.functionResponse) total += JSON.stringify(part.functionResponse).length;
+    }
+  }
+  return total;
+}
+
 function contentsOf(contents) {
   return (contents ?? []).map((c) => [c?.role ?? "", partsOf(c)]);
 }
@@ -259,6 +274,7 @@ async function run(request) {
   let invocationId = "";
   const stored = async () => (await service.getSession({ appName, userId, sessionId: "s" })).events;
   const calls = [];
+  let lastChars = 0;
   for (let k = 0; k < actions.length; k++) {
     const action = actions[k];
     try {
@@ -267,6 +283,14 @@ async function run(request) {
         invocationId = action.id ?? "";
       } else if (action.do === "append") {
         const event = createEvent(action.event);
+        if (action.usage === "last_call") {
+          // The token model: the prompt the last model call sent, counted as
+          // estimatePromptTokenCount (token_based_context_compactor.js)
+          // counts characters, plus the request's base characters (system
+          // instruction, tool declarations), at four characters a token.
+          const base = Number.isInteger(request.base_chars) ? request.base_chars : 0;
+          event.usageMetadata = { promptTokenCount: Math.floor((base + lastChars) / 4) };
+        }
         record.seen(event);
         await service.appendEvent({ session, event });
       } else if (action.do === "model_call") {
@@ -307,6 +331,7 @@ async function run(request) {
         const storedNow = await stored();
         call.stored_after = storedNow.map((e) => e.id);
         call.contents = contentsOf(llmRequest.contents);
+        lastChars = charsOf(llmRequest.contents);
         const raw = { ...session, events: storedNow.filter((e) => !isCompactedEvent(e)) };
         call.baseline = contentsOf(
           await contentsFor(raw, agent, invocationId, action.branch, pluginManager, service),
