@@ -344,7 +344,13 @@ async function run(request) {
       const storedNow = await stored();
       for (const e of storedNow) record.seen(e);
       const last = calls[calls.length - 1];
-      if (last && last.action === k) last.summaries = record.pending.splice(0);
+      if (last && last.action === k) {
+        // What the call had done when ADK-JS raised (no contents: none were built).
+        last.summaries = record.pending.splice(0);
+        for (const e of session.events) record.seen(e);
+        last.after = session.events.map((e) => e.id);
+        last.stored_after = storedNow.map((e) => e.id);
+      }
       return {
         ok: true,
         events,

@@ -93,6 +93,7 @@ from .invariants import Violation
 from .model import Call, Compaction, Response, Session, Step
 from .pipeline import (
     Prompt,
+    answers_of_several_call_events,
     check_branch_view,
     check_model_prompt,
     check_prompt,
@@ -437,8 +438,19 @@ class _Timeline:
                 self.pending.remove(item)
                 self.answered.append(item)
 
+    def _resumed_by_answer(self) -> bool:
+        """Whether the newest event is a client's function response: ADK-JS's
+        Runner then resumes the agent that made the call
+        (``Runner.determineAgentForResumption``, ``runner/runner.js``), so the
+        next model call is the root agent's, never a sub-agent's; a sub-agent
+        step here does nothing (a sub-agent's getContents would be handed
+        another agent's answer as its newest event, which no run produces)."""
+        return (
+            bool(self.steps) and self.steps[-1].author == "user" and bool(self.steps[-1].responses)
+        )
+
     def _op_fan_out(self, op: FanOut) -> None:
-        if self.running is None:
+        if self.running is None or self._resumed_by_answer():
             return
         started = {name: self.model_call(name, f"team.{name}") for name in "ab"}
         for name in op.order:
@@ -454,7 +466,7 @@ class _Timeline:
             )
 
     def _op_delegate(self, op: Delegate) -> None:
-        if self.running is None:
+        if self.running is None or self._resumed_by_answer():
             return
         started = self.model_call("helper")
         self.model += 1
@@ -710,6 +722,8 @@ def check_run(run: JsRun) -> list[Violation]:
                 call["opener"],
                 strict=strict,
             )
+        for v in violations:
+            v.details["model_call"] = run.calls.index(call)
         found += violations
     if run.exception is not None:
         exc = run.exception
@@ -723,3 +737,326 @@ def check_run(run: JsRun) -> list[Violation]:
             )
         )
     return found
+
+
+# -- known ADK-JS faults ---------------------------------------------------------------
+#: Known upstream faults of ADK-JS 2.0.0, by id: (compactors, explanation:
+#: what the source does and what a user sees).
+KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
+    "js-retention-zero": (
+        frozenset({"token_based", "anchored"}),
+        "calculateRetainStartIndex (context/compaction_utils.js) starts at "
+        "rawEvents.length - eventRetentionSize; with eventRetentionSize 0 that is the "
+        "length of the list, and the loop reads rawEvents[length] (undefined): every "
+        "model call over the threshold raises TypeError before the model is called.",
+    ),
+    "js-late-answer": (
+        frozenset({"token_based", "anchored", "truncating"}),
+        "calculateRetainStartIndex keeps a call with its answer only when the answer is "
+        "the event right after the call; the truncating compactor keeps no pair at all. "
+        "A call answered later (long-running, answered by a client, an interim result "
+        "then text) is summarised or deleted without its answer: when the answer is the "
+        "newest event, getContents raises 'No function call event found for function "
+        "responses ids' (rearrangeEventsForLatestFunctionResponse) and the run fails; "
+        "otherwise the answer is silently dropped from every later prompt "
+        "(rearrangeEventsForAsyncFunctionResponsesInHistory keeps only responses whose "
+        "call is present).",
+    ),
+    "js-time-range": (
+        frozenset({"token_based", "anchored"}),
+        "getActiveEvents (context/compaction_utils.js; AnchoredContextCompactor."
+        "getActiveEvents) keeps the raw events whose timestamp is greater than the latest "
+        "summary's endTime, not the events the summary was not given: an event stamped "
+        "in the same clock tick as (or before) the last summarised event, but retained, "
+        "vanishes from every later prompt without being summarised.",
+    ),
+    "js-opener-summarised": (
+        frozenset({"token_based", "anchored"}),
+        "calculateRetainStartIndex counts events, not invocations: with a small "
+        "eventRetentionSize the user message that opened the running invocation is "
+        "summarised before the model answers it, and the model sees only the summary.",
+    ),
+    "js-multi-turn-answer": (
+        frozenset(COMPACTORS),
+        "getContents (rearrangeEventsForLatestFunctionResponse, agents/processors/"
+        "content_processor_utils.js) requires the newest event's responses to answer "
+        "calls of one call event and raises 'Last response event should only contain the "
+        "responses for the function calls in the same function call event' otherwise: a "
+        "client message answering calls the model made in several turns fails the run, "
+        "with or without compaction (not a compaction fault; whether ADK-JS's Runner "
+        "accepts such a message is not verified yet).",
+    ),
+    "js-unanswered-call": (
+        frozenset(COMPACTORS),
+        "getContents keeps a function call that no event answers (its tool's process "
+        "died) or answers only in part (a client answered some of parallel calls), where "
+        "ADK Python prunes such calls (drop_orphaned_function_calls): a strict provider "
+        "(Anthropic, OpenAI) rejects the request. Not a compaction fault: the contents "
+        "of the same events without compaction break P2 the same way.",
+    ),
+    "js-truncate-opener": (
+        frozenset({"truncating"}),
+        "TruncatingContextCompactor.compact counts events, not invocations: with a small "
+        "threshold it deletes the user message that opened the running invocation, and "
+        "the model is asked to answer a request it never sees. Deletion is the "
+        "compactor's documented design, but no configuration value keeps the running "
+        "turn's message (preserveLeadingEvents keeps only the session's first events).",
+    ),
+    "js-branch": (
+        frozenset({"token_based", "anchored"}),
+        "the compactors read session.events without the branch filter of getContents, "
+        "and LlmSummarizer's compacted event has no branch: a sub-agent's compaction "
+        "summarises its siblings' branch events into a summary every agent reads.",
+    ),
+}
+
+
+def known_fault(run: JsRun, violation: Violation) -> str | None:
+    """The id of the known ADK-JS fault (:data:`KNOWN_FAULTS`) that explains
+    ``violation`` of ``run``, or None (a new finding). Each recogniser tests the
+    mechanism the fault's explanation names, not just the invariant."""
+    name = run.compactor.name
+    cause = violation.details.get("cause")
+    faults = [f for f, (compactors, _) in KNOWN_FAULTS.items() if name in compactors]
+    if violation.invariant == "P0":
+        message = str(violation.observed)
+        if (
+            "js-retention-zero" in faults
+            and run.compactor.options.get("eventRetentionSize") == 0
+            and "reading 'content'" in message
+        ):
+            return "js-retention-zero"
+        if "Last response event should only contain" in message and _answers_several_turns(run):
+            return "js-multi-turn-answer"
+        if "No function call event found" in message:
+            lost = _why_answer_lost_its_call(run)
+            return lost if lost in faults else None
+        return None
+    if violation.invariant == "P1" and "js-late-answer" in faults:
+        return "js-late-answer" if _split_not_adjacent(run, violation) else None
+    if violation.invariant == "P5" and cause == "branch" and "js-branch" in faults:
+        return "js-branch"
+    if name == "truncating" and cause == "opener missing" and _opener_deleted(run, violation):
+        return "js-truncate-opener"
+    if violation.invariant == "P2" and cause != "opener missing" and _in_baseline(run, violation):
+        return "js-unanswered-call"
+    if violation.invariant in ("P2", "P4"):
+        if _hidden_by_time(run, violation) and "js-time-range" in faults:
+            return "js-time-range"
+        if cause == "opener missing" and violation.details.get("opener_summarised"):
+            return "js-opener-summarised" if "js-opener-summarised" in faults else None
+        if _pair_broken(run, violation) and "js-late-answer" in faults:
+            return "js-late-answer"
+    return None
+
+
+def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
+    """Whether the event P4 names (or, for P2's missing opener, the opener) was
+    given to no summary and is stamped no later than the ``endTime`` of the
+    latest stored summary at that model call: what getActiveEvents hides."""
+    k = violation.details.get("model_call")
+    if k is None:
+        return False
+    call = run.calls[k]
+    steps = run.stored.steps
+    compacted = [steps[p] for p in range(len(call["stored_after"])) if steps[p].compaction]
+    if not compacted:
+        return False
+    end = compacted[-1].compaction.end
+    given = {p for _, taken, _ in run.summaries() for p in taken}
+    if violation.details.get("cause") == "opener missing":
+        opener = run.calls[k]["opener"]
+        positions = [p for p, s in enumerate(steps) if s.author == "user" and s.text == opener]
+    else:
+        positions = list(violation.positions)
+
+    def hidden(p: int) -> bool:
+        return p not in given and steps[p].timestamp <= end
+
+    def orphaned(p: int) -> bool:  # a response whose every call event is hidden
+        ids = steps[p].response_ids
+        makers = [q for q in range(p) if steps[q].call_ids & ids]
+        return bool(ids) and bool(makers) and all(hidden(q) for q in makers)
+
+    return bool(positions) and all(hidden(p) or orphaned(p) for p in positions)
+
+
+def _opener_deleted(run: JsRun, violation: Violation) -> bool:
+    """Whether the truncating compactor deleted the missing opener from the
+    invocation's events at that model call (it is stored, but not in ``after``)."""
+    k = violation.details.get("model_call")
+    if k is None:
+        return False
+    call = run.calls[k]
+    after = set(call.get("after", ()))
+    return any(
+        run.ids[p] not in after
+        for p, s in enumerate(run.stored.steps)
+        if s.author == "user" and s.text == call["opener"]
+    )
+
+
+def _in_baseline(run: JsRun, violation: Violation) -> bool:
+    """Whether ADK-JS's contents of the same events without compaction (the
+    call's baseline) break P2 the same way: a prompt-assembly fault that
+    compaction did not cause."""
+    k = violation.details.get("model_call")
+    if k is None or "baseline" not in run.calls[k]:
+        return False
+    strict = run.script.config.strict_provider
+    found, _ = check_prompt(run.prompt(run.calls[k], "baseline"), None, strict=strict)
+    cause = violation.details.get("cause")
+    return any(v.details.get("cause") == cause and set(v.ids) == set(violation.ids) for v in found)
+
+
+def _answers_several_turns(run: JsRun) -> bool:
+    """Whether the newest event at the model call that raised answers calls of
+    more than one call event (a client's message answering several turns)."""
+    if not run.calls or not run.calls[-1]["before"]:
+        return False
+    ids = run.calls[-1]["before"]
+    steps = Session(tuple(from_js_event(run.events[i]) for i in ids))
+    return len(steps) - 1 in answers_of_several_call_events(steps)
+
+
+def _split_not_adjacent(run: JsRun, violation: Violation) -> bool:
+    """Whether the call P1 names is not answered by the stored event right after it."""
+    (position,) = violation.positions or (None,)
+    if position is None:
+        return False
+    steps = run.stored.steps
+    after = next((s for s in steps[position + 1 :] if s.compaction is None), None)
+    return after is None or not set(violation.ids) <= after.response_ids
+
+
+def _why_answer_lost_its_call(run: JsRun) -> str | None:
+    """At the model call that raised "No function call event found for function
+    responses ids: <ids>", why those responses have no call event among the
+    active events: ``js-late-answer`` when a summary took the call (the answer
+    came later) or truncation deleted it, ``js-time-range`` when the call is
+    stored, never summarised, but stamped no later than the latest summary's
+    ``endTime`` (so getActiveEvents hides it)."""
+    if not run.calls or run.exception is None:
+        return None
+    message = run.exception["message"]
+    ids = [i.strip() for i in message.rsplit("ids:", 1)[-1].split(",") if i.strip()]
+    call = run.calls[-1]
+    events = run.events
+    summarised = {
+        c.id
+        for earlier in run.calls
+        for s in earlier["summaries"]
+        for i in s["input"]
+        if i in events
+        for c in from_js_event(events[i]).calls
+    }
+    after = call.get("after", call["before"])
+    present = {c.id for i in after for c in from_js_event(events[i]).calls}
+    compacted = [from_js_event(events[i]) for i in after if events[i].get("isCompacted")]
+    end = compacted[-1].compaction.end if compacted else None
+    for response_id in ids:
+        if response_id in summarised:
+            return "js-late-answer"
+        if run.compactor.name == "truncating" and response_id not in present:
+            return "js-late-answer"
+        makers = [
+            from_js_event(events[i])
+            for i in after
+            if response_id in from_js_event(events[i]).call_ids
+        ]
+        if end is not None and makers and all(m.timestamp <= end for m in makers):
+            return "js-time-range"
+    return None
+
+
+def _in_baseline(run: JsRun, violation: Violation) -> bool:
+    """Whether ADK-JS's contents of the same events without compaction (the
+    call's baseline) break P2 the same way: a prompt-assembly fault that
+    compaction did not cause."""
+    k = violation.details.get("model_call")
+    if k is None or "baseline" not in run.calls[k]:
+        return False
+    strict = run.script.config.strict_provider
+    found, _ = check_prompt(run.prompt(run.calls[k], "baseline"), None, strict=strict)
+    cause = violation.details.get("cause")
+    return any(v.details.get("cause") == cause and set(v.ids) == set(violation.ids) for v in found)
+
+
+def _answers_several_turns(run: JsRun) -> bool:
+    """Whether the newest event at the model call that raised answers calls of
+    more than one call event (a client's message answering several turns)."""
+    if not run.calls or not run.calls[-1]["before"]:
+        return False
+    ids = run.calls[-1]["before"]
+    steps = Session(tuple(from_js_event(run.events[i]) for i in ids))
+    return len(steps) - 1 in answers_of_several_call_events(steps)
+
+
+def _split_not_adjacent(run: JsRun, violation: Violation) -> bool:
+    """Whether the call P1 names is not answered by the stored event right after it."""
+    (position,) = violation.positions or (None,)
+    if position is None:
+        return False
+    steps = run.stored.steps
+    after = next((s for s in steps[position + 1 :] if s.compaction is None), None)
+    return after is None or not set(violation.ids) <= after.response_ids
+
+
+def _why_answer_lost_its_call(run: JsRun) -> str | None:
+    """At the model call that raised, why a response of the newest event has no
+    call event among the active events: ``js-late-answer`` when a summary took
+    the call without its answer (or truncation deleted it), ``js-time-range``
+    when the call is stored, never summarised, but stamped no later than the
+    latest summary's ``endTime`` (so getActiveEvents hides it)."""
+    if not run.calls or run.exception is None or not run.calls[-1]["before"]:
+        return None
+    call = run.calls[-1]
+    events = run.events
+    newest = from_js_event(events[call["before"][-1]])
+    summarised = {
+        c.id
+        for earlier in run.calls
+        for s in earlier["summaries"]
+        for i in s["input"]
+        if i in events
+        for c in from_js_event(events[i]).calls
+    }
+    present = {c.id for i in call.get("after", ()) for c in from_js_event(events[i]).calls}
+    compacted = [from_js_event(events[i]) for i in call["after"] if events[i].get("isCompacted")]
+    end = compacted[-1].compaction.end if compacted else None
+    for response in newest.responses:
+        if response.id in summarised:
+            return "js-late-answer"
+        if run.compactor.name == "truncating" and response.id not in present:
+            return "js-late-answer"
+        makers = [
+            from_js_event(events[i])
+            for i in call["before"]
+            if response.id in from_js_event(events[i]).call_ids
+        ]
+        if end is not None and any(m.timestamp <= end for m in makers):
+            return "js-time-range"
+    return None
+
+
+def _pair_broken(run: JsRun, violation: Violation) -> bool:
+    """Whether the content P2/P4 names lost a response (or its call) because a
+    summary took, or truncation deleted, the other side of the pair."""
+    steps = run.stored.steps
+    summarised = {p for _, given, _ in run.summaries() for p in given}
+    ids = set(violation.ids)
+    for position in violation.positions:
+        ids |= steps[position].response_ids | steps[position].call_ids
+    for k, step in enumerate(steps):
+        if (step.call_ids | step.response_ids) & ids and k in summarised:
+            return True
+    return run.compactor.name == "truncating" and bool(ids)
+
+
+def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Violation]:
+    """The violations of ``run`` that no known ADK-JS fault explains."""
+    found = check_run(run) if found is None else found
+    return [v for v in found if known_fault(run, v) is None]
+
+
+__all__ += ["KNOWN_FAULTS", "known_fault", "new_violations"]
