@@ -683,6 +683,39 @@ def run_script(script: Script, compactor: JsCompactor | None = None, *, seed: in
     )
 
 
+def check_truncation(
+    compactor: JsCompactor, before: list[str], after: list[str]
+) -> list[Violation]:
+    """P4 for the truncating compactor ("only what the configuration says may go
+    is gone"): with ``threshold`` T and ``preserveLeadingEvents`` L, a session of
+    more than T + L events keeps exactly its first L and its last T events, in
+    order; a shorter one keeps everything (``TruncatingContextCompactorOptions``:
+    "the maximum number of events to retain", "keep the first X events")."""
+    if compactor.name != "truncating":
+        return []
+    threshold = compactor.options.get("threshold", 0)
+    lead = max(0, compactor.options.get("preserveLeadingEvents", 0))
+    expected = (
+        before
+        if len(before) <= threshold + lead
+        else before[:lead] + before[len(before) - threshold :]
+    )
+    if after == expected:
+        return []
+    gone = [i for i in expected if i not in after]
+    return [
+        Violation(
+            "P4",
+            f"the truncating compactor (threshold {threshold}, preserveLeadingEvents {lead}) "
+            f"left {len(after)} of {len(before)} events, not the {len(expected)} its "
+            "configuration keeps",
+            expected=expected,
+            observed=after,
+            details={"cause": "deleted beyond configuration", "gone": gone},
+        )
+    ]
+
+
 def check_run(run: JsRun) -> list[Violation]:
     """The invariants that apply to ``run.compactor``, at every model call:
 
@@ -693,7 +726,11 @@ def check_run(run: JsRun) -> list[Violation]:
       branch) was given another branch's events (:func:`pipeline.check_branch_view`);
     * P2 (strict clause with ``strict_provider``) and, for compactors that do
       not delete by design, P4 (:func:`pipeline.check_model_prompt`; the
-      baseline is ADK-JS's contents of the stored raw events).
+      baseline is ADK-JS's contents of the stored raw events); for the
+      truncating compactor, P4 is :func:`check_truncation` instead.
+
+    A P2 or P4 violation's ``details["model_call"]`` is the index of its
+    model call in ``run.calls``.
     """
     found: list[Violation] = []
     summaries = run.summaries()
@@ -713,6 +750,7 @@ def check_run(run: JsRun) -> list[Violation]:
         prompt = run.prompt(call)
         if run.compactor.name in DELETING:
             violations, _ = check_prompt(prompt, call["opener"], strict=strict)
+            violations += check_truncation(run.compactor, call["before"], call["after"])
         else:
             violations, _ = check_model_prompt(
                 steps,
@@ -1059,4 +1097,4 @@ def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Vio
     return [v for v in found if known_fault(run, v) is None]
 
 
-__all__ += ["KNOWN_FAULTS", "known_fault", "new_violations"]
+__all__ += ["KNOWN_FAULTS", "check_truncation", "known_fault", "new_violations"]
