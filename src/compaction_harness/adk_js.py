@@ -430,9 +430,13 @@ class _Timeline:
             if item not in chosen:
                 chosen.append(item)
         self._true += THINK
-        self.start(target, None)
+        # ADK-JS's Runner gives every run a new invocation id
+        # (newInvocationContextId in runner/runner.js), a client's function
+        # response too: unlike adk-python, it does not continue the call's.
+        invocation = "e-" + self.new_id("invocation")
+        self.start(invocation, None)
         responses = tuple(Response(p.call.id, p.call.name) for p in chosen)
-        self.append(Step(target, "user", self.stamp(), responses=responses))
+        self.append(Step(invocation, "user", self.stamp(), responses=responses))
         if not op.again:
             for item in chosen:
                 self.pending.remove(item)
@@ -440,9 +444,10 @@ class _Timeline:
 
     def _resumed_by_answer(self) -> bool:
         """Whether the newest event is a client's function response: ADK-JS's
-        Runner then resumes the agent that made the call
-        (``Runner.determineAgentForResumption``, ``runner/runner.js``), so the
-        next model call is the root agent's, never a sub-agent's; a sub-agent
+        Runner then resumes the agent that made the call (a resumable app) or
+        the last agent that spoke (``determineAgentForResumption``,
+        ``runner/runner.js``), and the agent whose turn made the call answers
+        first; in these scripts that is the root agent, never a sub-agent; a sub-agent
         step here does nothing (a sub-agent's getContents would be handed
         another agent's answer as its newest event, which no run produces)."""
         return (
