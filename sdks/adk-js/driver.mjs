@@ -62,8 +62,12 @@
 //    "calls": [{"action": k, "agent": ..., "before": [ids], "after": [ids],
 //               "stored_before": [ids], "stored_after": [ids],
 //               "summaries": [{"input": [ids], "event": id}],
-//               "contents": [[role, [part, ...]]], "baseline": [...]}],
+//               "contents": [[role, [part, ...]]], "baseline": [...],
+//               "by_identity": [...]}],
 //    "stored": [ids], "exception": null | {"name", "message", "action"}}
+// "baseline": the contents of the stored raw events (no compaction);
+// "by_identity": the contents if the latest summary hid exactly the events
+// summaries were given (the counterfactual of getActiveEvents' time filter).
 // A content part is ["text", text], ["call", id, name] or
 // ["response", id, name, event id]: ids come from the harness's tags (the
 // `harness_call` / `harness_event` keys of args and responses), because
@@ -275,6 +279,7 @@ async function run(request) {
   const stored = async () => (await service.getSession({ appName, userId, sessionId: "s" })).events;
   const calls = [];
   let lastChars = 0;
+  const summarisedIds = [];
   for (let k = 0; k < actions.length; k++) {
     const action = actions[k];
     try {
@@ -326,12 +331,28 @@ async function run(request) {
           }
         }
         call.summaries = record.pending.splice(0);
+        for (const entry of call.summaries) summarisedIds.push(...entry.input);
         for (const e of session.events) record.seen(e);
         call.after = session.events.map((e) => e.id);
         const storedNow = await stored();
         call.stored_after = storedNow.map((e) => e.id);
         call.contents = contentsOf(llmRequest.contents);
         lastChars = charsOf(llmRequest.contents);
+        // The counterfactual "by identity": the same events, with the latest
+        // summary hiding exactly the events some summary was given, not every
+        // event stamped up to its endTime (getActiveEvents). A copy of the
+        // summary with endTime -Infinity makes getActiveEvents keep every
+        // raw event after it; the summarised ones are left out here.
+        const given = new Set(summarisedIds);
+        const latest = session.events.filter(isCompactedEvent).pop();
+        const identity = session.events
+          .filter((e) => !isCompactedEvent(e) ? !given.has(e.id) : e === latest)
+          .map((e) => (e === latest ? { ...e, endTime: -Infinity } : e));
+        call.by_identity = contentsOf(
+          await contentsFor(
+            { ...session, events: identity }, agent, invocationId, action.branch, pluginManager, service,
+          ),
+        );
         const raw = { ...session, events: storedNow.filter((e) => !isCompactedEvent(e)) };
         call.baseline = contentsOf(
           await contentsFor(raw, agent, invocationId, action.branch, pluginManager, service),

@@ -93,6 +93,7 @@ from .invariants import Violation
 from .model import Call, Compaction, Response, Session, Step
 from .pipeline import (
     Prompt,
+    _visible,
     answers_of_several_call_events,
     check_branch_view,
     check_model_prompt,
@@ -894,34 +895,42 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
 
 
 def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
-    """Whether the event P4 names (or, for P2's missing opener, the opener) was
-    given to no summary and is stamped no later than the ``endTime`` of the
-    latest stored summary at that model call: what getActiveEvents hides."""
+    """Whether the loss P2/P4 names is gone in the call's counterfactual
+    ``by_identity`` prompt (the latest summary hiding exactly the events
+    summaries were given, not every event stamped up to its ``endTime``):
+    the time filter of getActiveEvents caused it, directly or by changing
+    which event is the newest (``rearrangeEventsForLatestFunctionResponse``
+    then drops the events between the newest response and its call)."""
     k = violation.details.get("model_call")
-    if k is None:
+    if k is None or "by_identity" not in run.calls[k]:
         return False
+    if not _time_hid_something(run, k):
+        return False
+    counterfactual = run.prompt(run.calls[k], "by_identity")
+    parts = {p for _, ps in counterfactual for p in ps}
+    steps = run.stored.steps
+    if violation.details.get("cause") == "opener missing":
+        opener = run.calls[k]["opener"]
+        return any(role == "user" and ("text", opener) in ps for role, ps in counterfactual)
+    return bool(violation.positions) and all(
+        _visible(steps[p], p, parts) for p in violation.positions
+    )
+
+
+def _time_hid_something(run: JsRun, k: int) -> bool:
+    """Whether at model call ``k`` the latest summary's time range hid a raw
+    event that no summary was given (stamped no later than its ``endTime``)."""
     call = run.calls[k]
     steps = run.stored.steps
-    compacted = [steps[p] for p in range(len(call["stored_after"])) if steps[p].compaction]
+    known = range(len(call["stored_after"]))
+    compacted = [steps[p] for p in known if steps[p].compaction]
     if not compacted:
         return False
     end = compacted[-1].compaction.end
     given = {p for _, taken, _ in run.summaries() for p in taken}
-    if violation.details.get("cause") == "opener missing":
-        opener = run.calls[k]["opener"]
-        positions = [p for p, s in enumerate(steps) if s.author == "user" and s.text == opener]
-    else:
-        positions = list(violation.positions)
-
-    def hidden(p: int) -> bool:
-        return p not in given and steps[p].timestamp <= end
-
-    def orphaned(p: int) -> bool:  # a response whose every call event is hidden
-        ids = steps[p].response_ids
-        makers = [q for q in range(p) if steps[q].call_ids & ids]
-        return bool(ids) and bool(makers) and all(hidden(q) for q in makers)
-
-    return bool(positions) and all(hidden(p) or orphaned(p) for p in positions)
+    return any(
+        steps[p].compaction is None and p not in given and steps[p].timestamp <= end for p in known
+    )
 
 
 def _opener_deleted(run: JsRun, violation: Violation) -> bool:
