@@ -94,8 +94,9 @@ coverage: ## branch coverage of ADK's compaction code per function; fails below 
 	$$py -m compaction_harness.coverage_report build/coverage.json \
 	  $(foreach f,$(COVERAGE_REQUIRED),--require $(f))
 
-bench: ## unit examples/s against the ceiling, pipeline operations/s of both drivers, seconds to find the 2.11.0 stall
+bench: $(SDK_PREREQ) ## unit examples/s against the ceiling, pipeline operations/s of both drivers, seconds to find the 2.11.0 stall (SDK=js: ADK-JS scripts/s)
 	@py=$$($(ENV_PY)) || exit $$?; \
+	if [ "$(SDK)" = js ]; then exec $$py bench/bench.py js; fi; \
 	py211=$$(PYTHONPATH=src $(PYTHON) -m compaction_harness.envs --adk 2.11.0) || exit $$?; \
 	$$py bench/bench.py ceiling && $$py bench/bench.py steps && $$py bench/bench.py drivers && \
 	$$py211 bench/bench.py time-to-failure

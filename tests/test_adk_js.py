@@ -280,6 +280,22 @@ def test_a_loss_the_time_filter_causes_by_changing_the_newest_event_is_the_time_
     assert {adk_js.known_fault(result, v) for v in lost} == {"js-time-range"}
 
 
+def test_a_crash_on_an_answer_whose_call_a_summary_took_is_the_late_answer_fault() -> None:
+    # Second `make fuzz SDK=js` (shrunk): the lagging host's user message is
+    # hidden by time, so the repeated answer is the newest active event and
+    # the summary took its call (with the first answer) without it; the
+    # triage names the answer's ids from ADK-JS's message, not the newest
+    # stored event (a first version of the recogniser did, and missed it).
+    script = Script(
+        token(50, 1, tools_chars=400),
+        (Open(), Text(), Calls(), Answer(again=True), Skew(seconds=60), Open(), Text()),
+    )
+    result = run(script)
+    (crash,) = [v for v in adk_js.check_run(result) if v.invariant == "P0"]
+    assert "No function call event found" in crash.message
+    assert adk_js.known_fault(result, crash) == "js-late-answer"
+
+
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------
 KNOWN = {
     "js-retention-zero": (Script(token(1, 0), (Open(), Text())), None),
