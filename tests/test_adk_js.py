@@ -296,6 +296,21 @@ def test_a_crash_on_an_answer_whose_call_a_summary_took_is_the_late_answer_fault
     assert adk_js.known_fault(result, crash) == "js-late-answer"
 
 
+def test_an_event_the_time_filter_hid_is_dropped_for_good_by_the_anchored_rebuild() -> None:
+    # Third `make fuzz SDK=js` (shrunk): on a millisecond clock model 1 shares
+    # u1's tick; the first scratchpad (endTime = u1's) hides it unsummarised,
+    # and the second compaction rebuilds session.events without it, so even
+    # the counterfactual prompt cannot show it: the triage also accepts the
+    # direct test (never summarised, stamped no later than the endTime).
+    script = Script(token(1, 1, resolution=1e-3), (Open(), Text(), Text(), Text(), Text()))
+    result = run(script, JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 1}))
+    last = result.calls[-1]
+    assert "e1" in last["before"] and "e1" not in last["after"]
+    lost = [v for v in adk_js.check_run(result) if v.invariant == "P4"]
+    assert (1,) in {v.positions for v in lost}
+    assert {adk_js.known_fault(result, v) for v in lost} == {"js-time-range"}
+
+
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------
 KNOWN = {
     "js-retention-zero": (Script(token(1, 0), (Open(), Text())), None),

@@ -812,7 +812,11 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "getActiveEvents) keeps the raw events whose timestamp is greater than the latest "
         "summary's endTime, not the events the summary was not given: an event stamped "
         "in the same clock tick as (or before) the last summarised event, but retained, "
-        "vanishes from every later prompt without being summarised.",
+        "vanishes from every later prompt without being summarised (and the anchored "
+        "compactor's rebuild of session.events then drops it for good); a hidden event "
+        "can also make an older function response the newest active event, and "
+        "rearrangeEventsForLatestFunctionResponse then drops the events between that "
+        "response and its call.",
     ),
     "js-opener-summarised": (
         frozenset({"token_based", "anchored"}),
@@ -906,6 +910,8 @@ def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
         return False
     if not _time_hid_something(run, k):
         return False
+    if _stamped_no_later_than_end(run, violation, k):
+        return True
     counterfactual = run.prompt(run.calls[k], "by_identity")
     parts = {p for _, ps in counterfactual for p in ps}
     steps = run.stored.steps
@@ -915,6 +921,29 @@ def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
     return bool(violation.positions) and all(
         _visible(steps[p], p, parts) for p in violation.positions
     )
+
+
+def _stamped_no_later_than_end(run: JsRun, violation: Violation, k: int) -> bool:
+    """Whether every event P4 names (P2: the opener) was given to no summary and
+    is stamped no later than the latest summary's ``endTime`` at model call
+    ``k``: hidden by the time filter itself. (The anchored compactor then
+    also drops it from the invocation's events for good: it rebuilds them as
+    the events before the old scratchpad, the new one and the retained
+    events, so the counterfactual cannot show it any more.)"""
+    call = run.calls[k]
+    steps = run.stored.steps
+    known = range(len(call["stored_after"]))
+    compacted = [steps[p] for p in known if steps[p].compaction]
+    if not compacted:
+        return False
+    end = compacted[-1].compaction.end
+    given = {p for _, taken, _ in run.summaries() for p in taken}
+    if violation.details.get("cause") == "opener missing":
+        opener = call["opener"]
+        positions = [p for p in known if steps[p].author == "user" and steps[p].text == opener]
+    else:
+        positions = list(violation.positions)
+    return bool(positions) and all(p not in given and steps[p].timestamp <= end for p in positions)
 
 
 def _time_hid_something(run: JsRun, k: int) -> bool:
@@ -1029,10 +1058,15 @@ def _pair_broken(run: JsRun, violation: Violation) -> bool:
     ids = set(violation.ids)
     for position in violation.positions:
         ids |= steps[position].response_ids | steps[position].call_ids
-    for k, step in enumerate(steps):
-        if (step.call_ids | step.response_ids) & ids and k in summarised:
-            return True
-    return run.compactor.name == "truncating" and bool(ids)
+    holders = [k for k, step in enumerate(steps) if (step.call_ids | step.response_ids) & ids]
+    if any(k in summarised for k in holders):
+        return True
+    call = run.calls[violation.details.get("model_call", -1)] if run.calls else {}
+    after = set(call.get("after", run.ids))
+    deleted = [
+        k for k in holders if k < len(call.get("stored_after", ())) and run.ids[k] not in after
+    ]
+    return run.compactor.name == "truncating" and bool(deleted)
 
 
 def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Violation]:
