@@ -311,6 +311,20 @@ def test_an_event_the_time_filter_hid_is_dropped_for_good_by_the_anchored_rebuil
     assert {adk_js.known_fault(result, v) for v in lost} == {"js-time-range"}
 
 
+def test_unanswered_calls_some_of_which_a_summary_took_are_still_the_prompt_fault() -> None:
+    # Fourth `make fuzz SDK=js` (shrunk): two calls whose tools died; the
+    # summary takes the first, the prompt leaves the second unanswered. The
+    # baseline (no compaction) leaves both unanswered: not compaction's doing.
+    script = Script(
+        token(1, 2, strict_provider=True),
+        (Open(), Calls(fate="later"), Open(), Calls(fate="later"), Open(), Text()),
+    )
+    result = run(script)
+    strict = [v for v in adk_js.check_run(result) if v.details.get("cause") == "strict provider"]
+    assert len(strict) == 2
+    assert {adk_js.known_fault(result, v) for v in strict} == {"js-unanswered-call"}
+
+
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------
 KNOWN = {
     "js-retention-zero": (Script(token(1, 0), (Open(), Text())), None),

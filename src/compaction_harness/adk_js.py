@@ -987,7 +987,15 @@ def _in_baseline(run: JsRun, violation: Violation) -> bool:
     strict = run.script.config.strict_provider
     found, _ = check_prompt(run.prompt(run.calls[k], "baseline"), None, strict=strict)
     cause = violation.details.get("cause")
-    return any(v.details.get("cause") == cause and set(v.ids) == set(violation.ids) for v in found)
+
+    # The strict clause names every unanswered call of a prompt in one
+    # violation: each of them must be unanswered without compaction too.
+    def same(v: Violation) -> bool:
+        if cause == "strict provider":
+            return set(violation.ids) <= set(v.ids)
+        return set(v.ids) == set(violation.ids)
+
+    return any(v.details.get("cause") == cause and same(v) for v in found)
 
 
 def _answers_several_turns(run: JsRun) -> bool:
