@@ -325,6 +325,24 @@ def test_unanswered_calls_some_of_which_a_summary_took_are_still_the_prompt_faul
     assert {adk_js.known_fault(result, v) for v in strict} == {"js-unanswered-call"}
 
 
+def test_a_hypothetical_prompt_that_raises_is_recorded_not_a_failure_of_the_run() -> None:
+    # Fifth `make fuzz SDK=js` (shrunk; a harness fault): the counterfactual
+    # prompt (the summary hiding only what it was given) makes the client's
+    # answer the newest event, whose call the summary took, and getContents
+    # raised there, though ADK-JS's real prompt (the answer hidden by time)
+    # did not. A hypothetical prompt that raises is now null, with its reason.
+    script = Script(
+        token(1, 1), (Open(), Calls(kind="interim"), Skew(seconds=10), Answer(), Text())
+    )
+    result = run(script)
+    assert result.exception is None
+    last = result.calls[-1]
+    assert last["by_identity"] is None and "No function call event found" in "".join(
+        last["hypothetical_errors"]
+    )
+    assert adk_js.new_violations(result) == []
+
+
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------
 KNOWN = {
     "js-retention-zero": (Script(token(1, 0), (Open(), Text())), None),

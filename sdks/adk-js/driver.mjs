@@ -348,15 +348,23 @@ async function run(request) {
         const identity = session.events
           .filter((e) => !isCompactedEvent(e) ? !given.has(e.id) : e === latest)
           .map((e) => (e === latest ? { ...e, endTime: -Infinity } : e));
-        call.by_identity = contentsOf(
-          await contentsFor(
-            { ...session, events: identity }, agent, invocationId, action.branch, pluginManager, service,
-          ),
-        );
-        const raw = { ...session, events: storedNow.filter((e) => !isCompactedEvent(e)) };
-        call.baseline = contentsOf(
-          await contentsFor(raw, agent, invocationId, action.branch, pluginManager, service),
-        );
+        // The two hypothetical prompts may raise where ADK-JS's real one did
+        // not (another event is the newest): then they are null, with the
+        // reason, and never an exception of the run.
+        const hypothetical = async (events) => {
+          try {
+            return contentsOf(
+              await contentsFor(
+                { ...session, events }, agent, invocationId, action.branch, pluginManager, service,
+              ),
+            );
+          } catch (error) {
+            call.hypothetical_errors = [...(call.hypothetical_errors ?? []), String(error?.message)];
+            return null;
+          }
+        };
+        call.by_identity = await hypothetical(identity);
+        call.baseline = await hypothetical(storedNow.filter((e) => !isCompactedEvent(e)));
       } else {
         throw new TypeError(`actions[${k}].do: unknown action ${JSON.stringify(action.do)}`);
       }

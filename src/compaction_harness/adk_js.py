@@ -754,9 +754,12 @@ def check_run(run: JsRun) -> list[Violation]:
             continue  # ADK-JS raised during this call (P0 below)
         steps = Session(stored[: len(call["stored_after"])])
         prompt = run.prompt(call)
-        if run.compactor.name in DELETING:
+        if run.compactor.name in DELETING or call.get("baseline") is None:
+            # Without a baseline (ADK-JS's contents of the raw events raised:
+            # another event is the newest there) P4 has nothing to compare.
             violations, _ = check_prompt(prompt, call["opener"], strict=strict)
-            violations += check_truncation(run.compactor, call["before"], call["after"])
+            if run.compactor.name in DELETING:
+                violations += check_truncation(run.compactor, call["before"], call["after"])
         else:
             violations, _ = check_model_prompt(
                 steps,
@@ -906,12 +909,12 @@ def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
     which event is the newest (``rearrangeEventsForLatestFunctionResponse``
     then drops the events between the newest response and its call)."""
     k = violation.details.get("model_call")
-    if k is None or "by_identity" not in run.calls[k]:
-        return False
-    if not _time_hid_something(run, k):
+    if k is None or not _time_hid_something(run, k):
         return False
     if _stamped_no_later_than_end(run, violation, k):
         return True
+    if run.calls[k].get("by_identity") is None:
+        return False
     counterfactual = run.prompt(run.calls[k], "by_identity")
     parts = {p for _, ps in counterfactual for p in ps}
     steps = run.stored.steps
@@ -982,7 +985,7 @@ def _in_baseline(run: JsRun, violation: Violation) -> bool:
     call's baseline) break P2 the same way: a prompt-assembly fault that
     compaction did not cause."""
     k = violation.details.get("model_call")
-    if k is None or "baseline" not in run.calls[k]:
+    if k is None or run.calls[k].get("baseline") is None:
         return False
     strict = run.script.config.strict_provider
     found, _ = check_prompt(run.prompt(run.calls[k], "baseline"), None, strict=strict)
