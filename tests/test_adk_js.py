@@ -343,6 +343,21 @@ def test_a_hypothetical_prompt_that_raises_is_recorded_not_a_failure_of_the_run(
     assert adk_js.new_violations(result) == []
 
 
+def test_a_call_left_unanswered_by_the_time_filter_is_the_time_range_fault() -> None:
+    # Sixth `make fuzz SDK=js` (shrunk): a lagging host stamps the client's
+    # answer before the summary's endTime; the prompt shows the call without
+    # its answer, which a strict provider rejects. In the counterfactual
+    # prompt the answer is there.
+    script = Script(
+        token(1, 1, strict_provider=True),
+        (Open(), Calls(kind="long_running"), Skew(seconds=10), Answer(), Text()),
+    )
+    result = run(script)
+    found = adk_js.check_run(result)
+    assert {v.details.get("cause") for v in found if v.invariant == "P2"} == {"strict provider"}
+    assert {adk_js.known_fault(result, v) for v in found} == {"js-time-range"}
+
+
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------
 KNOWN = {
     "js-retention-zero": (Script(token(1, 0), (Open(), Text())), None),

@@ -911,6 +911,18 @@ def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
     k = violation.details.get("model_call")
     if k is None or not _time_hid_something(run, k):
         return False
+    cause = violation.details.get("cause")
+    if violation.invariant == "P2" and cause != "opener missing":
+        # A call left unanswered or answered wrongly: the counterfactual
+        # prompt must not break P2 the same way for any of these ids.
+        identity = run.calls[k].get("by_identity")
+        if identity is None:
+            return False
+        strict = run.script.config.strict_provider
+        found, _ = check_prompt(run.prompt(run.calls[k], "by_identity"), None, strict=strict)
+        return not any(
+            v.details.get("cause") == cause and set(v.ids) & set(violation.ids) for v in found
+        )
     if _stamped_no_later_than_end(run, violation, k):
         return True
     if run.calls[k].get("by_identity") is None:
