@@ -252,6 +252,16 @@ def test_p5_fires_on_a_sub_agent_summary_of_its_siblings_branches() -> None:
     assert not [v for v in adk_js.check_run(result) if v.invariant == "P5"]
 
 
+def test_p6_fires_on_a_summary_of_nothing_new() -> None:
+    result = clean_run()
+    # The second summary handed only what the first was given (u1), as a
+    # compactor that re-summarised covered events would.
+    second = [s for c in result.calls for s in c["summaries"]][1]
+    second["input"] = [second["input"][0], "e0"]
+    found = adk_js.new_violations(result)
+    assert "P6" in invariants(found)
+
+
 def test_the_triage_does_not_explain_a_loss_it_did_not_see() -> None:
     # A P4 inside a kept summary's time range but on a fine clock (no tie) is
     # not the time-range fault: copy a clean run and hide an event by hand.
@@ -356,6 +366,33 @@ def test_a_call_left_unanswered_by_the_time_filter_is_the_time_range_fault() -> 
     found = adk_js.check_run(result)
     assert {v.details.get("cause") for v in found if v.invariant == "P2"} == {"strict provider"}
     assert {adk_js.known_fault(result, v) for v in found} == {"js-time-range"}
+
+
+def test_the_anchored_rebuild_after_a_new_invocation_drops_a_time_hidden_call() -> None:
+    # Seventh `make fuzz SDK=js` (shrunk). Each run fetches the stored session
+    # (raw events, then the scratchpad appended after them); the anchored
+    # compactor rebuilds session.events as the events before the old
+    # scratchpad, the new one and the retained events: the retained ones now
+    # appear twice, and the call a lagging host stamped before the first
+    # scratchpad's endTime is dropped, so its answer crashes getContents.
+    script = Script(
+        token(1, 3),
+        (
+            Open(),
+            Calls(kind="interim"),
+            Text(),
+            Answer(),
+            Skew(seconds=10),
+            Calls(kind="interim"),
+            Answer(),
+            Text(),
+        ),
+    )
+    result = run(script, JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 3}))
+    after = result.calls[-1]["after"]
+    assert after.count("e3") == 2 and "e5" not in after  # duplicated, and dropped
+    (crash,) = [v for v in adk_js.check_run(result) if v.invariant == "P0"]
+    assert adk_js.known_fault(result, crash) == "js-time-range"
 
 
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------

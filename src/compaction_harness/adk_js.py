@@ -97,6 +97,7 @@ from .pipeline import (
     answers_of_several_call_events,
     check_branch_view,
     check_model_prompt,
+    check_new_work,
     check_prompt,
     check_range_safety,
 )
@@ -141,6 +142,8 @@ SDK_DIR = Path(
 INSTALL = "make js-env"
 #: The compactors the driver knows, by the name a request gives.
 COMPACTORS = ("token_based", "anchored", "truncating", "thought_pruning", "agent_controlled")
+#: Compactors with a trigger of their own (a token threshold): P6 applies.
+TRIGGERED = frozenset({"token_based", "anchored"})
 #: Compactors that delete events by design: judged on P0, P1 and P2 only.
 DELETING = frozenset({"truncating", "thought_pruning"})
 
@@ -730,6 +733,9 @@ def check_run(run: JsRun) -> list[Violation]:
       splits no live pair (:func:`pipeline.check_range_safety`);
     * P5: no summary (read by every agent: ADK-JS's compacted events have no
       branch) was given another branch's events (:func:`pipeline.check_branch_view`);
+    * P6 (first clause, for the compactors with a trigger): each summary
+      covers at least one event no earlier summary was given
+      (:func:`pipeline.check_new_work`);
     * P2 (strict clause with ``strict_provider``) and, for compactors that do
       not delete by design, P4 (:func:`pipeline.check_model_prompt`; the
       baseline is ADK-JS's contents of the stored raw events); for the
@@ -750,6 +756,11 @@ def check_run(run: JsRun) -> list[Violation]:
             number += 1
             found += check_range_safety(snapshot, taken)
             found += check_branch_view(snapshot, taken, None)
+            if run.compactor.name in TRIGGERED:
+                # P6 (first clause): ADK-JS rolls every summary forward into
+                # the next, so every earlier summary's input counts as covered.
+                before = {p for _, given, _ in summaries[: number - 1] for p in given}
+                found += check_new_work(taken, before, set(range(len(snapshot))), number - 1)
         if "contents" not in call:
             continue  # ADK-JS raised during this call (P0 below)
         steps = Session(stored[: len(call["stored_after"])])
@@ -1055,6 +1066,7 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
         for c in from_js_event(events[i]).calls
     }
     after = call.get("after", call["before"])
+    given = {i for earlier in run.calls for s in earlier["summaries"] for i in s["input"]}
     present = {c.id for i in after for c in from_js_event(events[i]).calls}
     compacted = [from_js_event(events[i]) for i in after if events[i].get("isCompacted")]
     end = compacted[-1].compaction.end if compacted else None
@@ -1063,10 +1075,12 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
             return "js-late-answer"
         if run.compactor.name == "truncating" and response_id not in present:
             return "js-late-answer"
+        # The call event may be gone from ``after``: the anchored compactor's
+        # rebuild drops the events the time filter hid.
         makers = [
             from_js_event(events[i])
-            for i in after
-            if response_id in from_js_event(events[i]).call_ids
+            for i in dict.fromkeys([*call["before"], *after])
+            if response_id in from_js_event(events[i]).call_ids and i not in given
         ]
         if end is not None and makers and all(m.timestamp <= end for m in makers):
             return "js-time-range"
