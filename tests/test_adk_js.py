@@ -395,6 +395,21 @@ def test_the_anchored_rebuild_after_a_new_invocation_drops_a_time_hidden_call() 
     assert adk_js.known_fault(result, crash) == "js-time-range"
 
 
+def test_a_summarised_event_the_time_filter_brings_back_is_summarised_again() -> None:
+    # Eighth `make fuzz SDK=js` (shrunk): a lagging host stamps model 1 ten
+    # seconds before u1; the first summary takes both and ends at model 1's
+    # timestamp (LlmSummarizer: the last input's), so u1, stamped later, is
+    # active again and the second summary takes it once more (P6).
+    script = Script(
+        token(50, 2, tools_chars=400),
+        (Open(), Skew(seconds=10), Text(), Tie(), FanOut(), Text(), Text()),
+    )
+    result = run(script)
+    (wasted,) = [v for v in adk_js.check_run(result) if v.invariant == "P6"]
+    assert wasted.positions == (0,)
+    assert adk_js.known_fault(result, wasted) == "js-time-range"
+
+
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------
 KNOWN = {
     "js-retention-zero": (Script(token(1, 0), (Open(), Text())), None),

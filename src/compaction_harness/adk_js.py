@@ -826,7 +826,10 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "getActiveEvents) keeps the raw events whose timestamp is greater than the latest "
         "summary's endTime, not the events the summary was not given: an event stamped "
         "in the same clock tick as (or before) the last summarised event, but retained, "
-        "vanishes from every later prompt without being summarised (and the anchored "
+        "vanishes from every later prompt without being summarised, and since "
+        "LlmSummarizer's endTime is the last input's timestamp, not the greatest, an "
+        "event summarised out of time order comes back and is summarised again (P6) "
+        "(and the anchored "
         "compactor's rebuild of session.events then drops it for good); a hidden event "
         "can also make an older function response the newest active event, and "
         "rearrangeEventsForLatestFunctionResponse then drops the events between that "
@@ -896,6 +899,8 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
         return None
     if violation.invariant == "P1" and "js-late-answer" in faults:
         return "js-late-answer" if _split_not_adjacent(run, violation) else None
+    if violation.invariant == "P6" and "js-time-range" in faults and _reactivated(run, violation):
+        return "js-time-range"
     if violation.invariant == "P5" and cause == "branch" and "js-branch" in faults:
         return "js-branch"
     if name == "truncating" and cause == "opener missing" and _opener_deleted(run, violation):
@@ -970,6 +975,29 @@ def _stamped_no_later_than_end(run: JsRun, violation: Violation, k: int) -> bool
     else:
         positions = list(violation.positions)
     return bool(positions) and all(p not in given and steps[p].timestamp <= end for p in positions)
+
+
+def _reactivated(run: JsRun, violation: Violation) -> bool:
+    """Whether the events a P6 summary took again were all given to an earlier
+    summary but stamped later than the ``endTime`` of the latest summary then
+    stored: LlmSummarizer's endTime is the *last* input's timestamp, not the
+    greatest, so with events out of time order getActiveEvents brings
+    summarised events back, and the next summary takes them again."""
+    steps = run.stored.steps
+    summaries = run.summaries()
+    number = next(
+        (n for n, (_, given, _) in enumerate(summaries) if tuple(given) == violation.positions),
+        None,
+    )
+    if number is None or number == 0:
+        return False
+    length = summaries[number][0]
+    compacted = [steps[p] for p in range(length) if steps[p].compaction]
+    if not compacted:
+        return False
+    end = compacted[-1].compaction.end
+    before = {p for _, given, _ in summaries[:number] for p in given}
+    return all(p in before and steps[p].timestamp > end for p in violation.positions)
 
 
 def _time_hid_something(run: JsRun, k: int) -> bool:
