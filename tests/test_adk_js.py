@@ -410,6 +410,21 @@ def test_a_summarised_event_the_time_filter_brings_back_is_summarised_again() ->
     assert adk_js.known_fault(result, wasted) == "js-time-range"
 
 
+def test_unanswered_calls_of_two_causes_in_one_violation_are_each_explained() -> None:
+    # Ninth `make fuzz SDK=js` (shrunk; per-turn ids): call_1 is unanswered
+    # without compaction too (its tool died), call_0's answer (a reused id)
+    # is hidden by time. One strict-clause violation names both.
+    script = Script(
+        token(1, 2, strict_provider=True, call_ids="per_turn"),
+        (Open(), Calls(count=2, fate="later"), Open(), Skew(seconds=10), Calls(), Text()),
+    )
+    result = run(script)
+    last = [v for v in adk_js.check_run(result) if v.details.get("model_call") == 2]
+    strict = [v for v in last if v.details.get("cause") == "strict provider"]
+    assert [set(v.ids) for v in strict] == [{"call_0", "call_1"}]
+    assert adk_js.known_fault(result, strict[0]) == "js-time-range"
+
+
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------
 KNOWN = {
     "js-retention-zero": (Script(token(1, 0), (Open(), Text())), None),
