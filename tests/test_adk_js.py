@@ -425,6 +425,27 @@ def test_unanswered_calls_of_two_causes_in_one_violation_are_each_explained() ->
     assert adk_js.known_fault(result, strict[0]) == "js-time-range"
 
 
+def test_a_partial_answer_of_two_causes_is_explained_id_by_id() -> None:
+    # Tenth `make fuzz SDK=js` (shrunk): of three parallel long-running
+    # calls one is never answered (a partial answer without compaction too),
+    # and one answer is hidden by time.
+    script = Script(
+        token(1, 1),
+        (
+            Open(),
+            Text(),
+            Calls(count=3, kind="long_running"),
+            Answer(),
+            Skew(seconds=60),
+            Answer(),
+            Text(),
+        ),
+    )
+    result = run(script)
+    partial = [v for v in adk_js.check_run(result) if v.details.get("cause") == "partial answer"]
+    assert partial and {adk_js.known_fault(result, v) for v in partial} == {"js-time-range"}
+
+
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------
 KNOWN = {
     "js-retention-zero": (Script(token(1, 0), (Open(), Text())), None),

@@ -907,9 +907,10 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
         return "js-truncate-opener"
     if violation.invariant == "P2" and cause != "opener missing" and _in_baseline(run, violation):
         return "js-unanswered-call"
-    if cause == "strict provider":
-        mixed = _strict_mixed(run, violation)
-        return mixed if mixed in faults else None
+    if violation.invariant == "P2" and cause != "opener missing":
+        mixed = _p2_mixed(run, violation)
+        if mixed in faults:
+            return mixed
     if violation.invariant in ("P2", "P4"):
         if _hidden_by_time(run, violation) and "js-time-range" in faults:
             return "js-time-range"
@@ -980,12 +981,13 @@ def _stamped_no_later_than_end(run: JsRun, violation: Violation, k: int) -> bool
     return bool(positions) and all(p not in given and steps[p].timestamp <= end for p in positions)
 
 
-def _strict_mixed(run: JsRun, violation: Violation) -> str | None:
-    """The strict clause names every unanswered call of a prompt in one
-    violation, whose ids may have different causes: ``js-time-range`` when
-    each id is unanswered in the baseline too (the prompt fault) or answered
-    in the counterfactual prompt (the time filter hid its answer), and the
-    time filter hid something at that call."""
+def _p2_mixed(run: JsRun, violation: Violation) -> str | None:
+    """A P2 violation may name ids of different causes (the strict clause
+    names every unanswered call of a prompt; a partial answer every call
+    left out): ``js-time-range`` when each id is named by a violation of the
+    same cause in the baseline too (the prompt fault, compaction aside) or by
+    none in the counterfactual prompt (the time filter hid its answer), and
+    the time filter hid something at that call."""
     k = violation.details.get("model_call")
     if k is None or not _time_hid_something(run, k):
         return None
@@ -993,9 +995,12 @@ def _strict_mixed(run: JsRun, violation: Violation) -> str | None:
     if call.get("baseline") is None or call.get("by_identity") is None:
         return None
 
+    cause = violation.details.get("cause")
+    strict = run.script.config.strict_provider
+
     def unanswered(key: str) -> set[str]:
-        found, _ = check_prompt(run.prompt(call, key), None, strict=True)
-        return {i for v in found if v.details.get("cause") == "strict provider" for i in v.ids}
+        found, _ = check_prompt(run.prompt(call, key), None, strict=strict)
+        return {i for v in found if v.details.get("cause") == cause for i in v.ids}
 
     explained = unanswered("baseline") | (set(violation.ids) - unanswered("by_identity"))
     return "js-time-range" if set(violation.ids) <= explained else None
