@@ -1002,7 +1002,20 @@ def _p2_mixed(run: JsRun, violation: Violation) -> str | None:
         found, _ = check_prompt(run.prompt(call, key), None, strict=strict)
         return {i for v in found if v.details.get("cause") == cause for i in v.ids}
 
-    explained = unanswered("baseline") | (set(violation.ids) - unanswered("by_identity"))
+    # Directly: an answer stored, given to no summary, stamped no later than
+    # the latest summary's endTime (the anchored rebuild may have dropped it,
+    # so the counterfactual cannot show it).
+    steps = run.stored.steps
+    known = range(len(call["stored_after"]))
+    end = [steps[p] for p in known if steps[p].compaction][-1].compaction.end
+    given = {p for _, taken, _ in run.summaries() for p in taken}
+    hidden = {
+        i
+        for p in known
+        if p not in given and steps[p].compaction is None and steps[p].timestamp <= end
+        for i in steps[p].response_ids
+    }
+    explained = unanswered("baseline") | (set(violation.ids) - unanswered("by_identity")) | hidden
     return "js-time-range" if set(violation.ids) <= explained else None
 
 
