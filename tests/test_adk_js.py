@@ -454,6 +454,29 @@ def test_a_partial_answer_of_two_causes_is_explained_id_by_id() -> None:
         assert partial and {adk_js.known_fault(result, v) for v in partial} == {"js-time-range"}
 
 
+def test_a_call_no_event_answers_is_the_prompt_fault_whatever_the_baseline_shows() -> None:
+    # Twelfth `make fuzz SDK=js` (shrunk): a client answers one of two
+    # parallel calls; in the baseline a repeated answer is the newest event,
+    # so rearrangeEventsForLatestFunctionResponse leaves the parallel calls
+    # out and the baseline cannot show the partial answer. No stored event
+    # answers the other call: compaction did not cause it.
+    script = Script(
+        token(1, 1),
+        (
+            Open(),
+            Calls(),
+            Calls(count=2, kind="long_running"),
+            Answer(),
+            Skew(seconds=60),
+            Answer(again=True),
+            Text(),
+        ),
+    )
+    result = run(script)
+    partial = [v for v in adk_js.check_run(result) if v.details.get("cause") == "partial answer"]
+    assert partial and {adk_js.known_fault(result, v) for v in partial} == {"js-unanswered-call"}
+
+
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------
 KNOWN = {
     "js-retention-zero": (Script(token(1, 0), (Open(), Text())), None),

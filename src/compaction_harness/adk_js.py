@@ -905,9 +905,9 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
         return "js-branch"
     if name == "truncating" and cause == "opener missing" and _opener_deleted(run, violation):
         return "js-truncate-opener"
-    if violation.invariant == "P2" and cause != "opener missing" and _in_baseline(run, violation):
-        return "js-unanswered-call"
     if violation.invariant == "P2" and cause != "opener missing":
+        if _in_baseline(run, violation) or set(violation.ids) <= _never_answered(run, violation):
+            return "js-unanswered-call"
         mixed = _p2_mixed(run, violation)
         if mixed in faults:
             return mixed
@@ -981,6 +981,19 @@ def _stamped_no_later_than_end(run: JsRun, violation: Violation, k: int) -> bool
     return bool(positions) and all(p not in given and steps[p].timestamp <= end for p in positions)
 
 
+def _never_answered(run: JsRun, violation: Violation) -> set[str]:
+    """The ids P2 names that no event stored by that model call answers: calls
+    whose tool died, or that a client's partial answer left out. Compaction
+    neither makes nor removes answers; that getContents sends such calls is
+    the prompt fault (``js-unanswered-call``)."""
+    k = violation.details.get("model_call")
+    if k is None:
+        return set()
+    steps = run.stored.steps[: len(run.calls[k]["stored_after"])]
+    answered = {i for s in steps for i in s.response_ids}
+    return set(violation.ids) - answered
+
+
 def _p2_mixed(run: JsRun, violation: Violation) -> str | None:
     """A P2 violation may name ids of different causes (the strict clause
     names every unanswered call of a prompt; a partial answer every call
@@ -1015,7 +1028,12 @@ def _p2_mixed(run: JsRun, violation: Violation) -> str | None:
         if p not in given and steps[p].compaction is None and steps[p].timestamp <= end
         for i in steps[p].response_ids
     }
-    explained = unanswered("baseline") | (set(violation.ids) - unanswered("by_identity")) | hidden
+    explained = (
+        unanswered("baseline")
+        | (set(violation.ids) - unanswered("by_identity"))
+        | hidden
+        | _never_answered(run, violation)
+    )
     return "js-time-range" if set(violation.ids) <= explained else None
 
 
