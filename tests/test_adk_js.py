@@ -477,6 +477,29 @@ def test_a_call_no_event_answers_is_the_prompt_fault_whatever_the_baseline_shows
     assert partial and {adk_js.known_fault(result, v) for v in partial} == {"js-unanswered-call"}
 
 
+def test_a_multi_turn_answer_made_newest_by_the_time_filter_is_recognised() -> None:
+    # Thirteenth `make fuzz SDK=js` (32424 examples in; shrunk): a lagging
+    # host's later answer is hidden by time, so the earlier answer to calls of
+    # two turns is the newest active event: the triage reads the ids from
+    # ADK-JS's message, not from the newest stored event.
+    script = Script(
+        token(50, 3),
+        (
+            Open(),
+            Calls(kind="interim"),
+            Calls(count=2, kind="interim"),
+            Text(),
+            Answer((0, 0, 1)),
+            Skew(seconds=60),
+            Answer(),
+            Text(),
+        ),
+    )
+    result = run(script)
+    (crash,) = [v for v in adk_js.check_run(result) if v.invariant == "P0"]
+    assert adk_js.known_fault(result, crash) == "js-multi-turn-answer"
+
+
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------
 KNOWN = {
     "js-retention-zero": (Script(token(1, 0), (Open(), Text())), None),

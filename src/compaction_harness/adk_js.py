@@ -94,7 +94,6 @@ from .model import Call, Compaction, Response, Session, Step
 from .pipeline import (
     Prompt,
     _visible,
-    answers_of_several_call_events,
     check_branch_view,
     check_model_prompt,
     check_new_work,
@@ -1113,13 +1112,20 @@ def _in_baseline(run: JsRun, violation: Violation) -> bool:
 
 
 def _answers_several_turns(run: JsRun) -> bool:
-    """Whether the newest event at the model call that raised answers calls of
-    more than one call event (a client's message answering several turns)."""
-    if not run.calls or not run.calls[-1]["before"]:
+    """Whether the responses ADK-JS names in its message ("function response
+    ids provided: <ids>") answer calls of more than one stored call event (a
+    client's message answering several turns). Read from the message, since
+    the time filter may make another event than the newest stored one the
+    newest active event."""
+    if run.exception is None:
         return False
-    ids = run.calls[-1]["before"]
-    steps = Session(tuple(from_js_event(run.events[i]) for i in ids))
-    return len(steps) - 1 in answers_of_several_call_events(steps)
+    ids = {
+        i.strip()
+        for i in run.exception["message"].rsplit("provided:", 1)[-1].split(",")
+        if i.strip()
+    }
+    makers = {k for k, s in enumerate(run.stored.steps) if s.call_ids & ids}
+    return len(makers) > 1
 
 
 def _split_not_adjacent(run: JsRun, violation: Violation) -> bool:
