@@ -515,6 +515,20 @@ KNOWN = {
         Script(token(1000, strict_provider=True), (Open(), Calls(fate="later"), Open(), Text())),
         None,
     ),
+    "js-anchored-duplicates": (
+        Script(
+            token(1, 3),
+            (
+                Open(),
+                Text(),
+                Calls(kind="interim"),
+                Calls(kind="long_running"),
+                Answer((0, 0, 1)),
+                Text(),
+            ),
+        ),
+        JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 3}),
+    ),
     "js-multi-turn-answer": (
         Script(
             token(1000),

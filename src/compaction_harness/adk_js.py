@@ -866,6 +866,15 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "compactor's documented design, but no configuration value keeps the running "
         "turn's message (preserveLeadingEvents keeps only the session's first events).",
     ),
+    "js-anchored-duplicates": (
+        frozenset({"anchored"}),
+        "AnchoredContextCompactor.compact rebuilds session.events as the events stored "
+        "before the old scratchpad, the new scratchpad and the retained events. Each run "
+        "fetches the stored session, where the scratchpad stands after the raw events it "
+        "replaced (BaseSessionService.appendEvent appends), so after a new invocation the "
+        "summarised events stay and the retained ones appear twice: the model is sent a "
+        "call, or its answer, twice.",
+    ),
     "js-branch": (
         frozenset({"token_based", "anchored"}),
         "the compactors read session.events without the branch filter of getContents, "
@@ -904,6 +913,13 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
         return "js-branch"
     if name == "truncating" and cause == "opener missing" and _opener_deleted(run, violation):
         return "js-truncate-opener"
+    if (
+        name == "anchored"
+        and cause == "answered twice"
+        and _duplicated(run, violation)
+        and "js-anchored-duplicates" in faults
+    ):
+        return "js-anchored-duplicates"
     if violation.invariant == "P2" and cause != "opener missing":
         if _in_baseline(run, violation) or set(violation.ids) <= _never_answered(run, violation):
             return "js-unanswered-call"
@@ -978,6 +994,27 @@ def _stamped_no_later_than_end(run: JsRun, violation: Violation, k: int) -> bool
     else:
         positions = list(violation.positions)
     return bool(positions) and all(p not in given and steps[p].timestamp <= end for p in positions)
+
+
+def _duplicated(run: JsRun, violation: Violation) -> bool:
+    """Whether the events the content processor read at that model call held
+    an event twice that makes or answers one of the ids P2 names."""
+    k = violation.details.get("model_call")
+    if k is None:
+        return False
+    after = run.calls[k].get("after", [])
+    twice = {i for i in after if after.count(i) > 1}
+    ids = set(violation.ids)
+    # getContents attaches a response event after every call event it answers:
+    # a duplicated call brings along every answer merged into that event.
+    for i in after:
+        answered = from_js_event(run.events[i]).response_ids
+        if answered & ids:
+            ids |= answered
+    return any(
+        (from_js_event(run.events[i]).call_ids | from_js_event(run.events[i]).response_ids) & ids
+        for i in twice
+    )
 
 
 def _never_answered(run: JsRun, violation: Violation) -> set[str]:
