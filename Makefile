@@ -12,6 +12,9 @@ FIXTURE ?=
 RELEASES ?=
 MATRIX_SECONDS ?= 30
 FUZZ_DB ?=
+# Which SDK the gate and the campaign target: python (google-adk, the default)
+# or js (ADK for TypeScript, @google/adk, through the Node driver in sdks/adk-js).
+SDK ?= python
 
 # ADK and ADK_SRC name two different targets: refuse the pair rather than pick one.
 ifneq ($(ADK_SRC),)
@@ -24,46 +27,69 @@ TARGET := $(if $(ADK_SRC),--adk-src "$(ADK_SRC)",--adk "$(ADK)")
 ENV_PY := PYTHONPATH=src $(PYTHON) -m compaction_harness.envs $(TARGET)
 PYTEST := -m pytest -p no:cacheprovider
 
+ifeq ($(filter $(SDK),python js),)
+$(error SDK=$(SDK): expected python or js)
+endif
+ADKJS_DIR := sdks/adk-js
+# Written after a successful `npm ci`, so the install runs once (and again
+# when the lock file changes).
+ADKJS_STAMP := $(ADKJS_DIR)/node_modules/.harness-npm-ci
+ADKJS_TESTS := tests/test_adk_js.py
+# What the gate and the campaign collect: the JS tests alone with SDK=js;
+# without, everything else (the JS tests need Node and the npm package).
+SDK_PATHS := $(if $(filter js,$(SDK)),$(ADKJS_TESTS),--ignore=$(ADKJS_TESTS))
+SDK_PREREQ := $(if $(filter js,$(SDK)),$(ADKJS_STAMP))
+
 .DEFAULT_GOAL := help
 # coverage: ADK's compaction modules, and the helpers that must reach every branch.
 COVERAGE_MODULES := google.adk.apps.compaction,google.adk.flows.llm_flows.context._compaction
 COVERAGE_REQUIRED := _longest_self_contained_prefix _provably_dead_call_ids \
   _safe_token_compaction_split_index
 
-.PHONY: help env test fuzz fuzz-worker differential coverage bench gate-under-load matrix replay show lint format clean
+.PHONY: help env js-env test fuzz fuzz-worker differential coverage bench gate-under-load matrix replay show lint format clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
-	@echo "  variables: ADK=$(ADK) (or ADK_SRC=/path/to/adk-python), FUZZ_SECONDS=$(FUZZ_SECONDS), JOBS=$(JOBS), FIXTURE=path,"
+	@echo "  variables: ADK=$(ADK) (or ADK_SRC=/path/to/adk-python), SDK=$(SDK) (or js), FUZZ_SECONDS=$(FUZZ_SECONDS), JOBS=$(JOBS), FIXTURE=path,"
 	@echo "             PYTEST_ARGS='...' (passed on to pytest), RELEASES='1.26.0 2.13.0', MATRIX_SECONDS=$(MATRIX_SECONDS)"
 	@echo "             FUZZ_DB=redis://HOST:PORT/N (fuzz, fuzz-worker: one example database shared by campaigns on several machines)"
 
 env: ## create the target's virtual environment (done by every other target too)
 	@$(ENV_PY)
 
+js-env: $(ADKJS_STAMP) ## install ADK-JS for SDK=js: npm ci in sdks/adk-js (once; Node 20 and npm from the system)
+
+$(ADKJS_STAMP): $(ADKJS_DIR)/package.json $(ADKJS_DIR)/package-lock.json
+	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || \
+	  { echo "error: SDK=js needs node and npm (Node 20) from the system packages" >&2; exit 2; }
+	@echo "installing @google/adk in $(ADKJS_DIR) (npm ci)" >&2
+	@cd $(ADKJS_DIR) && npm ci --no-audit --no-fund --loglevel=error >&2 || \
+	  { echo "error: npm ci failed in $(ADKJS_DIR)" >&2; exit 2; }
+	@touch $@
+
 # tests/test_shared_database.py starts redis-server processes of its own.
 NEED_REDIS_SERVER = command -v redis-server >/dev/null || { apt-get update -qq && \
 	  apt-get install -y -qq redis-server >/dev/null; } || \
 	  { echo "error: could not install redis-server from the system packages" >&2; exit 2; }
 
-test: ## the deterministic gate: derandomised properties, unit tests, fixture replay
+test: $(SDK_PREREQ) ## the deterministic gate: derandomised properties, unit tests, fixture replay (SDK=js: ADK-JS's)
 	@$(NEED_REDIS_SERVER)
 	@py=$$($(ENV_PY)) || exit $$?; \
-	FUZZ_DB= $$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate $(PYTEST_ARGS); rc=$$?; \
+	FUZZ_DB= $$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate $(SDK_PATHS) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests: the gate ran nothing" >&2; fi; \
 	exit $$rc
 
-fuzz: ## a random campaign of FUZZ_SECONDS against ADK; failures become fixtures in tests/repros/ (FUZZ_DB= to share)
+fuzz: $(SDK_PREREQ) ## a random campaign of FUZZ_SECONDS against ADK (SDK=js: ADK-JS); failures become fixtures in tests/repros/ (FUZZ_DB= to share)
 	@py=$$($(ENV_PY)) || exit $$?; \
 	FUZZ_DB="$(FUZZ_DB)" HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
-	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz \
+	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz $(SDK_PATHS) \
 	  --fuzz-seconds=$(FUZZ_SECONDS) --hypothesis-show-statistics $(PYTEST_ARGS)
 
-fuzz-worker: ## one more campaign on FUZZ_DB=redis://HOST:PORT/N: writes no fixtures, `make fuzz` there writes them
+fuzz-worker: $(SDK_PREREQ) ## one more campaign on FUZZ_DB=redis://HOST:PORT/N: writes no fixtures, `make fuzz` there writes them
 	@if [ -z "$(FUZZ_DB)" ]; then echo "error: make fuzz-worker needs FUZZ_DB=redis://HOST:PORT/N (the writer's shared example database)" >&2; exit 2; fi
 	@py=$$($(ENV_PY)) || exit $$?; \
 	FUZZ_DB="$(FUZZ_DB)" HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
-	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz \
+	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz $(SDK_PATHS) \
 	  --fuzz-seconds=$(FUZZ_SECONDS) --fuzz-worker --hypothesis-show-statistics $(PYTEST_ARGS)
 
 differential: ## 300 derandomised scripts through both drivers: the emulating driver stores what ADK's Runner stores
@@ -83,8 +109,9 @@ coverage: ## branch coverage of ADK's compaction code per function; fails below 
 	$$py -m compaction_harness.coverage_report build/coverage.json \
 	  $(foreach f,$(COVERAGE_REQUIRED),--require $(f))
 
-bench: ## unit examples/s against the ceiling, pipeline operations/s of both drivers, seconds to find the 2.11.0 stall
+bench: $(SDK_PREREQ) ## unit examples/s against the ceiling, pipeline operations/s of both drivers, seconds to find the 2.11.0 stall (SDK=js: ADK-JS scripts/s)
 	@py=$$($(ENV_PY)) || exit $$?; \
+	if [ "$(SDK)" = js ]; then exec $$py bench/bench.py js; fi; \
 	py211=$$(PYTHONPATH=src $(PYTHON) -m compaction_harness.envs --adk 2.11.0) || exit $$?; \
 	$$py bench/bench.py ceiling && $$py bench/bench.py steps && $$py bench/bench.py drivers && \
 	$$py211 bench/bench.py time-to-failure

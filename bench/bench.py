@@ -230,6 +230,59 @@ def _steps_for(storage: str, examples: int) -> dict:
     }
 
 
+def js(args: argparse.Namespace) -> dict:
+    """Scripts per second on ADK for TypeScript (one core, one Node process):
+    scripts drawn as the ADK-JS property draws them (``strategies.js_cases``),
+    each run through the Node driver and checked (P0, P1, P2, P4, P5 and the
+    known-fault triage); per compactor, and in all."""
+    from compaction_harness import adk_js
+    from strategies import js_cases
+
+    counted: dict[str, dict[str, float]] = {}
+
+    @_settings(args.examples)
+    @given(case=js_cases())
+    def run(case):
+        script, compactor = case
+        started = time.perf_counter()
+        adk_js.new_violations(adk_js.run_script(script, compactor))
+        row = counted.setdefault(compactor.name, {"scripts": 0, "operations": 0, "seconds": 0.0})
+        row["scripts"] += 1
+        row["operations"] += len(script.operations)
+        row["seconds"] += time.perf_counter() - started
+
+    adk_js.run_script(*_warm_up())  # start the Node process outside the measurement
+    started = time.perf_counter()
+    run()
+    seconds = time.perf_counter() - started
+    total = sum(row["scripts"] for row in counted.values())
+    for name, row in sorted(counted.items()):
+        print(
+            f"ADK-JS {adk_js.package_version()}, {name}: {row['scripts']} scripts "
+            f"in {row['seconds']:.1f} s = {row['scripts'] / row['seconds']:.1f} scripts/s "
+            "(driver and checks)"
+        )
+    print(
+        f"ADK-JS {adk_js.package_version()}: {total} scripts in {seconds:.1f} s = "
+        f"{total / seconds:.1f} scripts/s (generation included)"
+    )
+    return {
+        "kind": "js",
+        "package": adk_js.PACKAGE,
+        "version": adk_js.package_version(),
+        "scripts": total,
+        "seconds": seconds,
+        "scripts_per_second": total / seconds,
+        "per_compactor": counted,
+    }
+
+
+def _warm_up():
+    from compaction_harness.scripts import Open, Script, ScriptConfig, Text
+
+    return Script(ScriptConfig(token_threshold=1, event_retention_size=1), (Open(), Text())), None
+
+
 def pipeline_time_to_failure(args: argparse.Namespace) -> dict:
     """The pipeline property as a campaign runs it, once per seed: scripts drawn
     by ``strategies.scripts`` under ``seed(s)``, checked against the installed
@@ -580,8 +633,11 @@ def main() -> int:
     )
     sc.add_argument("--processes", type=int, nargs="+", default=[1, 2, 4])
     sc.add_argument("--seconds", type=float, default=30.0)
+    j = sub.add_parser("js", help="scripts per second on ADK for TypeScript (SDK=js)")
+    j.add_argument("--examples", type=int, default=300)
     args = parser.parse_args()
     commands = {
+        "js": js,
         "throughput": throughput,
         "time-to-failure": time_to_failure,
         "steps": steps,

@@ -4,6 +4,7 @@ The public surface is this module; the builders live in private modules.
 Dependency direction: ``tests -> strategies -> compaction_harness``.
 """
 
+from ._adk_js import js_cases
 from ._episodes import (
     auth_request,
     function_calls,
@@ -23,6 +24,7 @@ __all__ = [
     "differential_scripts",
     "episode_kinds",
     "function_calls",
+    "js_cases",
     "long_running_call",
     "metamorphic_cases",
     "model_text",

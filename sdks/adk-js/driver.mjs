@@ -1,0 +1,427 @@
+// The harness's Node driver for ADK for TypeScript (@google/adk, pinned in
+// package.json / package-lock.json).
+//
+// One long-lived process: it reads one JSON request per line on standard
+// input and writes one JSON answer per line on standard output, nothing else
+// (diagnostics go to standard error). A malformed request, or an exception
+// that ADK-JS raises while a request runs, is an answer (`ok: false` with
+// `error`, or `ok: true` with `exception`), never the end of the process.
+//
+// What it calls (all from the package's own exports, dist/esm/index.js):
+//   * InMemorySessionService (dist/esm/sessions/in_memory_session_service.js):
+//     createSession; getSession at every invocation start, as Runner.runAsync
+//     does (dist/esm/runner/runner.js: it fetches a deep copy of the stored
+//     session per run); appendEvent for every event, as the Runner appends
+//     the user's message and every non-partial event the agent yields
+//     (BaseSessionService.appendEvent replaces an event of the same id in
+//     the invocation's session, pushes it otherwise, and pushes it to the
+//     stored copy as well).
+//   * LlmAgent with `contextCompactors: [compactor]` (dist/esm/agents/
+//     llm_agent.js): its constructor inserts a ContextCompactorRequestProcessor
+//     just before CONTENT_REQUEST_PROCESSOR. At every model call the driver
+//     runs those two of the agent's request processors, in the agent's own
+//     order, with a real InvocationContext (dist/esm/agents/
+//     invocation_context.js) over the invocation's session: the compactor
+//     processor (context_compactor_request_processor.js: the first compactor
+//     whose shouldCompact is true compacts, plugin hooks run, and each event
+//     the compaction added to session.events is yielded) and the content
+//     processor (content_request_processor.js: getActiveEvents, then
+//     getContents of content_processor_utils.js). The yielded events are
+//     appended through the session service, as runOneStepAsync's yields reach
+//     Runner.runAsync. The other request processors (instructions, tools,
+//     auth, ...) do not touch session events and are not run.
+//   * The compactors (dist/esm/context/): TokenBasedContextCompactor,
+//     AnchoredContextCompactor, TruncatingContextCompactor,
+//     TrajectoryThoughtPruningCompactor, AgentControlledContextCompactor, built
+//     with the options the request gives, and ADK-JS's own LlmSummarizer
+//     (context/summarizers/llm_summarizer.js: it makes the CompactedEvent,
+//     startTime = first input's timestamp, endTime = last input's) over a
+//     scripted BaseLlm. The harness's summariser only wraps it to record the
+//     ids of the events it was given; the summary text is `summary#<n>` on
+//     its first line, so the harness finds it in the prompt.
+//
+// Determinism: while a request runs, Date.now returns the request's clock
+// (the `now` of the current action, in milliseconds) and Math.random is a
+// seeded generator (createNewEventId in dist/esm/events/event.js draws event
+// ids from it), so a request replays exactly.
+//
+// Request (one line):
+//   {"id": any, "agent": "agent", "compactor": {"name": "token_based",
+//    "options": {...}}, "summary": "tiny"|"large"|"grows", "seed": int, "base_chars": int,
+//    "actions": [
+//      {"do": "invocation", "id": "e-1"},             // Runner.runAsync starts
+//      {"do": "append", "event": {...ADK-JS event},   // appendEvent; with
+//       "usage": "last_call"},                        // usage metadata from
+//                                                     // the last prompt
+//                                                     // (plus base_chars)
+//      {"do": "model_call", "agent": "agent", "branch": null, "now": ms,
+//       "state": {...}},                              // processors + contents
+//    ]}
+// Answer (one line):
+//   {"id": ..., "ok": true, "events": {id: event JSON},
+//    "calls": [{"action": k, "agent": ..., "before": [ids], "after": [ids],
+//               "stored_before": [ids], "stored_after": [ids],
+//               "summaries": [{"input": [ids], "event": id}],
+//               "contents": [[role, [part, ...]]], "baseline": [...],
+//               "by_identity": [...]}],
+//    "stored": [ids], "exception": null | {"name", "message", "action"}}
+// "baseline": the contents of the stored raw events (no compaction);
+// "by_identity": the contents if the latest summary hid exactly the events
+// summaries were given (the counterfactual of getActiveEvents' time filter).
+// A content part is ["text", text], ["call", id, name] or
+// ["response", id, name, event id]: ids come from the harness's tags (the
+// `harness_call` / `harness_event` keys of args and responses), because
+// getContents removes client-made `adk-` ids from what it sends the model
+// (removeClientFunctionCallId).
+
+import * as readline from "node:readline";
+
+// Nothing but answers on stdout: ADK-JS's logger and any console output go to stderr.
+for (const name of ["log", "info", "warn", "debug", "error", "trace"]) {
+  console[name] = (...args) => process.stderr.write(args.map(String).join(" ") + "\n");
+}
+
+const realNow = Date.now;
+const realRandom = Math.random;
+
+let adk;
+try {
+  adk = await import("@google/adk");
+} catch (error) {
+  process.stderr.write(`adk-js driver: cannot load @google/adk: ${error.message}\n`);
+  process.exit(3);
+}
+const {
+  AgentControlledContextCompactor,
+  AnchoredContextCompactor,
+  BaseLlm,
+  CONTENT_REQUEST_PROCESSOR,
+  ContextCompactorRequestProcessor,
+  InMemorySessionService,
+  InvocationContext,
+  LlmAgent,
+  LlmSummarizer,
+  PluginManager,
+  TokenBasedContextCompactor,
+  TrajectoryThoughtPruningCompactor,
+  TruncatingContextCompactor,
+  createEvent,
+  isCompactedEvent,
+} = adk;
+
+const COMPACTORS = {
+  token_based: (o, s) => new TokenBasedContextCompactor({ ...o, summarizer: s }),
+  anchored: (o, s) => new AnchoredContextCompactor({ ...o, summarizer: s }),
+  truncating: (o) => new TruncatingContextCompactor(o),
+  thought_pruning: (o) => new TrajectoryThoughtPruningCompactor(o),
+  agent_controlled: (o, s) => new AgentControlledContextCompactor({ ...o, summarizer: s }),
+};
+
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// A scripted model for ADK-JS's LlmSummarizer: it answers with the text the
+// harness's summariser chose for this summary.
+class ScriptedSummaryLlm extends BaseLlm {
+  constructor() {
+    super({ model: "harness-scripted-summariser" });
+    this.next = "";
+  }
+  async *generateContentAsync(_request, _stream) {
+    yield { content: { role: "model", parts: [{ text: this.next }] } };
+  }
+  async connect() {
+    throw new Error("the scripted summariser has no live connection");
+  }
+}
+
+// The harness's summariser: records the ids of the events it is given, then
+// lets ADK-JS's own LlmSummarizer make the CompactedEvent.
+class RecordingSummarizer {
+  constructor(size, record) {
+    this.size = size;
+    this.record = record;
+    this.llm = new ScriptedSummaryLlm();
+    this.inner = new LlmSummarizer({ llm: this.llm });
+  }
+  async summarize(events) {
+    const number = this.record.count++;
+    let text = `summary#${number}`;
+    const given = events.reduce((n, e) => n + JSON.stringify(e.content ?? "").length, 0);
+    if (this.size === "large") text += "\n" + "s".repeat(40000);
+    else if (this.size === "grows") text += "\n" + "s".repeat(Math.floor(given / 2));
+    this.llm.next = text;
+    const entry = { input: events.map((e) => e.id), event: null, number };
+    this.record.pending.push(entry);
+    for (const e of events) this.record.seen(e);
+    const made = await this.inner.summarize(events);
+    entry.event = made.id;
+    return made;
+  }
+}
+
+function partsOf(content) {
+  const out = [];
+  for (const p of content?.parts ?? []) {
+    if (p.functionCall) {
+      const tag = p.functionCall.args?.harness_call;
+      out.push(["call", p.functionCall.id ?? tag ?? "", p.functionCall.name ?? ""]);
+    } else if (p.functionResponse) {
+      const r = p.functionResponse.response ?? {};
+      out.push([
+        "response",
+        p.functionResponse.id ?? r.harness_call ?? "",
+        p.functionResponse.name ?? "",
+        String(r.harness_event ?? ""),
+      ]);
+    } else if (typeof p.text === "string") {
+      out.push(["text", p.text]);
+    }
+  }
+  return out;
+}
+
+function charsOf(contents) {
+  let total = 0;
+  for (const content of contents ?? []) {
+    for (const part of content?.parts ?? []) {
+      if (part.text) total += part.text.length;
+      if (part.functionCall) total += JSON.stringify(part.functionCall).length;
+      if (part.functionResponse) total += JSON.stringify(part.functionResponse).length;
+    }
+  }
+  return total;
+}
+
+function contentsOf(contents) {
+  return (contents ?? []).map((c) => [c?.role ?? "", partsOf(c)]);
+}
+
+function eventJson(e) {
+  const out = {
+    id: e.id,
+    invocationId: e.invocationId,
+    author: e.author,
+    timestamp: e.timestamp,
+    branch: e.branch ?? null,
+    content: e.content ?? null,
+    longRunningToolIds: e.longRunningToolIds ?? [],
+    requestedToolConfirmations: Object.keys(e.actions?.requestedToolConfirmations ?? {}),
+    requestedAuthConfigs: Object.keys(e.actions?.requestedAuthConfigs ?? {}),
+    usageMetadata: e.usageMetadata ?? null,
+    isolationScope: e.isolationScope ?? null,
+  };
+  if (isCompactedEvent(e)) {
+    out.isCompacted = true;
+    out.startTime = e.startTime;
+    out.endTime = e.endTime;
+    out.compactedContent = e.compactedContent ?? "";
+    out.isScratchpad = e.isScratchpad === true;
+  }
+  return out;
+}
+
+async function contentsFor(session, agent, invocationId, branch, pluginManager, service) {
+  const ctx = new InvocationContext({
+    session,
+    agent,
+    invocationId,
+    branch: branch ?? undefined,
+    pluginManager,
+    sessionService: service,
+  });
+  const request = { contents: [], toolsDict: {}, liveConnectConfig: {} };
+  for await (const _ of CONTENT_REQUEST_PROCESSOR.runAsync(ctx, request)) {
+    // the content processor yields nothing
+  }
+  return request.contents;
+}
+
+async function run(request) {
+  const actions = request.actions;
+  if (!Array.isArray(actions)) throw new TypeError("request.actions: expected a list");
+  const spec = request.compactor ?? {};
+  const make = COMPACTORS[spec.name];
+  if (!make) {
+    throw new TypeError(
+      `request.compactor.name: unknown compactor ${JSON.stringify(spec.name)} ` +
+        `(known: ${Object.keys(COMPACTORS).join(", ")})`,
+    );
+  }
+  const events = {};
+  const record = { count: 0, pending: [], seen: (e) => (events[e.id] = eventJson(e)) };
+  const summarizer = new RecordingSummarizer(request.summary ?? "tiny", record);
+  const agents = new Map();
+  const agentFor = (name) => {
+    if (!agents.has(name)) {
+      const compactor = make(spec.options ?? {}, summarizer);
+      agents.set(
+        name,
+        new LlmAgent({ name, model: new ScriptedSummaryLlm(), contextCompactors: [compactor] }),
+      );
+    }
+    return agents.get(name);
+  };
+  const service = new InMemorySessionService();
+  const pluginManager = new PluginManager();
+  const appName = "harness", userId = "user";
+  const created = await service.createSession({ appName, userId, sessionId: "s" });
+  let session = created;
+  let invocationId = "";
+  const stored = async () => (await service.getSession({ appName, userId, sessionId: "s" })).events;
+  const calls = [];
+  let lastChars = 0;
+  const summarisedIds = [];
+  for (let k = 0; k < actions.length; k++) {
+    const action = actions[k];
+    try {
+      if (action.do === "invocation") {
+        session = await service.getSession({ appName, userId, sessionId: "s" });
+        invocationId = action.id ?? "";
+      } else if (action.do === "append") {
+        const event = createEvent(action.event);
+        if (action.usage === "last_call") {
+          // The token model: the prompt the last model call sent, counted as
+          // estimatePromptTokenCount (token_based_context_compactor.js)
+          // counts characters, plus the request's base characters (system
+          // instruction, tool declarations), at four characters a token.
+          const base = Number.isInteger(request.base_chars) ? request.base_chars : 0;
+          event.usageMetadata = { promptTokenCount: Math.floor((base + lastChars) / 4) };
+        }
+        record.seen(event);
+        await service.appendEvent({ session, event });
+      } else if (action.do === "model_call") {
+        if (typeof action.now === "number") Date.now = () => action.now;
+        Object.assign(session.state, action.state ?? {});
+        const agent = agentFor(action.agent ?? request.agent ?? "agent");
+        const ctx = new InvocationContext({
+          session,
+          agent,
+          invocationId,
+          branch: action.branch ?? undefined,
+          pluginManager,
+          sessionService: service,
+        });
+        const call = {
+          action: k,
+          agent: agent.name,
+          branch: action.branch ?? null,
+          before: session.events.map((e) => e.id),
+          stored_before: (await stored()).map((e) => e.id),
+          summaries: [],
+        };
+        calls.push(call);
+        const processor = agent.requestProcessors.find(
+          (p) => p instanceof ContextCompactorRequestProcessor,
+        );
+        const llmRequest = { contents: [], toolsDict: {}, liveConnectConfig: {} };
+        for (const p of agent.requestProcessors) {
+          if (p !== processor && p !== CONTENT_REQUEST_PROCESSOR) continue;
+          for await (const yielded of p.runAsync(ctx, llmRequest)) {
+            record.seen(yielded);
+            await service.appendEvent({ session, event: yielded });
+          }
+        }
+        call.summaries = record.pending.splice(0);
+        for (const entry of call.summaries) summarisedIds.push(...entry.input);
+        for (const e of session.events) record.seen(e);
+        call.after = session.events.map((e) => e.id);
+        const storedNow = await stored();
+        call.stored_after = storedNow.map((e) => e.id);
+        call.contents = contentsOf(llmRequest.contents);
+        lastChars = charsOf(llmRequest.contents);
+        // The counterfactual "by identity": the same events, with the latest
+        // summary hiding exactly the events some summary was given, not every
+        // event stamped up to its endTime (getActiveEvents). A copy of the
+        // summary with endTime -Infinity makes getActiveEvents keep every
+        // raw event after it; the summarised ones are left out here.
+        const given = new Set(summarisedIds);
+        const latest = session.events.filter(isCompactedEvent).pop();
+        const identity = session.events
+          .filter((e) => !isCompactedEvent(e) ? !given.has(e.id) : e === latest)
+          .map((e) => (e === latest ? { ...e, endTime: -Infinity } : e));
+        // The two hypothetical prompts may raise where ADK-JS's real one did
+        // not (another event is the newest): then they are null, with the
+        // reason, and never an exception of the run.
+        const hypothetical = async (events) => {
+          try {
+            return contentsOf(
+              await contentsFor(
+                { ...session, events }, agent, invocationId, action.branch, pluginManager, service,
+              ),
+            );
+          } catch (error) {
+            call.hypothetical_errors = [...(call.hypothetical_errors ?? []), String(error?.message)];
+            return null;
+          }
+        };
+        call.by_identity = await hypothetical(identity);
+        call.baseline = await hypothetical(storedNow.filter((e) => !isCompactedEvent(e)));
+      } else {
+        throw new TypeError(`actions[${k}].do: unknown action ${JSON.stringify(action.do)}`);
+      }
+    } catch (error) {
+      if (error instanceof TypeError && String(error.message).startsWith("actions[")) throw error;
+      const storedNow = await stored();
+      for (const e of storedNow) record.seen(e);
+      const last = calls[calls.length - 1];
+      if (last && last.action === k) {
+        // What the call had done when ADK-JS raised (no contents: none were built).
+        last.summaries = record.pending.splice(0);
+        for (const e of session.events) record.seen(e);
+        last.after = session.events.map((e) => e.id);
+        last.stored_after = storedNow.map((e) => e.id);
+      }
+      return {
+        ok: true,
+        events,
+        calls,
+        stored: storedNow.map((e) => e.id),
+        exception: {
+          name: error?.name ?? "Error",
+          message: String(error?.message ?? error),
+          action: k,
+        },
+      };
+    }
+  }
+  const storedNow = await stored();
+  for (const e of storedNow) record.seen(e);
+  return { ok: true, events, calls, stored: storedNow.map((e) => e.id), exception: null };
+}
+
+function answer(obj) {
+  process.stdout.write(JSON.stringify(obj) + "\n");
+}
+
+const lines = readline.createInterface({ input: process.stdin, terminal: false });
+for await (const line of lines) {
+  if (!line.trim()) continue;
+  let request;
+  try {
+    request = JSON.parse(line);
+    if (typeof request !== "object" || request === null || Array.isArray(request)) {
+      throw new TypeError("expected a JSON object");
+    }
+  } catch (error) {
+    answer({ id: null, ok: false, error: `malformed request: ${error.message}` });
+    continue;
+  }
+  Math.random = mulberry32(Number.isInteger(request.seed) ? request.seed : 0);
+  try {
+    answer({ id: request.id ?? null, ...(await run(request)) });
+  } catch (error) {
+    answer({ id: request.id ?? null, ok: false, error: `${error?.name}: ${error?.message}` });
+  } finally {
+    Date.now = realNow;
+    Math.random = realRandom;
+  }
+}

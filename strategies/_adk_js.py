@@ -1,0 +1,53 @@
+"""Pipeline scripts for ADK for TypeScript: the corpus of :func:`scripts`, cut to
+what ADK-JS can represent, with one of the compactors the session model can
+drive (see :mod:`compaction_harness.adk_js`)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from hypothesis import strategies as st
+
+from compaction_harness.adk_js import JsCompactor, compactor_for
+from compaction_harness.scripts import Ask, ClientRecord, Reply, Rewind, Script
+
+from ._scripts import scripts
+
+#: Operations ADK-JS cannot represent (``adk_js`` says why): dropped, which
+#: leaves a valid script (see :mod:`compaction_harness.scripts`).
+UNREPRESENTED = (Ask, Reply, Rewind, ClientRecord)
+#: The compactors the property draws: the two that summarise and the one
+#: that deletes by design.
+JS_COMPACTORS = ("token_based", "anchored", "truncating")
+
+
+@st.composite
+def js_cases(draw, *, max_operations: int = 20) -> tuple[Script, JsCompactor]:
+    """(script, compactor): a script as :func:`scripts` draws it, cut to what
+    ADK-JS can represent, with a token-threshold configuration (a drawn one,
+    or one drawn here when the script had a sliding window), and a compactor
+    of :data:`JS_COMPACTORS` with the script's threshold and retention (the
+    truncating compactor: a threshold of 1 to 8 events, 0 to 2 kept first)."""
+    script = draw(scripts(max_operations=max_operations))
+    config = script.config
+    config = dataclasses.replace(
+        config,
+        compaction_interval=None,
+        overlap_size=None,
+        token_threshold=config.token_threshold or draw(st.integers(1, 400)),
+        event_retention_size=(
+            config.event_retention_size
+            if config.event_retention_size is not None
+            else draw(st.integers(0, 5))
+        ),
+    )
+    ops = tuple(op for op in script.operations if not isinstance(op, UNREPRESENTED))
+    script = Script(config, ops)
+    options = compactor_for(script).options
+    name = draw(st.sampled_from(JS_COMPACTORS))
+    if name == "truncating":
+        options = {
+            "threshold": draw(st.integers(1, 8)),
+            "preserveLeadingEvents": draw(st.integers(0, 2)),
+        }
+    return script, JsCompactor(name, options)
