@@ -37,6 +37,7 @@ from compaction_harness.verdicts import judge_fixture
 ROOT = Path(__file__).resolve().parents[1]
 REPROS = ROOT / "tests" / "repros"
 
+
 def expected_refusal(fixture) -> str | None:
     """What export must say when it refuses ``fixture`` for what the fixture
     *is* (its driver, storage, invariant or kind), or None when nothing in the

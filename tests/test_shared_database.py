@@ -389,3 +389,29 @@ def test_a_shared_database_that_refuses_writes_is_reported_not_fatal(
     (fixture,) = _new_files(clone)  # the campaign found, shrank and wrote its failure
     assert fixture.startswith("tests/repros/U3-")
     assert redis_server.members() == held  # nothing was written
+
+
+def test_a_worker_on_a_full_database_says_its_failure_stayed_local(
+    tmp_path: Path, redis_server: RedisServer
+):
+    # Full before the worker finds anything: its failure never reaches Redis,
+    # so the summary must not send the user to the writer (newcomer review).
+    redis_server.client.config_set("maxmemory-policy", "noeviction")
+    redis_server.client.config_set("maxmemory", "1")
+    clone = _clone(tmp_path, "worker")
+    done = subprocess.run(
+        _campaign_args("build/test_shared_stall.py", "--fuzz-worker"),
+        cwd=clone,
+        env=_env(redis_server.url, tmp_path / "log"),
+        capture_output=True,
+        text=True,
+        timeout=GUARD,
+    )
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert redis_server.members() == 0
+    assert _new_files(clone) == []
+    assert (
+        "the shared database refused writes, so the failure is kept in this machine's local "
+        "database only: run `make fuzz` here to write its fixture" in done.stdout
+    ), done.stdout[-3000:]
+    assert "the writer's next round replays it" not in done.stdout

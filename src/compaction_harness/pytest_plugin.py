@@ -431,10 +431,18 @@ def _handle_failure(item: pytest.Function, exc: InvariantViolation, clock: _Cloc
         # One writer: this failure is in the shared database (Hypothesis saved
         # it while shrinking); the writer's next round replays it and writes it.
         props.append(("shared_failure", fixture.file_name()))
-        exc.add_note(
-            f"no fixture written (a campaign worker): the failure is in {SHARED_DB_URL}; the "
-            f"writer's next round replays it and writes {fixture.file_name()}"
-        )
+        if shared_db.PROBLEMS:  # lost, or refusing writes: it may never have got there
+            exc.add_note(
+                "no fixture written (a campaign worker), and the shared database "
+                f"{SHARED_DB_URL} {'was lost' if 'lost' in shared_db.PROBLEMS else 'refused writes'}"
+                ": the failure is kept in this machine's local database only; run `make fuzz` "
+                f"here to write {fixture.file_name()}"
+            )
+        else:
+            exc.add_note(
+                f"no fixture written (a campaign worker): the failure is in {SHARED_DB_URL}; "
+                f"the writer's next round replays it and writes {fixture.file_name()}"
+            )
         return False
     path, new = write_fixture(fixture, directory)
     shown = os.path.relpath(path)
@@ -577,9 +585,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             + (f"; already present: {named(present)}" if present else "")
         )
         shared = sorted({p["shared_failure"] for _, _, p in failed if "shared_failure" in p})
-        if shared and "lost" in problems:
+        if shared and ("lost" in problems or "refuses writes" in problems):
+            # Either way a failure of this campaign may never have reached the
+            # server: only this machine's local database is sure to hold it.
+            why = "was lost" if "lost" in problems else "refused writes"
             write(
-                f"not written (a worker): {', '.join(shared)}; the shared database was lost, so "
+                f"not written (a worker): {', '.join(shared)}; the shared database {why}, so "
                 "the failure is kept in this machine's local database only: run `make fuzz` "
                 "here to write its fixture"
             )
