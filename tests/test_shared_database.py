@@ -26,7 +26,7 @@ import pytest
 from test_plugin import QUICK_STALL
 
 from compaction_harness.adk import ADK_RELEASE
-from compaction_harness.shared_db import key_prefix
+from compaction_harness.shared_db import key_prefix, redacted
 
 ROOT = Path(__file__).resolve().parents[1]
 GUARD = 300  # seconds: a hang, never a timing expectation
@@ -268,10 +268,21 @@ def test_without_a_shared_database_the_writer_finds_nothing(tmp_path: Path):
     assert _new_files(clone) == []
 
 
-@pytest.mark.parametrize("url", ["unreachable", "redis://127.0.0.1:notaport/0", "http://x/0"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "unreachable",
+        "with a password",
+        "redis://127.0.0.1:notaport/0",
+        "http://x/0",
+        "redis://127.0.0.1:6379/abc",  # redis-py would take database 0
+    ],
+)
 def test_a_campaign_without_its_shared_database_stops_at_once_in_one_line(tmp_path: Path, url: str):
     if url == "unreachable":
         url = f"redis://127.0.0.1:{_free_port()}/0"  # nothing listens there
+    elif url == "with a password":
+        url = f"redis://:sekrit@127.0.0.1:{_free_port()}/0"
     clone = _clone(tmp_path, "clone")
     done = subprocess.run(
         _campaign_args("build/test_shared_stall.py"),
@@ -283,9 +294,16 @@ def test_a_campaign_without_its_shared_database_stops_at_once_in_one_line(tmp_pa
     )
     assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
     (line,) = done.stderr.splitlines()
-    assert line.startswith(f"error: FUZZ_DB={url}: "), line
+    assert line.startswith(f"error: FUZZ_DB={redacted(url)}: "), line
     assert "Traceback" not in done.stdout + done.stderr
+    assert "sekrit" not in done.stdout + done.stderr  # CI logs keep what is printed
     assert not (tmp_path / "log").exists()  # no example ran
+
+
+def test_a_password_in_the_url_is_never_printed():
+    assert redacted("redis://:sekrit@127.0.0.1:6413/0") == "redis://:***@127.0.0.1:6413/0"
+    assert redacted("redis://user:sekrit@host:1/2") == "redis://user:***@host:1/2"
+    assert redacted("redis://host:1/0") == "redis://host:1/0"
 
 
 def test_make_fuzz_worker_needs_a_shared_database():

@@ -70,6 +70,8 @@ settings.register_profile(
 )
 #: FUZZ_DB: a Redis URL whose database every campaign process shares (none: local only).
 SHARED_DB_URL = os.environ.get("FUZZ_DB") or None
+#: FUZZ_DB as summaries and notes print it (no password).
+_SHOWN_DB = shared_db.redacted(SHARED_DB_URL) if SHARED_DB_URL else None
 #: Why FUZZ_DB cannot be used (a malformed URL), said by pytest_cmdline_main.
 _SHARED_DB_ERROR: shared_db.SharedDatabaseError | None = None
 # HARNESS_FUZZ_DB moves the local database (the end-to-end test keeps its own).
@@ -434,13 +436,13 @@ def _handle_failure(item: pytest.Function, exc: InvariantViolation, clock: _Cloc
         if shared_db.PROBLEMS:  # lost, or refusing writes: it may never have got there
             exc.add_note(
                 "no fixture written (a campaign worker), and the shared database "
-                f"{SHARED_DB_URL} {'was lost' if 'lost' in shared_db.PROBLEMS else 'refused writes'}"
+                f"{_SHOWN_DB} {'was lost' if 'lost' in shared_db.PROBLEMS else 'refused writes'}"
                 ": the failure is kept in this machine's local database only; run `make fuzz` "
                 f"here to write {fixture.file_name()}"
             )
         else:
             exc.add_note(
-                f"no fixture written (a campaign worker): the failure is in {SHARED_DB_URL}; "
+                f"no fixture written (a campaign worker): the failure is in {_SHOWN_DB}; "
                 f"the writer's next round replays it and writes {fixture.file_name()}"
             )
         return False
@@ -510,13 +512,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_line(
             "campaign interrupted: failures found so far are kept in Hypothesis's example "
             f"database (.hypothesis/fuzz-adk-{_adk_release()}/"
-            + (f", and {SHARED_DB_URL}" if SHARED_DB_URL else "")
+            + (f", and {_SHOWN_DB}" if SHARED_DB_URL else "")
             + "); the next `make fuzz` replays them first and writes their fixtures."
         )
     if SHARED_DB_URL:
         role = "a worker: writes no fixtures" if config.getoption("--fuzz-worker") else "the writer"
         terminalreporter.write_line(
-            f"shared example database: {SHARED_DB_URL} (keys "
+            f"shared example database: {_SHOWN_DB} (keys "
             f"{shared_db.key_prefix(_adk_release()).decode()}*); this campaign is {role}"
         )
     rows = []
@@ -597,7 +599,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         elif shared:
             write(
                 f"not written (a worker): {', '.join(shared)}; the failure is in the shared "
-                f"database {SHARED_DB_URL}: the writer's next round replays it and writes the "
+                f"database {_SHOWN_DB}: the writer's next round replays it and writes the "
                 "fixture"
             )
     else:

@@ -22,6 +22,7 @@ retries (a lost server is lost for the rest of the campaign).
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable
 from urllib.parse import urlsplit
@@ -47,21 +48,40 @@ def key_prefix(release: str) -> bytes:
     return f"compaction-harness:adk-{release}:".encode()
 
 
+def redacted(url: str) -> str:
+    """``url`` as the harness prints it: a password in it is shown as ``***``
+    (campaign summaries end up in CI logs)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return parts._replace(netloc=f"{user}:***@{host}").geturl()
+
+
 def connect(url: str):
     """A ``redis.Redis`` client for ``url`` (``redis://HOST:PORT/N`` or
     ``rediss://...``); no connection is made yet. Raises
     :class:`SharedDatabaseError` for a malformed URL or a missing client."""
     parts = urlsplit(url)
     if parts.scheme not in SCHEMES or not parts.hostname:
-        raise SharedDatabaseError(f"FUZZ_DB={url}: not a Redis URL (expected redis://HOST:PORT/N)")
+        raise SharedDatabaseError(
+            f"FUZZ_DB={redacted(url)}: not a Redis URL (expected redis://HOST:PORT/N)"
+        )
+    if not re.fullmatch(r"/?(\d+)?", parts.path):
+        # redis-py would silently use database 0 for any other path.
+        raise SharedDatabaseError(
+            f"FUZZ_DB={redacted(url)}: the database {parts.path.lstrip('/')!r} is not a number "
+            "(expected redis://HOST:PORT/N)"
+        )
     try:
         import redis
         from redis.backoff import NoBackoff
         from redis.retry import Retry
     except ImportError:
         raise SharedDatabaseError(
-            f"FUZZ_DB={url}: the redis client is not installed (the project's `shared` extra; "
-            "`make env` installs it)"
+            f"FUZZ_DB={redacted(url)}: the redis client is not installed (the project's "
+            "`shared` extra; `make env` installs it)"
         ) from None
     try:
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number
@@ -72,7 +92,7 @@ def connect(url: str):
             retry=Retry(NoBackoff(), 0),
         )
     except ValueError as exc:
-        raise SharedDatabaseError(f"FUZZ_DB={url}: not a Redis URL ({exc})") from None
+        raise SharedDatabaseError(f"FUZZ_DB={redacted(url)}: not a Redis URL ({exc})") from None
 
 
 def check(url: str) -> None:
@@ -85,7 +105,7 @@ def check(url: str) -> None:
     try:
         client.ping()
     except RedisError as exc:
-        raise SharedDatabaseError(f"FUZZ_DB={url}: {_one_line(exc)}") from None
+        raise SharedDatabaseError(f"FUZZ_DB={redacted(url)}: {_one_line(exc)}") from None
     finally:
         client.close()
 
@@ -138,7 +158,7 @@ class TolerantDatabase(ExampleDatabase):
     def __init__(self, db, url: str, prefix: bytes) -> None:
         super().__init__()
         self._db = db
-        self.url = url
+        self.url = redacted(url)
         self._prefix = prefix  # the RedisExampleDatabase's key_prefix
         self.lost = False
         self.read_only = False
