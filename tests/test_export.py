@@ -284,8 +284,12 @@ def test_exports_fail_with_the_fault_and_pass_where_it_is_absent(exported) -> No
         seen.add(f"{exported.tests[name][0]} passes with upstream_fixes")
     # Every export fails on its own release; and passes somewhere unless its
     # fault is one the plugin does not fix.
-    for fixture, _, fault in exported.tests.values():
+    for fixture, release, fault in exported.tests.values():
         assert any(s.startswith(f"{fixture} fails") for s in seen), fixture
+        if fault is None and release == ADK_RELEASE:
+            # A failure no known fault explains, on the newest release: nothing
+            # passes it yet, and test_repros reports it as the new failure it is.
+            continue
         if fault is None or fault in upstream_fixes.FIXED:
             assert any(s.startswith(f"{fixture} passes") for s in seen), fixture
 
