@@ -10,6 +10,7 @@ throw-away example database, so the gate stays deterministic.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -85,3 +86,46 @@ def test_campaign_show_export_across_releases(tmp_path: Path, capsys) -> None:
     )
     assert on_211.returncode == 1, on_211.stdout
     assert on_213.returncode == 0, on_213.stdout
+
+    # The same stall through the token-threshold range (2.11.0 trims the split
+    # candidates with the strict prefix helper too): known fault 11 on 2.11.0,
+    # not a new failure of every 2.11.0 campaign (newcomer review).
+    token = tmp_path / "token" / "U5-2.11.0-0000000000000011.json"
+    token.parent.mkdir()
+    token.write_text(json.dumps(_TOKEN_STALL), encoding="utf-8")
+    replayed = subprocess.run(
+        [str(py211), "-m", "compaction_harness", "replay", "--json", str(token)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    (entry,) = json.loads(replayed.stdout)["fixtures"]
+    assert entry["label"] == "XFAIL" and entry["invariants"] == ["U5"], entry
+    assert entry["faults"] == ["orphaned-call-stalls-compaction-for-good"], entry
+
+
+#: A call that is never answered opens the token-threshold candidates.
+_TOKEN_STALL = {
+    "schema_version": 2,
+    "kind": "token",
+    "invariant": "U5",
+    "adk_release": "2.11.0",
+    "call": {"retention": 0},
+    "session": {
+        "steps": [
+            {
+                "invocation": "i1",
+                "author": "agent",
+                "timestamp": 1.0,
+                "calls": [{"id": "c0", "name": "lookup"}],
+            },
+            {"invocation": "i2", "author": "user", "timestamp": 2.0, "text": "user 2"},
+            {"invocation": "i2", "author": "agent", "timestamp": 3.0, "text": "model text"},
+        ]
+    },
+    "expected": {},
+    "observed": {},
+    "violations": [],
+    "known_fault": "orphaned-call-stalls-compaction-for-good",
+}
