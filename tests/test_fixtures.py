@@ -364,3 +364,16 @@ def test_loading_keeps_every_step_field(tmp_path: Path) -> None:
     )
     path, _ = write_fixture(fixture, tmp_path)
     assert load_fixture(path).case == fixture.case
+
+
+def test_an_adk_session_given_for_a_fixture_names_the_command_that_reads_it(tmp_path: Path):
+    # `show` or `replay` of what a session service stored: say what it is.
+    recorded = Path(__file__).parent / "data" / "recorded_session.json"
+    events = tmp_path / "events.json"
+    events.write_text(json.dumps(json.loads(recorded.read_text())["events"]), encoding="utf-8")
+    for path in (recorded, events):
+        with pytest.raises(FixtureError) as err:
+            load_fixture(path)
+        message = str(err.value)
+        assert message.startswith(f"{path}: an ADK session") and "minimize" in message
+        assert "\n" not in message

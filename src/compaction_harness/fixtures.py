@@ -220,10 +220,28 @@ def load_fixture(path: str | os.PathLike[str]) -> Fixture:
         raise FixtureError(f"{name}: invalid JSON: {problem}") from None
     except RecursionError:
         raise FixtureError(f"{name}: JSON nested too deeply") from None
+    if _looks_like_a_session(data):
+        raise FixtureError(
+            f"{name}: an ADK session (as a session service stores it), not a fixture: "
+            "`python -m compaction_harness minimize` turns it into one"
+        )
     try:
         return _parse(data, path)
     except ModelError as exc:
         raise FixtureError(f"{name}: {exc}") from None
+
+
+def _looks_like_a_session(data: Any) -> bool:
+    """A ``Session`` JSON document (``events`` beside ``app_name``/``id``,
+    no ``schema_version``) or a JSON list of ``Event`` documents: what
+    ``minimize`` reads, given to a command that wants a fixture."""
+    if isinstance(data, list):
+        return bool(data) and all(isinstance(e, dict) and "invocation_id" in e for e in data)
+    return (
+        isinstance(data, dict)
+        and "schema_version" not in data
+        and isinstance(data.get("events"), list)
+    )
 
 
 def _parse_case(kind: str, call: Any, session: Session) -> Any:
