@@ -13,13 +13,17 @@ while ADK-JS is broken and turns red the day it is fixed.
 from __future__ import annotations
 
 import copy
+import json
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 
 from compaction_harness import adk_js
 from compaction_harness.adk_js import JsCompactor, NotApplicable
+from compaction_harness.checks import check_js_case
+from compaction_harness.fixtures import load_fixture
 from compaction_harness.scripts import (
     Answer,
     Ask,
@@ -35,6 +39,8 @@ from compaction_harness.scripts import (
     Text,
     Tie,
 )
+from compaction_harness.unit import InvariantViolation
+from compaction_harness.verdicts import judge_fixture
 from strategies import js_cases
 
 
@@ -561,13 +567,125 @@ def test_known_fault_fixed_upstream(fault) -> None:
     assert adk_js.check_run(run(script, compactor)) == []
 
 
+# -- the ADK-JS fixtures of tests/repros/ -------------------------------------------------------
+REPROS = Path(__file__).parent / "repros"
+JS_FIXTURES = sorted(REPROS.glob("*-adk-js-*.json"))
+
+
+def test_each_known_fault_minimal_script_is_a_fixture_marked_with_it() -> None:
+    recorded = {}
+    for path in JS_FIXTURES:
+        fixture = load_fixture(path)
+        assert fixture.is_js and fixture.adk_release == adk_js.package_version()
+        recorded[fixture.known_fault] = fixture.case
+    for fault, (script, compactor) in KNOWN.items():
+        assert recorded[fault] == adk_js.JsCase(script, compactor or adk_js.compactor_for(script))
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem) for p in JS_FIXTURES])
+def test_adk_js_fixture_holds(path: Path) -> None:
+    # The JS twin of test_repros.py: the same judge, on ADK-JS; a fixture
+    # marked with a known fault that no longer shows fails (strict XPASS).
+    fixture = load_fixture(path)
+    judged = judge_fixture(fixture)
+    if judged.label == "FAIL":
+        raise InvariantViolation(fixture.case, judged.verdict.outcome)
+    if judged.label == "XPASS":
+        pytest.fail(f"XPASS(strict): {judged.reason}", pytrace=False)
+    assert judged.label == "XFAIL" and fixture.known_fault in judged.verdict.faults
+    pytest.xfail(judged.reason)
+
+
+# -- the plugin writes ADK-JS fixtures ------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[1]
+JS_PROPERTY = """
+import sys
+sys.path.insert(0, __ROOT__)
+import pytest
+from hypothesis import given, strategies as st
+from compaction_harness import adk_js
+from compaction_harness.checks import check_js_case
+from compaction_harness.scripts import Open, Script, ScriptConfig, Text
+from compaction_harness.unit import InvariantViolation, UnitOutcome
+
+FORGET = __FORGET__  # a known fault this process does not know: its violations are new
+for fault in FORGET:
+    adk_js.KNOWN_FAULTS.pop(fault)
+
+
+def case(retention):
+    config = ScriptConfig(token_threshold=1, event_retention_size=retention)
+    return adk_js.JsCase(Script(config, (Open(), Text())), adk_js.compactor_for(
+        Script(config, ())))
+
+
+@pytest.mark.property
+@given(retention=st.integers(0, 3))
+def test_js(retention):
+    if FORGET:
+        check_js_case(case(retention))
+    else:  # a failure whose replay shows only known faults
+        outcome = adk_js.check_case(case(retention))
+        if outcome.known:
+            raise InvariantViolation(
+                case(retention), UnitOutcome([v for v, _ in outcome.known], {}, {})
+            )
+"""
+
+
+def _run_js_property(pytester, tmp_path: Path, forget: tuple[str, ...]):
+    pytester.makepyfile(
+        test_js_property=JS_PROPERTY.replace("__ROOT__", repr(str(ROOT))).replace(
+            "__FORGET__", repr(forget)
+        )
+    )
+    repros = tmp_path / "repros"
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.pytest_plugin",
+        "--repro-dir",
+        str(repros),
+        "--hypothesis-profile=gate",
+        "-p",
+        "no:cacheprovider",
+    )
+    return result, repros
+
+
+pytest_plugins = ["pytester"]
+
+
+def test_a_new_adk_js_failure_is_written_as_an_adk_js_fixture(pytester, tmp_path) -> None:
+    result, repros = _run_js_property(pytester, tmp_path, ("js-retention-zero",))
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*repro fixture written: *P0-adk-js-2.0.0-*.json*"])
+    (path,) = repros.glob("*.json")
+    data = json.loads(path.read_text())
+    assert data["sdk"] == "adk-js" and data["package_version"] == adk_js.package_version()
+    assert "adk_release" not in data and data["kind"] == "script"
+    assert data["compactor"] == {
+        "name": "token_based",
+        "options": {"tokenThreshold": 1, "eventRetentionSize": 0},  # shrunk to the fault's
+    }
+    assert "reading 'content'" in data["observed"]["exception"]["message"]
+    fixture = load_fixture(path)  # and it loads, named by its content hash
+    assert fixture.file_name() == path.name and fixture.known_fault is None
+
+
+def test_an_adk_js_failure_that_replays_as_a_known_fault_is_not_written(pytester, tmp_path) -> None:
+    result, repros = _run_js_property(pytester, tmp_path, ())
+    result.assert_outcomes(passed=1)
+    assert not repros.exists() or not list(repros.glob("*.json"))
+
+
 # -- the property ---------------------------------------------------------------------
 @pytest.mark.property(weight=1)
 @given(case=js_cases())
 def test_adk_js_compactors_meet_p0_p1_p2_p4_p5_up_to_known_faults(case) -> None:
+    # A violation no known ADK-JS fault explains raises InvariantViolation:
+    # the plugin replays it and writes an `sdk: "adk-js"` fixture.
     script, compactor = case
-    result = run(script, compactor)
-    assert adk_js.new_violations(result) == []
+    check_js_case(adk_js.JsCase(script, compactor))
 
 
 def test_the_gate_runs_the_property_on_the_pinned_package() -> None:

@@ -122,6 +122,7 @@ __all__ = [
     "COMPACTORS",
     "PACKAGE",
     "AdkJsUnavailable",
+    "JsCase",
     "JsCompactor",
     "JsRun",
     "NotApplicable",
@@ -180,6 +181,51 @@ class JsCompactor:
 
     def __hash__(self) -> int:
         return hash((self.name, json.dumps(self.options, sort_keys=True)))
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "compactor") -> JsCompactor:
+        """Parse ``{"name": str, "options": {str: int | bool | str}}`` (as
+        :meth:`to_json` writes it); raises ``ModelError`` naming ``where``."""
+        from .model import ModelError
+
+        if not isinstance(data, dict) or set(data) != {"name", "options"}:
+            raise ModelError(f"{where}: expected an object with exactly 'name' and 'options'")
+        name, options = data["name"], data["options"]
+        if name not in COMPACTORS:
+            raise ModelError(
+                f"{where}.name: unknown ADK-JS compactor {name!r} (known: {', '.join(COMPACTORS)})"
+            )
+        if not isinstance(options, dict) or not all(
+            isinstance(k, str) and type(v) in (int, bool, str) for k, v in options.items()
+        ):
+            raise ModelError(f"{where}.options: expected an object of integers, booleans, strings")
+        return cls(name, dict(options))
+
+
+@dataclass(frozen=True)
+class JsCase:
+    """A pipeline script and the ADK-JS compactor it runs with: what a JS
+    property draws, what an ADK-JS fixture records (``call`` = the script,
+    ``compactor`` = :meth:`JsCompactor.to_json`) and what its replay runs."""
+
+    script: Script
+    compactor: JsCompactor
+
+    @property
+    def config(self):  # the script's configuration (a ScriptConfig)
+        return self.script.config
+
+    def call_json(self) -> dict[str, Any]:
+        """What a fixture records as its ``call``: the script."""
+        return self.script.call_json()
+
+    @property
+    def window(self) -> tuple[int, ...]:
+        return ()
+
+    def render(self) -> str:
+        """The compactor, then the script (one operation per line, numbered)."""
+        return f"ADK-JS compactor: {self.compactor.to_json()}\n{self.script.render()}"
 
 
 def compactor_for(script: Script) -> JsCompactor:
@@ -313,6 +359,8 @@ class _Timeline:
         self.config = script.config
         self.actions: list[dict[str, Any]] = []
         self.steps: list[Step] = []  # the appended events, in order (their ids: e<n>)
+        self.origin: list[int] = []  # per appended event, the operation that appended it
+        self._op = -1
         self.openers: dict[int, str | None] = {}  # model-call action -> opener text
         self.opener: str | None = None
         self._true = EPOCH
@@ -342,6 +390,7 @@ class _Timeline:
     def append(self, step: Step, payload: int = 20, *, usage: bool = False) -> None:
         event_id = f"e{len(self.steps)}"
         self.steps.append(step)
+        self.origin.append(self._op)
         action: dict[str, Any] = {"do": "append", "event": to_js_event(step, event_id, payload)}
         if usage:
             action["usage"] = "last_call"
@@ -368,6 +417,7 @@ class _Timeline:
         reason = _NOT_REPRESENTED.get(type(op))
         if reason is not None:
             raise NotApplicable(f"ADK-JS cannot represent {reason}")
+        self._op += 1
         getattr(self, f"_op_{op.op}")(op)
 
     def _op_open(self, op: Open) -> None:
@@ -620,6 +670,9 @@ class JsRun:
     exception: dict[str, Any] | None
     version: str
     events: dict[str, dict[str, Any]] = field(repr=False, default_factory=dict)
+    #: Per stored position, the index of the script operation that appended
+    #: the event (None for the summaries ADK-JS stored).
+    origin: list[int | None] = field(default_factory=list)
 
     def prompt(self, call: dict[str, Any], key: str = "contents") -> Prompt:
         """A call's contents in the checkers' form: a response part names the
@@ -688,7 +741,19 @@ def run_script(script: Script, compactor: JsCompactor | None = None, *, seed: in
         answer.get("exception"),
         package_version(),
         events,
+        [_origin(built, i) for i in ids],
     )
+
+
+def _origin(built: _Timeline, event_id: str) -> int | None:
+    """The operation that appended the event ``e<n>`` (None: ADK-JS made it)."""
+    if (
+        event_id.startswith("e")
+        and event_id[1:].isdigit()
+        and int(event_id[1:]) < len(built.origin)
+    ):
+        return built.origin[int(event_id[1:])]
+    return None
 
 
 def check_truncation(
@@ -1237,10 +1302,59 @@ def _pair_broken(run: JsRun, violation: Violation) -> bool:
     return run.compactor.name == "truncating" and bool(deleted)
 
 
+def observed(run: JsRun) -> dict[str, Any]:
+    """What a fixture records of ``run`` (the keys ``show`` reads for a script
+    fixture): ``session`` (the stored events, summaries included, as a
+    :class:`Session` document), ``origin`` (per stored event, the operation
+    that appended it, or None for a summary), ``summaries`` (per summary, the
+    stored positions of the raw events it was given), ``prompt`` (the last
+    model call's contents: [role, [part tuples]]), ``exception`` (what
+    ADK-JS raised, or None) and ``package_version``."""
+    last = next((c for c in reversed(run.calls) if "contents" in c), None)
+    return {
+        "session": run.stored.to_json(),
+        "origin": list(run.origin),
+        "summaries": [given for _, given, _ in run.summaries()],
+        "prompt": [[role, [list(p) for p in parts]] for role, parts in run.prompt(last)]
+        if last is not None
+        else [],
+        "exception": run.exception,
+        "package_version": run.version,
+    }
+
+
+def check_case(case: JsCase, *, seed: int = 0) -> Any:
+    """Run ``case`` on ADK-JS and triage what it shows: a
+    :class:`~compaction_harness.unit.UnitOutcome` whose ``violations`` are the
+    new ones (no known fault explains them), ``known`` the (violation, fault
+    id) pairs, ``observed`` as :func:`observed` and ``triaged`` True. Raises
+    :class:`NotApplicable`, :class:`AdkJsUnavailable` or :class:`RuntimeError`
+    as :func:`run_script` does."""
+    from .unit import UnitOutcome
+
+    run = run_script(case.script, case.compactor, seed=seed)
+    new: list[Violation] = []
+    known: list[tuple[Violation, str]] = []
+    for violation in check_run(run):
+        fault = known_fault(run, violation)
+        if fault is None:
+            new.append(violation)
+        else:
+            known.append((violation, fault))
+    return UnitOutcome(new, {}, observed(run), [], known, True)
+
+
 def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Violation]:
     """The violations of ``run`` that no known ADK-JS fault explains."""
     found = check_run(run) if found is None else found
     return [v for v in found if known_fault(run, v) is None]
 
 
-__all__ += ["KNOWN_FAULTS", "check_truncation", "known_fault", "new_violations"]
+__all__ += [
+    "KNOWN_FAULTS",
+    "check_case",
+    "check_truncation",
+    "known_fault",
+    "new_violations",
+    "observed",
+]
