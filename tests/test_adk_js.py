@@ -596,6 +596,62 @@ def test_adk_js_fixture_holds(path: Path) -> None:
     pytest.xfail(judged.reason)
 
 
+def _js_fixture(tmp_path: Path, case: adk_js.JsCase, fault: str | None) -> Path:
+    from compaction_harness.fixtures import Fixture, write_fixture
+
+    outcome = adk_js.check_case(case)
+    found = [v for v, _ in outcome.known] or [*outcome.violations]
+    fixture = Fixture(
+        kind="script",
+        invariant=found[0].invariant if found else "P2",
+        adk_release=adk_js.package_version(),
+        case=case,
+        expected={},
+        observed=outcome.observed,
+        known_fault=fault,
+        sdk="adk-js",
+    )
+    return write_fixture(fixture, tmp_path)[0]
+
+
+def test_replay_labels_an_adk_js_fixture_xfail_and_names_the_package(capsys) -> None:
+    from compaction_harness.cli import main
+
+    path = REPROS / "P5-adk-js-2.0.0-2d44fea12a2727a0.json"
+    assert main(["replay", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"XFAIL {path} on @google/adk 2.0.0: known upstream fault js-branch" in out
+    assert main(["replay", "--json", str(path)]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["fixtures"]
+    assert entry["sdk"] == "adk-js" and entry["label"] == "XFAIL"
+    assert entry["shows"] == ["js-branch"] and entry["invariants"] == ["P5"]
+
+
+def test_replay_labels_an_adk_js_fixture_fail_when_no_known_fault_explains_it(
+    capsys, monkeypatch, tmp_path
+) -> None:
+    from compaction_harness.cli import main
+
+    script = KNOWN["js-branch"][0]
+    path = _js_fixture(tmp_path, adk_js.JsCase(script, adk_js.compactor_for(script)), None)
+    monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-branch")
+    assert main(["replay", str(path)]) == 1
+    assert capsys.readouterr().out.startswith(f"FAIL  {path} on @google/adk 2.0.0")
+
+
+def test_replay_labels_an_adk_js_fixture_xpass_when_its_fault_no_longer_shows(
+    capsys, tmp_path
+) -> None:
+    from compaction_harness.cli import main
+
+    # A clean run marked with a fault it does not show: as if ADK-JS fixed it.
+    path = _js_fixture(tmp_path, adk_js.JsCase(CLEAN, adk_js.compactor_for(CLEAN)), "js-branch")
+    assert main(["replay", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"XPASS {path} on @google/adk 2.0.0: the known fault js-branch")
+    assert "adk_js.KNOWN_FAULTS" in out
+
+
 # -- the plugin writes ADK-JS fixtures ------------------------------------------------------
 ROOT = Path(__file__).resolve().parents[1]
 JS_PROPERTY = """

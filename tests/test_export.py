@@ -54,6 +54,11 @@ REFUSED = {
     "P3-2.13.0-434e33054f0a2722.json": "P3 holds on google-adk 2.13.0",
     "P4-2.13.0-3125464bfb59bbc7.json": "P4 holds on google-adk 2.13.0",
 }
+# ADK-JS fixtures: export writes tests for adk-python's suite, not ADK-JS's.
+REFUSED |= {
+    p.name: r"an ADK-JS fixture \(sdk 'adk-js', @google/adk 2\.0\.0\) cannot be exported"
+    for p in sorted(REPROS.glob("*-adk-js-*.json"))
+}
 
 
 def release_python(release: str) -> Path | None:
