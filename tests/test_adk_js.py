@@ -652,6 +652,62 @@ def test_replay_labels_an_adk_js_fixture_xpass_when_its_fault_no_longer_shows(
     assert "adk_js.KNOWN_FAULTS" in out
 
 
+# -- Python fixtures on ADK-JS: the cross-SDK table ---------------------------------------------
+def test_the_readme_cross_sdk_table_is_what_the_command_prints() -> None:
+    from compaction_harness import cross_sdk
+
+    rows = cross_sdk.cross_table()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert cross_sdk.markdown(rows, adk_js.package_version()) in readme
+    # One row per Python fixture; every one not run says why.
+    python = [p for p in sorted(REPROS.glob("*.json")) if p not in JS_FIXTURES]
+    assert [r.fixture for r in rows] == [p.name for p in python]
+    assert all(r.detail for r in rows if r.verdict == "n/a")
+    assert {r.verdict for r in rows} <= {"holds", "known", "FAILS", "n/a"}
+    assert not [r for r in rows if r.verdict == "FAILS"]
+
+
+def test_the_cross_sdk_replay_says_fails_for_what_no_known_adk_js_fault_explains(
+    monkeypatch, tmp_path
+) -> None:
+    from compaction_harness import cross_sdk
+
+    path = REPROS / "P4-2.13.0-cec7225956fce657.json"
+    matrix = {
+        "releases": ["2.12.0", "2.13.0"],
+        "rows": {
+            "fixtures": {
+                path.name: {"2.12.0": {"state": "holds"}, "2.13.0": {"state": "known fault"}}
+            }
+        },
+    }
+    row = cross_sdk.cross_row(load_fixture(path), matrix)
+    assert (row.verdict, row.python) == ("known", ("2.13.0",))
+    assert row.detail == "js-opener-summarised, js-time-range"
+    monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-time-range")
+    row = cross_sdk.cross_row(load_fixture(path), {})
+    assert row.verdict == "FAILS" and row.detail.startswith("P4:") and row.python is None
+    (tmp_path / path.name).write_bytes(path.read_bytes())
+    assert cross_sdk.main([str(tmp_path)]) == 1  # a finding is exit status 1
+
+
+def test_the_cross_sdk_replay_says_why_a_fixture_cannot_run_on_adk_js(tmp_path) -> None:
+    from dataclasses import replace
+
+    from compaction_harness import cross_sdk
+
+    database = load_fixture(REPROS / "P7-2.13.0-5167e90ad3141661.json")
+    assert cross_sdk.cross_row(database, {}).detail.startswith("database storage")
+    unit = cross_sdk.cross_row(load_fixture(REPROS / "U2-2.13.0-956f68bc18ed9cfe.json"), {})
+    assert unit.verdict == "n/a" and "compaction helpers" in unit.detail
+    script = load_fixture(REPROS / "P4-2.13.0-cec7225956fce657.json")
+    sliding = replace(
+        script.case, config=replace(script.case.config, compaction_interval=2, overlap_size=1)
+    )
+    row = cross_sdk.cross_row(replace(script, case=sliding), {})
+    assert row.verdict == "n/a" and "no sliding-window compactor" in row.detail
+
+
 # -- the plugin writes ADK-JS fixtures ------------------------------------------------------
 ROOT = Path(__file__).resolve().parents[1]
 JS_PROPERTY = """
