@@ -506,6 +506,79 @@ def test_a_multi_turn_answer_made_newest_by_the_time_filter_is_recognised() -> N
     assert adk_js.known_fault(result, crash) == "js-multi-turn-answer"
 
 
+def test_a_call_whose_stored_next_answer_the_time_filter_hid_is_split_by_the_time_range() -> None:
+    # The gap the first ADK-JS pass left open: a lagging host stamps the
+    # answer (e3) ten seconds before its call; the first summary takes u1,
+    # model 1, the call and the answer and ends at the answer's timestamp (the
+    # last input's), so at the next model call getActiveEvents shows them again
+    # but hides the answer, and calculateRetainStartIndex, which
+    # looks at the next *active* event, lets the second summary take the
+    # call alone. The answer is the next stored event: not a late answer.
+    script = Script(
+        token(1, 1),
+        (
+            Open(),
+            Text(),
+            Calls(kind="long_running"),
+            Skew(seconds=10),
+            Answer(),
+            Open(),
+            Text(),
+            Text(),
+        ),
+    )
+    for compactor in (
+        None,
+        JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 1}),
+    ):
+        result = run(script, compactor)
+        (split,) = [v for v in adk_js.check_run(result) if v.invariant == "P1"]
+        (at,) = split.positions
+        after = [step for step in result.stored[at + 1 :] if step.compaction is None]
+        assert after[0].response_ids == set(split.ids)  # the next stored event answers it
+        assert not adk_js._split_not_adjacent(result, split)
+        assert adk_js.known_fault(result, split) == "js-time-range"
+        # Without the summary that hides it (the answer seen), nothing explains it.
+        broken = copy.deepcopy(result)
+        for call in broken.calls:
+            call["before"] = [i for i in call["before"] if not broken.events[i].get("isCompacted")]
+        assert adk_js.known_fault(broken, split) is None
+
+
+def test_a_call_whose_answer_the_anchored_rebuild_dropped_is_split_by_the_time_range() -> None:
+    # The same with the anchored compactor and retention 2: the answer,
+    # hidden by time at one model call, is dropped by that call's rebuild of
+    # session.events, so the next summary takes the call alone.
+    script = Script(
+        token(1, 2),
+        (
+            Open(),
+            Text(),
+            Text(),
+            Calls(kind="long_running"),
+            Skew(seconds=10),
+            Answer(),
+            Open(),
+            Text(),
+            Text(),
+        ),
+    )
+    result = run(script, JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 2}))
+    (split,) = [v for v in adk_js.check_run(result) if v.invariant == "P1"]
+    pairs = zip(result.ids, result.stored, strict=True)
+    answer = next(i for i, s in pairs if s.response_ids & set(split.ids))
+    maker = result.ids[split.positions[0]]
+    last = next(c for c in result.calls if any(maker in s["input"] for s in c["summaries"]))
+    assert answer not in last["before"]
+    assert answer in last["stored_before"]  # stored, but gone from what ADK-JS saw
+    assert adk_js.known_fault(result, split) == "js-time-range"
+    # Only the anchored compactor rebuilds session.events: for another, an
+    # answer missing from what it saw is not explained by the time filter.
+    other = copy.copy(result)
+    other.compactor = JsCompactor("token_based", {"tokenThreshold": 1, "eventRetentionSize": 2})
+    assert not adk_js._answer_hidden_by_time(other, split)
+
+
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------
 KNOWN = {
     "js-retention-zero": (Script(token(1, 0), (Open(), Text())), None),

@@ -897,7 +897,8 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "compactor's rebuild of session.events then drops it for good); a hidden event "
         "can also make an older function response the newest active event, and "
         "rearrangeEventsForLatestFunctionResponse then drops the events between that "
-        "response and its call.",
+        "response and its call; and a call whose answer it hides is summarised without "
+        "it (calculateRetainStartIndex keeps a call only with the next active event).",
     ),
     "js-opener-summarised": (
         frozenset({"token_based", "anchored"}),
@@ -970,8 +971,12 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
             lost = _why_answer_lost_its_call(run)
             return lost if lost in faults else None
         return None
-    if violation.invariant == "P1" and "js-late-answer" in faults:
-        return "js-late-answer" if _split_not_adjacent(run, violation) else None
+    if violation.invariant == "P1":
+        if "js-late-answer" in faults and _split_not_adjacent(run, violation):
+            return "js-late-answer"
+        if "js-time-range" in faults and _answer_hidden_by_time(run, violation):
+            return "js-time-range"
+        return None
     if violation.invariant == "P6" and "js-time-range" in faults and _reactivated(run, violation):
         return "js-time-range"
     if violation.invariant == "P5" and cause == "branch" and "js-branch" in faults:
@@ -1238,6 +1243,62 @@ def _split_not_adjacent(run: JsRun, violation: Violation) -> bool:
     steps = run.stored.steps
     after = next((s for s in steps[position + 1 :] if s.compaction is None), None)
     return after is None or not set(violation.ids) <= after.response_ids
+
+
+def _answer_hidden_by_time(run: JsRun, violation: Violation) -> bool:
+    """Whether the call P1 names was summarised at a model call where its
+    answer, though stored after it (right after it, often), was not among the
+    events ADK-JS saw as active: ``calculateRetainStartIndex`` keeps a call
+    only with the *next active* event, so it cannot keep the pair. Each
+    answer stored by then and not given to that summary must be
+
+    * in that call's ``before`` events, stamped no later than the ``endTime``
+      of the latest summary among them (``getActiveEvents`` hides it), or
+    * absent from them (the anchored compactor's rebuild dropped it) after an
+      earlier model call whose time filter hid it the same way.
+
+    A lagging host's answer, or one a summary ending at an earlier-stamped
+    last input covers, does this: the time filter's doing
+    (``js-time-range``), not a late answer."""
+    (position,) = violation.positions or (None,)
+    if position is None:
+        return False
+    ids = set(violation.ids)
+    steps = run.stored.steps
+    where = {event_id: k for k, event_id in enumerate(run.ids)}
+
+    def seen(call: dict[str, Any]) -> list[int]:
+        return [where[i] for i in dict.fromkeys(call["before"]) if i in where]
+
+    def hidden(call: dict[str, Any], p: int) -> bool:
+        shown = seen(call)
+        compacted = [q for q in shown if steps[q].compaction is not None]
+        return (
+            p in shown
+            and bool(compacted)
+            and steps[p].timestamp <= steps[compacted[-1]].compaction.end
+        )
+
+    for k, call in enumerate(run.calls):
+        for summary in call["summaries"]:
+            given = {where[i] for i in summary["input"] if i in where}
+            if position not in given:
+                continue
+            answers = [
+                p
+                for p in range(position + 1, len(call["stored_before"]))
+                if p not in given and steps[p].compaction is None and steps[p].response_ids & ids
+            ]
+            shown = seen(call)
+            if answers and all(
+                hidden(call, p)
+                if p in shown
+                else run.compactor.name == "anchored"
+                and any(hidden(earlier, p) for earlier in run.calls[:k])
+                for p in answers
+            ):
+                return True
+    return False
 
 
 def _why_answer_lost_its_call(run: JsRun) -> str | None:
