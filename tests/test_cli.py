@@ -683,3 +683,9 @@ def test_replaying_an_adk_js_fixture_without_node_is_one_line_and_exit_2(
 def test_replay_on_another_driver_refuses_an_adk_js_fixture(capsys) -> None:
     assert main(["replay", "--driver", "runner", str(JS_FIXTURE)]) == 2
     assert "an ADK-JS fixture (it runs on the Node driver)" in capsys.readouterr().err
+
+
+def test_profile_refuses_an_adk_js_fixture_in_one_line(capsys) -> None:
+    assert main(["profile", str(JS_FIXTURE)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "an ADK-JS fixture cannot be profiled" in err

@@ -1030,6 +1030,8 @@ def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
         )
     if _stamped_no_later_than_end(run, violation, k):
         return True
+    if _answers_a_hidden_call(run, violation, k):
+        return True
     if run.calls[k].get("by_identity") is None:
         return False
     counterfactual = run.prompt(run.calls[k], "by_identity")
@@ -1064,6 +1066,48 @@ def _stamped_no_later_than_end(run: JsRun, violation: Violation, k: int) -> bool
     else:
         positions = list(violation.positions)
     return bool(positions) and all(p not in given and steps[p].timestamp <= end for p in positions)
+
+
+def _hidden_at(run: JsRun, call: dict[str, Any], p: int) -> bool:
+    """Whether stored event ``p`` is among ``call``'s ``before`` events, given to
+    no summary, and stamped no later than the ``endTime`` of the latest summary
+    among them: ``getActiveEvents`` hides it at that model call."""
+    steps = run.stored.steps
+    where = {event_id: k for k, event_id in enumerate(run.ids)}
+    shown = [where[i] for i in dict.fromkeys(call["before"]) if i in where]
+    compacted = [q for q in shown if steps[q].compaction is not None]
+    given = {q for _, taken, _ in run.summaries() for q in taken}
+    return (
+        p in shown
+        and p not in given
+        and bool(compacted)
+        and steps[p].timestamp <= steps[compacted[-1]].compaction.end
+    )
+
+
+def _answers_a_hidden_call(run: JsRun, violation: Violation, k: int) -> bool:
+    """Whether every event P4 names is a response event whose calls the time
+    filter took from model call ``k``'s active events: each call event was
+    hidden at some model call up to ``k`` (:func:`_hidden_at`) and is not
+    active at ``k`` (hidden there, or gone from ``after``: the anchored
+    rebuild dropped it). ``rearrangeEventsForAsyncFunctionResponsesInHistory``
+    emits a response event only after its call's event, so the answer goes
+    too (found by the first `make fuzz SDK=js` after ADK-JS fixtures)."""
+    steps = run.stored.steps
+    call = run.calls[k]
+    after = set(call.get("after", ()))
+    if not violation.positions:
+        return False
+    for p in violation.positions:
+        answered = steps[p].response_ids
+        makers = [q for q in range(p) if steps[q].call_ids & answered]
+        if not answered or not makers:
+            return False
+        for q in makers:
+            active = run.ids[q] in after and not _hidden_at(run, call, q)
+            if active or not any(_hidden_at(run, c, q) for c in run.calls[: k + 1]):
+                return False
+    return True
 
 
 def _duplicated(run: JsRun, violation: Violation) -> bool:

@@ -545,6 +545,11 @@ def _cmd_profile(args: argparse.Namespace) -> int:
             return 0
         if args.fixture is not None:
             fixture = load_fixture(args.fixture)
+            if fixture.is_js:
+                raise CliError(
+                    f"{args.fixture}: an ADK-JS fixture cannot be profiled: profile measures "
+                    "google-adk's compaction (replay runs it on @google/adk)"
+                )
             profile = profile_case(fixture.case, source=str(args.fixture))
         else:
             name = args.config or "sliding"
