@@ -13,13 +13,17 @@ while ADK-JS is broken and turns red the day it is fixed.
 from __future__ import annotations
 
 import copy
+import json
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 
 from compaction_harness import adk_js
 from compaction_harness.adk_js import JsCompactor, NotApplicable
+from compaction_harness.checks import check_js_case
+from compaction_harness.fixtures import load_fixture
 from compaction_harness.scripts import (
     Answer,
     Ask,
@@ -35,6 +39,8 @@ from compaction_harness.scripts import (
     Text,
     Tie,
 )
+from compaction_harness.unit import InvariantViolation
+from compaction_harness.verdicts import judge_fixture
 from strategies import js_cases
 
 
@@ -500,6 +506,98 @@ def test_a_multi_turn_answer_made_newest_by_the_time_filter_is_recognised() -> N
     assert adk_js.known_fault(result, crash) == "js-multi-turn-answer"
 
 
+def test_a_call_whose_stored_next_answer_the_time_filter_hid_is_split_by_the_time_range() -> None:
+    # The gap the first ADK-JS pass left open: a lagging host stamps the
+    # answer (e3) ten seconds before its call; the first summary takes u1,
+    # model 1, the call and the answer and ends at the answer's timestamp (the
+    # last input's), so at the next model call getActiveEvents shows them again
+    # but hides the answer, and calculateRetainStartIndex, which
+    # looks at the next *active* event, lets the second summary take the
+    # call alone. The answer is the next stored event: not a late answer.
+    script = Script(
+        token(1, 1),
+        (
+            Open(),
+            Text(),
+            Calls(kind="long_running"),
+            Skew(seconds=10),
+            Answer(),
+            Open(),
+            Text(),
+            Text(),
+        ),
+    )
+    for compactor in (
+        None,
+        JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 1}),
+    ):
+        result = run(script, compactor)
+        (split,) = [v for v in adk_js.check_run(result) if v.invariant == "P1"]
+        (at,) = split.positions
+        after = [step for step in result.stored[at + 1 :] if step.compaction is None]
+        assert after[0].response_ids == set(split.ids)  # the next stored event answers it
+        assert not adk_js._split_not_adjacent(result, split)
+        assert adk_js.known_fault(result, split) == "js-time-range"
+        # Without the summary that hides it (the answer seen), nothing explains it.
+        broken = copy.deepcopy(result)
+        for call in broken.calls:
+            call["before"] = [i for i in call["before"] if not broken.events[i].get("isCompacted")]
+        assert adk_js.known_fault(broken, split) is None
+
+
+def test_a_call_whose_answer_the_anchored_rebuild_dropped_is_split_by_the_time_range() -> None:
+    # The same with the anchored compactor and retention 2: the answer,
+    # hidden by time at one model call, is dropped by that call's rebuild of
+    # session.events, so the next summary takes the call alone.
+    script = Script(
+        token(1, 2),
+        (
+            Open(),
+            Text(),
+            Text(),
+            Calls(kind="long_running"),
+            Skew(seconds=10),
+            Answer(),
+            Open(),
+            Text(),
+            Text(),
+        ),
+    )
+    result = run(script, JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 2}))
+    (split,) = [v for v in adk_js.check_run(result) if v.invariant == "P1"]
+    pairs = zip(result.ids, result.stored, strict=True)
+    answer = next(i for i, s in pairs if s.response_ids & set(split.ids))
+    maker = result.ids[split.positions[0]]
+    last = next(c for c in result.calls if any(maker in s["input"] for s in c["summaries"]))
+    assert answer not in last["before"]
+    assert answer in last["stored_before"]  # stored, but gone from what ADK-JS saw
+    assert adk_js.known_fault(result, split) == "js-time-range"
+    # Only the anchored compactor rebuilds session.events: for another, an
+    # answer missing from what it saw is not explained by the time filter.
+    other = copy.copy(result)
+    other.compactor = JsCompactor("token_based", {"tokenThreshold": 1, "eventRetentionSize": 2})
+    assert not adk_js._answer_hidden_by_time(other, split)
+
+
+def test_an_answer_whose_call_the_time_filter_hid_is_dropped_by_the_time_range() -> None:
+    # First `make fuzz SDK=js` after ADK-JS fixtures (shrunk; kept as
+    # tests/repros/P4-adk-js-2.0.0-5b83acd1e59b2e4e.json): on a 1-second clock
+    # the first scratchpad's endTime hides a call event of the same second;
+    # the anchored rebuild drops it, and getContents drops the client's later
+    # answer to it, which no summary was given (P4).
+    fixture = load_fixture(REPROS / "P4-adk-js-2.0.0-5b83acd1e59b2e4e.json")
+    result = run(fixture.case.script, fixture.case.compactor)
+    (lost,) = [v for v in adk_js.check_run(result) if v.positions == (12,)]
+    k = lost.details["model_call"]
+    assert adk_js._answers_a_hidden_call(result, lost, k)
+    assert adk_js.known_fault(result, lost) == "js-time-range"
+    # Its call visible at that model call (no summary hid it): not explained.
+    broken = copy.deepcopy(result)
+    for call in broken.calls:
+        call["before"] = [i for i in call["before"] if not broken.events[i].get("isCompacted")]
+    assert not adk_js._answers_a_hidden_call(broken, lost, k)
+
+
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------
 KNOWN = {
     "js-retention-zero": (Script(token(1, 0), (Open(), Text())), None),
@@ -561,13 +659,239 @@ def test_known_fault_fixed_upstream(fault) -> None:
     assert adk_js.check_run(run(script, compactor)) == []
 
 
+# -- the ADK-JS fixtures of tests/repros/ -------------------------------------------------------
+REPROS = Path(__file__).parent / "repros"
+JS_FIXTURES = sorted(REPROS.glob("*-adk-js-*.json"))
+
+
+def test_each_known_fault_minimal_script_is_a_fixture_marked_with_it() -> None:
+    recorded: dict[str | None, list[adk_js.JsCase]] = {}
+    for path in JS_FIXTURES:
+        fixture = load_fixture(path)
+        assert fixture.is_js and fixture.adk_release == adk_js.package_version()
+        recorded.setdefault(fixture.known_fault, []).append(fixture.case)
+    for fault, (script, compactor) in KNOWN.items():
+        case = adk_js.JsCase(script, compactor or adk_js.compactor_for(script))
+        assert case in recorded[fault], fault
+    assert None not in recorded  # every committed ADK-JS fixture is classified
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem) for p in JS_FIXTURES])
+def test_adk_js_fixture_holds(path: Path) -> None:
+    # The JS twin of test_repros.py: the same judge, on ADK-JS; a fixture
+    # marked with a known fault that no longer shows fails (strict XPASS).
+    fixture = load_fixture(path)
+    judged = judge_fixture(fixture)
+    if judged.label == "FAIL":
+        raise InvariantViolation(fixture.case, judged.verdict.outcome)
+    if judged.label == "XPASS":
+        pytest.fail(f"XPASS(strict): {judged.reason}", pytrace=False)
+    assert judged.label == "XFAIL" and fixture.known_fault in judged.verdict.faults
+    pytest.xfail(judged.reason)
+
+
+def _js_fixture(tmp_path: Path, case: adk_js.JsCase, fault: str | None) -> Path:
+    from compaction_harness.fixtures import Fixture, write_fixture
+
+    outcome = adk_js.check_case(case)
+    found = [v for v, _ in outcome.known] or [*outcome.violations]
+    fixture = Fixture(
+        kind="script",
+        invariant=found[0].invariant if found else "P2",
+        adk_release=adk_js.package_version(),
+        case=case,
+        expected={},
+        observed=outcome.observed,
+        known_fault=fault,
+        sdk="adk-js",
+    )
+    return write_fixture(fixture, tmp_path)[0]
+
+
+def test_replay_labels_an_adk_js_fixture_xfail_and_names_the_package(capsys) -> None:
+    from compaction_harness.cli import main
+
+    path = REPROS / "P5-adk-js-2.0.0-2d44fea12a2727a0.json"
+    assert main(["replay", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"XFAIL {path} on @google/adk 2.0.0: known upstream fault js-branch" in out
+    assert main(["replay", "--json", str(path)]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["fixtures"]
+    assert entry["sdk"] == "adk-js" and entry["label"] == "XFAIL"
+    assert entry["shows"] == ["js-branch"] and entry["invariants"] == ["P5"]
+
+
+def test_replay_labels_an_adk_js_fixture_fail_when_no_known_fault_explains_it(
+    capsys, monkeypatch, tmp_path
+) -> None:
+    from compaction_harness.cli import main
+
+    script = KNOWN["js-branch"][0]
+    path = _js_fixture(tmp_path, adk_js.JsCase(script, adk_js.compactor_for(script)), None)
+    monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-branch")
+    assert main(["replay", str(path)]) == 1
+    assert capsys.readouterr().out.startswith(f"FAIL  {path} on @google/adk 2.0.0")
+
+
+def test_replay_labels_an_adk_js_fixture_xpass_when_its_fault_no_longer_shows(
+    capsys, tmp_path
+) -> None:
+    from compaction_harness.cli import main
+
+    # A clean run marked with a fault it does not show: as if ADK-JS fixed it.
+    path = _js_fixture(tmp_path, adk_js.JsCase(CLEAN, adk_js.compactor_for(CLEAN)), "js-branch")
+    assert main(["replay", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"XPASS {path} on @google/adk 2.0.0: the known fault js-branch")
+    assert "adk_js.KNOWN_FAULTS" in out
+
+
+# -- Python fixtures on ADK-JS: the cross-SDK table ---------------------------------------------
+def test_the_readme_cross_sdk_table_is_what_the_command_prints() -> None:
+    from compaction_harness import cross_sdk
+
+    rows = cross_sdk.cross_table()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert cross_sdk.markdown(rows, adk_js.package_version()) in readme
+    # One row per Python fixture; every one not run says why.
+    python = [p for p in sorted(REPROS.glob("*.json")) if p not in JS_FIXTURES]
+    assert [r.fixture for r in rows] == [p.name for p in python]
+    assert all(r.detail for r in rows if r.verdict == "n/a")
+    assert {r.verdict for r in rows} <= {"holds", "known", "FAILS", "n/a"}
+    assert not [r for r in rows if r.verdict == "FAILS"]
+
+
+def test_the_cross_sdk_replay_says_fails_for_what_no_known_adk_js_fault_explains(
+    monkeypatch, tmp_path
+) -> None:
+    from compaction_harness import cross_sdk
+
+    path = REPROS / "P4-2.13.0-cec7225956fce657.json"
+    matrix = {
+        "releases": ["2.12.0", "2.13.0"],
+        "rows": {
+            "fixtures": {
+                path.name: {"2.12.0": {"state": "holds"}, "2.13.0": {"state": "known fault"}}
+            }
+        },
+    }
+    row = cross_sdk.cross_row(load_fixture(path), matrix)
+    assert (row.verdict, row.python) == ("known", ("2.13.0",))
+    assert row.detail == "js-opener-summarised, js-time-range"
+    monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-time-range")
+    row = cross_sdk.cross_row(load_fixture(path), {})
+    assert row.verdict == "FAILS" and row.detail.startswith("P4:") and row.python is None
+    (tmp_path / path.name).write_bytes(path.read_bytes())
+    assert cross_sdk.main([str(tmp_path)]) == 1  # a finding is exit status 1
+
+
+def test_the_cross_sdk_replay_says_why_a_fixture_cannot_run_on_adk_js(tmp_path) -> None:
+    from dataclasses import replace
+
+    from compaction_harness import cross_sdk
+
+    database = load_fixture(REPROS / "P7-2.13.0-5167e90ad3141661.json")
+    assert cross_sdk.cross_row(database, {}).detail.startswith("database storage")
+    unit = cross_sdk.cross_row(load_fixture(REPROS / "U2-2.13.0-956f68bc18ed9cfe.json"), {})
+    assert unit.verdict == "n/a" and "compaction helpers" in unit.detail
+    script = load_fixture(REPROS / "P4-2.13.0-cec7225956fce657.json")
+    sliding = replace(
+        script.case, config=replace(script.case.config, compaction_interval=2, overlap_size=1)
+    )
+    row = cross_sdk.cross_row(replace(script, case=sliding), {})
+    assert row.verdict == "n/a" and "no sliding-window compactor" in row.detail
+
+
+# -- the plugin writes ADK-JS fixtures ------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[1]
+JS_PROPERTY = """
+import sys
+sys.path.insert(0, __ROOT__)
+import pytest
+from hypothesis import given, strategies as st
+from compaction_harness import adk_js
+from compaction_harness.checks import check_js_case
+from compaction_harness.scripts import Open, Script, ScriptConfig, Text
+from compaction_harness.unit import InvariantViolation, UnitOutcome
+
+FORGET = __FORGET__  # a known fault this process does not know: its violations are new
+for fault in FORGET:
+    adk_js.KNOWN_FAULTS.pop(fault)
+
+
+def case(retention):
+    config = ScriptConfig(token_threshold=1, event_retention_size=retention)
+    return adk_js.JsCase(Script(config, (Open(), Text())), adk_js.compactor_for(
+        Script(config, ())))
+
+
+@pytest.mark.property
+@given(retention=st.integers(0, 3))
+def test_js(retention):
+    if FORGET:
+        check_js_case(case(retention))
+    else:  # a failure whose replay shows only known faults
+        outcome = adk_js.check_case(case(retention))
+        if outcome.known:
+            raise InvariantViolation(
+                case(retention), UnitOutcome([v for v, _ in outcome.known], {}, {})
+            )
+"""
+
+
+def _run_js_property(pytester, tmp_path: Path, forget: tuple[str, ...]):
+    pytester.makepyfile(
+        test_js_property=JS_PROPERTY.replace("__ROOT__", repr(str(ROOT))).replace(
+            "__FORGET__", repr(forget)
+        )
+    )
+    repros = tmp_path / "repros"
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.pytest_plugin",
+        "--repro-dir",
+        str(repros),
+        "--hypothesis-profile=gate",
+        "-p",
+        "no:cacheprovider",
+    )
+    return result, repros
+
+
+pytest_plugins = ["pytester"]
+
+
+def test_a_new_adk_js_failure_is_written_as_an_adk_js_fixture(pytester, tmp_path) -> None:
+    result, repros = _run_js_property(pytester, tmp_path, ("js-retention-zero",))
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*repro fixture written: *P0-adk-js-2.0.0-*.json*"])
+    (path,) = repros.glob("*.json")
+    data = json.loads(path.read_text())
+    assert data["sdk"] == "adk-js" and data["package_version"] == adk_js.package_version()
+    assert "adk_release" not in data and data["kind"] == "script"
+    assert data["compactor"] == {
+        "name": "token_based",
+        "options": {"tokenThreshold": 1, "eventRetentionSize": 0},  # shrunk to the fault's
+    }
+    assert "reading 'content'" in data["observed"]["exception"]["message"]
+    fixture = load_fixture(path)  # and it loads, named by its content hash
+    assert fixture.file_name() == path.name and fixture.known_fault is None
+
+
+def test_an_adk_js_failure_that_replays_as_a_known_fault_is_not_written(pytester, tmp_path) -> None:
+    result, repros = _run_js_property(pytester, tmp_path, ())
+    result.assert_outcomes(passed=1)
+    assert not repros.exists() or not list(repros.glob("*.json"))
+
+
 # -- the property ---------------------------------------------------------------------
 @pytest.mark.property(weight=1)
 @given(case=js_cases())
 def test_adk_js_compactors_meet_p0_p1_p2_p4_p5_up_to_known_faults(case) -> None:
+    # A violation no known ADK-JS fault explains raises InvariantViolation:
+    # the plugin replays it and writes an `sdk: "adk-js"` fixture.
     script, compactor = case
-    result = run(script, compactor)
-    assert adk_js.new_violations(result) == []
+    check_js_case(adk_js.JsCase(script, compactor))
 
 
 def test_the_gate_runs_the_property_on_the_pinned_package() -> None:

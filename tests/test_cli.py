@@ -644,3 +644,48 @@ def test_replay_on_the_runner_refuses_other_fixture_kinds_in_one_line(capsys) ->
     assert code == 2
     assert err.count("\n") == 1 and "script fixtures only" in err and "unit fixture" in err
     assert "Traceback" not in err + out
+
+
+# -- ADK-JS fixtures, in an environment without Node --------------------------------------
+JS_FIXTURE = REPROS / "P5-adk-js-2.0.0-2d44fea12a2727a0.json"
+
+
+def test_show_prints_an_adk_js_fixture_without_node(capsys, monkeypatch, tmp_path) -> None:
+    from compaction_harness import adk_js
+
+    monkeypatch.setattr(adk_js, "SDK_DIR", tmp_path)  # no package, and no process started
+    assert main(["show", str(JS_FIXTURE)]) == 0
+    out = capsys.readouterr().out
+    assert "found on @google/adk 2.0.0 (ADK for TypeScript)" in out
+    assert "known upstream fault: js-branch (ADK-JS" in out and "what a user sees:" in out
+    assert "ADK-JS compactor: {'name': 'token_based'" in out
+    assert "op 1   fan_out" in out and "<- given #0, #1" in out
+
+
+@pytest.mark.parametrize("missing", ["package", "node"])
+def test_replaying_an_adk_js_fixture_without_node_is_one_line_and_exit_2(
+    capsys, monkeypatch, tmp_path, missing
+) -> None:
+    from compaction_harness import adk_js
+
+    monkeypatch.setattr(adk_js, "_DRIVER", adk_js._Driver())  # no running process
+    if missing == "package":
+        monkeypatch.setattr(adk_js, "SDK_DIR", tmp_path)
+    else:
+        monkeypatch.setattr(adk_js.shutil, "which", lambda name: None)
+    assert main(["replay", str(JS_FIXTURE)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "make js-env" in captured.err
+    assert "an ADK-JS fixture cannot be replayed here" in captured.err
+    assert "Traceback" not in captured.err + captured.out
+
+
+def test_replay_on_another_driver_refuses_an_adk_js_fixture(capsys) -> None:
+    assert main(["replay", "--driver", "runner", str(JS_FIXTURE)]) == 2
+    assert "an ADK-JS fixture (it runs on the Node driver)" in capsys.readouterr().err
+
+
+def test_profile_refuses_an_adk_js_fixture_in_one_line(capsys) -> None:
+    assert main(["profile", str(JS_FIXTURE)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "an ADK-JS fixture cannot be profiled" in err

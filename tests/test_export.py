@@ -45,6 +45,9 @@ def expected_refusal(fixture) -> str | None:
     of file names: a fixture a campaign writes tomorrow is judged the same way
     (a list of names turned the gate red on every new Runner-driver or
     database fixture)."""
+    if getattr(fixture, "is_js", False):
+        # export writes tests for adk-python's suite, not ADK-JS's.
+        return f"an ADK-JS fixture (sdk 'adk-js', @google/adk {fixture.adk_release})"
     config = getattr(fixture.case, "config", None)
     if fixture.kind == "metamorphic":
         return "fixtures of kind 'metamorphic' cannot be exported"

@@ -165,8 +165,14 @@ BAD_FILES: dict[str, tuple[bytes, str]] = {
         f"missing-{key}": (encode(without(key)), f"missing field {key!r}")
         for key in fixtures._REQUIRED
     },
+    "missing-adk_release": (encode(without("adk_release")), "missing field 'adk_release'"),
+    "python-with-package-version": (
+        encode(with_(package_version="2.0.0")),
+        "package_version: only an ADK-JS fixture (sdk 'adk-js') has it",
+    ),
+    "unknown-sdk": (encode(with_(sdk="go")), "sdk: unknown SDK 'go' (known: python, adk-js)"),
     "unknown-top-level-field": (encode(with_(extra=1)), "unknown field 'extra'"),
-    "schema-version-3": (encode(with_(schema_version=3)), "schema_version 3 is not supported"),
+    "schema-version-4": (encode(with_(schema_version=4)), "schema_version 4 is not supported"),
     "schema-version-string": (
         encode(with_(schema_version="1")),
         "schema_version: expected an integer",
@@ -377,3 +383,91 @@ def test_an_adk_session_given_for_a_fixture_names_the_command_that_reads_it(tmp_
         message = str(err.value)
         assert message.startswith(f"{path}: an ADK session") and "minimize" in message
         assert "\n" not in message
+
+
+# -- ADK-JS fixtures (sdk "adk-js", schema version 3) ---------------------------------------
+REPROS = Path(__file__).parent / "repros"
+JS_FIXTURE = REPROS / "P5-adk-js-2.0.0-2d44fea12a2727a0.json"
+
+
+def js_valid() -> dict:
+    return json.loads(JS_FIXTURE.read_text())
+
+
+JS_BAD: dict[str, tuple[dict, str]] = {
+    "with-adk_release": (
+        {**js_valid(), "adk_release": "2.13.0"},
+        "adk_release: an ADK-JS fixture names its package_version instead",
+    ),
+    "missing-package_version": (
+        {k: v for k, v in js_valid().items() if k != "package_version"},
+        "missing field 'package_version' (required for sdk 'adk-js')",
+    ),
+    "missing-compactor": (
+        {k: v for k, v in js_valid().items() if k != "compactor"},
+        "missing field 'compactor' (required for sdk 'adk-js')",
+    ),
+    "unknown-compactor": (
+        {**js_valid(), "compactor": {"name": "sliding", "options": {}}},
+        "compactor.name: unknown ADK-JS compactor 'sliding'",
+    ),
+    "compactor-option-not-scalar": (
+        {**js_valid(), "compactor": {"name": "anchored", "options": {"tokenThreshold": [1]}}},
+        "compactor.options: expected an object of integers, booleans, strings",
+    ),
+    "not-a-script": ({**js_valid(), "kind": "unit"}, "an ADK-JS fixture is of kind 'script'"),
+    "python-fault": (
+        {**js_valid(), "known_fault": "database-reload-reorders-events-by-timestamp"},
+        "not registered in adk_js.KNOWN_FAULTS",
+    ),
+    "bad-version": ({**js_valid(), "package_version": "latest"}, "package_version: expected"),
+}
+
+
+@pytest.mark.parametrize(("data", "part"), JS_BAD.values(), ids=JS_BAD.keys())
+def test_a_malformed_adk_js_fixture_is_a_one_line_error(tmp_path: Path, data, part) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(FixtureError) as info:
+        load_fixture(path)
+    assert part in str(info.value) and "\n" not in str(info.value)
+
+
+def test_an_adk_js_fixture_loads_without_node_and_round_trips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compaction_harness import adk_js
+
+    # Loading reads JSON only: no package, no Node process.
+    monkeypatch.setattr(adk_js, "SDK_DIR", tmp_path / "nowhere")
+    fixture = load_fixture(JS_FIXTURE)
+    assert fixture.sdk == "adk-js" and fixture.is_js and fixture.adk_release == "2.0.0"
+    assert isinstance(fixture.case, adk_js.JsCase)
+    assert fixture.case.compactor.name == "token_based"
+    assert fixture.known_fault == "js-branch" and fixture.kind == "script"
+    assert fixture.file_name() == JS_FIXTURE.name  # the name is the content hash
+    assert fixtures.dumps(fixture) == JS_FIXTURE.read_text()
+    path, new = write_fixture(fixture, tmp_path)
+    assert new and path.read_text() == JS_FIXTURE.read_text()
+
+
+def test_a_python_fixture_without_sdk_loads_as_python_and_keeps_its_name() -> None:
+    # Every committed Python fixture is version 1 or 2, with no `sdk`: version 3
+    # reads it as "python", and its content hash (its name) is unchanged.
+    python = [p for p in sorted(REPROS.glob("*.json")) if "-adk-js-" not in p.name]
+    assert python
+    for path in python:
+        data = json.loads(path.read_text())
+        assert data["schema_version"] in (1, 2) and "sdk" not in data
+        fixture = load_fixture(path)
+        assert fixture.sdk == "python" and not fixture.is_js
+        assert fixture.file_name() == path.name
+        assert fixture.to_json()["schema_version"] == fixtures.SCHEMA_VERSION == 3
+
+
+def test_adk_js_names_cannot_collide_with_google_adk_releases() -> None:
+    js = load_fixture(JS_FIXTURE)
+    as_python = dataclasses.replace(js, sdk="python", case=js.case.script)
+    assert js.file_name().startswith("P5-adk-js-2.0.0-")
+    assert as_python.file_name().startswith("P5-2.0.0-")  # google-adk 2.0.0's would-be name
+    assert js.identity() != as_python.identity()

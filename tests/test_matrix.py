@@ -180,3 +180,19 @@ def test_known_fault_release_lists_agree_with_the_last_matrix():
             pytest.fail(f"{fault.id} is not in {LAST_MATRIX.name}: run `make matrix` again")
         recorded = sorted(set(fault.releases) & covered, key=matrix["releases"].index)
         assert recorded == derived[fault.id], fault.id
+
+
+def test_the_release_matrix_replays_python_fixtures_only(tmp_path) -> None:
+    # ADK-JS fixtures run on Node, the same on every google-adk release: no
+    # cell of the matrix. A file that is not a fixture stays, for replay to report.
+    from compaction_harness.matrix import CORPUS, python_corpus
+
+    chosen = [Path(p).name for p in python_corpus()]
+    every = sorted(p.name for p in CORPUS.glob("*.json"))
+    js = [n for n in every if "-adk-js-" in n]
+    assert js and not set(js) & set(chosen)
+    assert chosen == [n for n in every if n not in js]
+    (tmp_path / "a.json").write_text('{"sdk": "adk-js"}')
+    (tmp_path / "b.json").write_text("not json")
+    (tmp_path / "c.json").write_text('{"sdk": "python"}')
+    assert [Path(p).name for p in python_corpus(tmp_path)] == ["b.json", "c.json"]

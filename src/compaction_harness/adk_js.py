@@ -122,6 +122,7 @@ __all__ = [
     "COMPACTORS",
     "PACKAGE",
     "AdkJsUnavailable",
+    "JsCase",
     "JsCompactor",
     "JsRun",
     "NotApplicable",
@@ -180,6 +181,51 @@ class JsCompactor:
 
     def __hash__(self) -> int:
         return hash((self.name, json.dumps(self.options, sort_keys=True)))
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "compactor") -> JsCompactor:
+        """Parse ``{"name": str, "options": {str: int | bool | str}}`` (as
+        :meth:`to_json` writes it); raises ``ModelError`` naming ``where``."""
+        from .model import ModelError
+
+        if not isinstance(data, dict) or set(data) != {"name", "options"}:
+            raise ModelError(f"{where}: expected an object with exactly 'name' and 'options'")
+        name, options = data["name"], data["options"]
+        if name not in COMPACTORS:
+            raise ModelError(
+                f"{where}.name: unknown ADK-JS compactor {name!r} (known: {', '.join(COMPACTORS)})"
+            )
+        if not isinstance(options, dict) or not all(
+            isinstance(k, str) and type(v) in (int, bool, str) for k, v in options.items()
+        ):
+            raise ModelError(f"{where}.options: expected an object of integers, booleans, strings")
+        return cls(name, dict(options))
+
+
+@dataclass(frozen=True)
+class JsCase:
+    """A pipeline script and the ADK-JS compactor it runs with: what a JS
+    property draws, what an ADK-JS fixture records (``call`` = the script,
+    ``compactor`` = :meth:`JsCompactor.to_json`) and what its replay runs."""
+
+    script: Script
+    compactor: JsCompactor
+
+    @property
+    def config(self):  # the script's configuration (a ScriptConfig)
+        return self.script.config
+
+    def call_json(self) -> dict[str, Any]:
+        """What a fixture records as its ``call``: the script."""
+        return self.script.call_json()
+
+    @property
+    def window(self) -> tuple[int, ...]:
+        return ()
+
+    def render(self) -> str:
+        """The compactor, then the script (one operation per line, numbered)."""
+        return f"ADK-JS compactor: {self.compactor.to_json()}\n{self.script.render()}"
 
 
 def compactor_for(script: Script) -> JsCompactor:
@@ -313,6 +359,8 @@ class _Timeline:
         self.config = script.config
         self.actions: list[dict[str, Any]] = []
         self.steps: list[Step] = []  # the appended events, in order (their ids: e<n>)
+        self.origin: list[int] = []  # per appended event, the operation that appended it
+        self._op = -1
         self.openers: dict[int, str | None] = {}  # model-call action -> opener text
         self.opener: str | None = None
         self._true = EPOCH
@@ -342,6 +390,7 @@ class _Timeline:
     def append(self, step: Step, payload: int = 20, *, usage: bool = False) -> None:
         event_id = f"e{len(self.steps)}"
         self.steps.append(step)
+        self.origin.append(self._op)
         action: dict[str, Any] = {"do": "append", "event": to_js_event(step, event_id, payload)}
         if usage:
             action["usage"] = "last_call"
@@ -368,6 +417,7 @@ class _Timeline:
         reason = _NOT_REPRESENTED.get(type(op))
         if reason is not None:
             raise NotApplicable(f"ADK-JS cannot represent {reason}")
+        self._op += 1
         getattr(self, f"_op_{op.op}")(op)
 
     def _op_open(self, op: Open) -> None:
@@ -620,6 +670,9 @@ class JsRun:
     exception: dict[str, Any] | None
     version: str
     events: dict[str, dict[str, Any]] = field(repr=False, default_factory=dict)
+    #: Per stored position, the index of the script operation that appended
+    #: the event (None for the summaries ADK-JS stored).
+    origin: list[int | None] = field(default_factory=list)
 
     def prompt(self, call: dict[str, Any], key: str = "contents") -> Prompt:
         """A call's contents in the checkers' form: a response part names the
@@ -688,7 +741,19 @@ def run_script(script: Script, compactor: JsCompactor | None = None, *, seed: in
         answer.get("exception"),
         package_version(),
         events,
+        [_origin(built, i) for i in ids],
     )
+
+
+def _origin(built: _Timeline, event_id: str) -> int | None:
+    """The operation that appended the event ``e<n>`` (None: ADK-JS made it)."""
+    if (
+        event_id.startswith("e")
+        and event_id[1:].isdigit()
+        and int(event_id[1:]) < len(built.origin)
+    ):
+        return built.origin[int(event_id[1:])]
+    return None
 
 
 def check_truncation(
@@ -832,7 +897,8 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "compactor's rebuild of session.events then drops it for good); a hidden event "
         "can also make an older function response the newest active event, and "
         "rearrangeEventsForLatestFunctionResponse then drops the events between that "
-        "response and its call.",
+        "response and its call; and a call whose answer it hides is summarised without "
+        "it (calculateRetainStartIndex keeps a call only with the next active event).",
     ),
     "js-opener-summarised": (
         frozenset({"token_based", "anchored"}),
@@ -905,8 +971,12 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
             lost = _why_answer_lost_its_call(run)
             return lost if lost in faults else None
         return None
-    if violation.invariant == "P1" and "js-late-answer" in faults:
-        return "js-late-answer" if _split_not_adjacent(run, violation) else None
+    if violation.invariant == "P1":
+        if "js-late-answer" in faults and _split_not_adjacent(run, violation):
+            return "js-late-answer"
+        if "js-time-range" in faults and _answer_hidden_by_time(run, violation):
+            return "js-time-range"
+        return None
     if violation.invariant == "P6" and "js-time-range" in faults and _reactivated(run, violation):
         return "js-time-range"
     if violation.invariant == "P5" and cause == "branch" and "js-branch" in faults:
@@ -960,6 +1030,8 @@ def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
         )
     if _stamped_no_later_than_end(run, violation, k):
         return True
+    if _answers_a_hidden_call(run, violation, k):
+        return True
     if run.calls[k].get("by_identity") is None:
         return False
     counterfactual = run.prompt(run.calls[k], "by_identity")
@@ -994,6 +1066,48 @@ def _stamped_no_later_than_end(run: JsRun, violation: Violation, k: int) -> bool
     else:
         positions = list(violation.positions)
     return bool(positions) and all(p not in given and steps[p].timestamp <= end for p in positions)
+
+
+def _hidden_at(run: JsRun, call: dict[str, Any], p: int) -> bool:
+    """Whether stored event ``p`` is among ``call``'s ``before`` events, given to
+    no summary, and stamped no later than the ``endTime`` of the latest summary
+    among them: ``getActiveEvents`` hides it at that model call."""
+    steps = run.stored.steps
+    where = {event_id: k for k, event_id in enumerate(run.ids)}
+    shown = [where[i] for i in dict.fromkeys(call["before"]) if i in where]
+    compacted = [q for q in shown if steps[q].compaction is not None]
+    given = {q for _, taken, _ in run.summaries() for q in taken}
+    return (
+        p in shown
+        and p not in given
+        and bool(compacted)
+        and steps[p].timestamp <= steps[compacted[-1]].compaction.end
+    )
+
+
+def _answers_a_hidden_call(run: JsRun, violation: Violation, k: int) -> bool:
+    """Whether every event P4 names is a response event whose calls the time
+    filter took from model call ``k``'s active events: each call event was
+    hidden at some model call up to ``k`` (:func:`_hidden_at`) and is not
+    active at ``k`` (hidden there, or gone from ``after``: the anchored
+    rebuild dropped it). ``rearrangeEventsForAsyncFunctionResponsesInHistory``
+    emits a response event only after its call's event, so the answer goes
+    too (found by the first `make fuzz SDK=js` after ADK-JS fixtures)."""
+    steps = run.stored.steps
+    call = run.calls[k]
+    after = set(call.get("after", ()))
+    if not violation.positions:
+        return False
+    for p in violation.positions:
+        answered = steps[p].response_ids
+        makers = [q for q in range(p) if steps[q].call_ids & answered]
+        if not answered or not makers:
+            return False
+        for q in makers:
+            active = run.ids[q] in after and not _hidden_at(run, call, q)
+            if active or not any(_hidden_at(run, c, q) for c in run.calls[: k + 1]):
+                return False
+    return True
 
 
 def _duplicated(run: JsRun, violation: Violation) -> bool:
@@ -1175,6 +1289,62 @@ def _split_not_adjacent(run: JsRun, violation: Violation) -> bool:
     return after is None or not set(violation.ids) <= after.response_ids
 
 
+def _answer_hidden_by_time(run: JsRun, violation: Violation) -> bool:
+    """Whether the call P1 names was summarised at a model call where its
+    answer, though stored after it (right after it, often), was not among the
+    events ADK-JS saw as active: ``calculateRetainStartIndex`` keeps a call
+    only with the *next active* event, so it cannot keep the pair. Each
+    answer stored by then and not given to that summary must be
+
+    * in that call's ``before`` events, stamped no later than the ``endTime``
+      of the latest summary among them (``getActiveEvents`` hides it), or
+    * absent from them (the anchored compactor's rebuild dropped it) after an
+      earlier model call whose time filter hid it the same way.
+
+    A lagging host's answer, or one a summary ending at an earlier-stamped
+    last input covers, does this: the time filter's doing
+    (``js-time-range``), not a late answer."""
+    (position,) = violation.positions or (None,)
+    if position is None:
+        return False
+    ids = set(violation.ids)
+    steps = run.stored.steps
+    where = {event_id: k for k, event_id in enumerate(run.ids)}
+
+    def seen(call: dict[str, Any]) -> list[int]:
+        return [where[i] for i in dict.fromkeys(call["before"]) if i in where]
+
+    def hidden(call: dict[str, Any], p: int) -> bool:
+        shown = seen(call)
+        compacted = [q for q in shown if steps[q].compaction is not None]
+        return (
+            p in shown
+            and bool(compacted)
+            and steps[p].timestamp <= steps[compacted[-1]].compaction.end
+        )
+
+    for k, call in enumerate(run.calls):
+        for summary in call["summaries"]:
+            given = {where[i] for i in summary["input"] if i in where}
+            if position not in given:
+                continue
+            answers = [
+                p
+                for p in range(position + 1, len(call["stored_before"]))
+                if p not in given and steps[p].compaction is None and steps[p].response_ids & ids
+            ]
+            shown = seen(call)
+            if answers and all(
+                hidden(call, p)
+                if p in shown
+                else run.compactor.name == "anchored"
+                and any(hidden(earlier, p) for earlier in run.calls[:k])
+                for p in answers
+            ):
+                return True
+    return False
+
+
 def _why_answer_lost_its_call(run: JsRun) -> str | None:
     """At the model call that raised "No function call event found for function
     responses ids: <ids>", why those responses have no call event among the
@@ -1237,10 +1407,59 @@ def _pair_broken(run: JsRun, violation: Violation) -> bool:
     return run.compactor.name == "truncating" and bool(deleted)
 
 
+def observed(run: JsRun) -> dict[str, Any]:
+    """What a fixture records of ``run`` (the keys ``show`` reads for a script
+    fixture): ``session`` (the stored events, summaries included, as a
+    :class:`Session` document), ``origin`` (per stored event, the operation
+    that appended it, or None for a summary), ``summaries`` (per summary, the
+    stored positions of the raw events it was given), ``prompt`` (the last
+    model call's contents: [role, [part tuples]]), ``exception`` (what
+    ADK-JS raised, or None) and ``package_version``."""
+    last = next((c for c in reversed(run.calls) if "contents" in c), None)
+    return {
+        "session": run.stored.to_json(),
+        "origin": list(run.origin),
+        "summaries": [given for _, given, _ in run.summaries()],
+        "prompt": [[role, [list(p) for p in parts]] for role, parts in run.prompt(last)]
+        if last is not None
+        else [],
+        "exception": run.exception,
+        "package_version": run.version,
+    }
+
+
+def check_case(case: JsCase, *, seed: int = 0) -> Any:
+    """Run ``case`` on ADK-JS and triage what it shows: a
+    :class:`~compaction_harness.unit.UnitOutcome` whose ``violations`` are the
+    new ones (no known fault explains them), ``known`` the (violation, fault
+    id) pairs, ``observed`` as :func:`observed` and ``triaged`` True. Raises
+    :class:`NotApplicable`, :class:`AdkJsUnavailable` or :class:`RuntimeError`
+    as :func:`run_script` does."""
+    from .unit import UnitOutcome
+
+    run = run_script(case.script, case.compactor, seed=seed)
+    new: list[Violation] = []
+    known: list[tuple[Violation, str]] = []
+    for violation in check_run(run):
+        fault = known_fault(run, violation)
+        if fault is None:
+            new.append(violation)
+        else:
+            known.append((violation, fault))
+    return UnitOutcome(new, {}, observed(run), [], known, True)
+
+
 def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Violation]:
     """The violations of ``run`` that no known ADK-JS fault explains."""
     found = check_run(run) if found is None else found
     return [v for v in found if known_fault(run, v) is None]
 
 
-__all__ += ["KNOWN_FAULTS", "check_truncation", "known_fault", "new_violations"]
+__all__ += [
+    "KNOWN_FAULTS",
+    "check_case",
+    "check_truncation",
+    "known_fault",
+    "new_violations",
+    "observed",
+]

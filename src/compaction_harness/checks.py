@@ -32,6 +32,7 @@ from .verdicts import classify
 __all__ = [
     "KNOWN_FAULTS_MET",
     "check_case",
+    "check_js_case",
     "check_token_case",
     "check_unit_case",
     "fixture_from_failure",
@@ -105,9 +106,42 @@ def met(fault_id: str) -> None:
         event(f"known upstream fault: {fault_id}")
 
 
+def check_js_case(case: Any) -> UnitOutcome:
+    """The body of an ADK-JS property: run ``case`` (an
+    :class:`~compaction_harness.adk_js.JsCase`) through the Node driver,
+    record the known ADK-JS faults it meets (:func:`met`) and raise
+    :class:`InvariantViolation` for any violation no entry of
+    ``adk_js.KNOWN_FAULTS`` explains. Returns the outcome otherwise."""
+    from .adk_js import check_case as run_js
+
+    outcome = run_js(case)
+    for fault in dict.fromkeys(f for _, f in outcome.known):
+        met(fault)
+    if outcome.violations:
+        raise InvariantViolation(case, outcome)
+    return outcome
+
+
 def fixture_from_failure(exc: InvariantViolation, release: str | None = None) -> Fixture:
-    """The fixture recording a failing case (the first violation names it)."""
+    """The fixture recording a failing case (the first violation names it): an
+    ADK-JS case gives an ``sdk: "adk-js"`` fixture of kind ``script`` whose
+    version is the installed ``@google/adk`` (``release`` ignored)."""
+    from .adk_js import JsCase
+
     outcome = exc.outcome
+    if isinstance(exc.case, JsCase):
+        from .adk_js import package_version
+
+        return Fixture(
+            kind="script",
+            invariant=outcome.violations[0].invariant,
+            adk_release=package_version(),
+            case=exc.case,
+            expected=outcome.expected,
+            observed=outcome.observed,
+            violations=tuple(v.summary() for v in outcome.violations),
+            sdk="adk-js",
+        )
     return Fixture(
         kind=case_kind(exc.case),
         invariant=outcome.violations[0].invariant,

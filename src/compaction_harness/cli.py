@@ -154,7 +154,17 @@ def _script_timeline(fixture: Fixture) -> list[str]:
     from .model import ModelError, render_step
 
     script = fixture.case
-    lines = ["script (operations numbered; replay executes exactly these):"]
+    lines = []
+    if fixture.is_js:
+        lines.append(f"ADK-JS compactor: {fixture.case.compactor.to_json()}")
+        script = fixture.case.script
+        exception = fixture.observed.get("exception")
+        if isinstance(exception, dict):
+            lines.append(
+                f"@google/adk raised {exception.get('name')} at driver action "
+                f"{exception.get('action')}: {_one_line(str(exception.get('message')))[:300]}"
+            )
+    lines.append("script (operations numbered; replay executes exactly these):")
     lines += ["  " + line for line in script.render().splitlines()]
     try:
         stored = Session.from_json(fixture.observed.get("session", {"steps": []}))
@@ -200,11 +210,25 @@ def render_fixture(fixture: Fixture) -> str:
     else:
         expected = fixture.expected.get("prefix_length")
         observed = fixture.observed.get("prefix_length")
+    found_on = (
+        f"@google/adk {fixture.adk_release} (ADK for TypeScript)"
+        if fixture.is_js
+        else f"google-adk {fixture.adk_release}"
+    )
     lines = [
         f"fixture    {fixture.path}",
-        f"invariant  {fixture.invariant}   found on google-adk {fixture.adk_release}",
+        f"invariant  {fixture.invariant}   found on {found_on}",
     ]
-    if fixture.known_fault:
+    if fixture.known_fault and fixture.is_js:
+        from .adk_js import KNOWN_FAULTS
+
+        explanation = KNOWN_FAULTS.get(fixture.known_fault, ((), ""))[1]
+        lines.append(
+            f"known upstream fault: {fixture.known_fault} (ADK-JS; see adk_js.KNOWN_FAULTS)"
+        )
+        if explanation:
+            lines.append(f"  what a user sees: {explanation}")
+    elif fixture.known_fault:
         from .known_faults import fault_for
 
         fault = fault_for(fixture.known_fault)
@@ -258,6 +282,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.adk or args.adk_src:
         return _reexec_in_target(args)
     from .adk import ADK_RELEASE, NotApplicable
+    from .adk_js import AdkJsUnavailable
     from .verdicts import judge_fixture
 
     counts = {"ok": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "bad": 0}
@@ -270,10 +295,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             report.append({"path": str(path), "label": "bad", "reason": "unreadable fixture"})
             continue
         if args.driver is not None:
-            if fixture.kind != "script":
+            if fixture.kind != "script" or fixture.is_js:
                 message = (
                     f"--driver {args.driver} replays script fixtures only; this is a "
-                    f"{fixture.kind} fixture"
+                    + ("an ADK-JS fixture" if fixture.is_js else f"{fixture.kind} fixture")
+                    + (" (it runs on the Node driver)" if fixture.is_js else "")
                 )
                 _error(f"{path}: {message}")
                 counts["bad"] += 1
@@ -289,13 +315,23 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             status = 2
             report.append({**_about(path, fixture), "label": "n/a", "reason": str(exc)})
             continue
+        except AdkJsUnavailable as exc:  # an ADK-JS fixture, and no Node or no package
+            _error(f"{path}: an ADK-JS fixture cannot be replayed here: {exc}")
+            counts["bad"] += 1
+            status = 2
+            report.append({**_about(path, fixture), "label": "n/a", "reason": str(exc)})
+            continue
         counts[judged.label] += 1
         if judged.failed:
             status = max(status, 1)
         if args.json:
             report.append(_replay_entry(path, fixture, judged))
             continue
-        where = f"{path} on google-adk {ADK_RELEASE}"
+        where = f"{path} on " + (
+            f"@google/adk {judged.verdict.release}"
+            if fixture.is_js
+            else f"google-adk {ADK_RELEASE}"
+        )
         reason = f": {judged.reason}" if judged.label in ("XFAIL", "XPASS") else ""
         print(f"{judged.label:5} {where}{reason}")
         verdict = judged.verdict
@@ -327,6 +363,7 @@ def _about(path: Path, fixture: Fixture) -> dict[str, Any]:
         "kind": fixture.kind,
         "invariant": fixture.invariant,
         "found_on": fixture.adk_release,
+        "sdk": fixture.sdk,
         "known_fault": fixture.known_fault,
     }
 
@@ -508,6 +545,11 @@ def _cmd_profile(args: argparse.Namespace) -> int:
             return 0
         if args.fixture is not None:
             fixture = load_fixture(args.fixture)
+            if fixture.is_js:
+                raise CliError(
+                    f"{args.fixture}: an ADK-JS fixture cannot be profiled: profile measures "
+                    "google-adk's compaction (replay runs it on @google/adk)"
+                )
             profile = profile_case(fixture.case, source=str(args.fixture))
         else:
             name = args.config or "sliding"

@@ -75,10 +75,17 @@ def export_test(fixture: Fixture, *, year: int | None = None) -> str:
     Unit and token fixtures need no ADK; script and pipeline fixtures run on
     the installed google-adk (see :mod:`compaction_harness.export_pipeline`).
     Raises :class:`ExportError` for fixtures without a faithful upstream form:
-    ``metamorphic`` (its relation compares two runs of ADK, which an upstream
-    test states better by hand), runner-driver scripts, database storage, and
+    ADK-JS fixtures (``sdk: "adk-js"``: not adk-python code), ``metamorphic``
+    (its relation compares two runs of ADK, which an upstream test states
+    better by hand), runner-driver scripts, database storage, and
     a pipeline fixture that does not fail on the installed release.
     """
+    if getattr(fixture, "is_js", False):
+        raise ExportError(
+            f"{_where(fixture)}: an ADK-JS fixture (sdk 'adk-js', @google/adk "
+            f"{fixture.adk_release}) cannot be exported: export writes a pytest test for "
+            "adk-python's suite, and ADK-JS's compactors are TypeScript code of their own"
+        )
     case = fixture.case
     strings = Strings()
     if isinstance(case, UnitCase):

@@ -1,12 +1,14 @@
 """The repro fixture store: shrunk failures as readable, replayable JSON.
 
-Schema (version 2)::
+Schema (version 3)::
 
     {
-      "schema_version": 2,
+      "schema_version": 3,
       "kind": "unit",                       # what `call` means
       "invariant": "U3",                    # the first invariant that failed
-      "adk_release": "2.11.0",              # the release it was found on
+      "adk_release": "2.11.0",              # the google-adk release it was found on
+      "sdk": "python",                      # optional: "python" (the default) or
+                                            # "adk-js" (see below)
       "call": {"window": [0, 1, 2]},        # unit: the window, as step indices;
                                             # token: {"retention": 2}
       "session": {"steps": [...]},          # compaction_harness.model.Session
@@ -23,6 +25,20 @@ Version 2 added the optional ``shrinking`` field, for pipeline fixtures
 holds the script, see :mod:`compaction_harness.scripts`, and there is no
 ``session``: the events it stored are in ``observed.session``); a version 1
 document is read as version 2 unchanged (:data:`UPGRADES`).
+
+Version 3 added the optional ``sdk`` field: ``"python"`` (google-adk; a
+document without it, or of version 1 or 2, is one) or ``"adk-js"`` (ADK for
+TypeScript, ``@google/adk``, run through :mod:`compaction_harness.adk_js`).
+An ``adk-js`` fixture is of kind ``script`` (the same script format: only
+the SDK that runs it differs) and, instead of ``adk_release``, carries
+``"package_version": "2.0.0"`` (the installed ``@google/adk`` it was found
+on) and ``"compactor": {"name": "token_based", "options": {...}}`` (the
+ADK-JS compactor and its constructor options, see
+:class:`~compaction_harness.adk_js.JsCompactor`); its ``known_fault`` names
+an entry of ``adk_js.KNOWN_FAULTS``. Its file is named
+``<invariant>-adk-js-<package version>-<hash>.json``, which no google-adk
+release number can produce. A version 2 reader refuses such a file ("unknown
+field 'sdk'") rather than misreading it as a Python fixture.
 
 Loading is strict and executes nothing from the file: it is parsed with
 :func:`json.loads` and checked field by field; any problem raises
@@ -61,13 +77,26 @@ __all__ = [
     "write_fixture",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MAX_FIXTURE_BYTES = 5_000_000
 KNOWN_INVARIANTS = tuple(INVARIANTS)
 _RELEASE = re.compile(r"^\d+\.\d+\.\d+((a|b|rc)\d+)?$")
 _KINDS = ("unit", "token", "metamorphic", "pipeline", "script")
-_REQUIRED = ("schema_version", "kind", "invariant", "adk_release", "call")
-_OPTIONAL = ("session", "expected", "observed", "violations", "known_fault", "note", "shrinking")
+_REQUIRED = ("schema_version", "kind", "invariant", "call")
+_OPTIONAL = (
+    "adk_release",  # required for sdk "python", refused for "adk-js"
+    "sdk",
+    "package_version",  # adk-js only (required there)
+    "compactor",  # adk-js only (required there)
+    "session",
+    "expected",
+    "observed",
+    "violations",
+    "known_fault",
+    "note",
+    "shrinking",
+)
+SDKS = ("python", "adk-js")
 
 
 def _from_version_1(data: dict[str, Any]) -> dict[str, Any]:
@@ -75,8 +104,13 @@ def _from_version_1(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 2}
 
 
+def _from_version_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 only added ``sdk`` (absent: ``"python"``) and the ADK-JS fields."""
+    return {**data, "schema_version": 3}
+
+
 #: schema version -> function turning such a document into the next version's.
-UPGRADES = {1: _from_version_1}
+UPGRADES = {1: _from_version_1, 2: _from_version_2}
 
 
 class FixtureError(ValueError):
@@ -85,7 +119,10 @@ class FixtureError(ValueError):
 
 @dataclass(frozen=True)
 class Fixture:
-    """A loaded fixture. ``case`` is what gets replayed."""
+    """A loaded fixture. ``case`` is what gets replayed (for ``sdk`` ``"adk-js"``
+    an :class:`~compaction_harness.adk_js.JsCase`). ``adk_release`` is the
+    version of the SDK ``sdk`` names that it was found on (for ADK-JS the
+    ``package_version``, never a google-adk release)."""
 
     kind: str
     invariant: str
@@ -98,13 +135,28 @@ class Fixture:
     note: str | None = None
     shrinking: str | None = None
     path: Path | None = None
+    sdk: str = "python"
+
+    @property
+    def is_js(self) -> bool:
+        """Whether it runs on ADK for TypeScript (``sdk == "adk-js"``)."""
+        return self.sdk == "adk-js"
+
+    def _sdk_fields(self) -> dict[str, Any]:
+        if not self.is_js:
+            return {"adk_release": self.adk_release}
+        return {
+            "sdk": self.sdk,
+            "package_version": self.adk_release,
+            "compactor": self.case.compactor.to_json(),
+        }
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
             "kind": self.kind,
             "invariant": self.invariant,
-            "adk_release": self.adk_release,
+            **self._sdk_fields(),
             "call": self.case.call_json(),
             **self._session(),
             "expected": self.expected,
@@ -129,7 +181,7 @@ class Fixture:
         key = {
             "kind": self.kind,
             "invariant": self.invariant,
-            "adk_release": self.adk_release,
+            **self._sdk_fields(),  # a Python fixture's key is as it was in version 2
             "call": self.case.call_json(),
             **self._session(),
         }
@@ -137,7 +189,10 @@ class Fixture:
         return hashlib.sha256(blob).hexdigest()[:16]
 
     def file_name(self) -> str:
-        return f"{self.invariant}-{self.adk_release}-{self.identity()}.json"
+        """``<invariant>-<release>-<hash>.json``; ADK-JS:
+        ``<invariant>-adk-js-<package version>-<hash>.json``."""
+        sdk = "adk-js-" if self.is_js else ""
+        return f"{self.invariant}-{sdk}{self.adk_release}-{self.identity()}.json"
 
 
 def dumps(fixture: Fixture) -> str:
@@ -346,6 +401,16 @@ def _parse(data: Any, path: Path) -> Fixture:
             f"invariant: unknown invariant {data['invariant']!r} "
             f"(known: {', '.join(KNOWN_INVARIANTS)})"
         )
+    sdk = data.get("sdk", "python")
+    if sdk not in SDKS:
+        raise ModelError(f"sdk: unknown SDK {sdk!r} (known: {', '.join(SDKS)})")
+    if sdk == "adk-js":
+        return _parse_js(data, path)
+    for key in ("package_version", "compactor"):
+        if key in data:
+            raise ModelError(f"{key}: only an ADK-JS fixture (sdk 'adk-js') has it")
+    if "adk_release" not in data:
+        raise ModelError("missing field 'adk_release'")
     release = data["adk_release"]
     if not isinstance(release, str) or not _RELEASE.match(release):
         raise ModelError(f"adk_release: expected a release number like 2.13.0, got {release!r}")
@@ -359,15 +424,7 @@ def _parse(data: Any, path: Path) -> Fixture:
         case = _parse_case(
             data["kind"], data["call"], Session.from_json(data["session"], "session")
         )
-    for key in ("expected", "observed"):
-        if key in data and not isinstance(data[key], dict):
-            raise ModelError(f"{key}: expected an object")
-    violations = data.get("violations", [])
-    if not isinstance(violations, list) or not all(isinstance(v, str) for v in violations):
-        raise ModelError("violations: expected a list of strings")
-    for key in ("known_fault", "note", "shrinking"):
-        if data.get(key) is not None and not isinstance(data[key], str):
-            raise ModelError(f"{key}: expected a string")
+    violations = _common(data)
     if data.get("known_fault") and fault_for(data["known_fault"]) is None:
         raise ModelError(
             f"known_fault: {data['known_fault']!r} is not registered in known_faults.py"
@@ -384,4 +441,56 @@ def _parse(data: Any, path: Path) -> Fixture:
         note=data.get("note"),
         shrinking=data.get("shrinking"),
         path=path,
+    )
+
+
+def _common(data: dict[str, Any]) -> list[str]:
+    """Check the answer and annotation fields every fixture may carry; the violations."""
+    for key in ("expected", "observed"):
+        if key in data and not isinstance(data[key], dict):
+            raise ModelError(f"{key}: expected an object")
+    violations = data.get("violations", [])
+    if not isinstance(violations, list) or not all(isinstance(v, str) for v in violations):
+        raise ModelError("violations: expected a list of strings")
+    for key in ("known_fault", "note", "shrinking"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise ModelError(f"{key}: expected a string")
+    return violations
+
+
+def _parse_js(data: dict[str, Any], path: Path) -> Fixture:
+    """An ADK-JS fixture (``sdk: "adk-js"``): kind ``script``, ``package_version``
+    and ``compactor`` instead of ``adk_release``; loading it needs no Node."""
+    from .adk_js import KNOWN_FAULTS, JsCase, JsCompactor
+
+    if data["kind"] != "script":
+        raise ModelError(f"kind: an ADK-JS fixture is of kind 'script', not {data['kind']!r}")
+    if "adk_release" in data:
+        raise ModelError("adk_release: an ADK-JS fixture names its package_version instead")
+    if "session" in data:
+        raise ModelError("session: a script fixture's input is its script (in 'call')")
+    for key in ("package_version", "compactor"):
+        if key not in data:
+            raise ModelError(f"missing field {key!r} (required for sdk 'adk-js')")
+    version = data["package_version"]
+    if not isinstance(version, str) or not _RELEASE.match(version):
+        raise ModelError(f"package_version: expected a version like 2.0.0, got {version!r}")
+    case = JsCase(Script.from_json(data["call"], "call"), JsCompactor.from_json(data["compactor"]))
+    violations = _common(data)
+    fault = data.get("known_fault")
+    if fault and fault not in KNOWN_FAULTS:
+        raise ModelError(f"known_fault: {fault!r} is not registered in adk_js.KNOWN_FAULTS")
+    return Fixture(
+        kind="script",
+        invariant=data["invariant"],
+        adk_release=version,
+        case=case,
+        expected=data.get("expected", {}),
+        observed=data.get("observed", {}),
+        violations=tuple(violations),
+        known_fault=fault,
+        note=data.get("note"),
+        shrinking=data.get("shrinking"),
+        path=path,
+        sdk="adk-js",
     )

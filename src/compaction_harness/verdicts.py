@@ -97,6 +97,10 @@ def check(case: Any, release: str | None = None) -> Verdict:
     :class:`~compaction_harness.adk.NotApplicable` when the release cannot
     run the case.
     """
+    from .adk_js import JsCase
+
+    if isinstance(case, JsCase):
+        return _check_js(case)
     from .cases import run_case
     from .checks import installed_release
 
@@ -111,6 +115,23 @@ def check(case: Any, release: str | None = None) -> Verdict:
         tuple(new),
         tuple(known),
         UnitOutcome(new, outcome.expected, outcome.observed, outcome.not_applicable, known, True),
+    )
+
+
+def _check_js(case: Any) -> Verdict:
+    """:func:`check` for an ADK-JS case: run through the Node driver, triaged
+    against ``adk_js.KNOWN_FAULTS``; ``release`` is the installed
+    ``@google/adk`` version. Raises ``adk.NotApplicable`` (what ADK-JS cannot
+    represent) or ``adk_js.AdkJsUnavailable`` (no Node, or no ``make js-env``)."""
+    from . import adk_js
+    from .adk import NotApplicable
+
+    try:
+        outcome = adk_js.check_case(case)
+    except adk_js.NotApplicable as exc:
+        raise NotApplicable(f"ADK-JS: {exc}") from None
+    return Verdict(
+        adk_js.package_version(), tuple(outcome.violations), tuple(outcome.known), outcome
     )
 
 
@@ -140,16 +161,30 @@ def judge_fixture(fixture: Any, release: str | None = None) -> FixtureVerdict:
     from .known_faults import fault_for
 
     verdict = check(fixture.case, release)
-    marked = fault_for(fixture.known_fault) if fixture.known_fault else None
-    expects = marked is not None and marked.applies_to(verdict.release)
+    if getattr(fixture, "sdk", "python") == "adk-js":
+        from .adk_js import KNOWN_FAULTS as JS_FAULTS
+
+        # An ADK-JS fault applies to the compactors it names, on the pinned package.
+        compactors = JS_FAULTS.get(fixture.known_fault or "", (frozenset(), ""))[0]
+        expects = fixture.case.compactor.name in compactors
+        marked_id = fixture.known_fault
+    else:
+        marked = fault_for(fixture.known_fault) if fixture.known_fault else None
+        expects = marked is not None and marked.applies_to(verdict.release)
+        marked_id = marked.id if marked is not None else None
     if verdict.new:
         return FixtureVerdict("FAIL", verdict, "a violation no known upstream fault explains")
-    if expects and marked.id not in verdict.faults:
+    if expects and marked_id not in verdict.faults:
+        where = (
+            "its entry in adk_js.KNOWN_FAULTS"
+            if getattr(fixture, "sdk", "python") == "adk-js"
+            else "its releases in known_faults.py"
+        )
         return FixtureVerdict(
             "XPASS",
             verdict,
-            f"the known fault {marked.id} no longer shows; if ADK fixed it, remove "
-            f"{verdict.release} from its releases in known_faults.py",
+            f"the known fault {marked_id} no longer shows; if ADK fixed it, remove "
+            f"{verdict.release} from {where}",
         )
     if verdict.known:
         return FixtureVerdict("XFAIL", verdict, "known upstream fault " + ", ".join(verdict.faults))

@@ -1,0 +1,170 @@
+"""Every Python fixture replayed on ADK for TypeScript: the cross-SDK table.
+
+``python -m compaction_harness.cross_sdk [--markdown] [FIXTURE_DIR]`` (default
+``tests/repros``) runs each Python fixture of kind ``script`` whose script
+ADK-JS can represent on ADK-JS (:mod:`compaction_harness.adk_js`, the Node
+driver), with the compactor that stands for its configuration
+(:func:`~compaction_harness.adk_js.compactor_for`: the token-threshold
+trigger is ``TokenBasedContextCompactor`` with the same threshold and
+retention), and judges what it shows against ``adk_js.KNOWN_FAULTS``.
+
+Each row: the fixture's file name, the google-adk releases on which the last
+release matrix (``docs/release-matrix.json``) found it ``known fault`` or
+``fails`` (``-`` when none; "not in the matrix" for a fixture newer than
+it), and the ADK-JS verdict, one of:
+
+* ``holds``: every invariant ADK-JS is checked on holds;
+* ``known: <fault ids>``: it fails only as known ADK-JS faults;
+* ``FAILS: <violations>``: a violation no known ADK-JS fault explains (a
+  finding: the exit status is 1);
+* ``n/a: <reason>``: ADK-JS cannot represent it (a unit-level kind, a
+  recorded session, a sliding window, a rewind, database storage, ...).
+
+Exit status: 0 the table was made, 1 a fixture FAILS on ADK-JS, 2 bad input
+or no Node (one line on standard error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import adk_js
+from .fixtures import Fixture, FixtureError, load_fixture
+
+__all__ = ["CrossRow", "cross_row", "cross_table", "main", "markdown", "python_releases"]
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "repros"
+MATRIX = ROOT / "docs" / "release-matrix.json"
+
+
+@dataclass(frozen=True)
+class CrossRow:
+    """One Python fixture's row: ``fixture`` (file name), ``python`` (the
+    google-adk releases the matrix found it known or failing on, oldest
+    first; None when the matrix has no row for it), ``verdict`` (``holds``,
+    ``known``, ``FAILS`` or ``n/a``) and ``detail`` (the known fault ids,
+    the new violations or the reason it is not applicable)."""
+
+    fixture: str
+    python: tuple[str, ...] | None
+    verdict: str
+    detail: str = ""
+
+    @property
+    def adk_js(self) -> str:
+        """The verdict as the table prints it."""
+        return f"{self.verdict}: {self.detail}" if self.detail else self.verdict
+
+
+def python_releases(name: str, matrix: dict[str, Any]) -> tuple[str, ...] | None:
+    """The releases whose cell of fixture ``name`` in ``matrix`` (the
+    document ``make matrix`` writes) is ``known fault`` or ``fails``, in the
+    matrix's order; None when the matrix has no row for it."""
+    row = matrix.get("rows", {}).get("fixtures", {}).get(name)
+    if row is None:
+        return None
+    return tuple(
+        r for r in matrix["releases"] if row.get(r, {}).get("state") in ("known fault", "fails")
+    )
+
+
+def cross_row(fixture: Fixture, matrix: dict[str, Any]) -> CrossRow:
+    """Run ``fixture`` (a Python fixture) on ADK-JS and make its row. Raises
+    :class:`~compaction_harness.adk_js.AdkJsUnavailable` without Node."""
+    name = fixture.path.name if fixture.path else fixture.file_name()
+    python = python_releases(name, matrix)
+    if fixture.kind != "script":
+        reason = (
+            "a recorded google-adk session (events, not a script): the ADK-JS adapter maps "
+            "scripts only"
+            if fixture.kind == "pipeline"
+            else "a unit-level case: it calls adk-python's compaction helpers, which ADK-JS "
+            "does not have"
+        )
+        return CrossRow(name, python, "n/a", f"{fixture.kind} fixture: {reason}")
+    script = fixture.case
+    if script.config.storage != "memory":
+        return CrossRow(
+            name,
+            python,
+            "n/a",
+            "database storage: the ADK-JS driver runs InMemorySessionService only",
+        )
+    try:
+        case = adk_js.JsCase(script, adk_js.compactor_for(script))
+        outcome = adk_js.check_case(case)
+    except adk_js.NotApplicable as exc:
+        return CrossRow(name, python, "n/a", str(exc))
+    if outcome.violations:
+        return CrossRow(
+            name, python, "FAILS", "; ".join(v.summary() for v in outcome.violations)[:300]
+        )
+    faults = list(dict.fromkeys(f for _, f in outcome.known))
+    if faults:
+        return CrossRow(name, python, "known", ", ".join(faults))
+    return CrossRow(name, python, "holds")
+
+
+def cross_table(corpus: Path = CORPUS, matrix_path: Path = MATRIX) -> list[CrossRow]:
+    """A row for every Python fixture of ``corpus`` (ADK-JS fixtures are
+    skipped), by file name. Raises ``FixtureError`` for a fixture that cannot
+    be loaded, ``AdkJsUnavailable`` without Node."""
+    matrix = json.loads(matrix_path.read_text(encoding="utf-8")) if matrix_path.exists() else {}
+    rows = []
+    for path in sorted(corpus.glob("*.json")):
+        fixture = load_fixture(path)
+        if not fixture.is_js:
+            rows.append(cross_row(fixture, matrix))
+    return rows
+
+
+def markdown(rows: Sequence[CrossRow], version: str) -> str:
+    """The table as Markdown: fixture, Python releases, ADK-JS ``version``."""
+    lines = [
+        f"| fixture | Python releases (known fault or fails) | ADK-JS {version} |",
+        "| --- | --- | --- |",
+    ]
+    for row in rows:
+        python = "not in the matrix" if row.python is None else ", ".join(row.python) or "-"
+        shown = row.adk_js.replace("|", "\\|")
+        lines.append(f"| `{row.fixture}` | {python} | {shown} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m compaction_harness.cross_sdk",
+        description="Replay every Python script fixture on ADK for TypeScript and print the "
+        "cross-SDK table (fixture, Python releases, ADK-JS verdict).",
+    )
+    parser.add_argument("corpus", nargs="?", default=str(CORPUS), help="fixture folder")
+    parser.add_argument("--markdown", action="store_true", help="print the README's table")
+    args = parser.parse_args(argv)
+    try:
+        rows = cross_table(Path(args.corpus))
+        version = adk_js.package_version()
+    except (FixtureError, adk_js.AdkJsUnavailable) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.markdown:
+        print(markdown(rows, version), end="")
+    else:
+        for row in rows:
+            print(f"{row.verdict:6} {row.fixture}  {row.detail}")
+        counts = {v: sum(r.verdict == v for r in rows) for v in ("holds", "known", "FAILS", "n/a")}
+        print(
+            f"{len(rows)} Python fixtures on @google/adk {version}: "
+            + ", ".join(f"{n} {v}" for v, n in counts.items())
+        )
+    return 1 if any(r.verdict == "FAILS" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
