@@ -1052,20 +1052,30 @@ def _stamped_no_later_than_end(run: JsRun, violation: Violation, k: int) -> bool
     also drops it from the invocation's events for good: it rebuilds them as
     the events before the old scratchpad, the new one and the retained
     events, so the counterfactual cannot show it any more.)"""
-    call = run.calls[k]
+    hidden = _time_hidden(run, k)
     steps = run.stored.steps
-    known = range(len(call["stored_after"]))
-    compacted = [steps[p] for p in known if steps[p].compaction]
-    if not compacted:
-        return False
-    end = compacted[-1].compaction.end
-    given = {p for _, taken, _ in run.summaries() for p in taken}
     if violation.details.get("cause") == "opener missing":
-        opener = call["opener"]
+        opener = run.calls[k]["opener"]
+        known = range(len(run.calls[k]["stored_after"]))
         positions = [p for p in known if steps[p].author == "user" and steps[p].text == opener]
     else:
         positions = list(violation.positions)
-    return bool(positions) and all(p not in given and steps[p].timestamp <= end for p in positions)
+    return bool(positions) and all(p in hidden for p in positions)
+
+
+def _time_hidden(run: JsRun, k: int) -> set[int]:
+    """The stored events known at model call ``k`` that no summary was given
+    and that are stamped no later than the ``endTime`` of the latest summary
+    among them (``getActiveEvents``' time filter hides them); empty without
+    a summary."""
+    steps = run.stored.steps
+    known = range(len(run.calls[k]["stored_after"]))
+    compacted = [steps[p] for p in known if steps[p].compaction]
+    if not compacted:
+        return set()
+    end = compacted[-1].compaction.end
+    given = {p for _, taken, _ in run.summaries() for p in taken}
+    return {p for p in known if p not in given and steps[p].timestamp <= end}
 
 
 def _hidden_at(run: JsRun, call: dict[str, Any], p: int) -> bool:
@@ -1213,17 +1223,8 @@ def _reactivated(run: JsRun, violation: Violation) -> bool:
 def _time_hid_something(run: JsRun, k: int) -> bool:
     """Whether at model call ``k`` the latest summary's time range hid a raw
     event that no summary was given (stamped no later than its ``endTime``)."""
-    call = run.calls[k]
     steps = run.stored.steps
-    known = range(len(call["stored_after"]))
-    compacted = [steps[p] for p in known if steps[p].compaction]
-    if not compacted:
-        return False
-    end = compacted[-1].compaction.end
-    given = {p for _, taken, _ in run.summaries() for p in taken}
-    return any(
-        steps[p].compaction is None and p not in given and steps[p].timestamp <= end for p in known
-    )
+    return any(steps[p].compaction is None for p in _time_hidden(run, k))
 
 
 def _opener_deleted(run: JsRun, violation: Violation) -> bool:
