@@ -70,7 +70,7 @@ $(ADKJS_STAMP): $(ADKJS_DIR)/package.json $(ADKJS_DIR)/package-lock.json
 # tests/test_shared_database.py starts redis-server processes of its own.
 NEED_REDIS_SERVER = command -v redis-server >/dev/null || { apt-get update -qq && \
 	  apt-get install -y -qq redis-server >/dev/null; } || \
-	  { echo "error: could not install redis-server from the system packages" >&2; exit 2; }
+	  { echo "error: the gate needs redis-server and could not install it (as root: apt-get install redis-server)" >&2; exit 2; }
 
 test: $(SDK_PREREQ) ## the deterministic gate: derandomised properties, unit tests, fixture replay (SDK=js: ADK-JS's)
 	@$(NEED_REDIS_SERVER)
