@@ -29,6 +29,7 @@ from compaction_harness.scripts import (
     Ask,
     Calls,
     ClientRecord,
+    End,
     FanOut,
     Open,
     Reply,
@@ -429,6 +430,30 @@ def test_unanswered_calls_of_two_causes_in_one_violation_are_each_explained() ->
     strict = [v for v in last if v.details.get("cause") == "strict provider"]
     assert [set(v.ids) for v in strict] == [{"call_0", "call_1"}]
     assert adk_js.known_fault(result, strict[0]) == "js-time-range"
+
+
+def test_a_sub_agent_crash_after_a_time_hidden_reply_is_the_time_filters() -> None:
+    # The final 600 s `make fuzz SDK=js` of this stop (both shards, shrunk): a
+    # lagging host stamps the root agent's reply before the summary's endTime,
+    # getActiveEvents hides it, the client's answer becomes the newest active
+    # event, and the parallel sub-agent, which sees the root's call only as
+    # context text, makes getContents raise "No function call event found".
+    ops = (
+        Open(),
+        Calls(kind="interim"),
+        End(),
+        Answer(),
+        Skew(seconds=10),
+        Text(),
+        FanOut(),
+    )
+    result = run(Script(token(1, 2), ops))
+    (crash,) = [v for v in adk_js.check_run(result) if v.invariant == "P0"]
+    assert "No function call event found" in crash.message
+    assert adk_js.known_fault(result, crash) == "js-time-range"
+    # With the clock in order nothing is hidden and nothing raises.
+    in_order = run(Script(token(1, 2), tuple(op for op in ops if not isinstance(op, Skew))))
+    assert in_order.exception is None and not adk_js.check_run(in_order)
 
 
 def test_a_partial_answer_of_two_causes_is_explained_id_by_id() -> None:

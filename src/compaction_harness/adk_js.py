@@ -1386,6 +1386,28 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
         ]
         if end is not None and makers and all(m.timestamp <= end for m in makers):
             return "js-time-range"
+    if end is not None:
+        # The time filter hid what was stored after the answer (never
+        # summarised, stamped no later than the endTime), so the answer is the
+        # newest active event, and getContents looks for its call among the
+        # reading agent's own events: a sub-agent sees the calling agent's call
+        # only as context text, and raises.
+        answering = [
+            n for n, i in enumerate(after) if set(ids) & from_js_event(events[i]).response_ids
+        ]
+        later = after[answering[-1] + 1 :] if answering else []
+        if (
+            later
+            and all(
+                i not in given
+                and not events[i].get("isCompacted")
+                and from_js_event(events[i]).timestamp <= end
+                for i in later
+                if not from_js_event(events[i]).compaction
+            )
+            and any(not from_js_event(events[i]).compaction for i in later)
+        ):
+            return "js-time-range"
     return None
 
 
