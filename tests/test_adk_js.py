@@ -456,6 +456,34 @@ def test_a_sub_agent_crash_after_a_time_hidden_reply_is_the_time_filters() -> No
     assert in_order.exception is None and not adk_js.check_run(in_order)
 
 
+def test_a_call_brought_back_without_its_answer_by_an_inverted_range_is_the_time_filters():
+    # The second 600 s `make fuzz SDK=js` of this stop (shrunk): a lagging
+    # host stamps the answer before its call; the first summary takes both and
+    # ends at the answer's (earlier) stamp, so getActiveEvents brings the call
+    # back but not the answer, and the next summary takes the call alone (P1).
+    ops = (
+        Open(),
+        Calls(kind="long_running"),
+        Skew(seconds=10),
+        Answer(),
+        Text(),
+        Open(),
+        Text(),
+        Answer(again=True),
+        Text(),
+    )
+    compactor = JsCompactor("token_based", {"tokenThreshold": 50, "eventRetentionSize": 2})
+    result = run(Script(token(50, 2), ops), compactor)
+    split = [v for v in adk_js.check_run(result) if v.invariant == "P1"]
+    assert split and {adk_js.known_fault(result, v) for v in split} == {"js-time-range"}
+    # With the clock in order the first summary's range is not inverted: no
+    # call comes back alone (what is left is the late answer's own crash).
+    in_order_ops = tuple(o for o in ops if not isinstance(o, Skew))
+    in_order = run(Script(token(50, 2), in_order_ops), compactor)
+    assert not [v for v in adk_js.check_run(in_order) if v.invariant == "P1"]
+    assert faults(in_order) == {"js-late-answer"}
+
+
 def test_a_partial_answer_of_two_causes_is_explained_id_by_id() -> None:
     # Tenth `make fuzz SDK=js` (shrunk): of three parallel long-running
     # calls one is never answered (a partial answer without compaction too),

@@ -974,7 +974,9 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
     if violation.invariant == "P1":
         if "js-late-answer" in faults and _split_not_adjacent(run, violation):
             return "js-late-answer"
-        if "js-time-range" in faults and _answer_hidden_by_time(run, violation):
+        if "js-time-range" in faults and (
+            _answer_hidden_by_time(run, violation) or _pair_split_by_reactivation(run, violation)
+        ):
             return "js-time-range"
         return None
     if violation.invariant == "P6" and "js-time-range" in faults and _reactivated(run, violation):
@@ -1218,6 +1220,38 @@ def _reactivated(run: JsRun, violation: Violation) -> bool:
     end = compacted[-1].compaction.end
     before = {p for _, given, _ in summaries[:number] for p in given}
     return all(p in before and steps[p].timestamp > end for p in violation.positions)
+
+
+def _pair_split_by_reactivation(run: JsRun, violation: Violation) -> bool:
+    """Whether the call P1 names was given, with its answer, to an earlier
+    summary, and a later summary took the call again without that answer
+    because the call is stamped later than the ``endTime`` of the latest
+    summary then stored (active again) and the answer no later than it
+    (hidden). LlmSummarizer's endTime is the *last* input's timestamp, not
+    the greatest: with an answer stamped before its call (a lagging host) the
+    range comes out inverted, and getActiveEvents brings back half the pair."""
+    (position,) = violation.positions or (None,)
+    if position is None:
+        return False
+    ids = set(violation.ids)
+    steps = run.stored.steps
+    summaries = run.summaries()
+    for number, (length, given, _) in enumerate(summaries):
+        earlier = [g for _, g, _ in summaries[:number] if position in g]
+        if position not in given or not earlier:
+            continue
+        compacted = [steps[p] for p in range(length) if steps[p].compaction]
+        if not compacted:
+            continue
+        end = compacted[-1].compaction.end
+        answers = [p for p in earlier[-1] if p != position and steps[p].response_ids & ids]
+        if (
+            answers
+            and steps[position].timestamp > end
+            and all(p not in given and steps[p].timestamp <= end for p in answers)
+        ):
+            return True
+    return False
 
 
 def _time_hid_something(run: JsRun, k: int) -> bool:
