@@ -484,6 +484,31 @@ def test_a_call_brought_back_without_its_answer_by_an_inverted_range_is_the_time
     assert faults(in_order) == {"js-late-answer"}
 
 
+def test_an_inverted_range_with_call_ids_reused_per_turn_is_the_time_filters():
+    # The third 600 s `make fuzz SDK=js` of this stop (shrunk): the same
+    # inverted range, with ids numbered per turn, so an earlier response with
+    # the call's id answers an earlier call and is no answer of this one.
+    ops = (
+        Open(),
+        Calls(),
+        Calls(kind="long_running"),
+        Skew(seconds=10),
+        Answer(),
+        Calls(kind="interim"),
+        Text(),
+        Answer(),
+        Text(),
+    )
+    config = token(59, 1, resolution=0.001, call_ids="per_turn")
+    compactor = JsCompactor("token_based", {"tokenThreshold": 59, "eventRetentionSize": 1})
+    result = run(Script(config, ops), compactor)
+    split = [v for v in adk_js.check_run(result) if v.invariant == "P1"]
+    assert split and {adk_js.known_fault(result, v) for v in split} == {"js-time-range"}
+    in_order_ops = tuple(o for o in ops if not isinstance(o, Skew))
+    in_order = run(Script(config, in_order_ops), compactor)
+    assert not [v for v in adk_js.check_run(in_order) if v.invariant == "P1"]
+
+
 def test_a_partial_answer_of_two_causes_is_explained_id_by_id() -> None:
     # Tenth `make fuzz SDK=js` (shrunk): of three parallel long-running
     # calls one is never answered (a partial answer without compaction too),

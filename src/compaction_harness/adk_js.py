@@ -1244,7 +1244,9 @@ def _pair_split_by_reactivation(run: JsRun, violation: Violation) -> bool:
         if not compacted:
             continue
         end = compacted[-1].compaction.end
-        answers = [p for p in earlier[-1] if p != position and steps[p].response_ids & ids]
+        # Answers come after their call (with ids reused per turn, an earlier
+        # response with the same id answers an earlier call).
+        answers = [p for p in earlier[-1] if p > position and steps[p].response_ids & ids]
         if (
             answers
             and steps[position].timestamp > end
