@@ -432,27 +432,31 @@ def test_unanswered_calls_of_two_causes_in_one_violation_are_each_explained() ->
     assert adk_js.known_fault(result, strict[0]) == "js-time-range"
 
 
+def time_filtered(
+    config: ScriptConfig, ops: tuple, compactor: JsCompactor | None, invariant: str
+) -> tuple[list, adk_js.JsRun]:
+    """Runs ``ops`` as found and with every ``Skew`` removed (the clock in
+    order). Asserts that the run as found violates ``invariant`` and that each
+    such violation is ``js-time-range``, and that in order nothing violates
+    it. Returns those violations and the in-order run."""
+    result = run(Script(config, ops), compactor)
+    found = [v for v in adk_js.check_run(result) if v.invariant == invariant]
+    assert found and {adk_js.known_fault(result, v) for v in found} == {"js-time-range"}
+    in_order = run(Script(config, tuple(o for o in ops if not isinstance(o, Skew))), compactor)
+    assert not [v for v in adk_js.check_run(in_order) if v.invariant == invariant]
+    return found, in_order
+
+
 def test_a_sub_agent_crash_after_a_time_hidden_reply_is_the_time_filters() -> None:
     # The final 600 s `make fuzz SDK=js` of this stop (both shards, shrunk): a
     # lagging host stamps the root agent's reply before the summary's endTime,
     # getActiveEvents hides it, the client's answer becomes the newest active
     # event, and the parallel sub-agent, which sees the root's call only as
     # context text, makes getContents raise "No function call event found".
-    ops = (
-        Open(),
-        Calls(kind="interim"),
-        End(),
-        Answer(),
-        Skew(seconds=10),
-        Text(),
-        FanOut(),
-    )
-    result = run(Script(token(1, 2), ops))
-    (crash,) = [v for v in adk_js.check_run(result) if v.invariant == "P0"]
+    ops = (Open(), Calls(kind="interim"), End(), Answer(), Skew(seconds=10), Text(), FanOut())
+    (crash,), in_order = time_filtered(token(1, 2), ops, None, "P0")
     assert "No function call event found" in crash.message
-    assert adk_js.known_fault(result, crash) == "js-time-range"
     # With the clock in order nothing is hidden and nothing raises.
-    in_order = run(Script(token(1, 2), tuple(op for op in ops if not isinstance(op, Skew))))
     assert in_order.exception is None and not adk_js.check_run(in_order)
 
 
@@ -473,14 +477,8 @@ def test_a_call_brought_back_without_its_answer_by_an_inverted_range_is_the_time
         Text(),
     )
     compactor = JsCompactor("token_based", {"tokenThreshold": 50, "eventRetentionSize": 2})
-    result = run(Script(token(50, 2), ops), compactor)
-    split = [v for v in adk_js.check_run(result) if v.invariant == "P1"]
-    assert split and {adk_js.known_fault(result, v) for v in split} == {"js-time-range"}
-    # With the clock in order the first summary's range is not inverted: no
-    # call comes back alone (what is left is the late answer's own crash).
-    in_order_ops = tuple(o for o in ops if not isinstance(o, Skew))
-    in_order = run(Script(token(50, 2), in_order_ops), compactor)
-    assert not [v for v in adk_js.check_run(in_order) if v.invariant == "P1"]
+    _, in_order = time_filtered(token(50, 2), ops, compactor, "P1")
+    # In order, what is left is the late answer's own crash.
     assert faults(in_order) == {"js-late-answer"}
 
 
@@ -501,12 +499,7 @@ def test_an_inverted_range_with_call_ids_reused_per_turn_is_the_time_filters():
     )
     config = token(59, 1, resolution=0.001, call_ids="per_turn")
     compactor = JsCompactor("token_based", {"tokenThreshold": 59, "eventRetentionSize": 1})
-    result = run(Script(config, ops), compactor)
-    split = [v for v in adk_js.check_run(result) if v.invariant == "P1"]
-    assert split and {adk_js.known_fault(result, v) for v in split} == {"js-time-range"}
-    in_order_ops = tuple(o for o in ops if not isinstance(o, Skew))
-    in_order = run(Script(config, in_order_ops), compactor)
-    assert not [v for v in adk_js.check_run(in_order) if v.invariant == "P1"]
+    time_filtered(config, ops, compactor, "P1")
 
 
 def test_a_partial_answer_of_two_causes_is_explained_id_by_id() -> None:

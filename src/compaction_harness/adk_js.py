@@ -85,6 +85,7 @@ import os
 import shutil
 import subprocess
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1065,6 +1066,13 @@ def _stamped_no_later_than_end(run: JsRun, violation: Violation, k: int) -> bool
     return bool(positions) and all(p in hidden for p in positions)
 
 
+def _latest_end(steps: Sequence[Step], length: int) -> float | None:
+    """The ``endTime`` of the latest summary among the first ``length`` stored
+    events (what getActiveEvents filters by then), or None without one."""
+    compacted = [steps[p] for p in range(length) if steps[p].compaction]
+    return compacted[-1].compaction.end if compacted else None
+
+
 def _time_hidden(run: JsRun, k: int) -> set[int]:
     """The stored events known at model call ``k`` that no summary was given
     and that are stamped no later than the ``endTime`` of the latest summary
@@ -1072,10 +1080,9 @@ def _time_hidden(run: JsRun, k: int) -> set[int]:
     a summary."""
     steps = run.stored.steps
     known = range(len(run.calls[k]["stored_after"]))
-    compacted = [steps[p] for p in known if steps[p].compaction]
-    if not compacted:
+    end = _latest_end(steps, len(known))
+    if end is None:
         return set()
-    end = compacted[-1].compaction.end
     given = {p for _, taken, _ in run.summaries() for p in taken}
     return {p for p in known if p not in given and steps[p].timestamp <= end}
 
@@ -1213,11 +1220,9 @@ def _reactivated(run: JsRun, violation: Violation) -> bool:
     )
     if number is None or number == 0:
         return False
-    length = summaries[number][0]
-    compacted = [steps[p] for p in range(length) if steps[p].compaction]
-    if not compacted:
+    end = _latest_end(steps, summaries[number][0])
+    if end is None:
         return False
-    end = compacted[-1].compaction.end
     before = {p for _, given, _ in summaries[:number] for p in given}
     return all(p in before and steps[p].timestamp > end for p in violation.positions)
 
@@ -1240,10 +1245,9 @@ def _pair_split_by_reactivation(run: JsRun, violation: Violation) -> bool:
         earlier = [g for _, g, _ in summaries[:number] if position in g]
         if position not in given or not earlier:
             continue
-        compacted = [steps[p] for p in range(length) if steps[p].compaction]
-        if not compacted:
+        end = _latest_end(steps, length)
+        if end is None:
             continue
-        end = compacted[-1].compaction.end
         # Answers come after their call (with ids reused per turn, an earlier
         # response with the same id answers an earlier call).
         answers = [p for p in earlier[-1] if p > position and steps[p].response_ids & ids]
@@ -1432,16 +1436,11 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
             n for n, i in enumerate(after) if set(ids) & from_js_event(events[i]).response_ids
         ]
         later = after[answering[-1] + 1 :] if answering else []
-        if (
-            later
-            and all(
-                i not in given
-                and not events[i].get("isCompacted")
-                and from_js_event(events[i]).timestamp <= end
-                for i in later
-                if not from_js_event(events[i]).compaction
-            )
-            and any(not from_js_event(events[i]).compaction for i in later)
+        raw = {i: from_js_event(events[i]) for i in later}
+        raw = {i: step for i, step in raw.items() if not step.compaction}
+        if raw and all(
+            i not in given and not events[i].get("isCompacted") and step.timestamp <= end
+            for i, step in raw.items()
         ):
             return "js-time-range"
     return None
