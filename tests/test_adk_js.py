@@ -502,6 +502,38 @@ def test_an_inverted_range_with_call_ids_reused_per_turn_is_the_time_filters():
     time_filtered(config, ops, compactor, "P1")
 
 
+def test_a_time_hidden_answer_of_a_call_whose_id_a_later_turn_reuses_is_the_time_filters():
+    # The first 600 s `make fuzz SDK=js` of the next stop (both shards, shrunk):
+    # a lagging host stamps call_0's answer before the first summary's endTime,
+    # so the next summary takes the call without it (P1). With ids numbered
+    # per turn, later calls open call_0 again and their responses (one stamped
+    # after the endTime, so visible) answer those calls, not this one.
+    ops = (
+        Open(),
+        Calls(count=2, kind="long_running"),
+        Skew(seconds=10),
+        Answer(picks=(0,)),
+        Calls(kind="interim"),
+        Text(),
+        Answer(picks=(0,)),
+        Calls(),
+        Text(),
+    )
+    config = token(1, 1, call_ids="per_turn")
+    compactor = JsCompactor("token_based", {"tokenThreshold": 1, "eventRetentionSize": 1})
+    result = run(Script(config, ops), compactor)
+    split = [v for v in adk_js.check_run(result) if v.invariant == "P1"]
+    assert [v.ids for v in split] == [("call_0",)]
+    assert adk_js.known_fault(result, split[0]) == "js-time-range"
+    # With the clock in order call_0 keeps its answer; what is left is the
+    # unanswered call_1's late-answer split.
+    in_order = run(Script(config, tuple(o for o in ops if not isinstance(o, Skew))), compactor)
+    split = [v for v in adk_js.check_run(in_order) if v.invariant == "P1"]
+    assert [(v.ids, adk_js.known_fault(in_order, v)) for v in split] == [
+        (("call_1",), "js-late-answer")
+    ]
+
+
 def test_a_partial_answer_of_two_causes_is_explained_id_by_id() -> None:
     # Tenth `make fuzz SDK=js` (shrunk): of three parallel long-running
     # calls one is never answered (a partial answer without compaction too),

@@ -1369,9 +1369,15 @@ def _answer_hidden_by_time(run: JsRun, violation: Violation) -> bool:
             given = {where[i] for i in summary["input"] if i in where}
             if position not in given:
                 continue
+            # With ids numbered per turn a later call event opens the same id
+            # again: responses stored after it answer that call, not this one.
+            reopened = next(
+                (p for p in range(position + 1, len(steps)) if steps[p].call_ids & ids),
+                len(steps),
+            )
             answers = [
                 p
-                for p in range(position + 1, len(call["stored_before"]))
+                for p in range(position + 1, min(reopened, len(call["stored_before"])))
                 if p not in given and steps[p].compaction is None and steps[p].response_ids & ids
             ]
             shown = seen(call)
