@@ -534,6 +534,39 @@ def test_a_time_hidden_answer_of_a_call_whose_id_a_later_turn_reuses_is_the_time
     ]
 
 
+def test_a_call_whose_answer_the_time_filter_hides_is_unanswered_by_the_time_filters():
+    # The second 600 s `make fuzz SDK=js` of the next stop (both shards,
+    # shrunk): a lagging host stamps the lookup's answer before the first
+    # summary's endTime; getActiveEvents hides it and the strict provider
+    # gets the call unanswered (P2). Without the time filter the newest event
+    # would be a late answer to a summarised call, and getContents would
+    # raise, so the counterfactual prompt cannot judge it: the answer's own
+    # stamp does.
+    ops = (
+        Open(),
+        Calls(kind="interim"),
+        Open(),
+        Calls(fate="later"),
+        Skew(seconds=60),
+        Calls(kind="interim"),
+        Answer(picks=(1,)),
+        Answer(picks=(0,)),
+        Text(),
+    )
+    config = token(50, 1, strict_provider=True, tools_chars=400)
+    compactor = JsCompactor("token_based", {"tokenThreshold": 50, "eventRetentionSize": 1})
+    result = run(Script(config, ops), compactor)
+    (strict,) = [v for v in adk_js.check_run(result) if v.details.get("cause") == "strict provider"]
+    assert adk_js.known_fault(result, strict) == "js-time-range"
+    assert result.calls[strict.details["model_call"]].get("by_identity") is None
+    # With the clock in order the answer is seen; the late answer to the
+    # summarised first call then makes getContents raise instead.
+    in_order = run(Script(config, tuple(o for o in ops if not isinstance(o, Skew))), compactor)
+    assert [(v.invariant, adk_js.known_fault(in_order, v)) for v in adk_js.check_run(in_order)] == [
+        ("P0", "js-late-answer")
+    ]
+
+
 def test_a_partial_answer_of_two_causes_is_explained_id_by_id() -> None:
     # Tenth `make fuzz SDK=js` (shrunk): of three parallel long-running
     # calls one is never answered (a partial answer without compaction too),
@@ -985,6 +1018,29 @@ def test_an_adk_js_failure_that_replays_as_a_known_fault_is_not_written(pytester
     result, repros = _run_js_property(pytester, tmp_path, ())
     result.assert_outcomes(passed=1)
     assert not repros.exists() or not list(repros.glob("*.json"))
+
+
+def test_an_adk_js_campaign_summary_names_the_package_it_ran_against(pytester) -> None:
+    # `make fuzz SDK=js` collects tests/test_adk_js.py alone: the summary names
+    # @google/adk, not google-adk, and no pipeline share (there is none).
+    pytester.makepyfile(
+        test_adk_js=JS_PROPERTY.replace("__ROOT__", repr(str(ROOT))).replace("__FORGET__", "()")
+    )
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.pytest_plugin",
+        "--hypothesis-profile=fuzz",
+        "--fuzz-seconds=2",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.stdout.fnmatch_lines(
+        [
+            f"*fuzz campaign summary (@google/adk {adk_js.package_version()}, ADK for TypeScript)*",
+            "budget 2 s*all on the ADK-JS items (SDK=js)",
+        ]
+    )
+    assert "google-adk" not in result.stdout.str()
 
 
 # -- the property ---------------------------------------------------------------------

@@ -1021,6 +1021,8 @@ def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
         return False
     cause = violation.details.get("cause")
     if violation.invariant == "P2" and cause != "opener missing":
+        if cause == "strict provider" and _answers_time_hidden(run, violation, k):
+            return True
         # A call left unanswered or answered wrongly: the counterfactual
         # prompt must not break P2 the same way for any of these ids.
         identity = run.calls[k].get("by_identity")
@@ -1046,6 +1048,36 @@ def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
     return bool(violation.positions) and all(
         _visible(steps[p], p, parts) for p in violation.positions
     )
+
+
+def _answers_time_hidden(run: JsRun, violation: Violation, k: int) -> bool:
+    """Whether each call P2's strict clause names as unanswered at model call
+    ``k`` has an answer stored by then, and every such answer is hidden by the
+    time filter (:func:`_time_hidden`: given to no summary, stamped no later
+    than the latest summary's ``endTime``). A call's answers are the
+    responses with its id stored after the latest call event opening that id
+    before ``k``'s events end (with ids numbered per turn an earlier response
+    answers an earlier call). The counterfactual prompt cannot always judge
+    this: without the time filter another event may be the newest and make
+    getContents raise (found by the second 600 s `make fuzz SDK=js` of the
+    stop after ADK-JS fixtures)."""
+    steps = run.stored.steps
+    known = len(run.calls[k]["stored_after"])
+    hidden = _time_hidden(run, k)
+    if not violation.ids or not hidden:
+        return False
+    for call_id in violation.ids:
+        opened = [p for p in range(known) if call_id in steps[p].call_ids]
+        if not opened:
+            return False
+        answers = [
+            p
+            for p in range(opened[-1] + 1, known)
+            if steps[p].compaction is None and call_id in steps[p].response_ids
+        ]
+        if not answers or not all(p in hidden for p in answers):
+            return False
+    return True
 
 
 def _stamped_no_later_than_end(run: JsRun, violation: Violation, k: int) -> bool:

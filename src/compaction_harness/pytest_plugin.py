@@ -507,7 +507,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
                 "To keep one as a regression test, move it to tests/repros/ and commit it."
             )
         return
-    terminalreporter.section(f"fuzz campaign summary (google-adk {_adk_release()})")
+    rows = []
+    for report in _call_reports(terminalreporter):
+        props = dict(report.user_properties)
+        if "fuzz_rounds" not in props:
+            continue
+        rows.append((report.nodeid, report.outcome, props))
+    terminalreporter.section(f"fuzz campaign summary ({_campaign_target(rows)})")
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         terminalreporter.write_line(
             "campaign interrupted: failures found so far are kept in Hypothesis's example "
@@ -521,12 +527,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             f"shared example database: {_SHOWN_DB} (keys "
             f"{shared_db.key_prefix(_adk_release()).decode()}*); this campaign is {role}"
         )
-    rows = []
-    for report in _call_reports(terminalreporter):
-        props = dict(report.user_properties)
-        if "fuzz_rounds" not in props:
-            continue
-        rows.append((report.nodeid, report.outcome, props))
     if not rows:
         terminalreporter.write_line("no property tests ran")
         return
@@ -629,12 +629,36 @@ def _write_split(write, rows, config: pytest.Config) -> None:
     took = time.time() - float(started) if started else None
     spent = sum(p["fuzz_seconds"] for _, _, p in rows) or 1.0
     pipeline = sum(p["fuzz_seconds"] for nodeid, _, p in rows if "pipeline" in nodeid)
+    share = (
+        "all on the ADK-JS items (SDK=js)"
+        if _all_adk_js(rows)
+        else f"of which the pipeline items {pipeline:.0f} s ({100 * pipeline / spent:.0f}%)"
+    )
     write(
         f"budget {budget:g} s"
         + (f", wall clock {took:.0f} s so far" if took is not None else "")
-        + f"; item time {spent:.0f} s, of which the pipeline items {pipeline:.0f} s "
-        f"({100 * pipeline / spent:.0f}%)"
+        + f"; item time {spent:.0f} s, {share}"
     )
+
+
+def _all_adk_js(rows) -> bool:
+    """Whether every campaign item is an ADK-JS one (``make fuzz SDK=js``)."""
+    return bool(rows) and all("test_adk_js.py" in nodeid for nodeid, _, _ in rows)
+
+
+def _campaign_target(rows) -> str:
+    """What the campaign ran against: ``google-adk <release>``, or for a
+    campaign of ADK-JS items alone ``@google/adk <version> (ADK for
+    TypeScript)``."""
+    if not _all_adk_js(rows):
+        return f"google-adk {_adk_release()}"
+    from . import adk_js
+
+    try:
+        version = adk_js.package_version()
+    except adk_js.AdkJsUnavailable:
+        version = "(not installed)"
+    return f"{adk_js.PACKAGE} {version}, ADK for TypeScript"
 
 
 def _call_reports(terminalreporter):
