@@ -800,7 +800,8 @@ def check_run(run: JsRun) -> list[Violation]:
       branch) was given another branch's events (:func:`pipeline.check_branch_view`);
     * P6 (first clause, for the compactors with a trigger): each summary
       covers at least one event no earlier summary was given
-      (:func:`pipeline.check_new_work`);
+      (:func:`pipeline.check_new_work`); P3 and P6's second and third
+      clauses (:func:`check_trigger`);
     * P2 (strict clause with ``strict_provider``) and, for compactors that do
       not delete by design, P4 (:func:`pipeline.check_model_prompt`; the
       baseline is ADK-JS's contents of the stored raw events); for the
@@ -848,6 +849,7 @@ def check_run(run: JsRun) -> list[Violation]:
         for v in violations:
             v.details["model_call"] = run.calls.index(call)
         found += violations
+    found += check_trigger(run)
     if run.exception is not None:
         exc = run.exception
         found.append(
@@ -860,6 +862,264 @@ def check_run(run: JsRun) -> list[Violation]:
             )
         )
     return found
+
+
+# -- P3 and P6's trigger clauses for the compactors with a trigger ---------------------------
+def _event_tokens(event: dict[str, Any]) -> int:
+    """``getEventTokens`` (``events/event.js``): the event's
+    ``usageMetadata.promptTokenCount`` if it has one, else its text parts'
+    characters (thoughts aside) over four, rounded up. Tokens (int)."""
+    count = (event.get("usageMetadata") or {}).get("promptTokenCount")
+    if count is not None:
+        return int(count)
+    parts = (event.get("content") or {}).get("parts") or []
+    text = "".join(p.get("text") or "" for p in parts if not p.get("thought"))
+    return math.ceil(len(text) / 4)
+
+
+def _active_before(run: JsRun, call: dict[str, Any]) -> list[str]:
+    """The ids of ``call``'s ``before`` events that ``getActiveEvents`` keeps
+    (``context/compaction_utils.js``; ``AnchoredContextCompactor.getActiveEvents``):
+    the latest compacted event and the raw events stamped later than its
+    ``endTime`` (ms); without one, all of them (duplicates kept)."""
+    before = list(call["before"])
+    compacted = [i for i in before if run.events[i].get("isCompacted")]
+    if not compacted:
+        return before
+    latest = compacted[-1]
+    end = float(run.events[latest].get("endTime") or 0)
+    raw = [
+        i
+        for i in before
+        if not run.events[i].get("isCompacted") and float(run.events[i].get("timestamp") or 0) > end
+    ]
+    return [latest, *raw]
+
+
+def _real_count(run: JsRun, k: int) -> int | None:
+    """The real prompt count of model call ``k``: the ``promptTokenCount``
+    (tokens) of the first event stored after the call that carries one (the
+    driver stamps the model's response with the count of the contents the
+    call sent, plus the request's base characters, four characters a token),
+    or None (the call raised, or no response was recorded)."""
+    start = len(run.calls[k]["stored_after"])
+    stop = len(run.calls[k + 1]["stored_before"]) if k + 1 < len(run.calls) else len(run.ids)
+    steps = run.stored.steps
+    return next(
+        (steps[p].prompt_tokens for p in range(start, stop) if steps[p].prompt_tokens is not None),
+        None,
+    )
+
+
+def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
+    """P3's bound on the live raw events outside every summary right after a
+    compaction of a compactor with a trigger (events, int).
+
+    Reasoning from ``calculateRetainStartIndex`` (``context/compaction_utils.js``),
+    which both ``shouldCompact`` and ``compact`` call: the retained part starts
+    ``eventRetentionSize`` (R) raw events before the end, and moves back one
+    event while the first retained event has function responses and the one
+    before it has function calls. A step back stops unless the newly first
+    event has responses too, so beyond one step every further step needs an
+    event with both calls and responses. Everything before the retained part
+    is summarised. So at most R + 1 + (events of ``backlog`` with both calls
+    and responses) raw events are left outside every summary."""
+    retention = max(0, int(compactor.options.get("eventRetentionSize", 0)))
+    both = sum(1 for s in backlog if s.calls and s.responses)
+    return retention + 1 + both
+
+
+def check_backlog(run: JsRun) -> list[Violation]:
+    """P3 (liveness) for ``token_based`` and ``anchored``: at every model call
+    where the trigger fired (a summary was made), the stored raw events that
+    existed when it ran, are live (:func:`pipeline.live_positions`) and were
+    given to no summary made so far number at most :func:`backlog_bound`.
+    Counted by identity, not by timestamp: an event the time filter hides
+    without a summary having been given it counts, since no later compaction
+    can reach it. Returns P3 violations (``positions``: the backlog;
+    ``details["model_call"]``: the call's index in ``run.calls``)."""
+    if run.compactor.name not in TRIGGERED:
+        return []
+    from .pipeline import live_positions
+
+    steps = run.stored.steps
+    live = live_positions(run.stored)
+    summaries = run.summaries()
+    given: set[int] = set()
+    number = 0
+    out = []
+    for k, call in enumerate(run.calls):
+        for _ in call["summaries"]:
+            given |= set(summaries[number][1])
+            number += 1
+        if not call["summaries"]:
+            continue
+        backlog = [
+            p
+            for p in range(len(call["stored_before"]))
+            if steps[p].compaction is None and p in live and p not in given
+        ]
+        bound = backlog_bound(run.compactor, [steps[p] for p in backlog])
+        if len(backlog) > bound:
+            out.append(
+                Violation(
+                    "P3",
+                    f"after the summary of model call {k}, {len(backlog)} live raw events are "
+                    f"outside every summary; eventRetentionSize "
+                    f"{run.compactor.options.get('eventRetentionSize', 0)} allows {bound}",
+                    positions=tuple(backlog),
+                    expected=f"at most {bound}",
+                    observed=len(backlog),
+                    details={"cause": "backlog", "model_call": k, "bound": bound},
+                )
+            )
+    return out
+
+
+def check_trigger_counts(run: JsRun) -> list[Violation]:
+    """P6 (second clause) for ``token_based`` and ``anchored``: at every model
+    call where the trigger fired, it decides the same without the prompt
+    counts a summary made stale.
+
+    Stale counts: the ``usageMetadata.promptTokenCount`` of active events
+    (:func:`_active_before`) stored before the latest summary among them (a
+    retained model response: its count measured a prompt that held events
+    since summarised). The trigger as ADK-JS states it:
+    ``TokenBasedContextCompactor.shouldCompact`` reads the newest count among
+    the active events (``latestPromptTokenCount``), else an estimate of the
+    contents; ``AnchoredContextCompactor.shouldCompact`` sums
+    ``getEventTokens`` (:func:`_event_tokens`) over the active events. The
+    decision without the stale counts is that of the same rule with them
+    removed (``getEventTokens`` then estimates from the text); for
+    ``token_based`` with no fresh count left (ADK-JS would estimate from
+    getContents) the clause is not judged. Returns P6 violations with
+    ``details["cause"] == "stale count"``."""
+    if run.compactor.name not in TRIGGERED:
+        return []
+    threshold = run.compactor.options.get("tokenThreshold")
+    if threshold is None:
+        return []
+    where = {event_id: p for p, event_id in enumerate(run.ids)}
+    out = []
+    for k, call in enumerate(run.calls):
+        if not call["summaries"]:
+            continue
+        active = _active_before(run, call)
+        compacted = [i for i in active if run.events[i].get("isCompacted")]
+        if not compacted:
+            continue
+        latest = where.get(compacted[-1], -1)
+        stale = [
+            i
+            for i in active
+            if i not in compacted
+            and where.get(i, -1) < latest
+            and (run.events[i].get("usageMetadata") or {}).get("promptTokenCount") is not None
+        ]
+        if not stale:
+            continue
+        if run.compactor.name == "token_based":
+            fresh = [
+                _event_tokens(run.events[i])
+                for i in active
+                if i not in stale
+                and (run.events[i].get("usageMetadata") or {}).get("promptTokenCount") is not None
+            ]
+            if not fresh:
+                continue
+            without = fresh[-1]
+        else:
+            without = sum(
+                _event_tokens({**run.events[i], "usageMetadata": None})
+                if i in stale
+                else _event_tokens(run.events[i])
+                for i in active
+            )
+        if without <= threshold:
+            positions = tuple(sorted(where[i] for i in stale if i in where))
+            out.append(
+                Violation(
+                    "P6",
+                    f"the {run.compactor.name} trigger fired at model call {k} because of prompt "
+                    f"counts that a summary made stale (steps {list(positions)}); without them "
+                    f"the count is {without}, not above the threshold {threshold} (wasted work)",
+                    positions=positions,
+                    expected="the same decision without the stale counts",
+                    observed="fires",
+                    details={"cause": "stale count", "model_call": k, "without": without},
+                )
+            )
+    return out
+
+
+def check_summary_rate(run: JsRun) -> list[Violation]:
+    """P6 (third clause) for ``token_based`` and ``anchored``: the summariser
+    is not called more often than the configuration implies.
+
+    The bound: at most one summary per model call (the request processor runs
+    the first compactor whose ``shouldCompact`` holds, once). The trigger
+    (``tokenThreshold`` T) needs a count above T, and with turns of bounded
+    size the real prompt count (:func:`_real_count`, tokens) grows by at most
+    S per model call, S the largest rise between consecutive model calls
+    where the later made no summary. So after a summary whose model call sent
+    a prompt of P < T tokens, the next summary comes no sooner than
+    1 + ceil((T - P) / S) model calls later (never, if S <= 0): a summary
+    every turn while the count is above T is not allowed. When P >= T the
+    configuration implies no tighter bound than P3's (what is left is the
+    summary and the retained events :func:`backlog_bound` bounds), and the
+    clause does not apply to that gap. Returns P6 violations with
+    ``details["cause"]`` ``"bound"``."""
+    if run.compactor.name not in TRIGGERED:
+        return []
+    threshold = run.compactor.options.get("tokenThreshold")
+    if threshold is None:
+        return []
+    out = []
+    for k, call in enumerate(run.calls):
+        if len(call["summaries"]) > 1:
+            out.append(
+                Violation(
+                    "P6",
+                    f"the summariser ran {len(call['summaries'])} times at model call {k} "
+                    "(at most once)",
+                    expected=1,
+                    observed=len(call["summaries"]),
+                    details={"cause": "bound", "model_call": k},
+                )
+            )
+    counts = [_real_count(run, k) for k in range(len(run.calls))]
+    rises = [
+        b - a
+        for k, (a, b) in enumerate(zip(counts, counts[1:]))
+        if a is not None and b is not None and not run.calls[k + 1]["summaries"]
+    ]
+    rise = max(rises, default=None)
+    made = [k for k, call in enumerate(run.calls) if call["summaries"]]
+    for k, j in zip(made, made[1:]):
+        sent = counts[k]
+        if sent is None or sent >= threshold:
+            continue
+        gap = None if rise is None or rise <= 0 else 1 + math.ceil((threshold - sent) / rise)
+        if gap is None or j - k < gap:
+            out.append(
+                Violation(
+                    "P6",
+                    f"a summary at model call {j}, {j - k} calls after the one at {k} whose "
+                    f"prompt was {sent} tokens, below the threshold {threshold}; with turns "
+                    f"adding at most {rise} tokens the next may come no sooner than "
+                    f"{'never' if gap is None else f'{gap} calls later'} (wasted work)",
+                    expected=f"a gap of at least {gap}" if gap is not None else "no summary",
+                    observed=j - k,
+                    details={"cause": "bound", "model_call": j, "after": k},
+                )
+            )
+    return out
+
+
+def check_trigger(run: JsRun) -> list[Violation]:
+    """P3 and P6's second and third clauses (:func:`check_backlog`,
+    :func:`check_trigger_counts`, :func:`check_summary_rate`)."""
+    return check_backlog(run) + check_trigger_counts(run) + check_summary_rate(run)
 
 
 # -- known ADK-JS faults ---------------------------------------------------------------
