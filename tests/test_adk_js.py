@@ -672,6 +672,10 @@ def test_an_answer_whose_call_the_time_filter_hid_is_dropped_by_the_time_range()
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------
 KNOWN = {
     "js-retention-zero": (Script(token(1, 0), (Open(), Text())), None),
+    "js-anchored-summed-counts": (
+        Script(token(30, 2), (Open(), Text()) * 4),
+        JsCompactor("anchored", {"tokenThreshold": 30, "eventRetentionSize": 2}),
+    ),
     "js-late-answer": (
         Script(token(1, 1), (Open(), Calls(kind="long_running"), Open(), Text(), Answer(), Text())),
         None,
@@ -728,6 +732,100 @@ def test_each_known_fault_is_recognised_on_its_minimal_script(fault) -> None:
 def test_known_fault_fixed_upstream(fault) -> None:
     script, compactor = KNOWN[fault]
     assert adk_js.check_run(run(script, compactor)) == []
+
+
+# -- P3 and P6's trigger clauses (token_based, anchored) ----------------------------------------
+#: Eight turns of one user message and one text reply (20 characters each):
+#: the real prompt grows by 10 tokens a turn until a summary cuts it back.
+TURNS = (Open(), Text()) * 8
+
+
+def trigger_violations(result: adk_js.JsRun, invariant: str, cause: str) -> list:
+    return [
+        v
+        for v in adk_js.check_trigger(result)
+        if v.invariant == invariant and v.details.get("cause") == cause
+    ]
+
+
+def test_p3_holds_when_every_summary_leaves_only_the_retained_events() -> None:
+    result = run(Script(token(30, 2), TURNS))
+    assert [len(c["summaries"]) for c in result.calls] == [0, 0, 0, 0, 1, 0, 0, 1]
+    assert adk_js.check_backlog(result) == []
+    # Right after each summary the backlog is the two retained events (R = 2).
+    assert adk_js.backlog_bound(result.compactor, []) == 3
+
+
+def test_p3_fires_on_a_backlog_beyond_the_retention_the_configuration_states() -> None:
+    result = run(Script(token(30, 2), TURNS))
+    # The same output judged as the work of a compactor told to keep no event
+    # (eventRetentionSize 0 allows one, a call kept with its answer): the two
+    # retained events are one too many.
+    result.compactor = JsCompactor("token_based", {"tokenThreshold": 30, "eventRetentionSize": 0})
+    found = trigger_violations(result, "P3", "backlog")
+    assert [v.details["model_call"] for v in found] == [4, 7]
+    assert all(v.observed == 2 and v.details["bound"] == 1 for v in found)
+    # Events no summary was given count too, whatever the time filter shows:
+    # drop the first two from the first summary (u1, m1).
+    result = run(Script(token(30, 2), TURNS))
+    first = next(s for c in result.calls for s in c["summaries"])
+    first["input"] = first["input"][2:]
+    found = trigger_violations(result, "P3", "backlog")
+    assert [(v.details["model_call"], v.observed) for v in found] == [(4, 4), (7, 4)]
+
+
+def test_p6_summary_rate_holds_on_the_token_trigger_over_a_long_run() -> None:
+    result = run(Script(token(30, 2), TURNS))
+    counts = [adk_js._real_count(result, k) for k in range(len(result.calls))]
+    assert counts == [5, 15, 25, 35, 19, 29, 39, 19]
+    # After the summary at call 4 (19 tokens sent, rising 10 a call) the next
+    # may come floor(11 / 10) + 1 = 2 calls later; it comes 3 later.
+    assert adk_js.check_summary_rate(result) == []
+    assert adk_js.check_trigger_counts(result) == []
+
+
+def test_p6_summary_rate_fires_on_a_summary_every_turn_below_the_threshold() -> None:
+    result = run(Script(token(30, 2), TURNS))
+    # Hand the run a summary at call 5 as well (call 4's, repeated): 19 tokens
+    # sent at call 4, so with 10 a turn none may come at call 5.
+    result.calls[5]["summaries"] = copy.deepcopy(result.calls[4]["summaries"])
+    found = trigger_violations(result, "P6", "bound")
+    assert [(v.details["after"], v.details["model_call"]) for v in found] == [(4, 5)]
+    # Two summaries at one model call are one too many.
+    result = run(Script(token(30, 2), TURNS))
+    result.calls[4]["summaries"] *= 2
+    assert any(v.observed == 2 for v in trigger_violations(result, "P6", "bound"))
+
+
+def test_p6_stale_counts_fire_on_a_trigger_driven_by_a_count_from_before_the_summary() -> None:
+    result = run(Script(token(30, 2), TURNS))
+    assert adk_js.check_trigger_counts(result) == []
+    # At call 7 the token trigger read call 6's response (39 tokens). Make
+    # the newest count among the active events a stale one: give call 6's
+    # response no count, and the retained response stored before the summary
+    # of call 4 a large one. Without it the newest real count is call 5's (29),
+    # not above the threshold 30.
+    where = {i: p for p, i in enumerate(result.ids)}
+    active = adk_js._active_before(result, result.calls[7])
+    counted = [i for i in active if (result.events[i].get("usageMetadata") or {})]
+    summary = next(i for i in active if result.events[i].get("isCompacted"))
+    stale = next(i for i in counted if where[i] < where[summary])
+    result.events[counted[-1]]["usageMetadata"] = None
+    result.events[stale]["usageMetadata"] = {"promptTokenCount": 500}
+    (violation,) = trigger_violations(result, "P6", "stale count")
+    assert violation.details["model_call"] == 7 and violation.positions == (where[stale],)
+    assert violation.details["without"] == 29
+    assert adk_js.known_fault(result, violation) is None
+
+
+def test_the_anchored_trigger_summing_whole_prompt_counts_is_a_known_fault() -> None:
+    script, compactor = KNOWN["js-anchored-summed-counts"]
+    result = run(script, compactor)
+    found = adk_js.check_trigger(result)
+    assert found and {v.invariant for v in found} == {"P6"}
+    assert {adk_js.known_fault(result, v) for v in found} == {"js-anchored-summed-counts"}
+    # The token-based trigger on the same script reads the newest count alone.
+    assert adk_js.check_trigger(run(script)) == []
 
 
 # -- the ADK-JS fixtures of tests/repros/ -------------------------------------------------------

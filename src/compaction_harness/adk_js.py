@@ -911,6 +911,25 @@ def _real_count(run: JsRun, k: int) -> int | None:
     )
 
 
+def _added_tokens(run: JsRun, k: int) -> int:
+    """What the events stored between model call ``k - 1``'s compaction and
+    model call ``k`` add to the prompt, counted as ``estimatePromptTokenCount``
+    (``token_based_context_compactor.js``) counts contents: text characters
+    plus ``JSON.stringify`` of each function call and response, four
+    characters a token, rounded up (tokens, int; 0 for ``k == 0``)."""
+    if k == 0:
+        return 0
+    start = len(run.calls[k - 1]["stored_after"])
+    chars = 0
+    for event_id in run.ids[start : len(run.calls[k]["stored_before"])]:
+        for part in (run.events[event_id].get("content") or {}).get("parts") or []:
+            chars += len(part.get("text") or "")
+            for key in ("functionCall", "functionResponse"):
+                if part.get(key):
+                    chars += len(json.dumps(part[key], separators=(",", ":")))
+    return math.ceil(chars / 4)
+
+
 def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
     """P3's bound on the live raw events outside every summary right after a
     compaction of a compactor with a trigger (events, int).
@@ -1059,12 +1078,17 @@ def check_summary_rate(run: JsRun) -> list[Violation]:
     The bound: at most one summary per model call (the request processor runs
     the first compactor whose ``shouldCompact`` holds, once). The trigger
     (``tokenThreshold`` T) needs a count above T, and with turns of bounded
-    size the real prompt count (:func:`_real_count`, tokens) grows by at most
-    S per model call, S the largest rise between consecutive model calls
-    where the later made no summary. So after a summary whose model call sent
-    a prompt of P < T tokens, the next summary comes no sooner than
-    1 + ceil((T - P) / S) model calls later (never, if S <= 0): a summary
-    every turn while the count is above T is not allowed. When P >= T the
+    size the prompt grows by at most S tokens per model call, S the largest
+    rise of the real prompt count (:func:`_real_count`) between consecutive
+    model calls where the later made no summary, or of what the events stored
+    before each model call of the stretch add (:func:`_added_tokens`),
+    whichever is larger. After a summary whose model
+    call sent P < T tokens, the prompt j calls later is at most P + j * S
+    before compaction, so whatever the trigger measures (the newest count,
+    an estimate, or the prompt itself) it cannot honestly exceed T before
+    j > (T - P) / S: the next summary comes no sooner than
+    floor((T - P) / S) + 1 model calls later (never, if S <= 0). A summary
+    on every turn while the prompt stays below T is not allowed. When P >= T the
     configuration implies no tighter bound than P3's (what is left is the
     summary and the retained events :func:`backlog_bound` bounds), and the
     clause does not apply to that gap. Returns P6 violations with
@@ -1093,13 +1117,13 @@ def check_summary_rate(run: JsRun) -> list[Violation]:
         for k, (a, b) in enumerate(zip(counts, counts[1:]))
         if a is not None and b is not None and not run.calls[k + 1]["summaries"]
     ]
-    rise = max(rises, default=None)
     made = [k for k, call in enumerate(run.calls) if call["summaries"]]
     for k, j in zip(made, made[1:]):
         sent = counts[k]
         if sent is None or sent >= threshold:
             continue
-        gap = None if rise is None or rise <= 0 else 1 + math.ceil((threshold - sent) / rise)
+        rise = max([*rises, *(_added_tokens(run, n) for n in range(k + 1, j + 1))])
+        gap = None if rise <= 0 else (threshold - sent) // rise + 1
         if gap is None or j - k < gap:
             out.append(
                 Violation(
@@ -1202,6 +1226,17 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "summarised events stay and the retained ones appear twice: the model is sent a "
         "call, or its answer, twice.",
     ),
+    "js-anchored-summed-counts": (
+        frozenset({"anchored"}),
+        "AnchoredContextCompactor.shouldCompact (context/anchored_context_compactor.js) "
+        "compares tokenThreshold with the sum of getEventTokens (events/event.js) over the "
+        "active events, and getEventTokens of a model response is its "
+        "usageMetadata.promptTokenCount: the size of the whole prompt that response "
+        "answered. Every retained response (and the scratchpad's) counts the history "
+        "again, so once two responses are active the trigger fires on every model call "
+        "though the prompt stays well below the threshold: the summariser is called on "
+        "every turn (an extra model call and its latency per turn).",
+    ),
     "js-branch": (
         frozenset({"token_based", "anchored"}),
         "the compactors read session.events without the branch filter of getContents, "
@@ -1240,6 +1275,10 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
         ):
             return "js-time-range"
         return None
+    if violation.invariant == "P3" and "js-time-range" in faults:
+        return "js-time-range" if _backlog_hidden_by_time(run, violation) else None
+    if "js-anchored-summed-counts" in faults and _summed_counts(run, violation):
+        return "js-anchored-summed-counts"
     if violation.invariant == "P6" and "js-time-range" in faults and _reactivated(run, violation):
         return "js-time-range"
     if violation.invariant == "P5" and cause == "branch" and "js-branch" in faults:
@@ -1267,6 +1306,61 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
         if _pair_broken(run, violation) and "js-late-answer" in faults:
             return "js-late-answer"
     return None
+
+
+def _summed_counts(run: JsRun, violation: Violation) -> bool:
+    """Whether a P6 trigger violation (cause ``"stale count"`` or ``"bound"``)
+    of the anchored compactor is explained by its trigger adding up counts:
+    at that model call the sum of ``getEventTokens`` over the active events
+    (what ``AnchoredContextCompactor.shouldCompact`` compares) is above
+    ``tokenThreshold``, but the newest ``promptTokenCount`` among them plus the
+    estimates of the active events after it (the prompt as last measured,
+    and what came since) is not. Each model response's count measures a
+    whole prompt, so summing them counts the retained history once per
+    response: the trigger fires on every turn though the prompt stays small."""
+    k = violation.details.get("model_call")
+    threshold = run.compactor.options.get("tokenThreshold")
+    if (
+        run.compactor.name != "anchored"
+        or violation.invariant != "P6"
+        or violation.details.get("cause") not in ("stale count", "bound")
+        or k is None
+        or threshold is None
+    ):
+        return False
+    active = _active_before(run, run.calls[k])
+    total = sum(_event_tokens(run.events[i]) for i in active)
+    counted = [
+        n
+        for n, i in enumerate(active)
+        if (run.events[i].get("usageMetadata") or {}).get("promptTokenCount") is not None
+    ]
+    if not counted:
+        return False
+    last = sum(_event_tokens(run.events[i]) for i in active[counted[-1] :])
+    return total > threshold and last <= threshold
+
+
+def _backlog_hidden_by_time(run: JsRun, violation: Violation) -> bool:
+    """Whether a P3 backlog is within :func:`backlog_bound` once the events
+    ADK-JS could not see are set aside: events absent from the active events
+    at that model call (:func:`_active_before`) that the time filter hid at
+    it or at an earlier model call (:func:`_hidden_at`; the anchored rebuild
+    then drops them from the invocation's events for good). getActiveEvents
+    hides them though no summary was given them, so no later compaction can
+    reach them: the time filter's loss, not a stalled trigger."""
+    k = violation.details.get("model_call")
+    if violation.invariant != "P3" or k is None:
+        return False
+    where = {event_id: p for p, event_id in enumerate(run.ids)}
+    active = {where[i] for i in _active_before(run, run.calls[k]) if i in where}
+    seen = [
+        p
+        for p in violation.positions
+        if p in active or not any(_hidden_at(run, c, p) for c in run.calls[: k + 1])
+    ]
+    steps = run.stored.steps
+    return len(seen) <= backlog_bound(run.compactor, [steps[p] for p in seen])
 
 
 def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
