@@ -79,6 +79,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -1114,11 +1115,11 @@ def check_summary_rate(run: JsRun) -> list[Violation]:
     counts = [_real_count(run, k) for k in range(len(run.calls))]
     rises = [
         b - a
-        for k, (a, b) in enumerate(zip(counts, counts[1:]))
+        for k, (a, b) in enumerate(itertools.pairwise(counts))
         if a is not None and b is not None and not run.calls[k + 1]["summaries"]
     ]
     made = [k for k, call in enumerate(run.calls) if call["summaries"]]
-    for k, j in zip(made, made[1:]):
+    for k, j in itertools.pairwise(made):
         sent = counts[k]
         if sent is None or sent >= threshold:
             continue
