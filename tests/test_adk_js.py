@@ -294,7 +294,7 @@ def test_a_loss_the_time_filter_causes_by_changing_the_newest_event_is_the_time_
     result = run(script)
     lost = [v for v in adk_js.check_run(result) if v.invariant == "P4"]
     assert {v.positions for v in lost} == {(3,), (6,)}
-    assert {adk_js.known_fault(result, v) for v in lost} == {"js-time-range"}
+    assert {adk_js.known_fault(result, v) for v in lost} == {"js-same-tick-hidden"}
 
 
 def test_a_crash_on_an_answer_whose_call_a_summary_took_is_the_late_answer_fault() -> None:
@@ -325,7 +325,7 @@ def test_an_event_the_time_filter_hid_is_dropped_for_good_by_the_anchored_rebuil
     assert "e1" in last["before"] and "e1" not in last["after"]
     lost = [v for v in adk_js.check_run(result) if v.invariant == "P4"]
     assert (1,) in {v.positions for v in lost}
-    assert {adk_js.known_fault(result, v) for v in lost} == {"js-time-range"}
+    assert {adk_js.known_fault(result, v) for v in lost} == {"js-same-tick-hidden"}
 
 
 def test_unanswered_calls_some_of_which_a_summary_took_are_still_the_prompt_fault() -> None:
@@ -372,7 +372,7 @@ def test_a_call_left_unanswered_by_the_time_filter_is_the_time_range_fault() -> 
     result = run(script)
     found = adk_js.check_run(result)
     assert {v.details.get("cause") for v in found if v.invariant == "P2"} == {"strict provider"}
-    assert {adk_js.known_fault(result, v) for v in found} == {"js-time-range"}
+    assert {adk_js.known_fault(result, v) for v in found} == {"js-same-tick-hidden"}
 
 
 def test_the_anchored_rebuild_after_a_new_invocation_drops_a_time_hidden_call() -> None:
@@ -399,7 +399,7 @@ def test_the_anchored_rebuild_after_a_new_invocation_drops_a_time_hidden_call() 
     after = result.calls[-1]["after"]
     assert after.count("e3") == 2 and "e5" not in after  # duplicated, and dropped
     (crash,) = [v for v in adk_js.check_run(result) if v.invariant == "P0"]
-    assert adk_js.known_fault(result, crash) == "js-time-range"
+    assert adk_js.known_fault(result, crash) == "js-same-tick-hidden"
 
 
 def test_a_summarised_event_the_time_filter_brings_back_is_summarised_again() -> None:
@@ -414,7 +414,7 @@ def test_a_summarised_event_the_time_filter_brings_back_is_summarised_again() ->
     result = run(script)
     (wasted,) = [v for v in adk_js.check_run(result) if v.invariant == "P6"]
     assert wasted.positions == (0,)
-    assert adk_js.known_fault(result, wasted) == "js-time-range"
+    assert adk_js.known_fault(result, wasted) == "js-reactivated"
 
 
 def test_unanswered_calls_of_two_causes_in_one_violation_are_each_explained() -> None:
@@ -429,19 +429,19 @@ def test_unanswered_calls_of_two_causes_in_one_violation_are_each_explained() ->
     last = [v for v in adk_js.check_run(result) if v.details.get("model_call") == 2]
     strict = [v for v in last if v.details.get("cause") == "strict provider"]
     assert [set(v.ids) for v in strict] == [{"call_0", "call_1"}]
-    assert adk_js.known_fault(result, strict[0]) == "js-time-range"
+    assert adk_js.known_fault(result, strict[0]) == "js-same-tick-hidden"
 
 
 def time_filtered(
-    config: ScriptConfig, ops: tuple, compactor: JsCompactor | None, invariant: str
+    config: ScriptConfig, ops: tuple, compactor: JsCompactor | None, invariant: str, fault: str
 ) -> tuple[list, adk_js.JsRun]:
     """Runs ``ops`` as found and with every ``Skew`` removed (the clock in
     order). Asserts that the run as found violates ``invariant`` and that each
-    such violation is ``js-time-range``, and that in order nothing violates
-    it. Returns those violations and the in-order run."""
+    such violation is ``fault`` (one of the time filter's family), and that in
+    order nothing violates it. Returns those violations and the in-order run."""
     result = run(Script(config, ops), compactor)
     found = [v for v in adk_js.check_run(result) if v.invariant == invariant]
-    assert found and {adk_js.known_fault(result, v) for v in found} == {"js-time-range"}
+    assert found and {adk_js.known_fault(result, v) for v in found} == {fault}
     in_order = run(Script(config, tuple(o for o in ops if not isinstance(o, Skew))), compactor)
     assert not [v for v in adk_js.check_run(in_order) if v.invariant == invariant]
     return found, in_order
@@ -454,7 +454,7 @@ def test_a_sub_agent_crash_after_a_time_hidden_reply_is_the_time_filters() -> No
     # event, and the parallel sub-agent, which sees the root's call only as
     # context text, makes getContents raise "No function call event found".
     ops = (Open(), Calls(kind="interim"), End(), Answer(), Skew(seconds=10), Text(), FanOut())
-    (crash,), in_order = time_filtered(token(1, 2), ops, None, "P0")
+    (crash,), in_order = time_filtered(token(1, 2), ops, None, "P0", "js-sub-agent-hidden-reply")
     assert "No function call event found" in crash.message
     # With the clock in order nothing is hidden and nothing raises.
     assert in_order.exception is None and not adk_js.check_run(in_order)
@@ -477,7 +477,7 @@ def test_a_call_brought_back_without_its_answer_by_an_inverted_range_is_the_time
         Text(),
     )
     compactor = JsCompactor("token_based", {"tokenThreshold": 50, "eventRetentionSize": 2})
-    _, in_order = time_filtered(token(50, 2), ops, compactor, "P1")
+    _, in_order = time_filtered(token(50, 2), ops, compactor, "P1", "js-inverted-range")
     # In order, what is left is the late answer's own crash.
     assert faults(in_order) == {"js-late-answer"}
 
@@ -499,7 +499,7 @@ def test_an_inverted_range_with_call_ids_reused_per_turn_is_the_time_filters():
     )
     config = token(59, 1, resolution=0.001, call_ids="per_turn")
     compactor = JsCompactor("token_based", {"tokenThreshold": 59, "eventRetentionSize": 1})
-    time_filtered(config, ops, compactor, "P1")
+    time_filtered(config, ops, compactor, "P1", "js-inverted-range")
 
 
 def test_a_partial_answer_of_two_causes_is_explained_id_by_id() -> None:
@@ -528,7 +528,9 @@ def test_a_partial_answer_of_two_causes_is_explained_id_by_id() -> None:
         partial = [
             v for v in adk_js.check_run(result) if v.details.get("cause") == "partial answer"
         ]
-        assert partial and {adk_js.known_fault(result, v) for v in partial} == {"js-time-range"}
+        assert partial and {adk_js.known_fault(result, v) for v in partial} == {
+            "js-same-tick-hidden"
+        }
 
 
 def test_a_call_no_event_answers_is_the_prompt_fault_whatever_the_baseline_shows() -> None:
@@ -608,7 +610,7 @@ def test_a_call_whose_stored_next_answer_the_time_filter_hid_is_split_by_the_tim
         after = [step for step in result.stored[at + 1 :] if step.compaction is None]
         assert after[0].response_ids == set(split.ids)  # the next stored event answers it
         assert not adk_js._split_not_adjacent(result, split)
-        assert adk_js.known_fault(result, split) == "js-time-range"
+        assert adk_js.known_fault(result, split) == "js-answer-hidden"
         # Without the summary that hides it (the answer seen), nothing explains it.
         broken = copy.deepcopy(result)
         for call in broken.calls:
@@ -642,7 +644,7 @@ def test_a_call_whose_answer_the_anchored_rebuild_dropped_is_split_by_the_time_r
     last = next(c for c in result.calls if any(maker in s["input"] for s in c["summaries"]))
     assert answer not in last["before"]
     assert answer in last["stored_before"]  # stored, but gone from what ADK-JS saw
-    assert adk_js.known_fault(result, split) == "js-time-range"
+    assert adk_js.known_fault(result, split) == "js-answer-hidden"
     # Only the anchored compactor rebuilds session.events: for another, an
     # answer missing from what it saw is not explained by the time filter.
     other = copy.copy(result)
@@ -661,7 +663,7 @@ def test_an_answer_whose_call_the_time_filter_hid_is_dropped_by_the_time_range()
     (lost,) = [v for v in adk_js.check_run(result) if v.positions == (12,)]
     k = lost.details["model_call"]
     assert adk_js._answers_a_hidden_call(result, lost, k)
-    assert adk_js.known_fault(result, lost) == "js-time-range"
+    assert adk_js.known_fault(result, lost) == "js-same-tick-hidden"
     # Its call visible at that model call (no summary hid it): not explained.
     broken = copy.deepcopy(result)
     for call in broken.calls:
@@ -680,7 +682,53 @@ KNOWN = {
         Script(token(1, 1), (Open(), Calls(kind="long_running"), Open(), Text(), Answer(), Text())),
         None,
     ),
-    "js-time-range": (Script(token(1, 1), (Open(), Tie(), Text(), Text())), None),
+    "js-same-tick-hidden": (Script(token(1, 1), (Open(), Tie(), Text(), Text())), None),
+    "js-answer-hidden": (
+        Script(
+            token(1, 1),
+            (
+                Open(),
+                Text(),
+                Calls(kind="long_running"),
+                Skew(seconds=10),
+                Answer(),
+                Open(),
+                Text(),
+            ),
+        ),
+        None,
+    ),
+    "js-inverted-range": (
+        Script(
+            token(50, 2),
+            (
+                Open(),
+                Calls(kind="long_running"),
+                Skew(seconds=10),
+                Answer(),
+                Text(),
+                Open(),
+                Text(),
+                Answer(again=True),
+                Text(),
+            ),
+        ),
+        JsCompactor("token_based", {"tokenThreshold": 50, "eventRetentionSize": 2}),
+    ),
+    "js-reactivated": (
+        Script(
+            token(50, 2, tools_chars=400),
+            (Open(), Skew(seconds=10), Text(), Tie(), FanOut(), Text(), Text()),
+        ),
+        None,
+    ),
+    "js-sub-agent-hidden-reply": (
+        Script(
+            token(1, 2),
+            (Open(), Calls(kind="interim"), End(), Answer(), Skew(seconds=10), Text(), FanOut()),
+        ),
+        None,
+    ),
     "js-opener-summarised": (Script(token(1, 1), (Open(), Calls(), Text())), None),
     "js-truncate-opener": (Script(token(), (Open(), Open(), Calls(), Text())), TRUNCATING),
     "js-branch": (Script(token(1, 1), (Open(), FanOut(), FanOut())), None),
@@ -946,8 +994,8 @@ def test_the_cross_sdk_replay_says_fails_for_what_no_known_adk_js_fault_explains
     }
     row = cross_sdk.cross_row(load_fixture(path), matrix)
     assert (row.verdict, row.python) == ("known", ("2.13.0",))
-    assert row.detail == "js-opener-summarised, js-time-range"
-    monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-time-range")
+    assert row.detail == "js-opener-summarised, js-same-tick-hidden"
+    monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-same-tick-hidden")
     row = cross_sdk.cross_row(load_fixture(path), {})
     assert row.verdict == "FAILS" and row.detail.startswith("P4:") and row.python is None
     (tmp_path / path.name).write_bytes(path.read_bytes())

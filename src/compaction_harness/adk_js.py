@@ -1170,21 +1170,53 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "(rearrangeEventsForAsyncFunctionResponsesInHistory keeps only responses whose "
         "call is present).",
     ),
-    "js-time-range": (
+    # The time filter's family: getActiveEvents (context/compaction_utils.js;
+    # AnchoredContextCompactor.getActiveEvents) keeps the raw events whose
+    # timestamp is greater than the latest summary's endTime, not the events
+    # the summary was not given, and LlmSummarizer's endTime is its last
+    # input's timestamp, not the greatest.
+    "js-same-tick-hidden": (
         frozenset({"token_based", "anchored"}),
-        "getActiveEvents (context/compaction_utils.js; AnchoredContextCompactor."
-        "getActiveEvents) keeps the raw events whose timestamp is greater than the latest "
-        "summary's endTime, not the events the summary was not given: an event stamped "
-        "in the same clock tick as (or before) the last summarised event, but retained, "
-        "vanishes from every later prompt without being summarised, and since "
-        "LlmSummarizer's endTime is the last input's timestamp, not the greatest, an "
-        "event summarised out of time order comes back and is summarised again (P6) "
-        "(and the anchored "
-        "compactor's rebuild of session.events then drops it for good); a hidden event "
-        "can also make an older function response the newest active event, and "
-        "rearrangeEventsForLatestFunctionResponse then drops the events between that "
-        "response and its call; and a call whose answer it hides is summarised without "
-        "it (calculateRetainStartIndex keeps a call only with the next active event).",
+        "getActiveEvents hides every raw event stamped no later than the latest "
+        "summary's endTime: an event stored in the same clock tick as (or stamped before) "
+        "the last summarised event, but retained, vanishes from every later prompt "
+        "without being summarised (P4; P2 when it is the running turn's message or a "
+        "call's answer; P3, since no later compaction can reach it), and the anchored "
+        "compactor's rebuild of session.events then drops it for good; an answer whose "
+        "call it hides is dropped with it, or, as the newest event, makes getContents "
+        "raise 'No function call event found' (P0).",
+    ),
+    "js-answer-hidden": (
+        frozenset({"token_based", "anchored"}),
+        "calculateRetainStartIndex keeps a call only with the next *active* event: when "
+        "getActiveEvents hides the answer stored right after a call (a lagging host "
+        "stamped it no later than the latest summary's endTime), the call is summarised "
+        "without its answer (P1), and the model later sees a summary of a call whose "
+        "result it never gets.",
+    ),
+    "js-inverted-range": (
+        frozenset({"token_based", "anchored"}),
+        "LlmSummarizer ends a summary's range at its last input's timestamp: with an "
+        "answer stamped before its call (a lagging host) the range is inverted, so "
+        "getActiveEvents brings the summarised call back but keeps its answer hidden, "
+        "and the next summary takes the call alone (P1): the call is summarised twice, "
+        "the second time without its result.",
+    ),
+    "js-reactivated": (
+        frozenset({"token_based", "anchored"}),
+        "LlmSummarizer ends a summary's range at its last input's timestamp, not the "
+        "greatest: an event summarised out of time order (stamped after the last input) "
+        "is active again after the summary, and the next summary takes it once more "
+        "(P6: the summariser is paid to summarise it twice, and the model reads it twice).",
+    ),
+    "js-sub-agent-hidden-reply": (
+        frozenset({"token_based", "anchored"}),
+        "when getActiveEvents hides what was stored after a client's function response "
+        "(the root agent's reply, stamped no later than the summary's endTime by a lagging "
+        "host), that response becomes the newest active event; a sub-agent sees the "
+        "root's call only as context text, so getContents "
+        "(rearrangeEventsForLatestFunctionResponse) raises 'No function call event found "
+        "for function responses ids' and the run fails (P0).",
     ),
     "js-opener-summarised": (
         frozenset({"token_based", "anchored"}),
@@ -1271,17 +1303,17 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
     if violation.invariant == "P1":
         if "js-late-answer" in faults and _split_not_adjacent(run, violation):
             return "js-late-answer"
-        if "js-time-range" in faults and (
-            _answer_hidden_by_time(run, violation) or _pair_split_by_reactivation(run, violation)
-        ):
-            return "js-time-range"
+        if "js-inverted-range" in faults and _pair_split_by_reactivation(run, violation):
+            return "js-inverted-range"
+        if "js-answer-hidden" in faults and _answer_hidden_by_time(run, violation):
+            return "js-answer-hidden"
         return None
-    if violation.invariant == "P3" and "js-time-range" in faults:
-        return "js-time-range" if _backlog_hidden_by_time(run, violation) else None
+    if violation.invariant == "P3" and "js-same-tick-hidden" in faults:
+        return "js-same-tick-hidden" if _backlog_hidden_by_time(run, violation) else None
     if "js-anchored-summed-counts" in faults and _summed_counts(run, violation):
         return "js-anchored-summed-counts"
-    if violation.invariant == "P6" and "js-time-range" in faults and _reactivated(run, violation):
-        return "js-time-range"
+    if violation.invariant == "P6" and "js-reactivated" in faults and _reactivated(run, violation):
+        return "js-reactivated"
     if violation.invariant == "P5" and cause == "branch" and "js-branch" in faults:
         return "js-branch"
     if name == "truncating" and cause == "opener missing" and _opener_deleted(run, violation):
@@ -1300,8 +1332,8 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
         if mixed in faults:
             return mixed
     if violation.invariant in ("P2", "P4"):
-        if _hidden_by_time(run, violation) and "js-time-range" in faults:
-            return "js-time-range"
+        if _hidden_by_time(run, violation) and "js-same-tick-hidden" in faults:
+            return "js-same-tick-hidden"
         if cause == "opener missing" and violation.details.get("opener_summarised"):
             return "js-opener-summarised" if "js-opener-summarised" in faults else None
         if _pair_broken(run, violation) and "js-late-answer" in faults:
@@ -1521,7 +1553,7 @@ def _never_answered(run: JsRun, violation: Violation) -> set[str]:
 def _p2_mixed(run: JsRun, violation: Violation) -> str | None:
     """A P2 violation may name ids of different causes (the strict clause
     names every unanswered call of a prompt; a partial answer every call
-    left out): ``js-time-range`` when each id is named by a violation of the
+    left out): ``js-same-tick-hidden`` when each id is named by a violation of the
     same cause in the baseline too (the prompt fault, compaction aside) or by
     none in the counterfactual prompt (the time filter hid its answer), and
     the time filter hid something at that call."""
@@ -1558,7 +1590,7 @@ def _p2_mixed(run: JsRun, violation: Violation) -> str | None:
         | hidden
         | _never_answered(run, violation)
     )
-    return "js-time-range" if set(violation.ids) <= explained else None
+    return "js-same-tick-hidden" if set(violation.ids) <= explained else None
 
 
 def _reactivated(run: JsRun, violation: Violation) -> bool:
@@ -1699,7 +1731,7 @@ def _answer_hidden_by_time(run: JsRun, violation: Violation) -> bool:
 
     A lagging host's answer, or one a summary ending at an earlier-stamped
     last input covers, does this: the time filter's doing
-    (``js-time-range``), not a late answer."""
+    (``js-answer-hidden``), not a late answer."""
     (position,) = violation.positions or (None,)
     if position is None:
         return False
@@ -1745,9 +1777,10 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
     """At the model call that raised "No function call event found for function
     responses ids: <ids>", why those responses have no call event among the
     active events: ``js-late-answer`` when a summary took the call (the answer
-    came later) or truncation deleted it, ``js-time-range`` when the call is
+    came later) or truncation deleted it, ``js-same-tick-hidden`` when the call is
     stored, never summarised, but stamped no later than the latest summary's
-    ``endTime`` (so getActiveEvents hides it)."""
+    ``endTime`` (so getActiveEvents hides it), ``js-sub-agent-hidden-reply``
+    when the time filter hid what was stored after the answer instead."""
     if not run.calls or run.exception is None:
         return None
     message = run.exception["message"]
@@ -1780,7 +1813,7 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
             if response_id in from_js_event(events[i]).call_ids and i not in given
         ]
         if end is not None and makers and all(m.timestamp <= end for m in makers):
-            return "js-time-range"
+            return "js-same-tick-hidden"
     if end is not None:
         # The time filter hid what was stored after the answer (never
         # summarised, stamped no later than the endTime), so the answer is the
@@ -1797,7 +1830,7 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
             i not in given and not events[i].get("isCompacted") and step.timestamp <= end
             for i, step in raw.items()
         ):
-            return "js-time-range"
+            return "js-sub-agent-hidden-reply"
     return None
 
 
