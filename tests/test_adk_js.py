@@ -29,6 +29,7 @@ from compaction_harness.scripts import (
     Ask,
     Calls,
     ClientRecord,
+    Delegate,
     End,
     FanOut,
     Open,
@@ -874,6 +875,21 @@ def test_the_anchored_trigger_summing_whole_prompt_counts_is_a_known_fault() -> 
     assert {adk_js.known_fault(result, v) for v in found} == {"js-anchored-summed-counts"}
     # The token-based trigger on the same script reads the newest count alone.
     assert adk_js.check_trigger(run(script)) == []
+
+
+def test_the_anchored_trigger_reading_a_count_from_before_its_scratchpad_is_the_summed_counts():
+    # The first make fuzz SDK=js after P6's trigger clauses (shrunk): with a
+    # large tool declaration every prompt is over the threshold, but the
+    # anchored trigger fires on the retained reply's count from before the
+    # scratchpad; with that count estimated from text the sum is 13.
+    script = Script(token(50, 1, tools_chars=400), (Open(), Text(), Delegate(), Text()))
+    compactor = JsCompactor("anchored", {"tokenThreshold": 50, "eventRetentionSize": 1})
+    result = run(script, compactor)
+    (stale,) = [v for v in adk_js.check_run(result) if v.details.get("cause") == "stale count"]
+    assert stale.details == {"cause": "stale count", "model_call": 2, "without": 13}
+    assert adk_js.known_fault(result, stale) == "js-anchored-summed-counts"
+    # The token-based trigger reads the newest count alone: nothing stale drives it.
+    assert not adk_js.check_trigger_counts(run(script))
 
 
 # -- the ADK-JS fixtures of tests/repros/ -------------------------------------------------------

@@ -996,6 +996,39 @@ def check_backlog(run: JsRun) -> list[Violation]:
     return out
 
 
+def _stale_counts(run: JsRun, active: Sequence[str]) -> list[str]:
+    """The ids among ``active`` (as :func:`_active_before` gives them) of the
+    raw events that carry a ``usageMetadata.promptTokenCount`` and were
+    stored before the latest summary among them: counts a summary made stale
+    (each measured a prompt that held events since summarised). Empty
+    without a summary."""
+    where = {event_id: p for p, event_id in enumerate(run.ids)}
+    compacted = [i for i in active if run.events[i].get("isCompacted")]
+    if not compacted:
+        return []
+    latest = where.get(compacted[-1], -1)
+    return [
+        i
+        for i in active
+        if i not in compacted
+        and where.get(i, -1) < latest
+        and (run.events[i].get("usageMetadata") or {}).get("promptTokenCount") is not None
+    ]
+
+
+def _summed_tokens(run: JsRun, active: Sequence[str], without: Sequence[str] = ()) -> int:
+    """What ``AnchoredContextCompactor.shouldCompact`` compares with
+    ``tokenThreshold``: the sum of ``getEventTokens`` (:func:`_event_tokens`)
+    over ``active`` (tokens), the events of ``without`` counted as if they
+    carried no prompt count (``getEventTokens`` then estimates from text)."""
+    return sum(
+        _event_tokens({**run.events[i], "usageMetadata": None})
+        if i in without
+        else _event_tokens(run.events[i])
+        for i in active
+    )
+
+
 def check_trigger_counts(run: JsRun) -> list[Violation]:
     """P6 (second clause) for ``token_based`` and ``anchored``: at every model
     call where the trigger fired, it decides the same without the prompt
@@ -1025,17 +1058,7 @@ def check_trigger_counts(run: JsRun) -> list[Violation]:
         if not call["summaries"]:
             continue
         active = _active_before(run, call)
-        compacted = [i for i in active if run.events[i].get("isCompacted")]
-        if not compacted:
-            continue
-        latest = where.get(compacted[-1], -1)
-        stale = [
-            i
-            for i in active
-            if i not in compacted
-            and where.get(i, -1) < latest
-            and (run.events[i].get("usageMetadata") or {}).get("promptTokenCount") is not None
-        ]
+        stale = _stale_counts(run, active)
         if not stale:
             continue
         if run.compactor.name == "token_based":
@@ -1049,12 +1072,7 @@ def check_trigger_counts(run: JsRun) -> list[Violation]:
                 continue
             without = fresh[-1]
         else:
-            without = sum(
-                _event_tokens({**run.events[i], "usageMetadata": None})
-                if i in stale
-                else _event_tokens(run.events[i])
-                for i in active
-            )
+            without = _summed_tokens(run, active, stale)
         if without <= threshold:
             positions = tuple(sorted(where[i] for i in stale if i in where))
             out.append(
@@ -1266,9 +1284,10 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "active events, and getEventTokens of a model response is its "
         "usageMetadata.promptTokenCount: the size of the whole prompt that response "
         "answered. Every retained response (and the scratchpad's) counts the history "
-        "again, so once two responses are active the trigger fires on every model call "
-        "though the prompt stays well below the threshold: the summariser is called on "
-        "every turn (an extra model call and its latency per turn).",
+        "again, and a response retained past a scratchpad still counts the prompt from "
+        "before it (a count the summary made stale), so the trigger fires on every model "
+        "call though the prompt stays well below the threshold: the summariser is called "
+        "on every turn (an extra model call and its latency per turn).",
     ),
     "js-branch": (
         frozenset({"token_based", "anchored"}),
@@ -1348,9 +1367,12 @@ def _summed_counts(run: JsRun, violation: Violation) -> bool:
     (what ``AnchoredContextCompactor.shouldCompact`` compares) is above
     ``tokenThreshold``, but the newest ``promptTokenCount`` among them plus the
     estimates of the active events after it (the prompt as last measured,
-    and what came since) is not. Each model response's count measures a
-    whole prompt, so summing them counts the retained history once per
-    response: the trigger fires on every turn though the prompt stays small."""
+    and what came since) is not, or the sum with the counts a summary made
+    stale (:func:`_stale_counts`) estimated from text instead is not. Each
+    model response's count measures a whole prompt, so summing them counts
+    the retained history once per response, and a retained response's count
+    still measures the prompt from before the scratchpad: the trigger fires
+    on every turn though the prompt stays small."""
     k = violation.details.get("model_call")
     threshold = run.compactor.options.get("tokenThreshold")
     if (
@@ -1362,16 +1384,16 @@ def _summed_counts(run: JsRun, violation: Violation) -> bool:
     ):
         return False
     active = _active_before(run, run.calls[k])
-    total = sum(_event_tokens(run.events[i]) for i in active)
     counted = [
         n
         for n, i in enumerate(active)
         if (run.events[i].get("usageMetadata") or {}).get("promptTokenCount") is not None
     ]
-    if not counted:
-        return False
-    last = sum(_event_tokens(run.events[i]) for i in active[counted[-1] :])
-    return total > threshold and last <= threshold
+    if not counted or _summed_tokens(run, active) <= threshold:
+        return False  # ADK-JS's own sum does not reproduce the decision
+    last = _summed_tokens(run, active[counted[-1] :])
+    stale = _stale_counts(run, active)
+    return last <= threshold or (bool(stale) and _summed_tokens(run, active, stale) <= threshold)
 
 
 def _backlog_hidden_by_time(run: JsRun, violation: Violation) -> bool:
