@@ -29,6 +29,7 @@ from compaction_harness.scripts import (
     Ask,
     Calls,
     ClientRecord,
+    Delegate,
     End,
     FanOut,
     Open,
@@ -294,7 +295,7 @@ def test_a_loss_the_time_filter_causes_by_changing_the_newest_event_is_the_time_
     result = run(script)
     lost = [v for v in adk_js.check_run(result) if v.invariant == "P4"]
     assert {v.positions for v in lost} == {(3,), (6,)}
-    assert {adk_js.known_fault(result, v) for v in lost} == {"js-time-range"}
+    assert {adk_js.known_fault(result, v) for v in lost} == {"js-same-tick-hidden"}
 
 
 def test_a_crash_on_an_answer_whose_call_a_summary_took_is_the_late_answer_fault() -> None:
@@ -325,7 +326,7 @@ def test_an_event_the_time_filter_hid_is_dropped_for_good_by_the_anchored_rebuil
     assert "e1" in last["before"] and "e1" not in last["after"]
     lost = [v for v in adk_js.check_run(result) if v.invariant == "P4"]
     assert (1,) in {v.positions for v in lost}
-    assert {adk_js.known_fault(result, v) for v in lost} == {"js-time-range"}
+    assert {adk_js.known_fault(result, v) for v in lost} == {"js-same-tick-hidden"}
 
 
 def test_unanswered_calls_some_of_which_a_summary_took_are_still_the_prompt_fault() -> None:
@@ -372,7 +373,7 @@ def test_a_call_left_unanswered_by_the_time_filter_is_the_time_range_fault() -> 
     result = run(script)
     found = adk_js.check_run(result)
     assert {v.details.get("cause") for v in found if v.invariant == "P2"} == {"strict provider"}
-    assert {adk_js.known_fault(result, v) for v in found} == {"js-time-range"}
+    assert {adk_js.known_fault(result, v) for v in found} == {"js-same-tick-hidden"}
 
 
 def test_the_anchored_rebuild_after_a_new_invocation_drops_a_time_hidden_call() -> None:
@@ -399,7 +400,7 @@ def test_the_anchored_rebuild_after_a_new_invocation_drops_a_time_hidden_call() 
     after = result.calls[-1]["after"]
     assert after.count("e3") == 2 and "e5" not in after  # duplicated, and dropped
     (crash,) = [v for v in adk_js.check_run(result) if v.invariant == "P0"]
-    assert adk_js.known_fault(result, crash) == "js-time-range"
+    assert adk_js.known_fault(result, crash) == "js-same-tick-hidden"
 
 
 def test_a_summarised_event_the_time_filter_brings_back_is_summarised_again() -> None:
@@ -414,7 +415,7 @@ def test_a_summarised_event_the_time_filter_brings_back_is_summarised_again() ->
     result = run(script)
     (wasted,) = [v for v in adk_js.check_run(result) if v.invariant == "P6"]
     assert wasted.positions == (0,)
-    assert adk_js.known_fault(result, wasted) == "js-time-range"
+    assert adk_js.known_fault(result, wasted) == "js-reactivated"
 
 
 def test_unanswered_calls_of_two_causes_in_one_violation_are_each_explained() -> None:
@@ -429,19 +430,19 @@ def test_unanswered_calls_of_two_causes_in_one_violation_are_each_explained() ->
     last = [v for v in adk_js.check_run(result) if v.details.get("model_call") == 2]
     strict = [v for v in last if v.details.get("cause") == "strict provider"]
     assert [set(v.ids) for v in strict] == [{"call_0", "call_1"}]
-    assert adk_js.known_fault(result, strict[0]) == "js-time-range"
+    assert adk_js.known_fault(result, strict[0]) == "js-same-tick-hidden"
 
 
 def time_filtered(
-    config: ScriptConfig, ops: tuple, compactor: JsCompactor | None, invariant: str
+    config: ScriptConfig, ops: tuple, compactor: JsCompactor | None, invariant: str, fault: str
 ) -> tuple[list, adk_js.JsRun]:
     """Runs ``ops`` as found and with every ``Skew`` removed (the clock in
     order). Asserts that the run as found violates ``invariant`` and that each
-    such violation is ``js-time-range``, and that in order nothing violates
-    it. Returns those violations and the in-order run."""
+    such violation is ``fault`` (one of the time filter's family), and that in
+    order nothing violates it. Returns those violations and the in-order run."""
     result = run(Script(config, ops), compactor)
     found = [v for v in adk_js.check_run(result) if v.invariant == invariant]
-    assert found and {adk_js.known_fault(result, v) for v in found} == {"js-time-range"}
+    assert found and {adk_js.known_fault(result, v) for v in found} == {fault}
     in_order = run(Script(config, tuple(o for o in ops if not isinstance(o, Skew))), compactor)
     assert not [v for v in adk_js.check_run(in_order) if v.invariant == invariant]
     return found, in_order
@@ -454,7 +455,7 @@ def test_a_sub_agent_crash_after_a_time_hidden_reply_is_the_time_filters() -> No
     # event, and the parallel sub-agent, which sees the root's call only as
     # context text, makes getContents raise "No function call event found".
     ops = (Open(), Calls(kind="interim"), End(), Answer(), Skew(seconds=10), Text(), FanOut())
-    (crash,), in_order = time_filtered(token(1, 2), ops, None, "P0")
+    (crash,), in_order = time_filtered(token(1, 2), ops, None, "P0", "js-sub-agent-hidden-reply")
     assert "No function call event found" in crash.message
     # With the clock in order nothing is hidden and nothing raises.
     assert in_order.exception is None and not adk_js.check_run(in_order)
@@ -477,7 +478,7 @@ def test_a_call_brought_back_without_its_answer_by_an_inverted_range_is_the_time
         Text(),
     )
     compactor = JsCompactor("token_based", {"tokenThreshold": 50, "eventRetentionSize": 2})
-    _, in_order = time_filtered(token(50, 2), ops, compactor, "P1")
+    _, in_order = time_filtered(token(50, 2), ops, compactor, "P1", "js-inverted-range")
     # In order, what is left is the late answer's own crash.
     assert faults(in_order) == {"js-late-answer"}
 
@@ -499,7 +500,7 @@ def test_an_inverted_range_with_call_ids_reused_per_turn_is_the_time_filters():
     )
     config = token(59, 1, resolution=0.001, call_ids="per_turn")
     compactor = JsCompactor("token_based", {"tokenThreshold": 59, "eventRetentionSize": 1})
-    time_filtered(config, ops, compactor, "P1")
+    time_filtered(config, ops, compactor, "P1", "js-inverted-range")
 
 
 def test_a_time_hidden_answer_of_a_call_whose_id_a_later_turn_reuses_is_the_time_filters():
@@ -593,7 +594,9 @@ def test_a_partial_answer_of_two_causes_is_explained_id_by_id() -> None:
         partial = [
             v for v in adk_js.check_run(result) if v.details.get("cause") == "partial answer"
         ]
-        assert partial and {adk_js.known_fault(result, v) for v in partial} == {"js-time-range"}
+        assert partial and {adk_js.known_fault(result, v) for v in partial} == {
+            "js-same-tick-hidden"
+        }
 
 
 def test_a_call_no_event_answers_is_the_prompt_fault_whatever_the_baseline_shows() -> None:
@@ -673,7 +676,7 @@ def test_a_call_whose_stored_next_answer_the_time_filter_hid_is_split_by_the_tim
         after = [step for step in result.stored[at + 1 :] if step.compaction is None]
         assert after[0].response_ids == set(split.ids)  # the next stored event answers it
         assert not adk_js._split_not_adjacent(result, split)
-        assert adk_js.known_fault(result, split) == "js-time-range"
+        assert adk_js.known_fault(result, split) == "js-answer-hidden"
         # Without the summary that hides it (the answer seen), nothing explains it.
         broken = copy.deepcopy(result)
         for call in broken.calls:
@@ -707,7 +710,7 @@ def test_a_call_whose_answer_the_anchored_rebuild_dropped_is_split_by_the_time_r
     last = next(c for c in result.calls if any(maker in s["input"] for s in c["summaries"]))
     assert answer not in last["before"]
     assert answer in last["stored_before"]  # stored, but gone from what ADK-JS saw
-    assert adk_js.known_fault(result, split) == "js-time-range"
+    assert adk_js.known_fault(result, split) == "js-answer-hidden"
     # Only the anchored compactor rebuilds session.events: for another, an
     # answer missing from what it saw is not explained by the time filter.
     other = copy.copy(result)
@@ -726,7 +729,7 @@ def test_an_answer_whose_call_the_time_filter_hid_is_dropped_by_the_time_range()
     (lost,) = [v for v in adk_js.check_run(result) if v.positions == (12,)]
     k = lost.details["model_call"]
     assert adk_js._answers_a_hidden_call(result, lost, k)
-    assert adk_js.known_fault(result, lost) == "js-time-range"
+    assert adk_js.known_fault(result, lost) == "js-same-tick-hidden"
     # Its call visible at that model call (no summary hid it): not explained.
     broken = copy.deepcopy(result)
     for call in broken.calls:
@@ -737,11 +740,61 @@ def test_an_answer_whose_call_the_time_filter_hid_is_dropped_by_the_time_range()
 # -- known ADK-JS faults: strict expected failures on their minimal scripts -----------------
 KNOWN = {
     "js-retention-zero": (Script(token(1, 0), (Open(), Text())), None),
+    "js-anchored-summed-counts": (
+        Script(token(30, 2), (Open(), Text()) * 4),
+        JsCompactor("anchored", {"tokenThreshold": 30, "eventRetentionSize": 2}),
+    ),
     "js-late-answer": (
         Script(token(1, 1), (Open(), Calls(kind="long_running"), Open(), Text(), Answer(), Text())),
         None,
     ),
-    "js-time-range": (Script(token(1, 1), (Open(), Tie(), Text(), Text())), None),
+    "js-same-tick-hidden": (Script(token(1, 1), (Open(), Tie(), Text(), Text())), None),
+    "js-answer-hidden": (
+        Script(
+            token(1, 1),
+            (
+                Open(),
+                Text(),
+                Calls(kind="long_running"),
+                Skew(seconds=10),
+                Answer(),
+                Open(),
+                Text(),
+            ),
+        ),
+        None,
+    ),
+    "js-inverted-range": (
+        Script(
+            token(50, 2),
+            (
+                Open(),
+                Calls(kind="long_running"),
+                Skew(seconds=10),
+                Answer(),
+                Text(),
+                Open(),
+                Text(),
+                Answer(again=True),
+                Text(),
+            ),
+        ),
+        JsCompactor("token_based", {"tokenThreshold": 50, "eventRetentionSize": 2}),
+    ),
+    "js-reactivated": (
+        Script(
+            token(50, 2, tools_chars=400),
+            (Open(), Skew(seconds=10), Text(), Tie(), FanOut(), Text(), Text()),
+        ),
+        None,
+    ),
+    "js-sub-agent-hidden-reply": (
+        Script(
+            token(1, 2),
+            (Open(), Calls(kind="interim"), End(), Answer(), Skew(seconds=10), Text(), FanOut()),
+        ),
+        None,
+    ),
     "js-opener-summarised": (Script(token(1, 1), (Open(), Calls(), Text())), None),
     "js-truncate-opener": (Script(token(), (Open(), Open(), Calls(), Text())), TRUNCATING),
     "js-branch": (Script(token(1, 1), (Open(), FanOut(), FanOut())), None),
@@ -793,6 +846,115 @@ def test_each_known_fault_is_recognised_on_its_minimal_script(fault) -> None:
 def test_known_fault_fixed_upstream(fault) -> None:
     script, compactor = KNOWN[fault]
     assert adk_js.check_run(run(script, compactor)) == []
+
+
+# -- P3 and P6's trigger clauses (token_based, anchored) ----------------------------------------
+#: Eight turns of one user message and one text reply (20 characters each):
+#: the real prompt grows by 10 tokens a turn until a summary cuts it back.
+TURNS = (Open(), Text()) * 8
+
+
+def trigger_violations(result: adk_js.JsRun, invariant: str, cause: str) -> list:
+    return [
+        v
+        for v in adk_js.check_trigger(result)
+        if v.invariant == invariant and v.details.get("cause") == cause
+    ]
+
+
+def test_p3_holds_when_every_summary_leaves_only_the_retained_events() -> None:
+    result = run(Script(token(30, 2), TURNS))
+    assert [len(c["summaries"]) for c in result.calls] == [0, 0, 0, 0, 1, 0, 0, 1]
+    assert adk_js.check_backlog(result) == []
+    # Right after each summary the backlog is the two retained events (R = 2).
+    assert adk_js.backlog_bound(result.compactor, []) == 3
+
+
+def test_p3_fires_on_a_backlog_beyond_the_retention_the_configuration_states() -> None:
+    result = run(Script(token(30, 2), TURNS))
+    # The same output judged as the work of a compactor told to keep no event
+    # (eventRetentionSize 0 allows one, a call kept with its answer): the two
+    # retained events are one too many.
+    result.compactor = JsCompactor("token_based", {"tokenThreshold": 30, "eventRetentionSize": 0})
+    found = trigger_violations(result, "P3", "backlog")
+    assert [v.details["model_call"] for v in found] == [4, 7]
+    assert all(v.observed == 2 and v.details["bound"] == 1 for v in found)
+    # Events no summary was given count too, whatever the time filter shows:
+    # drop the first two from the first summary (u1, m1).
+    result = run(Script(token(30, 2), TURNS))
+    first = next(s for c in result.calls for s in c["summaries"])
+    first["input"] = first["input"][2:]
+    found = trigger_violations(result, "P3", "backlog")
+    assert [(v.details["model_call"], v.observed) for v in found] == [(4, 4), (7, 4)]
+
+
+def test_p6_summary_rate_holds_on_the_token_trigger_over_a_long_run() -> None:
+    result = run(Script(token(30, 2), TURNS))
+    counts = [adk_js._real_count(result, k) for k in range(len(result.calls))]
+    assert counts == [5, 15, 25, 35, 19, 29, 39, 19]
+    # After the summary at call 4 (19 tokens sent, rising 10 a call) the next
+    # may come floor(11 / 10) + 1 = 2 calls later; it comes 3 later.
+    assert adk_js.check_summary_rate(result) == []
+    assert adk_js.check_trigger_counts(result) == []
+
+
+def test_p6_summary_rate_fires_on_a_summary_every_turn_below_the_threshold() -> None:
+    result = run(Script(token(30, 2), TURNS))
+    # Hand the run a summary at call 5 as well (call 4's, repeated): 19 tokens
+    # sent at call 4, so with 10 a turn none may come at call 5.
+    result.calls[5]["summaries"] = copy.deepcopy(result.calls[4]["summaries"])
+    found = trigger_violations(result, "P6", "bound")
+    assert [(v.details["after"], v.details["model_call"]) for v in found] == [(4, 5)]
+    # Two summaries at one model call are one too many.
+    result = run(Script(token(30, 2), TURNS))
+    result.calls[4]["summaries"] *= 2
+    assert any(v.observed == 2 for v in trigger_violations(result, "P6", "bound"))
+
+
+def test_p6_stale_counts_fire_on_a_trigger_driven_by_a_count_from_before_the_summary() -> None:
+    result = run(Script(token(30, 2), TURNS))
+    assert adk_js.check_trigger_counts(result) == []
+    # At call 7 the token trigger read call 6's response (39 tokens). Make
+    # the newest count among the active events a stale one: give call 6's
+    # response no count, and the retained response stored before the summary
+    # of call 4 a large one. Without it the newest real count is call 5's (29),
+    # not above the threshold 30.
+    where = {i: p for p, i in enumerate(result.ids)}
+    active = adk_js._active_before(result, result.calls[7])
+    counted = [i for i in active if (result.events[i].get("usageMetadata") or {})]
+    summary = next(i for i in active if result.events[i].get("isCompacted"))
+    stale = next(i for i in counted if where[i] < where[summary])
+    result.events[counted[-1]]["usageMetadata"] = None
+    result.events[stale]["usageMetadata"] = {"promptTokenCount": 500}
+    (violation,) = trigger_violations(result, "P6", "stale count")
+    assert violation.details["model_call"] == 7 and violation.positions == (where[stale],)
+    assert violation.details["without"] == 29
+    assert adk_js.known_fault(result, violation) is None
+
+
+def test_the_anchored_trigger_summing_whole_prompt_counts_is_a_known_fault() -> None:
+    script, compactor = KNOWN["js-anchored-summed-counts"]
+    result = run(script, compactor)
+    found = adk_js.check_trigger(result)
+    assert found and {v.invariant for v in found} == {"P6"}
+    assert {adk_js.known_fault(result, v) for v in found} == {"js-anchored-summed-counts"}
+    # The token-based trigger on the same script reads the newest count alone.
+    assert adk_js.check_trigger(run(script)) == []
+
+
+def test_the_anchored_trigger_reading_a_count_from_before_its_scratchpad_is_the_summed_counts():
+    # The first make fuzz SDK=js after P6's trigger clauses (shrunk): with a
+    # large tool declaration every prompt is over the threshold, but the
+    # anchored trigger fires on the retained reply's count from before the
+    # scratchpad; with that count estimated from text the sum is 13.
+    script = Script(token(50, 1, tools_chars=400), (Open(), Text(), Delegate(), Text()))
+    compactor = JsCompactor("anchored", {"tokenThreshold": 50, "eventRetentionSize": 1})
+    result = run(script, compactor)
+    (stale,) = [v for v in adk_js.check_run(result) if v.details.get("cause") == "stale count"]
+    assert stale.details == {"cause": "stale count", "model_call": 2, "without": 13}
+    assert adk_js.known_fault(result, stale) == "js-anchored-summed-counts"
+    # The token-based trigger reads the newest count alone: nothing stale drives it.
+    assert not adk_js.check_trigger_counts(run(script))
 
 
 # -- the ADK-JS fixtures of tests/repros/ -------------------------------------------------------
@@ -913,8 +1075,8 @@ def test_the_cross_sdk_replay_says_fails_for_what_no_known_adk_js_fault_explains
     }
     row = cross_sdk.cross_row(load_fixture(path), matrix)
     assert (row.verdict, row.python) == ("known", ("2.13.0",))
-    assert row.detail == "js-opener-summarised, js-time-range"
-    monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-time-range")
+    assert row.detail == "js-opener-summarised, js-same-tick-hidden"
+    monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-same-tick-hidden")
     row = cross_sdk.cross_row(load_fixture(path), {})
     assert row.verdict == "FAILS" and row.detail.startswith("P4:") and row.python is None
     (tmp_path / path.name).write_bytes(path.read_bytes())

@@ -79,6 +79,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -800,7 +801,8 @@ def check_run(run: JsRun) -> list[Violation]:
       branch) was given another branch's events (:func:`pipeline.check_branch_view`);
     * P6 (first clause, for the compactors with a trigger): each summary
       covers at least one event no earlier summary was given
-      (:func:`pipeline.check_new_work`);
+      (:func:`pipeline.check_new_work`); P3 and P6's second and third
+      clauses (:func:`check_trigger`);
     * P2 (strict clause with ``strict_provider``) and, for compactors that do
       not delete by design, P4 (:func:`pipeline.check_model_prompt`; the
       baseline is ADK-JS's contents of the stored raw events); for the
@@ -848,6 +850,7 @@ def check_run(run: JsRun) -> list[Violation]:
         for v in violations:
             v.details["model_call"] = run.calls.index(call)
         found += violations
+    found += check_trigger(run)
     if run.exception is not None:
         exc = run.exception
         found.append(
@@ -860,6 +863,306 @@ def check_run(run: JsRun) -> list[Violation]:
             )
         )
     return found
+
+
+# -- P3 and P6's trigger clauses for the compactors with a trigger ---------------------------
+def _event_tokens(event: dict[str, Any]) -> int:
+    """``getEventTokens`` (``events/event.js``): the event's
+    ``usageMetadata.promptTokenCount`` if it has one, else its text parts'
+    characters (thoughts aside) over four, rounded up. Tokens (int)."""
+    count = (event.get("usageMetadata") or {}).get("promptTokenCount")
+    if count is not None:
+        return int(count)
+    parts = (event.get("content") or {}).get("parts") or []
+    text = "".join(p.get("text") or "" for p in parts if not p.get("thought"))
+    return math.ceil(len(text) / 4)
+
+
+def _active_before(run: JsRun, call: dict[str, Any]) -> list[str]:
+    """The ids of ``call``'s ``before`` events that ``getActiveEvents`` keeps
+    (``context/compaction_utils.js``; ``AnchoredContextCompactor.getActiveEvents``):
+    the latest compacted event and the raw events stamped later than its
+    ``endTime`` (ms); without one, all of them (duplicates kept)."""
+    before = list(call["before"])
+    compacted = [i for i in before if run.events[i].get("isCompacted")]
+    if not compacted:
+        return before
+    latest = compacted[-1]
+    end = float(run.events[latest].get("endTime") or 0)
+    raw = [
+        i
+        for i in before
+        if not run.events[i].get("isCompacted") and float(run.events[i].get("timestamp") or 0) > end
+    ]
+    return [latest, *raw]
+
+
+def _real_count(run: JsRun, k: int) -> int | None:
+    """The real prompt count of model call ``k``: the ``promptTokenCount``
+    (tokens) of the first event stored after the call that carries one (the
+    driver stamps the model's response with the count of the contents the
+    call sent, plus the request's base characters, four characters a token),
+    or None (the call raised, or no response was recorded)."""
+    start = len(run.calls[k]["stored_after"])
+    stop = len(run.calls[k + 1]["stored_before"]) if k + 1 < len(run.calls) else len(run.ids)
+    steps = run.stored.steps
+    return next(
+        (steps[p].prompt_tokens for p in range(start, stop) if steps[p].prompt_tokens is not None),
+        None,
+    )
+
+
+def _added_tokens(run: JsRun, k: int) -> int:
+    """What the events stored between model call ``k - 1``'s compaction and
+    model call ``k`` add to the prompt, counted as ``estimatePromptTokenCount``
+    (``token_based_context_compactor.js``) counts contents: text characters
+    plus ``JSON.stringify`` of each function call and response, four
+    characters a token, rounded up (tokens, int; 0 for ``k == 0``)."""
+    if k == 0:
+        return 0
+    start = len(run.calls[k - 1]["stored_after"])
+    chars = 0
+    for event_id in run.ids[start : len(run.calls[k]["stored_before"])]:
+        for part in (run.events[event_id].get("content") or {}).get("parts") or []:
+            chars += len(part.get("text") or "")
+            for key in ("functionCall", "functionResponse"):
+                if part.get(key):
+                    chars += len(json.dumps(part[key], separators=(",", ":")))
+    return math.ceil(chars / 4)
+
+
+def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
+    """P3's bound on the live raw events outside every summary right after a
+    compaction of a compactor with a trigger (events, int).
+
+    Reasoning from ``calculateRetainStartIndex`` (``context/compaction_utils.js``),
+    which both ``shouldCompact`` and ``compact`` call: the retained part starts
+    ``eventRetentionSize`` (R) raw events before the end, and moves back one
+    event while the first retained event has function responses and the one
+    before it has function calls. A step back stops unless the newly first
+    event has responses too, so beyond one step every further step needs an
+    event with both calls and responses. Everything before the retained part
+    is summarised. So at most R + 1 + (events of ``backlog`` with both calls
+    and responses) raw events are left outside every summary."""
+    retention = max(0, int(compactor.options.get("eventRetentionSize", 0)))
+    both = sum(1 for s in backlog if s.calls and s.responses)
+    return retention + 1 + both
+
+
+def check_backlog(run: JsRun) -> list[Violation]:
+    """P3 (liveness) for ``token_based`` and ``anchored``: at every model call
+    where the trigger fired (a summary was made), the stored raw events that
+    existed when it ran, are live (:func:`pipeline.live_positions`) and were
+    given to no summary made so far number at most :func:`backlog_bound`.
+    Counted by identity, not by timestamp: an event the time filter hides
+    without a summary having been given it counts, since no later compaction
+    can reach it. Returns P3 violations (``positions``: the backlog;
+    ``details["model_call"]``: the call's index in ``run.calls``)."""
+    if run.compactor.name not in TRIGGERED:
+        return []
+    from .pipeline import live_positions
+
+    steps = run.stored.steps
+    live = live_positions(run.stored)
+    summaries = run.summaries()
+    given: set[int] = set()
+    number = 0
+    out = []
+    for k, call in enumerate(run.calls):
+        for _ in call["summaries"]:
+            given |= set(summaries[number][1])
+            number += 1
+        if not call["summaries"]:
+            continue
+        backlog = [
+            p
+            for p in range(len(call["stored_before"]))
+            if steps[p].compaction is None and p in live and p not in given
+        ]
+        bound = backlog_bound(run.compactor, [steps[p] for p in backlog])
+        if len(backlog) > bound:
+            out.append(
+                Violation(
+                    "P3",
+                    f"after the summary of model call {k}, {len(backlog)} live raw events are "
+                    f"outside every summary; eventRetentionSize "
+                    f"{run.compactor.options.get('eventRetentionSize', 0)} allows {bound}",
+                    positions=tuple(backlog),
+                    expected=f"at most {bound}",
+                    observed=len(backlog),
+                    details={"cause": "backlog", "model_call": k, "bound": bound},
+                )
+            )
+    return out
+
+
+def _stale_counts(run: JsRun, active: Sequence[str]) -> list[str]:
+    """The ids among ``active`` (as :func:`_active_before` gives them) of the
+    raw events that carry a ``usageMetadata.promptTokenCount`` and were
+    stored before the latest summary among them: counts a summary made stale
+    (each measured a prompt that held events since summarised). Empty
+    without a summary."""
+    where = {event_id: p for p, event_id in enumerate(run.ids)}
+    compacted = [i for i in active if run.events[i].get("isCompacted")]
+    if not compacted:
+        return []
+    latest = where.get(compacted[-1], -1)
+    return [
+        i
+        for i in active
+        if i not in compacted
+        and where.get(i, -1) < latest
+        and (run.events[i].get("usageMetadata") or {}).get("promptTokenCount") is not None
+    ]
+
+
+def _summed_tokens(run: JsRun, active: Sequence[str], without: Sequence[str] = ()) -> int:
+    """What ``AnchoredContextCompactor.shouldCompact`` compares with
+    ``tokenThreshold``: the sum of ``getEventTokens`` (:func:`_event_tokens`)
+    over ``active`` (tokens), the events of ``without`` counted as if they
+    carried no prompt count (``getEventTokens`` then estimates from text)."""
+    return sum(
+        _event_tokens({**run.events[i], "usageMetadata": None})
+        if i in without
+        else _event_tokens(run.events[i])
+        for i in active
+    )
+
+
+def check_trigger_counts(run: JsRun) -> list[Violation]:
+    """P6 (second clause) for ``token_based`` and ``anchored``: at every model
+    call where the trigger fired, it decides the same without the prompt
+    counts a summary made stale.
+
+    Stale counts: the ``usageMetadata.promptTokenCount`` of active events
+    (:func:`_active_before`) stored before the latest summary among them (a
+    retained model response: its count measured a prompt that held events
+    since summarised). The trigger as ADK-JS states it:
+    ``TokenBasedContextCompactor.shouldCompact`` reads the newest count among
+    the active events (``latestPromptTokenCount``), else an estimate of the
+    contents; ``AnchoredContextCompactor.shouldCompact`` sums
+    ``getEventTokens`` (:func:`_event_tokens`) over the active events. The
+    decision without the stale counts is that of the same rule with them
+    removed (``getEventTokens`` then estimates from the text); for
+    ``token_based`` with no fresh count left (ADK-JS would estimate from
+    getContents) the clause is not judged. Returns P6 violations with
+    ``details["cause"] == "stale count"``."""
+    if run.compactor.name not in TRIGGERED:
+        return []
+    threshold = run.compactor.options.get("tokenThreshold")
+    if threshold is None:
+        return []
+    where = {event_id: p for p, event_id in enumerate(run.ids)}
+    out = []
+    for k, call in enumerate(run.calls):
+        if not call["summaries"]:
+            continue
+        active = _active_before(run, call)
+        stale = _stale_counts(run, active)
+        if not stale:
+            continue
+        if run.compactor.name == "token_based":
+            fresh = [
+                _event_tokens(run.events[i])
+                for i in active
+                if i not in stale
+                and (run.events[i].get("usageMetadata") or {}).get("promptTokenCount") is not None
+            ]
+            if not fresh:
+                continue
+            without = fresh[-1]
+        else:
+            without = _summed_tokens(run, active, stale)
+        if without <= threshold:
+            positions = tuple(sorted(where[i] for i in stale if i in where))
+            out.append(
+                Violation(
+                    "P6",
+                    f"the {run.compactor.name} trigger fired at model call {k} because of prompt "
+                    f"counts that a summary made stale (steps {list(positions)}); without them "
+                    f"the count is {without}, not above the threshold {threshold} (wasted work)",
+                    positions=positions,
+                    expected="the same decision without the stale counts",
+                    observed="fires",
+                    details={"cause": "stale count", "model_call": k, "without": without},
+                )
+            )
+    return out
+
+
+def check_summary_rate(run: JsRun) -> list[Violation]:
+    """P6 (third clause) for ``token_based`` and ``anchored``: the summariser
+    is not called more often than the configuration implies.
+
+    The bound: at most one summary per model call (the request processor runs
+    the first compactor whose ``shouldCompact`` holds, once). The trigger
+    (``tokenThreshold`` T) needs a count above T, and with turns of bounded
+    size the prompt grows by at most S tokens per model call, S the largest
+    rise of the real prompt count (:func:`_real_count`) between consecutive
+    model calls where the later made no summary, or of what the events stored
+    before each model call of the stretch add (:func:`_added_tokens`),
+    whichever is larger. After a summary whose model
+    call sent P < T tokens, the prompt j calls later is at most P + j * S
+    before compaction, so whatever the trigger measures (the newest count,
+    an estimate, or the prompt itself) it cannot honestly exceed T before
+    j > (T - P) / S: the next summary comes no sooner than
+    floor((T - P) / S) + 1 model calls later (never, if S <= 0). A summary
+    on every turn while the prompt stays below T is not allowed. When P >= T the
+    configuration implies no tighter bound than P3's (what is left is the
+    summary and the retained events :func:`backlog_bound` bounds), and the
+    clause does not apply to that gap. Returns P6 violations with
+    ``details["cause"]`` ``"bound"``."""
+    if run.compactor.name not in TRIGGERED:
+        return []
+    threshold = run.compactor.options.get("tokenThreshold")
+    if threshold is None:
+        return []
+    out = []
+    for k, call in enumerate(run.calls):
+        if len(call["summaries"]) > 1:
+            out.append(
+                Violation(
+                    "P6",
+                    f"the summariser ran {len(call['summaries'])} times at model call {k} "
+                    "(at most once)",
+                    expected=1,
+                    observed=len(call["summaries"]),
+                    details={"cause": "bound", "model_call": k},
+                )
+            )
+    counts = [_real_count(run, k) for k in range(len(run.calls))]
+    rises = [
+        b - a
+        for k, (a, b) in enumerate(itertools.pairwise(counts))
+        if a is not None and b is not None and not run.calls[k + 1]["summaries"]
+    ]
+    made = [k for k, call in enumerate(run.calls) if call["summaries"]]
+    for k, j in itertools.pairwise(made):
+        sent = counts[k]
+        if sent is None or sent >= threshold:
+            continue
+        rise = max([*rises, *(_added_tokens(run, n) for n in range(k + 1, j + 1))])
+        gap = None if rise <= 0 else (threshold - sent) // rise + 1
+        if gap is None or j - k < gap:
+            out.append(
+                Violation(
+                    "P6",
+                    f"a summary at model call {j}, {j - k} calls after the one at {k} whose "
+                    f"prompt was {sent} tokens, below the threshold {threshold}; with turns "
+                    f"adding at most {rise} tokens the next may come no sooner than "
+                    f"{'never' if gap is None else f'{gap} calls later'} (wasted work)",
+                    expected=f"a gap of at least {gap}" if gap is not None else "no summary",
+                    observed=j - k,
+                    details={"cause": "bound", "model_call": j, "after": k},
+                )
+            )
+    return out
+
+
+def check_trigger(run: JsRun) -> list[Violation]:
+    """P3 and P6's second and third clauses (:func:`check_backlog`,
+    :func:`check_trigger_counts`, :func:`check_summary_rate`)."""
+    return check_backlog(run) + check_trigger_counts(run) + check_summary_rate(run)
 
 
 # -- known ADK-JS faults ---------------------------------------------------------------
@@ -885,21 +1188,53 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "(rearrangeEventsForAsyncFunctionResponsesInHistory keeps only responses whose "
         "call is present).",
     ),
-    "js-time-range": (
+    # The time filter's family: getActiveEvents (context/compaction_utils.js;
+    # AnchoredContextCompactor.getActiveEvents) keeps the raw events whose
+    # timestamp is greater than the latest summary's endTime, not the events
+    # the summary was not given, and LlmSummarizer's endTime is its last
+    # input's timestamp, not the greatest.
+    "js-same-tick-hidden": (
         frozenset({"token_based", "anchored"}),
-        "getActiveEvents (context/compaction_utils.js; AnchoredContextCompactor."
-        "getActiveEvents) keeps the raw events whose timestamp is greater than the latest "
-        "summary's endTime, not the events the summary was not given: an event stamped "
-        "in the same clock tick as (or before) the last summarised event, but retained, "
-        "vanishes from every later prompt without being summarised, and since "
-        "LlmSummarizer's endTime is the last input's timestamp, not the greatest, an "
-        "event summarised out of time order comes back and is summarised again (P6) "
-        "(and the anchored "
-        "compactor's rebuild of session.events then drops it for good); a hidden event "
-        "can also make an older function response the newest active event, and "
-        "rearrangeEventsForLatestFunctionResponse then drops the events between that "
-        "response and its call; and a call whose answer it hides is summarised without "
-        "it (calculateRetainStartIndex keeps a call only with the next active event).",
+        "getActiveEvents hides every raw event stamped no later than the latest "
+        "summary's endTime: an event stored in the same clock tick as (or stamped before) "
+        "the last summarised event, but retained, vanishes from every later prompt "
+        "without being summarised (P4; P2 when it is the running turn's message or a "
+        "call's answer; P3, since no later compaction can reach it), and the anchored "
+        "compactor's rebuild of session.events then drops it for good; an answer whose "
+        "call it hides is dropped with it, or, as the newest event, makes getContents "
+        "raise 'No function call event found' (P0).",
+    ),
+    "js-answer-hidden": (
+        frozenset({"token_based", "anchored"}),
+        "calculateRetainStartIndex keeps a call only with the next *active* event: when "
+        "getActiveEvents hides the answer stored right after a call (a lagging host "
+        "stamped it no later than the latest summary's endTime), the call is summarised "
+        "without its answer (P1), and the model later sees a summary of a call whose "
+        "result it never gets.",
+    ),
+    "js-inverted-range": (
+        frozenset({"token_based", "anchored"}),
+        "LlmSummarizer ends a summary's range at its last input's timestamp: with an "
+        "answer stamped before its call (a lagging host) the range is inverted, so "
+        "getActiveEvents brings the summarised call back but keeps its answer hidden, "
+        "and the next summary takes the call alone (P1): the call is summarised twice, "
+        "the second time without its result.",
+    ),
+    "js-reactivated": (
+        frozenset({"token_based", "anchored"}),
+        "LlmSummarizer ends a summary's range at its last input's timestamp, not the "
+        "greatest: an event summarised out of time order (stamped after the last input) "
+        "is active again after the summary, and the next summary takes it once more "
+        "(P6: the summariser is paid to summarise it twice, and the model reads it twice).",
+    ),
+    "js-sub-agent-hidden-reply": (
+        frozenset({"token_based", "anchored"}),
+        "when getActiveEvents hides what was stored after a client's function response "
+        "(the root agent's reply, stamped no later than the summary's endTime by a lagging "
+        "host), that response becomes the newest active event; a sub-agent sees the "
+        "root's call only as context text, so getContents "
+        "(rearrangeEventsForLatestFunctionResponse) raises 'No function call event found "
+        "for function responses ids' and the run fails (P0).",
     ),
     "js-opener-summarised": (
         frozenset({"token_based", "anchored"}),
@@ -942,6 +1277,18 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "summarised events stay and the retained ones appear twice: the model is sent a "
         "call, or its answer, twice.",
     ),
+    "js-anchored-summed-counts": (
+        frozenset({"anchored"}),
+        "AnchoredContextCompactor.shouldCompact (context/anchored_context_compactor.js) "
+        "compares tokenThreshold with the sum of getEventTokens (events/event.js) over the "
+        "active events, and getEventTokens of a model response is its "
+        "usageMetadata.promptTokenCount: the size of the whole prompt that response "
+        "answered. Every retained response (and the scratchpad's) counts the history "
+        "again, and a response retained past a scratchpad still counts the prompt from "
+        "before it (a count the summary made stale), so the trigger fires on every model "
+        "call though the prompt stays well below the threshold: the summariser is called "
+        "on every turn (an extra model call and its latency per turn).",
+    ),
     "js-branch": (
         frozenset({"token_based", "anchored"}),
         "the compactors read session.events without the branch filter of getContents, "
@@ -975,13 +1322,17 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
     if violation.invariant == "P1":
         if "js-late-answer" in faults and _split_not_adjacent(run, violation):
             return "js-late-answer"
-        if "js-time-range" in faults and (
-            _answer_hidden_by_time(run, violation) or _pair_split_by_reactivation(run, violation)
-        ):
-            return "js-time-range"
+        if "js-inverted-range" in faults and _pair_split_by_reactivation(run, violation):
+            return "js-inverted-range"
+        if "js-answer-hidden" in faults and _answer_hidden_by_time(run, violation):
+            return "js-answer-hidden"
         return None
-    if violation.invariant == "P6" and "js-time-range" in faults and _reactivated(run, violation):
-        return "js-time-range"
+    if violation.invariant == "P3" and "js-same-tick-hidden" in faults:
+        return "js-same-tick-hidden" if _backlog_hidden_by_time(run, violation) else None
+    if "js-anchored-summed-counts" in faults and _summed_counts(run, violation):
+        return "js-anchored-summed-counts"
+    if violation.invariant == "P6" and "js-reactivated" in faults and _reactivated(run, violation):
+        return "js-reactivated"
     if violation.invariant == "P5" and cause == "branch" and "js-branch" in faults:
         return "js-branch"
     if name == "truncating" and cause == "opener missing" and _opener_deleted(run, violation):
@@ -1000,13 +1351,71 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
         if mixed in faults:
             return mixed
     if violation.invariant in ("P2", "P4"):
-        if _hidden_by_time(run, violation) and "js-time-range" in faults:
-            return "js-time-range"
+        if _hidden_by_time(run, violation) and "js-same-tick-hidden" in faults:
+            return "js-same-tick-hidden"
         if cause == "opener missing" and violation.details.get("opener_summarised"):
             return "js-opener-summarised" if "js-opener-summarised" in faults else None
         if _pair_broken(run, violation) and "js-late-answer" in faults:
             return "js-late-answer"
     return None
+
+
+def _summed_counts(run: JsRun, violation: Violation) -> bool:
+    """Whether a P6 trigger violation (cause ``"stale count"`` or ``"bound"``)
+    of the anchored compactor is explained by its trigger adding up counts:
+    at that model call the sum of ``getEventTokens`` over the active events
+    (what ``AnchoredContextCompactor.shouldCompact`` compares) is above
+    ``tokenThreshold``, but the newest ``promptTokenCount`` among them plus the
+    estimates of the active events after it (the prompt as last measured,
+    and what came since) is not, or the sum with the counts a summary made
+    stale (:func:`_stale_counts`) estimated from text instead is not. Each
+    model response's count measures a whole prompt, so summing them counts
+    the retained history once per response, and a retained response's count
+    still measures the prompt from before the scratchpad: the trigger fires
+    on every turn though the prompt stays small."""
+    k = violation.details.get("model_call")
+    threshold = run.compactor.options.get("tokenThreshold")
+    if (
+        run.compactor.name != "anchored"
+        or violation.invariant != "P6"
+        or violation.details.get("cause") not in ("stale count", "bound")
+        or k is None
+        or threshold is None
+    ):
+        return False
+    active = _active_before(run, run.calls[k])
+    counted = [
+        n
+        for n, i in enumerate(active)
+        if (run.events[i].get("usageMetadata") or {}).get("promptTokenCount") is not None
+    ]
+    if not counted or _summed_tokens(run, active) <= threshold:
+        return False  # ADK-JS's own sum does not reproduce the decision
+    last = _summed_tokens(run, active[counted[-1] :])
+    stale = _stale_counts(run, active)
+    return last <= threshold or (bool(stale) and _summed_tokens(run, active, stale) <= threshold)
+
+
+def _backlog_hidden_by_time(run: JsRun, violation: Violation) -> bool:
+    """Whether a P3 backlog is within :func:`backlog_bound` once the events
+    ADK-JS could not see are set aside: events absent from the active events
+    at that model call (:func:`_active_before`) that the time filter hid at
+    it or at an earlier model call (:func:`_hidden_at`; the anchored rebuild
+    then drops them from the invocation's events for good). getActiveEvents
+    hides them though no summary was given them, so no later compaction can
+    reach them: the time filter's loss, not a stalled trigger."""
+    k = violation.details.get("model_call")
+    if violation.invariant != "P3" or k is None:
+        return False
+    where = {event_id: p for p, event_id in enumerate(run.ids)}
+    active = {where[i] for i in _active_before(run, run.calls[k]) if i in where}
+    seen = [
+        p
+        for p in violation.positions
+        if p in active or not any(_hidden_at(run, c, p) for c in run.calls[: k + 1])
+    ]
+    steps = run.stored.steps
+    return len(seen) <= backlog_bound(run.compactor, [steps[p] for p in seen])
 
 
 def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
@@ -1198,7 +1607,7 @@ def _never_answered(run: JsRun, violation: Violation) -> set[str]:
 def _p2_mixed(run: JsRun, violation: Violation) -> str | None:
     """A P2 violation may name ids of different causes (the strict clause
     names every unanswered call of a prompt; a partial answer every call
-    left out): ``js-time-range`` when each id is named by a violation of the
+    left out): ``js-same-tick-hidden`` when each id is named by a violation of the
     same cause in the baseline too (the prompt fault, compaction aside) or by
     none in the counterfactual prompt (the time filter hid its answer), and
     the time filter hid something at that call."""
@@ -1235,7 +1644,7 @@ def _p2_mixed(run: JsRun, violation: Violation) -> str | None:
         | hidden
         | _never_answered(run, violation)
     )
-    return "js-time-range" if set(violation.ids) <= explained else None
+    return "js-same-tick-hidden" if set(violation.ids) <= explained else None
 
 
 def _reactivated(run: JsRun, violation: Violation) -> bool:
@@ -1376,7 +1785,7 @@ def _answer_hidden_by_time(run: JsRun, violation: Violation) -> bool:
 
     A lagging host's answer, or one a summary ending at an earlier-stamped
     last input covers, does this: the time filter's doing
-    (``js-time-range``), not a late answer."""
+    (``js-answer-hidden``), not a late answer."""
     (position,) = violation.positions or (None,)
     if position is None:
         return False
@@ -1428,9 +1837,10 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
     """At the model call that raised "No function call event found for function
     responses ids: <ids>", why those responses have no call event among the
     active events: ``js-late-answer`` when a summary took the call (the answer
-    came later) or truncation deleted it, ``js-time-range`` when the call is
+    came later) or truncation deleted it, ``js-same-tick-hidden`` when the call is
     stored, never summarised, but stamped no later than the latest summary's
-    ``endTime`` (so getActiveEvents hides it)."""
+    ``endTime`` (so getActiveEvents hides it), ``js-sub-agent-hidden-reply``
+    when the time filter hid what was stored after the answer instead."""
     if not run.calls or run.exception is None:
         return None
     message = run.exception["message"]
@@ -1463,7 +1873,7 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
             if response_id in from_js_event(events[i]).call_ids and i not in given
         ]
         if end is not None and makers and all(m.timestamp <= end for m in makers):
-            return "js-time-range"
+            return "js-same-tick-hidden"
     if end is not None:
         # The time filter hid what was stored after the answer (never
         # summarised, stamped no later than the endTime), so the answer is the
@@ -1480,7 +1890,7 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
             i not in given and not events[i].get("isCompacted") and step.timestamp <= end
             for i, step in raw.items()
         ):
-            return "js-time-range"
+            return "js-sub-agent-hidden-reply"
     return None
 
 
