@@ -525,7 +525,7 @@ def test_a_time_hidden_answer_of_a_call_whose_id_a_later_turn_reuses_is_the_time
     result = run(Script(config, ops), compactor)
     split = [v for v in adk_js.check_run(result) if v.invariant == "P1"]
     assert [v.ids for v in split] == [("call_0",)]
-    assert adk_js.known_fault(result, split[0]) == "js-time-range"
+    assert adk_js.known_fault(result, split[0]) == "js-answer-hidden"
     # With the clock in order call_0 keeps its answer; what is left is the
     # unanswered call_1's late-answer split.
     in_order = run(Script(config, tuple(o for o in ops if not isinstance(o, Skew))), compactor)
@@ -558,7 +558,7 @@ def test_a_call_whose_answer_the_time_filter_hides_is_unanswered_by_the_time_fil
     compactor = JsCompactor("token_based", {"tokenThreshold": 50, "eventRetentionSize": 1})
     result = run(Script(config, ops), compactor)
     (strict,) = [v for v in adk_js.check_run(result) if v.details.get("cause") == "strict provider"]
-    assert adk_js.known_fault(result, strict) == "js-time-range"
+    assert adk_js.known_fault(result, strict) == "js-same-tick-hidden"
     assert result.calls[strict.details["model_call"]].get("by_identity") is None
     # With the clock in order the answer is seen; the late answer to the
     # summarised first call then makes getContents raise instead.
