@@ -461,6 +461,18 @@ def test_a_sub_agent_crash_after_a_time_hidden_reply_is_the_time_filters() -> No
     assert in_order.exception is None and not adk_js.check_run(in_order)
 
 
+def test_a_sub_agent_crash_after_a_hidden_reply_with_a_reused_call_id() -> None:
+    # The third 600 s `make fuzz SDK=js` of the next stop (both shards,
+    # shrunk): the same crash, with ids numbered per turn: the hidden reply
+    # is a call and response that reuse call_0, and that hidden response is
+    # not the newest active event (the client's answer is).
+    ops = (Open(), Calls(kind="interim"), End(), Answer(), Skew(seconds=10), Calls(), FanOut())
+    config = token(1, 2, call_ids="per_turn")
+    (crash,), in_order = time_filtered(config, ops, None, "P0", "js-sub-agent-hidden-reply")
+    assert "No function call event found" in crash.message
+    assert in_order.exception is None
+
+
 def test_a_call_brought_back_without_its_answer_by_an_inverted_range_is_the_time_filters():
     # The second 600 s `make fuzz SDK=js` of this stop (shrunk): a lagging
     # host stamps the answer before its call; the first summary takes both and

@@ -1880,16 +1880,24 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
         # newest active event, and getContents looks for its call among the
         # reading agent's own events: a sub-agent sees the calling agent's call
         # only as context text, and raises.
+        # The newest active event: a later response with a reused id that the
+        # time filter hid is not it.
+        def hidden(i: str) -> bool:
+            return (
+                i not in given
+                and not events[i].get("isCompacted")
+                and from_js_event(events[i]).timestamp <= end
+            )
+
         answering = [
-            n for n, i in enumerate(after) if set(ids) & from_js_event(events[i]).response_ids
+            n
+            for n, i in enumerate(after)
+            if set(ids) & from_js_event(events[i]).response_ids and not hidden(i)
         ]
         later = after[answering[-1] + 1 :] if answering else []
         raw = {i: from_js_event(events[i]) for i in later}
         raw = {i: step for i, step in raw.items() if not step.compaction}
-        if raw and all(
-            i not in given and not events[i].get("isCompacted") and step.timestamp <= end
-            for i, step in raw.items()
-        ):
+        if raw and all(hidden(i) for i in raw):
             return "js-sub-agent-hidden-reply"
     return None
 
