@@ -409,8 +409,8 @@ async function run(request) {
 // -- runner mode --------------------------------------------------------------
 // Request {"mode": "runner", "compactor", "summary", "seed", "start": ms,
 //          "step": ms, "runs": [{"message": Content, "gap": ms,
-//          "turns": [{"parts": [Part], "usage": bool}],
-//          "results": {call id: response object}}]}
+//          "turns": [{"parts": [Part], "usage": bool,
+//                     "results": {call id: response object}}]}]}
 // runs each run through ADK-JS's own InMemoryRunner (runner/in_memory_runner.js,
 // Runner.runAsync in runner/runner.js) with an LlmAgent whose model replays
 // the run's turns in order (a turn is one model response with the parts
@@ -418,9 +418,9 @@ async function run(request) {
 // "usage": true it carries
 // usageMetadata.promptTokenCount = (base_chars + the prompt's characters) / 4,
 // the emulating mode's token model), the tools "lookup"
-// (FunctionTool: answers at once with results[id]) and "export"
-// (LongRunningFunctionTool: results[id] as its interim result, or no result:
-// undefined), and the same
+// (FunctionTool: answers at once with the last turn's results[id]) and
+// "export" (LongRunningFunctionTool: results[id] as its interim result, or
+// no result: undefined), and the same
 // compactor and recording summariser as the emulating mode. When a run has
 // no turn left the model answers with an empty content (the Runner calls the
 // model after every message; the script may have no turn there): ADK-JS
@@ -438,6 +438,7 @@ class ScriptedTurnsLlm extends BaseLlm {
   }
   async *generateContentAsync(request, _stream) {
     const turn = this.turns.shift();
+    if (turn) this.record.results = turn.results ?? {};
     this.record.prompts.push({
       run: this.record.run,
       scripted: Boolean(turn),
@@ -469,17 +470,17 @@ async function runWithRunner(request) {
     record,
     Number.isInteger(request.base_chars) ? request.base_chars : 0,
   );
-  let results = {};
+  const results = (id) => record.results?.[id];
   const lookup = new FunctionTool({
     name: "lookup",
     description: "harness plain tool",
-    execute: (args) => structuredClone(results[args?.harness_call] ?? { result: "" }),
+    execute: (args) => structuredClone(results(args?.harness_call) ?? { result: "" }),
   });
   const exportTool = new LongRunningFunctionTool({
     name: "export",
     description: "harness long-running tool",
     execute: (args) =>
-      results[args?.harness_call] === undefined ? undefined : structuredClone(results[args.harness_call]),
+      results(args?.harness_call) === undefined ? undefined : structuredClone(results(args.harness_call)),
   });
   const agent = new LlmAgent({
     name: request.agent ?? "agent",
@@ -499,7 +500,7 @@ async function runWithRunner(request) {
     clock += Number(run.gap ?? 0);
     Date.now = () => (clock += step);
     model.turns = [...(run.turns ?? [])];
-    results = run.results ?? {};
+    record.results = {};
     try {
       for await (const _ of runner.runAsync({ userId: "user", sessionId: "s", newMessage: run.message })) {
         // the Runner appends every non-partial event itself

@@ -80,7 +80,8 @@ def runner_cannot(op: Operation) -> str | None:
 
 def comparable(script: Script) -> Script:
     """``script`` as the Runner can run it: the operations of
-    :data:`RUNNER_CANNOT`, ``Tie`` and ``Skew`` dropped, a fine clock; a ``Text`` reply (then ``End``) where a
+    :data:`RUNNER_CANNOT`, ``Tie`` and ``Skew`` dropped, a fine clock; a
+    ``Text`` reply (then ``End``) where a
     run would end without the model's final reply (``Runner.runAsync``
     calls the model after every new message, and again after every tool
     result: the emulating mapping makes no model call there, so the
@@ -113,10 +114,12 @@ def runner_request(script: Script, compactor: JsCompactor | None = None) -> dict
     """The runner-mode request for ``script``: one run per invocation of the
     emulating timeline (its opening user event's content is the new message;
     its model events' parts are the scripted turns, in order, with their
-    ``usage`` marks; a tool's result is the response the emulating mapping
-    appends for its call, byte for byte, so token estimates agree; a
+    ``usage`` marks; a tool's result, kept with the turn that made the call
+    (call ids repeat across turns with ``call_ids="per_turn"``), is the
+    response the emulating mapping appends for it, byte for byte, so token estimates agree; a
     long-running call with no response there gets none: the
-    ``LongRunningFunctionTool`` returns ``undefined``). Raises :class:`NotApplicable` naming a rule of
+    ``LongRunningFunctionTool`` returns ``undefined``). Raises
+    :class:`NotApplicable` naming a rule of
     :data:`RUNNER_CANNOT`."""
     for op in script.operations:
         key = runner_cannot(op)
@@ -127,7 +130,7 @@ def runner_request(script: Script, compactor: JsCompactor | None = None) -> dict
     position = 0
     for action in built.actions:
         if action["do"] == "invocation":
-            runs.append({"gap": GAP_MS, "message": None, "turns": [], "results": {}})
+            runs.append({"gap": GAP_MS, "message": None, "turns": []})
         elif action["do"] == "append":
             step = built.steps[position]
             position += 1
@@ -135,14 +138,13 @@ def runner_request(script: Script, compactor: JsCompactor | None = None) -> dict
             content = action["event"]["content"]
             if step.author == "user":
                 run["message"] = content
-            elif step.responses:
+            elif step.responses:  # the tools' results for the calls of the last turn
                 for part in content["parts"]:
                     response = part["functionResponse"]
-                    run["results"][response["id"]] = response["response"]
+                    run["turns"][-1]["results"][response["id"]] = response["response"]
             else:
-                run["turns"].append(
-                    {"parts": content["parts"], "usage": action.get("usage") == "last_call"}
-                )
+                usage = action.get("usage") == "last_call"
+                run["turns"].append({"parts": content["parts"], "usage": usage, "results": {}})
     for run in runs:
         if run["message"] is None:
             raise NotApplicable(
@@ -216,7 +218,7 @@ def compare_script(
     theirs = [answer["events"][i] for i in answer["stored"]]
     if len(mine) != len(theirs):
         out.append(f"stored events: emulating {len(mine)}, Runner {len(theirs)}")
-    for k, (a, b) in enumerate(zip(mine, theirs)):
+    for k, (a, b) in enumerate(zip(mine, theirs, strict=False)):
         if _signature(a) != _signature(b):
             out.append(f"event {k}: emulating {_signature(a)}, Runner {_signature(b)}")
     clocked = script.config.resolution <= 1e-6 and not any(
@@ -238,7 +240,7 @@ def compare_script(
     prompts_r = [_prompt(p["contents"]) for p in answer.get("prompts", []) if p["scripted"]]
     if len(prompts_e) != len(prompts_r):
         out.append(f"model calls: emulating {len(prompts_e)}, Runner {len(prompts_r)}")
-    for k, (a, b) in enumerate(zip(prompts_e, prompts_r)):
+    for k, (a, b) in enumerate(zip(prompts_e, prompts_r, strict=False)):
         if a != b:
             out.append(f"prompt {k}: emulating {a}, Runner {b}")
     return out
