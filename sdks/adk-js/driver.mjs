@@ -482,10 +482,32 @@ async function runWithRunner(request) {
     execute: (args) =>
       results(args?.harness_call) === undefined ? undefined : structuredClone(results(args.harness_call)),
   });
+  // "confirm": FunctionTool({requireConfirmation: true}) (tools/function_tool.js
+  // asks through toolContext.requestConfirmation); "authed": a tool that asks
+  // for credentials with toolContext.requestCredential (agents/context.js).
+  const confirm = new FunctionTool({
+    name: "confirm",
+    description: "harness tool that needs the user's confirmation",
+    requireConfirmation: true,
+    execute: (args) => structuredClone(results(args?.harness_call) ?? { result: "" }),
+  });
+  const authed = new FunctionTool({
+    name: "authed",
+    description: "harness tool that needs credentials",
+    execute: (args, toolContext) => {
+      const done = results(args?.harness_call);
+      if (done !== undefined) return structuredClone(done);
+      toolContext.requestCredential({
+        authScheme: { type: "apiKey", name: "key", in: "header" },
+        rawAuthCredential: { authType: "apiKey", apiKey: "" },
+      });
+      return { pending: "credentials requested" };
+    },
+  });
   const agent = new LlmAgent({
     name: request.agent ?? "agent",
     model,
-    tools: [lookup, exportTool],
+    tools: [lookup, exportTool, confirm, authed],
     contextCompactors: [make(spec.options ?? {}, summarizer)],
   });
   const runner = new InMemoryRunner({ agent, appName: "harness" });

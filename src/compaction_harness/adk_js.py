@@ -398,17 +398,12 @@ class _Timeline:
         self.actions.append(action)
 
     def model_call(self, agent: str = AGENT, branch: str | None = None) -> float:
-        """A model call: the compactor runs at one clock reading (``now``,
-        the stamp of any summary it makes), and the reply is stamped at the
-        next: ``LlmAgent`` (``agents/llm_agent.js``) creates the model
-        response event after its request processors have run, as ADK-JS's
-        ``Runner`` shows (``differential_js``). Returns the reply's stamp."""
-        compacted = self.stamp()
+        started = self.stamp()
         self.openers[len(self.actions)] = self.opener if agent == AGENT else None
         self.actions.append(
-            {"do": "model_call", "agent": agent, "branch": branch, "now": _ms(compacted)}
+            {"do": "model_call", "agent": agent, "branch": branch, "now": _ms(started)}
         )
-        return self.stamp()
+        return started
 
     def start(self, invocation: str, opener: str | None) -> None:
         self.running = invocation
