@@ -118,3 +118,50 @@ def test_the_runner_mode_rejects_an_unknown_compactor_in_one_line() -> None:
     answer = adk_js.driver().request(request)
     assert answer["ok"] is False and "unknown compactor" in answer["error"]
     assert "\n" not in answer["error"]
+
+
+def _asking_run(name: str) -> dict:
+    call = {"functionCall": {"id": "call_0", "name": name, "args": {"harness_call": "call_0"}}}
+    request = runner_request(Script(TOKEN, (Open(), Text())))
+    request["compactor"]["options"] = {"tokenThreshold": 10**6, "eventRetentionSize": 2}
+    request["runs"][0]["turns"] = [{"parts": [call], "usage": False, "results": {}}]
+    answer = adk_js.driver().request(request)
+    assert answer["ok"] and answer["exception"] is None
+    return [answer["events"][i] for i in answer["stored"]]
+
+
+def _calls(event: dict) -> list[tuple[str, str]]:
+    parts = (event.get("content") or {}).get("parts") or []
+    return [
+        (p["functionCall"]["name"], p["functionCall"]["id"]) for p in parts if "functionCall" in p
+    ]
+
+
+def test_adk_js_runner_stores_a_confirmation_as_the_synthetic_call_alone() -> None:
+    # ADK-JS 2.0.0 (agents/llm_agent.js, after the tools ran): the synthetic
+    # adk_request_confirmation event carries the tool's actions
+    # (requestedToolConfirmations[call_0]) and the invocation ends there: no
+    # placeholder response is stored, unlike adk-python's three events.
+    _user, call, synthetic = _asking_run("confirm")
+    assert _calls(call) == [("confirm", "call_0")]
+    [(name, synthetic_id)] = _calls(synthetic)
+    assert name == "adk_request_confirmation" and synthetic_id.startswith("adk-")
+    assert synthetic["longRunningToolIds"] == [synthetic_id]
+    assert synthetic["requestedToolConfirmations"] == ["call_0"]
+    assert synthetic["author"] == "agent" and synthetic["invocationId"] == call["invocationId"]
+    assert call["timestamp"] < synthetic["timestamp"]
+
+
+def test_adk_js_runner_stores_a_credential_request_before_the_placeholder_stamped_later() -> None:
+    # As adk-python: the synthetic adk_request_credential event is stored
+    # before the tool's placeholder response (requestedAuthConfigs[call_0]),
+    # with a later timestamp (generateAuthEvent runs after the response
+    # event was made).
+    _user, call, synthetic, placeholder = _asking_run("authed")
+    [(name, synthetic_id)] = _calls(synthetic)
+    assert name == "adk_request_credential" and synthetic["longRunningToolIds"] == [synthetic_id]
+    assert synthetic["requestedAuthConfigs"] == [] and placeholder["requestedAuthConfigs"] == [
+        "call_0"
+    ]
+    assert [p["functionResponse"]["id"] for p in placeholder["content"]["parts"]] == ["call_0"]
+    assert synthetic["timestamp"] > placeholder["timestamp"] > call["timestamp"]
