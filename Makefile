@@ -34,10 +34,10 @@ ADKJS_DIR := sdks/adk-js
 # Written after a successful `npm ci`, so the install runs once (and again
 # when the lock file changes).
 ADKJS_STAMP := $(ADKJS_DIR)/node_modules/.harness-npm-ci
-ADKJS_TESTS := tests/test_adk_js.py
+ADKJS_TESTS := tests/test_adk_js.py tests/test_differential_js.py
 # What the gate and the campaign collect: the JS tests alone with SDK=js;
 # without, everything else (the JS tests need Node and the npm package).
-SDK_PATHS := $(if $(filter js,$(SDK)),$(ADKJS_TESTS),--ignore=$(ADKJS_TESTS))
+SDK_PATHS := $(if $(filter js,$(SDK)),$(ADKJS_TESTS),$(addprefix --ignore=,$(ADKJS_TESTS)))
 SDK_PREREQ := $(if $(filter js,$(SDK)),$(ADKJS_STAMP))
 
 .DEFAULT_GOAL := help
@@ -92,8 +92,12 @@ fuzz-worker: $(SDK_PREREQ) ## one more campaign on FUZZ_DB=redis://HOST:PORT/N: 
 	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz $(SDK_PATHS) \
 	  --fuzz-seconds=$(FUZZ_SECONDS) --fuzz-worker --hypothesis-show-statistics $(PYTEST_ARGS)
 
-differential: ## 300 derandomised scripts through both drivers: the emulating driver stores what ADK's Runner stores
+differential: $(SDK_PREREQ) ## 300 derandomised scripts through both drivers: the emulating driver stores what ADK's Runner stores (SDK=js: ADK-JS's Runner)
 	@py=$$($(ENV_PY)) || exit $$?; \
+	if [ "$(SDK)" = js ]; then \
+	  HARNESS_JS_DIFFERENTIAL_EXAMPLES=300 exec $$py $(PYTEST) --hypothesis-profile=gate \
+	    tests/test_differential_js.py -k the_emulating_mapping_stores --hypothesis-show-statistics $(PYTEST_ARGS); \
+	fi; \
 	HARNESS_DIFFERENTIAL_EXAMPLES=150 $$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate \
 	  tests/test_differential.py -k the_emulating_driver_stores $(PYTEST_ARGS)
 

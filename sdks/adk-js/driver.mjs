@@ -81,6 +81,11 @@ for (const name of ["log", "info", "warn", "debug", "error", "trace"]) {
   console[name] = (...args) => process.stderr.write(args.map(String).join(" ") + "\n");
 }
 
+// Anything else that writes to stdout directly (the Runner's warnings) goes
+// to stderr too; answers use the saved writer.
+const writeAnswer = process.stdout.write.bind(process.stdout);
+process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
+
 const realNow = Date.now;
 const realRandom = Math.random;
 
@@ -97,8 +102,11 @@ const {
   BaseLlm,
   CONTENT_REQUEST_PROCESSOR,
   ContextCompactorRequestProcessor,
+  FunctionTool,
+  InMemoryRunner,
   InMemorySessionService,
   InvocationContext,
+  LongRunningFunctionTool,
   LlmAgent,
   LlmSummarizer,
   PluginManager,
@@ -398,8 +406,143 @@ async function run(request) {
   return { ok: true, events, calls, stored: storedNow.map((e) => e.id), exception: null };
 }
 
+// -- runner mode --------------------------------------------------------------
+// Request {"mode": "runner", "compactor", "summary", "seed", "start": ms,
+//          "step": ms, "runs": [{"message": Content, "gap": ms,
+//          "turns": [{"parts": [Part], "usage": bool,
+//                     "results": {call id: response object}}]}]}
+// runs each run through ADK-JS's own InMemoryRunner (runner/in_memory_runner.js,
+// Runner.runAsync in runner/runner.js) with an LlmAgent whose model replays
+// the run's turns in order (a turn is one model response with the parts
+// given: a text, or parallel functionCall parts with their ids; with
+// "usage": true it carries
+// usageMetadata.promptTokenCount = (base_chars + the prompt's characters) / 4,
+// the emulating mode's token model), the tools "lookup"
+// (FunctionTool: answers at once with the last turn's results[id]) and
+// "export" (LongRunningFunctionTool: results[id] as its interim result, or
+// no result: undefined), and the same
+// compactor and recording summariser as the emulating mode. When a run has
+// no turn left the model answers with an empty content (the Runner calls the
+// model after every message; the script may have no turn there): ADK-JS
+// stores no event for it, and that prompt is reported with "scripted": false.
+// Clock: Date.now starts at "start" plus the run's "gap" and advances by
+// "step" at every read, so timestamps are distinct and in call order.
+// Answer: {"ok": true, "events": {id: event JSON}, "stored": [ids],
+//          "prompts": [{"run": k, "contents": [...]}], "exception": ...}.
+class ScriptedTurnsLlm extends BaseLlm {
+  constructor(record, base) {
+    super({ model: "harness-scripted-model" });
+    this.turns = [];
+    this.record = record;
+    this.base = base;
+  }
+  async *generateContentAsync(request, _stream) {
+    const turn = this.turns.shift();
+    if (turn) this.record.results = turn.results ?? {};
+    this.record.prompts.push({
+      run: this.record.run,
+      scripted: Boolean(turn),
+      contents: contentsOf(request.contents),
+    });
+    const usage = turn?.usage
+      ? { usageMetadata: { promptTokenCount: Math.floor((this.base + charsOf(request.contents)) / 4) } }
+      : {};
+    if (!turn) {
+      yield { content: { role: "model", parts: [] } };
+    } else {
+      yield { content: { role: "model", parts: structuredClone(turn.parts ?? []) }, ...usage };
+    }
+  }
+  async connect() {
+    throw new Error("the scripted model has no live connection");
+  }
+}
+
+async function runWithRunner(request) {
+  if (!Array.isArray(request.runs)) throw new TypeError("request.runs: expected a list");
+  const spec = request.compactor ?? {};
+  const make = COMPACTORS[spec.name];
+  if (!make) throw new TypeError(`request.compactor.name: unknown compactor ${JSON.stringify(spec.name)}`);
+  const events = {};
+  const record = { count: 0, pending: [], seen: (e) => (events[e.id] = eventJson(e)), prompts: [], run: -1 };
+  const summarizer = new RecordingSummarizer(request.summary ?? "tiny", record);
+  const model = new ScriptedTurnsLlm(
+    record,
+    Number.isInteger(request.base_chars) ? request.base_chars : 0,
+  );
+  const results = (id) => record.results?.[id];
+  const lookup = new FunctionTool({
+    name: "lookup",
+    description: "harness plain tool",
+    execute: (args) => structuredClone(results(args?.harness_call) ?? { result: "" }),
+  });
+  const exportTool = new LongRunningFunctionTool({
+    name: "export",
+    description: "harness long-running tool",
+    execute: (args) =>
+      results(args?.harness_call) === undefined ? undefined : structuredClone(results(args.harness_call)),
+  });
+  // "confirm": FunctionTool({requireConfirmation: true}) (tools/function_tool.js
+  // asks through toolContext.requestConfirmation); "authed": a tool that asks
+  // for credentials with toolContext.requestCredential (agents/context.js).
+  const confirm = new FunctionTool({
+    name: "confirm",
+    description: "harness tool that needs the user's confirmation",
+    requireConfirmation: true,
+    execute: (args) => structuredClone(results(args?.harness_call) ?? { result: "" }),
+  });
+  const authed = new FunctionTool({
+    name: "authed",
+    description: "harness tool that needs credentials",
+    execute: (args, toolContext) => {
+      const done = results(args?.harness_call);
+      if (done !== undefined) return structuredClone(done);
+      toolContext.requestCredential({
+        authScheme: { type: "apiKey", name: "key", in: "header" },
+        rawAuthCredential: { authType: "apiKey", apiKey: "" },
+      });
+      return { pending: "credentials requested" };
+    },
+  });
+  const agent = new LlmAgent({
+    name: request.agent ?? "agent",
+    model,
+    tools: [lookup, exportTool, confirm, authed],
+    contextCompactors: [make(spec.options ?? {}, summarizer)],
+  });
+  const runner = new InMemoryRunner({ agent, appName: "harness" });
+  const service = runner.sessionService;
+  await service.createSession({ appName: "harness", userId: "user", sessionId: "s" });
+  let clock = Number(request.start ?? 0);
+  const step = Number(request.step ?? 1);
+  const stored = async () => (await service.getSession({ appName: "harness", userId: "user", sessionId: "s" })).events;
+  for (let k = 0; k < request.runs.length; k++) {
+    const run = request.runs[k];
+    record.run = k;
+    clock += Number(run.gap ?? 0);
+    Date.now = () => (clock += step);
+    model.turns = [...(run.turns ?? [])];
+    record.results = {};
+    try {
+      for await (const _ of runner.runAsync({ userId: "user", sessionId: "s", newMessage: run.message })) {
+        // the Runner appends every non-partial event itself
+      }
+    } catch (error) {
+      const now = await stored();
+      for (const e of now) record.seen(e);
+      return {
+        ok: true, events, stored: now.map((e) => e.id), prompts: record.prompts,
+        exception: { name: error?.name ?? "Error", message: String(error?.message ?? error), action: k },
+      };
+    }
+  }
+  const now = await stored();
+  for (const e of now) record.seen(e);
+  return { ok: true, events, stored: now.map((e) => e.id), prompts: record.prompts, exception: null };
+}
+
 function answer(obj) {
-  process.stdout.write(JSON.stringify(obj) + "\n");
+  writeAnswer(JSON.stringify(obj) + "\n");
 }
 
 const lines = readline.createInterface({ input: process.stdin, terminal: false });
@@ -417,7 +560,10 @@ for await (const line of lines) {
   }
   Math.random = mulberry32(Number.isInteger(request.seed) ? request.seed : 0);
   try {
-    answer({ id: request.id ?? null, ...(await run(request)) });
+    answer({
+      id: request.id ?? null,
+      ...(await (request.mode === "runner" ? runWithRunner(request) : run(request))),
+    });
   } catch (error) {
     answer({ id: request.id ?? null, ok: false, error: `${error?.name}: ${error?.message}` });
   } finally {

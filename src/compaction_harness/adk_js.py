@@ -335,11 +335,21 @@ def driver() -> _Driver:
 
 
 # -- script -> timeline ----------------------------------------------------------------
+#: Ask/Reply: ADK-JS's Runner (tests/test_differential_js.py) stores a
+#: credential request as adk-python does (the synthetic adk_request_credential
+#: call, then the placeholder response stamped earlier), but a confirmation
+#: as the synthetic adk_request_confirmation call alone, carrying
+#: requestedToolConfirmations, with no placeholder response (llm_agent.js
+#: ends the invocation there). The user's reply and the tool's re-run are
+#: not run through the Runner yet, so neither operation is mapped.
+_ASK_REPLY = (
+    "tool confirmations and credential requests (Ask/Reply): ADK-JS's Runner stores a "
+    "confirmation as the synthetic call alone (no placeholder response), and the reply's "
+    "shape is not verified against the Runner yet"
+)
 _NOT_REPRESENTED = {
-    Ask: "tool confirmations and credential requests (Ask/Reply): the order and shape "
-    "ADK-JS's Runner stores them in is not verified yet",
-    Reply: "tool confirmations and credential requests (Ask/Reply): the order and shape "
-    "ADK-JS's Runner stores them in is not verified yet",
+    Ask: _ASK_REPLY,
+    Reply: _ASK_REPLY,
     Rewind: "rewinds: ADK-JS 2.0.0 has no rewind (nothing in dist/ reads one)",
     ClientRecord: "client compaction records: ADK-JS marks compacted events by isCompacted, "
     "which the session model's Compaction does not map to yet",

@@ -1,0 +1,274 @@
+"""The ADK-JS emulating mapping stores what ADK-JS's own ``Runner`` stores.
+
+:func:`compare_script` runs one script twice on ADK-JS 2.0.0: through the
+emulating mapping (:func:`compaction_harness.adk_js.run_script`: the
+harness's ``_Timeline`` appends the events itself through
+``InMemorySessionService``) and through the Node driver's runner mode
+(``mode: "runner"`` in ``sdks/adk-js/driver.mjs``: ADK-JS's
+``InMemoryRunner`` from ``runner/in_memory_runner.js`` with an ``LlmAgent``,
+a scripted ``BaseLlm`` replaying the script's model turns, a ``FunctionTool``
+and a ``LongRunningFunctionTool``, the same compactor and summariser). It
+returns the differences as one-line strings (empty: the two agree).
+
+Compared, per stored event by position: author, content role, the parts
+(texts; function call and response ids and names, in order), the
+long-running ids, whether it is a compacted event (and its summary number);
+per neighbouring pair: whether the two share an invocation id and the order
+of their timestamps (``<``, ``=``, ``>``); per model call of the root agent
+that the script scripted: the prompt contents (roles and parts; a
+response's harness event id is left out, since the Runner's events have
+ADK-JS's own ids). Event ids and absolute times differ by construction
+(the Runner draws ids and reads ``Date.now``) and are not compared.
+
+What the Runner cannot produce, and :data:`RUNNER_CANNOT` names (the
+strategy drops these operations, which leaves a valid script):
+
+* ``Open(opener="agent")``: ``Runner.runAsync`` runs the agent only when it is
+  given a new message (``runner/runner.js``: ``if (newMessage)``).
+* ``Calls(kind="plain", fate="later")``: a ``FunctionTool`` always answers; a
+  tool process that dies without an answer has no counterpart in one Node
+  process (a throwing tool yields an error response, not silence).
+* ``FanOut`` and ``Delegate``: the runner mode has one agent (no sub-agents).
+* ``Tie``, ``Skew`` and a coarse clock resolution: the Runner's clock is the
+  driver's ``Date.now`` (a fresh reading a step later each time); the
+  script's ties, host skew and coarse resolution are the emulating clock
+  model, and ``getActiveEvents``' time filter makes prompts depend on them.
+  :func:`comparable` drops ``Tie`` and ``Skew`` and sets the resolution to
+  1 microsecond. (A first run of the comparison with them kept: every
+  difference left was a prompt of a script with ``Skew`` or ``Tie``.)
+
+Errors: :class:`~compaction_harness.adk_js.NotApplicable` when the script
+cannot be run by the Runner (the reason says which rule above);
+``RuntimeError`` when the driver refuses a request.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .adk_js import AGENT, JsCompactor, NotApplicable, compactor_for, driver, run_script, timeline
+from .scripts import Answer, Calls, Delegate, End, FanOut, Open, Operation, Script, Skew, Text, Tie
+
+__all__ = [
+    "OPEN_STAMP",
+    "RUNNER_CANNOT",
+    "comparable",
+    "compare_script",
+    "open_difference",
+    "runner_cannot",
+    "runner_request",
+]
+
+#: Operation -> why ADK-JS's Runner cannot produce it (see the module docstring).
+RUNNER_CANNOT = {
+    "open-agent": "Runner.runAsync runs the agent only with a new message",
+    "calls-plain-later": "a FunctionTool always answers: a dead tool process is not modelled",
+    "fan_out": "the runner mode has one agent, no sub-agents",
+    "delegate": "the runner mode has one agent, no sub-agents",
+}
+#: The one difference found and not fixed yet (the Runner is right): the
+#: emulating mapping stamps a model call's summary and the model's reply
+#: with the same reading (``now`` of the model call), while ``LlmAgent``
+#: (``agents/llm_agent.js``) creates the reply's event after its request
+#: processors, so ADK-JS's Runner stamps it later than the summary. Fixing
+#: ``_Timeline.model_call`` shifts every ADK-JS script's stamps by a clock
+#: step per model call; measured: 4 tests of ``tests/test_adk_js.py`` (two
+#: js-time-range regression scripts found by campaigns under the old
+#: timing, and the cross-SDK table, whose rows then change) need their
+#: scripts re-derived first. Until then the difference is reported with
+#: this tag and ``open_difference`` tells it apart; no other is excused.
+OPEN_STAMP = "open: a summary and its call's reply share a stamp"
+#: Each run's distance from the previous one, and each clock read's step (ms).
+GAP_MS = 7000.0
+STEP_MS = 0.4
+START_MS = 1_700_000_000_000.0
+
+
+def runner_cannot(op: Operation) -> str | None:
+    """The key of :data:`RUNNER_CANNOT` for ``op``, or None (runnable)."""
+    if isinstance(op, Open) and op.opener == "agent":
+        return "open-agent"
+    if isinstance(op, Calls) and op.kind == "plain" and op.fate == "later":
+        return "calls-plain-later"
+    if isinstance(op, FanOut):
+        return "fan_out"
+    if isinstance(op, Delegate):
+        return "delegate"
+    return None
+
+
+def comparable(script: Script) -> Script:
+    """``script`` as the Runner can run it: the operations of
+    :data:`RUNNER_CANNOT`, ``Tie`` and ``Skew`` dropped, a fine clock; a
+    ``Text`` reply (then ``End``) where a
+    run would end without the model's final reply (``Runner.runAsync``
+    calls the model after every new message, and again after every tool
+    result: the emulating mapping makes no model call there, so the
+    compactor would not run where the Runner runs it); an ``End`` after
+    every ``Text``: a
+    text reply is a final response (``isFinalResponse``, ``events/event.js``),
+    so ``LlmAgent.runAsyncImpl`` (``agents/llm_agent.js``) ends the run there;
+    the emulating mapping would let the model go on in the same invocation."""
+    ops: list[Operation] = []
+    waiting = False  # the run's model has not given its final reply yet
+    for op in script.operations:
+        if runner_cannot(op) is not None or isinstance(op, (Tie, Skew)):
+            continue
+        if isinstance(op, (Open, Answer, End)) and waiting:
+            ops += [Text(), End()]
+        ops.append(op)
+        if isinstance(op, Text):
+            ops.append(End())
+            waiting = False
+        elif isinstance(op, (Open, Answer)):
+            waiting = True
+        elif isinstance(op, Calls):
+            waiting = op.kind == "interim" or op.fate == "now"
+    if waiting:
+        ops += [Text(), End()]
+    return Script(dataclasses.replace(script.config, resolution=1e-6), tuple(ops))
+
+
+def runner_request(script: Script, compactor: JsCompactor | None = None) -> dict[str, Any]:
+    """The runner-mode request for ``script``: one run per invocation of the
+    emulating timeline (its opening user event's content is the new message;
+    its model events' parts are the scripted turns, in order, with their
+    ``usage`` marks; a tool's result, kept with the turn that made the call
+    (call ids repeat across turns with ``call_ids="per_turn"``), is the
+    response the emulating mapping appends for it, byte for byte, so token estimates agree; a
+    long-running call with no response there gets none: the
+    ``LongRunningFunctionTool`` returns ``undefined``). Raises
+    :class:`NotApplicable` naming a rule of
+    :data:`RUNNER_CANNOT`."""
+    for op in script.operations:
+        key = runner_cannot(op)
+        if key is not None:
+            raise NotApplicable(f"ADK-JS's Runner cannot produce {key}: {RUNNER_CANNOT[key]}")
+    built = timeline(script)
+    runs: list[dict[str, Any]] = []
+    position = 0
+    for action in built.actions:
+        if action["do"] == "invocation":
+            runs.append({"gap": GAP_MS, "message": None, "turns": []})
+        elif action["do"] == "append":
+            step = built.steps[position]
+            position += 1
+            run = runs[-1]
+            content = action["event"]["content"]
+            if step.author == "user":
+                run["message"] = content
+            elif step.responses:  # the tools' results for the calls of the last turn
+                for part in content["parts"]:
+                    response = part["functionResponse"]
+                    run["turns"][-1]["results"][response["id"]] = response["response"]
+            else:
+                usage = action.get("usage") == "last_call"
+                run["turns"].append({"parts": content["parts"], "usage": usage, "results": {}})
+    for run in runs:
+        if run["message"] is None:
+            raise NotApplicable(
+                "ADK-JS's Runner cannot produce open-agent: " + RUNNER_CANNOT["open-agent"]
+            )
+    compactor = compactor or compactor_for(script)
+    return {
+        "id": 0,
+        "mode": "runner",
+        "compactor": compactor.to_json(),
+        "summary": script.config.summary,
+        "seed": 0,
+        "base_chars": script.config.system_chars + script.config.tools_chars,
+        "start": START_MS,
+        "step": STEP_MS,
+        "runs": runs,
+    }
+
+
+def open_difference(line: str) -> bool:
+    """Whether a line of :func:`compare_script` is the open difference
+    :data:`OPEN_STAMP` (and only that)."""
+    return line.endswith(f"({OPEN_STAMP})")
+
+
+def _signature(event: dict[str, Any]) -> tuple[Any, ...]:
+    content = event.get("content") or {}
+    parts: list[tuple[Any, ...]] = []
+    for p in content.get("parts") or []:
+        if p.get("functionCall"):
+            parts.append(("call", p["functionCall"].get("id"), p["functionCall"].get("name")))
+        elif p.get("functionResponse"):
+            r = p["functionResponse"]
+            parts.append(("response", r.get("id"), r.get("name")))
+        elif isinstance(p.get("text"), str):
+            parts.append(("text", p["text"]))
+    summary = None
+    if event.get("isCompacted"):
+        summary = (event.get("compactedContent") or "").split("\n", 1)[0]
+    return (
+        event.get("author"),
+        content.get("role") if not event.get("isCompacted") else None,
+        tuple(parts) if not event.get("isCompacted") else (),
+        tuple(sorted(event.get("longRunningToolIds") or ())),
+        summary,
+    )
+
+
+def _order(a: float, b: float) -> str:
+    return "<" if a < b else "=" if a == b else ">"
+
+
+def _prompt(contents: list[Any]) -> list[Any]:
+    return [
+        [role, [part[:3] if part[0] == "response" else part for part in parts]]
+        for role, parts in contents
+    ]
+
+
+def compare_script(
+    script: Script, compactor: JsCompactor | None = None, *, request: dict[str, Any] | None = None
+) -> list[str]:
+    """The differences between the emulating mapping and ADK-JS's Runner for
+    ``script`` (one line each; empty when they agree). ``request`` replaces
+    the runner-mode request (tests use it to plant a wrong mapping)."""
+    compactor = compactor or compactor_for(script)
+    request = request or runner_request(script, compactor)
+    emulated = run_script(script, compactor)
+    answer = driver().request(request)
+    if not answer.get("ok"):
+        raise RuntimeError(f"the ADK-JS driver refused the runner request: {answer.get('error')}")
+    out: list[str] = []
+    exc_e, exc_r = emulated.exception, answer.get("exception")
+    if (exc_e or {}).get("name") != (exc_r or {}).get("name"):
+        out.append(f"exception: emulating {exc_e}, Runner {exc_r}")
+    mine = [emulated.events[i] for i in emulated.ids]
+    theirs = [answer["events"][i] for i in answer["stored"]]
+    if len(mine) != len(theirs):
+        out.append(f"stored events: emulating {len(mine)}, Runner {len(theirs)}")
+    for k, (a, b) in enumerate(zip(mine, theirs, strict=False)):
+        if _signature(a) != _signature(b):
+            out.append(f"event {k}: emulating {_signature(a)}, Runner {_signature(b)}")
+    clocked = script.config.resolution <= 1e-6 and not any(
+        isinstance(op, (Tie, Skew)) for op in script.operations
+    )
+    for k in range(1, min(len(mine), len(theirs))):
+        same_e = mine[k]["invocationId"] == mine[k - 1]["invocationId"]
+        same_r = theirs[k]["invocationId"] == theirs[k - 1]["invocationId"]
+        if same_e != same_r:
+            out.append(f"events {k - 1},{k}: same invocation: emulating {same_e}, Runner {same_r}")
+        if clocked:
+            o_e = _order(mine[k - 1]["timestamp"], mine[k]["timestamp"])
+            o_r = _order(theirs[k - 1]["timestamp"], theirs[k]["timestamp"])
+            if o_e != o_r:
+                open_ = mine[k - 1].get("isCompacted") and (o_e, o_r) == ("=", "<")
+                tag = f" ({OPEN_STAMP})" if open_ else ""
+                out.append(f"events {k - 1},{k}: timestamps emulating {o_e}, Runner {o_r}{tag}")
+    prompts_e = [
+        _prompt(c["contents"]) for c in emulated.calls if c["agent"] == AGENT and "contents" in c
+    ]
+    prompts_r = [_prompt(p["contents"]) for p in answer.get("prompts", []) if p["scripted"]]
+    if len(prompts_e) != len(prompts_r):
+        out.append(f"model calls: emulating {len(prompts_e)}, Runner {len(prompts_r)}")
+    for k, (a, b) in enumerate(zip(prompts_e, prompts_r, strict=False)):
+        if a != b:
+            out.append(f"prompt {k}: emulating {a}, Runner {b}")
+    return out

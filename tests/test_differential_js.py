@@ -1,0 +1,167 @@
+"""The ADK-JS emulating mapping stores what ADK-JS's own ``Runner`` stores.
+
+For scripts drawn as the ADK-JS property draws them (``strategies.js_cases``),
+made runnable by ``differential_js.comparable`` (what the Runner cannot
+produce dropped, with the reasons in ``differential_js.RUNNER_CANNOT``), the
+Node driver's runner mode runs ADK-JS's ``InMemoryRunner`` and
+``differential_js.compare_script`` compares its stored events and prompts
+with the emulating mapping's (``adk_js.run_script``). The firing tests plant
+a wrong mapping and show that the comparison names it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import event, given, settings
+
+from compaction_harness import adk_js
+from compaction_harness.adk_js import JsCompactor, NotApplicable
+from compaction_harness.differential_js import (
+    OPEN_STAMP,
+    comparable,
+    compare_script,
+    open_difference,
+    runner_request,
+)
+from compaction_harness.scripts import Answer, Calls, Open, Script, ScriptConfig, Text
+from strategies import js_cases
+
+EXAMPLES = int(os.environ.get("HARNESS_JS_DIFFERENTIAL_EXAMPLES", "40"))
+
+TOKEN = ScriptConfig(token_threshold=1, event_retention_size=2)
+#: A user message, two parallel plain calls answered at once, a text reply: a
+#: summary is made before the second model call (threshold 1).
+CALLS = Script(TOKEN, (Open(), Calls(count=2), Text()))
+#: A long-running call answered by a client in the next run.
+LATE = Script(TOKEN, (Open(), Calls(kind="long_running", fate="later"), Answer(), Text()))
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None)
+@given(case=js_cases(max_operations=14))
+def test_the_emulating_mapping_stores_what_adk_js_runner_stores(case) -> None:
+    script, compactor = case
+    script = comparable(script)
+    event(f"compactor: {compactor.name}")
+    found = compare_script(script, compactor)
+    if any(open_difference(line) for line in found):
+        event("the open difference (a summary and its reply share a stamp)")
+    assert [line for line in found if not open_difference(line)] == []
+
+
+def test_the_runner_stores_parallel_calls_their_answers_and_a_summary() -> None:
+    # What ADK-JS's Runner wrote for CALLS, read from its answer: the user
+    # message, the calls, one event with both answers, the summary made at
+    # the second model call, the reply (five events, in that order).
+    answer = adk_js.driver().request(runner_request(CALLS))
+    assert answer["ok"] and answer["exception"] is None
+    events = [answer["events"][i] for i in answer["stored"]]
+    assert [(e["author"], e.get("isCompacted", False)) for e in events] == [
+        ("user", False),
+        ("agent", False),
+        ("agent", False),
+        ("system", True),
+        ("agent", False),
+    ]
+    assert [p["functionResponse"]["id"] for p in events[2]["content"]["parts"]] == [
+        p["functionCall"]["id"] for p in events[1]["content"]["parts"]
+    ]
+    # The Runner stamps the reply after the summary of its call: the open
+    # difference, exactly, and nothing else (it fails the day the mapping
+    # is fixed: then OPEN_STAMP goes).
+    assert events[3]["timestamp"] < events[4]["timestamp"]
+    assert compare_script(CALLS) == [f"events 3,4: timestamps emulating =, Runner < ({OPEN_STAMP})"]
+
+
+def test_the_comparison_fires_on_an_answer_that_continues_the_calls_invocation(
+    monkeypatch,
+) -> None:
+    # adk-python's rule (an answer continues its call's invocation) is wrong
+    # on ADK-JS: its Runner gives every run a new invocation id.
+    original = adk_js._Timeline._op_answer
+
+    def _op_answer(self, op):
+        asked = list(self.pending)
+        original(self, op)
+        if asked:
+            self.actions[-1]["event"]["invocationId"] = asked[0].invocation
+
+    expected = runner_request(LATE)
+    monkeypatch.setattr(adk_js._Timeline, "_op_answer", _op_answer)
+    found = compare_script(LATE, request=expected)
+    assert any("same invocation: emulating True, Runner False" in line for line in found), found
+
+
+def test_the_comparison_fires_on_parallel_calls_in_another_order() -> None:
+    # The other side planted: the Runner's model makes the two calls in the
+    # opposite order; the stored call event and its answers differ by id.
+    request = runner_request(CALLS)
+    request["runs"][0]["turns"][0]["parts"].reverse()
+    found = compare_script(CALLS, request=request)
+    assert any(line.startswith("event 1:") for line in found), found
+
+
+def test_what_the_runner_cannot_produce_is_refused_with_the_reason() -> None:
+    with pytest.raises(NotApplicable, match=r"open-agent: Runner\.runAsync runs the agent only"):
+        runner_request(Script(TOKEN, (Open(opener="agent"), Text())))
+    with pytest.raises(NotApplicable, match="calls-plain-later"):
+        runner_request(Script(TOKEN, (Open(), Calls(fate="later"))))
+    # comparable() drops them and adds the reply the Runner always asks for.
+    made = comparable(Script(TOKEN, (Open(opener="agent"), Open(), Calls(fate="later"))))
+    assert [op.op for op in made.operations] == ["open", "text", "end"]
+
+
+def test_the_runner_mode_rejects_an_unknown_compactor_in_one_line() -> None:
+    request = runner_request(CALLS, JsCompactor("token_based", {"tokenThreshold": 1}))
+    request["compactor"] = {"name": "nope", "options": {}}
+    answer = adk_js.driver().request(request)
+    assert answer["ok"] is False and "unknown compactor" in answer["error"]
+    assert "\n" not in answer["error"]
+
+
+def _asking_run(name: str) -> dict:
+    call = {"functionCall": {"id": "call_0", "name": name, "args": {"harness_call": "call_0"}}}
+    request = runner_request(Script(TOKEN, (Open(), Text())))
+    request["compactor"]["options"] = {"tokenThreshold": 10**6, "eventRetentionSize": 2}
+    request["runs"][0]["turns"] = [{"parts": [call], "usage": False, "results": {}}]
+    answer = adk_js.driver().request(request)
+    assert answer["ok"] and answer["exception"] is None
+    return [answer["events"][i] for i in answer["stored"]]
+
+
+def _calls(event: dict) -> list[tuple[str, str]]:
+    parts = (event.get("content") or {}).get("parts") or []
+    return [
+        (p["functionCall"]["name"], p["functionCall"]["id"]) for p in parts if "functionCall" in p
+    ]
+
+
+def test_adk_js_runner_stores_a_confirmation_as_the_synthetic_call_alone() -> None:
+    # ADK-JS 2.0.0 (agents/llm_agent.js, after the tools ran): the synthetic
+    # adk_request_confirmation event carries the tool's actions
+    # (requestedToolConfirmations[call_0]) and the invocation ends there: no
+    # placeholder response is stored, unlike adk-python's three events.
+    _user, call, synthetic = _asking_run("confirm")
+    assert _calls(call) == [("confirm", "call_0")]
+    [(name, synthetic_id)] = _calls(synthetic)
+    assert name == "adk_request_confirmation" and synthetic_id.startswith("adk-")
+    assert synthetic["longRunningToolIds"] == [synthetic_id]
+    assert synthetic["requestedToolConfirmations"] == ["call_0"]
+    assert synthetic["author"] == "agent" and synthetic["invocationId"] == call["invocationId"]
+    assert call["timestamp"] < synthetic["timestamp"]
+
+
+def test_adk_js_runner_stores_a_credential_request_before_the_placeholder_stamped_later() -> None:
+    # As adk-python: the synthetic adk_request_credential event is stored
+    # before the tool's placeholder response (requestedAuthConfigs[call_0]),
+    # with a later timestamp (generateAuthEvent runs after the response
+    # event was made).
+    _user, call, synthetic, placeholder = _asking_run("authed")
+    [(name, synthetic_id)] = _calls(synthetic)
+    assert name == "adk_request_credential" and synthetic["longRunningToolIds"] == [synthetic_id]
+    assert synthetic["requestedAuthConfigs"] == [] and placeholder["requestedAuthConfigs"] == [
+        "call_0"
+    ]
+    assert [p["functionResponse"]["id"] for p in placeholder["content"]["parts"]] == ["call_0"]
+    assert synthetic["timestamp"] > placeholder["timestamp"] > call["timestamp"]
