@@ -1108,8 +1108,42 @@ def test_the_cross_sdk_replay_says_why_a_fixture_cannot_run_on_adk_js(tmp_path) 
     sliding = replace(
         script.case, config=replace(script.case.config, compaction_interval=2, overlap_size=1)
     )
+    # A sliding window runs on the labelled stand-in, not the same trigger.
     row = cross_sdk.cross_row(replace(script, case=sliding), {})
-    assert row.verdict == "n/a" and "no sliding-window compactor" in row.detail
+    assert row.verdict != "n/a"
+    assert row.detail.endswith("(stand-in: token_based threshold=0, retention=1)")
+    with pytest.raises(adk_js.NotApplicable, match="no sliding-window compactor"):
+        adk_js.compactor_for(sliding)
+
+
+def test_the_sliding_window_stand_in_fires_at_every_model_call_and_keeps_the_overlap() -> None:
+    from dataclasses import replace
+
+    script = load_fixture(REPROS / "P4-2.13.0-cec7225956fce657.json").case
+    for overlap, retention in ((0, 1), (1, 1), (3, 3)):
+        config = replace(script.config, compaction_interval=2, overlap_size=overlap)
+        compactor = adk_js.stand_in_for(replace(script, config=config))
+        assert compactor == adk_js.JsCompactor(
+            "token_based", {"tokenThreshold": 0, "eventRetentionSize": retention}
+        )
+    with pytest.raises(adk_js.NotApplicable, match="no sliding window"):
+        adk_js.stand_in_for(script)
+
+
+def test_a_stand_in_verdict_fails_for_what_no_known_adk_js_fault_explains(monkeypatch) -> None:
+    from compaction_harness import cross_sdk
+
+    fixture = load_fixture(REPROS / "P3-2.13.0-7d20e6ebbfad77fb.json")
+    row = cross_sdk.cross_row(fixture, {})
+    assert (row.verdict, row.detail) == (
+        "known",
+        "js-late-answer (stand-in: token_based threshold=0, retention=1)",
+    )
+    monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-late-answer")
+    row = cross_sdk.cross_row(fixture, {})
+    assert row.verdict == "FAILS" and row.detail.endswith(
+        "(stand-in: token_based threshold=0, retention=1)"
+    )
 
 
 # -- the plugin writes ADK-JS fixtures ------------------------------------------------------

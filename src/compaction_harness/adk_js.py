@@ -251,6 +251,46 @@ def compactor_for(script: Script) -> JsCompactor:
     )
 
 
+STAND_IN_THRESHOLD = 0
+"""The stand-in's ``tokenThreshold``: ``TokenBasedContextCompactor.shouldCompact``
+(``dist/esm/context/token_based_context_compactor.js``) fires when the latest
+prompt token count is above it, so 0 fires at every model call that has a
+count: at least as often as any sliding-window trigger, which fires at most
+once per invocation."""
+
+
+def stand_in_for(script: Script) -> JsCompactor:
+    """The clearly labelled stand-in for a sliding-window script (ADK-JS
+    2.0.0 has no sliding-window compactor): ``TokenBasedContextCompactor``
+    with ``tokenThreshold`` :data:`STAND_IN_THRESHOLD` and
+    ``eventRetentionSize`` = ``max(1, overlap_size)``. The Python overlap
+    counts invocations, the JS retention counts events, so the stand-in keeps
+    at most as much as Python kept and compacts at least as often: it throws
+    the session that broke Python at ADK-JS's nearest compactor; it is not
+    the same trigger. Retention 0 is raised to 1 because 0 only meets the
+    known fault ``js-retention-zero`` at every model call. Raises
+    :class:`NotApplicable` when the script has no sliding window."""
+    config = script.config
+    if config.compaction_interval is None:
+        raise NotApplicable("the script configures no sliding window")
+    return JsCompactor(
+        "token_based",
+        {
+            "tokenThreshold": STAND_IN_THRESHOLD,
+            "eventRetentionSize": max(1, config.overlap_size or 0),
+        },
+    )
+
+
+def stand_in_label(compactor: JsCompactor) -> str:
+    """``stand-in: token_based threshold=<t>, retention=<r>`` for a verdict."""
+    o = compactor.options
+    return (
+        f"stand-in: {compactor.name} threshold={o['tokenThreshold']}, "
+        f"retention={o['eventRetentionSize']}"
+    )
+
+
 # -- the Node process ----------------------------------------------------------------
 def package_version() -> str:
     """The installed ``@google/adk`` version; raises :class:`AdkJsUnavailable`."""
@@ -1981,9 +2021,12 @@ def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Vio
 
 __all__ += [
     "KNOWN_FAULTS",
+    "STAND_IN_THRESHOLD",
     "check_case",
     "check_truncation",
     "known_fault",
     "new_violations",
     "observed",
+    "stand_in_for",
+    "stand_in_label",
 ]

@@ -6,7 +6,12 @@ ADK-JS can represent on ADK-JS (:mod:`compaction_harness.adk_js`, the Node
 driver), with the compactor that stands for its configuration
 (:func:`~compaction_harness.adk_js.compactor_for`: the token-threshold
 trigger is ``TokenBasedContextCompactor`` with the same threshold and
-retention), and judges what it shows against ``adk_js.KNOWN_FAULTS``.
+retention), and judges what it shows against ``adk_js.KNOWN_FAULTS``. A
+sliding-window script (ADK-JS 2.0.0 has no sliding-window compactor) runs on
+the labelled stand-in :func:`~compaction_harness.adk_js.stand_in_for`
+(``TokenBasedContextCompactor`` firing at every model call, retention = the
+overlap size): its verdict ends in ``(stand-in: token_based threshold=0,
+retention=<r>)``.
 
 Each row: the fixture's file name, the google-adk releases on which the last
 release matrix (``docs/release-matrix.json``) found it ``known fault`` or
@@ -97,19 +102,31 @@ def cross_row(fixture: Fixture, matrix: dict[str, Any]) -> CrossRow:
             "n/a",
             "database storage: the ADK-JS driver runs InMemorySessionService only",
         )
+    label = ""
     try:
-        case = adk_js.JsCase(script, adk_js.compactor_for(script))
-        outcome = adk_js.check_case(case)
+        if script.config.compaction_interval is not None:
+            compactor = adk_js.stand_in_for(script)
+            label = adk_js.stand_in_label(compactor)
+        else:
+            compactor = adk_js.compactor_for(script)
+        outcome = adk_js.check_case(adk_js.JsCase(script, compactor))
     except adk_js.NotApplicable as exc:
         return CrossRow(name, python, "n/a", str(exc))
+    return _verdict(name, python, outcome, label)
+
+
+def _verdict(name: str, python: tuple[str, ...] | None, outcome: Any, label: str) -> CrossRow:
+    """The row for a triaged outcome (``adk_js.check_case``'s): FAILS with
+    the new violations, known with the fault ids, else holds; ``label``
+    (the stand-in's, or empty) is appended in parentheses."""
+    suffix = f" ({label})" if label else ""
     if outcome.violations:
-        return CrossRow(
-            name, python, "FAILS", "; ".join(v.summary() for v in outcome.violations)[:300]
-        )
+        shown = "; ".join(v.summary() for v in outcome.violations)[:300]
+        return CrossRow(name, python, "FAILS", shown + suffix)
     faults = list(dict.fromkeys(f for _, f in outcome.known))
     if faults:
-        return CrossRow(name, python, "known", ", ".join(faults))
-    return CrossRow(name, python, "holds")
+        return CrossRow(name, python, "known", ", ".join(faults) + suffix)
+    return CrossRow(name, python, "holds", label and f"({label})")
 
 
 def cross_table(corpus: Path = CORPUS, matrix_path: Path = MATRIX) -> list[CrossRow]:
