@@ -413,7 +413,19 @@ JS_BAD: dict[str, tuple[dict, str]] = {
     ),
     "compactor-option-not-scalar": (
         {**js_valid(), "compactor": {"name": "anchored", "options": {"tokenThreshold": [1]}}},
-        "compactor.options: expected an object of integers, booleans, strings",
+        "compactor.options.tokenThreshold: expected a non-negative integer, got [1]",
+    ),
+    # A string where ADK-JS reads a number would replay as a new failure.
+    "compactor-option-a-string": (
+        {
+            **js_valid(),
+            "compactor": {"name": "token_based", "options": {"eventRetentionSize": "0"}},
+        },
+        "compactor.options.eventRetentionSize: expected a non-negative integer, got '0'",
+    ),
+    "compactor-option-unknown": (
+        {**js_valid(), "compactor": {"name": "token_based", "options": {"bogus": 1}}},
+        "compactor.options.bogus: not an option of the token_based compactor",
     ),
     "not-a-script": ({**js_valid(), "kind": "unit"}, "an ADK-JS fixture is of kind 'script'"),
     "python-fault": (

@@ -145,6 +145,17 @@ INSTALL = "make js-env"
 #: The compactors the driver knows, by the name a request gives.
 COMPACTORS = ("token_based", "anchored", "truncating", "thought_pruning", "agent_controlled")
 #: Compactors with a trigger of their own (a token threshold): P6 applies.
+#: The constructor options each compactor reads (dist/esm/context/
+#: *_compactor.js, `options.<name>`; the summariser is the driver's own), all
+#: non-negative integers: what a fixture's ``compactor.options`` may hold.
+OPTIONS: dict[str, tuple[str, ...]] = {
+    "token_based": ("tokenThreshold", "eventRetentionSize"),
+    "anchored": ("tokenThreshold", "eventRetentionSize"),
+    "truncating": ("threshold", "preserveLeadingEvents"),
+    "thought_pruning": ("eventRetentionSize",),
+    "agent_controlled": (),
+}
+
 TRIGGERED = frozenset({"token_based", "anchored"})
 #: Compactors that delete events by design: judged on P0, P1 and P2 only.
 DELETING = frozenset({"truncating", "thought_pruning"})
@@ -197,10 +208,18 @@ class JsCompactor:
             raise ModelError(
                 f"{where}.name: unknown ADK-JS compactor {name!r} (known: {', '.join(COMPACTORS)})"
             )
-        if not isinstance(options, dict) or not all(
-            isinstance(k, str) and type(v) in (int, bool, str) for k, v in options.items()
-        ):
-            raise ModelError(f"{where}.options: expected an object of integers, booleans, strings")
+        if not isinstance(options, dict):
+            raise ModelError(f"{where}.options: expected an object")
+        for key, value in options.items():
+            if key not in OPTIONS[name]:
+                raise ModelError(
+                    f"{where}.options.{key}: not an option of the {name} compactor "
+                    f"(known: {', '.join(OPTIONS[name]) or 'none'})"
+                )
+            if type(value) is not int or value < 0:
+                raise ModelError(
+                    f"{where}.options.{key}: expected a non-negative integer, got {value!r}"
+                )
         return cls(name, dict(options))
 
 
@@ -1223,8 +1242,9 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         frozenset({"token_based", "anchored"}),
         "calculateRetainStartIndex (context/compaction_utils.js) starts at "
         "rawEvents.length - eventRetentionSize; with eventRetentionSize 0 that is the "
-        "length of the list, and the loop reads rawEvents[length] (undefined): every "
-        "model call over the threshold raises TypeError before the model is called.",
+        "length of the list, and the loop reads rawEvents[length] (undefined); "
+        "shouldCompact calls it before it compares tokens, so every model call raises "
+        "TypeError before the model is called, whatever the threshold.",
     ),
     "js-late-answer": (
         frozenset({"token_based", "anchored", "truncating"}),
