@@ -656,9 +656,9 @@ def main() -> int:
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     only = getattr(args, "invariants", "")
-    path = (
-        out / f"{args.command}{'-' + only.replace(',', '-') if only else ''}-adk-{ADK_RELEASE}.json"
-    )
+    # An ADK-JS benchmark is named after the npm package's version it ran.
+    target = f"adk-js-{result['version']}" if result.get("kind") == "js" else f"adk-{ADK_RELEASE}"
+    path = out / f"{args.command}{'-' + only.replace(',', '-') if only else ''}-{target}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     print(f"written: {path.relative_to(ROOT)}")
     return 0
