@@ -689,3 +689,23 @@ def test_profile_refuses_an_adk_js_fixture_in_one_line(capsys) -> None:
     assert main(["profile", str(JS_FIXTURE)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "an ADK-JS fixture cannot be profiled" in err
+
+
+def test_replaying_a_folder_without_node_counts_its_adk_js_fixtures_apart(
+    capsys, monkeypatch, tmp_path
+) -> None:
+    # The newcomer review: a folder's summary called the JS fixtures "bad
+    # input" when only the environment was missing.
+    from compaction_harness import adk_js
+
+    monkeypatch.setattr(adk_js, "_DRIVER", adk_js._Driver())
+    monkeypatch.setattr(adk_js, "SDK_DIR", tmp_path / "none")
+    folder = tmp_path / "repros"
+    folder.mkdir()
+    python = sorted(REPROS.glob("P4-2.13.0-*.json"))[0]
+    for source in (JS_FIXTURE, python):
+        (folder / source.name).write_bytes(source.read_bytes())
+    assert main(["replay", str(folder)]) == 2
+    out = capsys.readouterr().out.rstrip()
+    assert out.endswith(", 1 ADK-JS fixtures not replayed (no Node or no package: `make js-env`)")
+    assert "bad input" not in out

@@ -286,6 +286,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from .verdicts import judge_fixture
 
     counts = {"ok": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "bad": 0}
+    unavailable = 0  # of counts["bad"]: ADK-JS fixtures without Node or the package
     status = 0
     report: list[dict[str, Any]] = []
     for path, fixture in _load_each(args.fixtures):
@@ -318,6 +319,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         except AdkJsUnavailable as exc:  # an ADK-JS fixture, and no Node or no package
             _error(f"{path}: an ADK-JS fixture cannot be replayed here: {exc}")
             counts["bad"] += 1
+            unavailable += 1
             status = 2
             report.append({**_about(path, fixture), "label": "n/a", "reason": str(exc)})
             continue
@@ -351,7 +353,16 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     print(
         f"{counts['ok']} held, {counts['FAIL']} failed, {counts['XFAIL']} known upstream "
         f"faults, {counts['XPASS']} known faults no longer seen"
-        + (f", {counts['bad']} not replayed (bad input)" if counts["bad"] else "")
+        + (
+            f", {counts['bad'] - unavailable} not replayed (bad input)"
+            if counts["bad"] > unavailable
+            else ""
+        )
+        + (
+            f", {unavailable} ADK-JS fixtures not replayed (no Node or no package: `make js-env`)"
+            if unavailable
+            else ""
+        )
     )
     return status
 
