@@ -1529,6 +1529,21 @@ def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
     )
 
 
+def _answers_of(steps: Sequence[Step], position: int, ids: set[str], until: int) -> list[int]:
+    """The positions of the raw response events among ``steps[:until]`` that
+    answer ``ids`` of the call event at ``position``: those after it and
+    before the next call event that opens one of the ids again (with ids
+    numbered per turn, responses after that answer the later call)."""
+    reopened = next(
+        (p for p in range(position + 1, len(steps)) if steps[p].call_ids & ids), len(steps)
+    )
+    return [
+        p
+        for p in range(position + 1, min(reopened, until))
+        if steps[p].compaction is None and steps[p].response_ids & ids
+    ]
+
+
 def _answers_time_hidden(run: JsRun, violation: Violation, k: int) -> bool:
     """Whether each call P2's strict clause names as unanswered at model call
     ``k`` has an answer stored by then, and every such answer is hidden by the
@@ -1549,11 +1564,7 @@ def _answers_time_hidden(run: JsRun, violation: Violation, k: int) -> bool:
         opened = [p for p in range(known) if call_id in steps[p].call_ids]
         if not opened:
             return False
-        answers = [
-            p
-            for p in range(opened[-1] + 1, known)
-            if steps[p].compaction is None and call_id in steps[p].response_ids
-        ]
+        answers = _answers_of(steps, opened[-1], {call_id}, known)
         if not answers or not all(p in hidden for p in answers):
             return False
     return True
@@ -1880,16 +1891,10 @@ def _answer_hidden_by_time(run: JsRun, violation: Violation) -> bool:
             given = {where[i] for i in summary["input"] if i in where}
             if position not in given:
                 continue
-            # With ids numbered per turn a later call event opens the same id
-            # again: responses stored after it answer that call, not this one.
-            reopened = next(
-                (p for p in range(position + 1, len(steps)) if steps[p].call_ids & ids),
-                len(steps),
-            )
             answers = [
                 p
-                for p in range(position + 1, min(reopened, len(call["stored_before"])))
-                if p not in given and steps[p].compaction is None and steps[p].response_ids & ids
+                for p in _answers_of(steps, position, ids, len(call["stored_before"]))
+                if p not in given
             ]
             shown = seen(call)
             if answers and all(
