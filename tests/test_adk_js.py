@@ -454,8 +454,10 @@ def test_a_sub_agent_crash_after_a_time_hidden_reply_is_the_time_filters() -> No
     # getActiveEvents hides it, the client's answer becomes the newest active
     # event, and the parallel sub-agent, which sees the root's call only as
     # context text, makes getContents raise "No function call event found".
-    ops = (Open(), Calls(kind="interim"), End(), Answer(), Skew(seconds=10), Text(), FanOut())
-    (crash,), in_order = time_filtered(token(1, 2), ops, None, "P0", "js-sub-agent-hidden-reply")
+    script, compactor = KNOWN["js-sub-agent-hidden-reply"]  # that shrunk script
+    (crash,), in_order = time_filtered(
+        script.config, script.operations, compactor, "P0", "js-sub-agent-hidden-reply"
+    )
     assert "No function call event found" in crash.message
     # With the clock in order nothing is hidden and nothing raises.
     assert in_order.exception is None and not adk_js.check_run(in_order)
@@ -478,19 +480,10 @@ def test_a_call_brought_back_without_its_answer_by_an_inverted_range_is_the_time
     # host stamps the answer before its call; the first summary takes both and
     # ends at the answer's (earlier) stamp, so getActiveEvents brings the call
     # back but not the answer, and the next summary takes the call alone (P1).
-    ops = (
-        Open(),
-        Calls(kind="long_running"),
-        Skew(seconds=10),
-        Answer(),
-        Text(),
-        Open(),
-        Text(),
-        Answer(again=True),
-        Text(),
+    script, compactor = KNOWN["js-inverted-range"]  # that shrunk script
+    _, in_order = time_filtered(
+        script.config, script.operations, compactor, "P1", "js-inverted-range"
     )
-    compactor = JsCompactor("token_based", {"tokenThreshold": 50, "eventRetentionSize": 2})
-    _, in_order = time_filtered(token(50, 2), ops, compactor, "P1", "js-inverted-range")
     # In order, what is left is the late answer's own crash.
     assert faults(in_order) == {"js-late-answer"}
 
