@@ -1024,6 +1024,23 @@ def test_replay_labels_an_adk_js_fixture_xfail_and_names_the_package(capsys) -> 
     assert entry["shows"] == ["js-branch"] and entry["invariants"] == ["P5"]
 
 
+def test_replay_names_the_package_version_a_fixture_was_found_on_when_it_differs(
+    capsys, tmp_path
+) -> None:
+    from compaction_harness.cli import main
+
+    data = json.loads((REPROS / "P5-adk-js-2.0.0-2d44fea12a2727a0.json").read_text())
+    data["package_version"] = "2.7.0"  # written on another @google/adk
+    path = tmp_path / "other-version.json"
+    path.write_text(json.dumps(data))
+    assert main(["replay", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"XFAIL {path} on @google/adk 2.0.0 (found on @google/adk 2.7.0): " in out
+    # the committed fixture, found on the installed package, says nothing more
+    assert main(["replay", str(REPROS / "P5-adk-js-2.0.0-2d44fea12a2727a0.json")]) == 0
+    assert "found on" not in capsys.readouterr().out
+
+
 def test_replay_labels_an_adk_js_fixture_fail_when_no_known_fault_explains_it(
     capsys, monkeypatch, tmp_path
 ) -> None:

@@ -334,6 +334,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             if fixture.is_js
             else f"google-adk {ADK_RELEASE}"
         )
+        if fixture.is_js and fixture.adk_release != judged.verdict.release:
+            # One @google/adk is installed: a fixture written on another one
+            # replays on it, and the line says so rather than passing silently.
+            where += f" (found on @google/adk {fixture.adk_release})"
         reason = f": {judged.reason}" if judged.label in ("XFAIL", "XPASS") else ""
         print(f"{judged.label:5} {where}{reason}")
         verdict = judged.verdict
