@@ -1024,6 +1024,21 @@ def test_replay_labels_an_adk_js_fixture_xfail_and_names_the_package(capsys) -> 
     assert entry["shows"] == ["js-branch"] and entry["invariants"] == ["P5"]
 
 
+def test_show_lists_the_earlier_summary_an_anchored_summary_was_given(capsys, tmp_path) -> None:
+    from compaction_harness.cli import main
+
+    # The anchored compactor gives its summariser the scratchpad (the
+    # previous summary) with the raw events: show names it among the inputs.
+    script, compactor = KNOWN["js-anchored-summed-counts"][:2]
+    path = _js_fixture(tmp_path, adk_js.JsCase(script, compactor), "js-anchored-summed-counts")
+    seeds = json.loads(path.read_text())["observed"]["seeds"]
+    assert seeds[0] == [] and 0 in seeds[1]  # the second summary was given summary#0
+    assert main(["show", str(path)]) == 0
+    given = [line for line in capsys.readouterr().out.splitlines() if "COMPACTION" in line]
+    assert "<- given" in given[1] and given[1].rstrip().endswith("summary#0")
+    assert "summary#" not in given[0].split("<- given")[1]
+
+
 def test_replay_names_the_package_version_a_fixture_was_found_on_when_it_differs(
     capsys, tmp_path
 ) -> None:

@@ -2001,7 +2001,9 @@ def observed(run: JsRun) -> dict[str, Any]:
     fixture): ``session`` (the stored events, summaries included, as a
     :class:`Session` document), ``origin`` (per stored event, the operation
     that appended it, or None for a summary), ``summaries`` (per summary, the
-    stored positions of the raw events it was given), ``prompt`` (the last
+    stored positions of the raw events it was given), ``seeds`` (per summary,
+    the numbers of the earlier summaries it was given: the anchored
+    compactor's scratchpad, for one), ``prompt`` (the last
     model call's contents: [role, [part tuples]]), ``exception`` (what
     ADK-JS raised, or None) and ``package_version``."""
     last = next((c for c in reversed(run.calls) if "contents" in c), None)
@@ -2009,6 +2011,7 @@ def observed(run: JsRun) -> dict[str, Any]:
         "session": run.stored.to_json(),
         "origin": list(run.origin),
         "summaries": [given for _, given, _ in run.summaries()],
+        "seeds": [seeds for _, _, seeds in run.summaries()],
         "prompt": [[role, [list(p) for p in parts]] for role, parts in run.prompt(last)]
         if last is not None
         else [],

@@ -172,6 +172,7 @@ def _script_timeline(fixture: Fixture) -> list[str]:
         stored = Session()
     origin = fixture.observed.get("origin", [])
     summaries = fixture.observed.get("summaries", [])
+    seeds = fixture.observed.get("seeds", [])  # ADK-JS: earlier summaries given
     lines.append(
         f"events as stored when it failed (op = the operation that stored it; "
         f"{_time_note(stored)}):"
@@ -181,7 +182,10 @@ def _script_timeline(fixture: Fixture) -> list[str]:
         made_by = origin[position] if position < len(origin) else None
         if step.compaction is not None and not isinstance(made_by, int):
             given = summaries[number] if number < len(summaries) else []
-            shown = ", ".join(f"#{i}" for i in given) or "nothing"
+            earlier = seeds[number] if number < len(seeds) else []
+            shown = (
+                ", ".join([f"#{i}" for i in given] + [f"summary#{n}" for n in earlier]) or "nothing"
+            )
             lines.append(f"#{position:<4}{render_step(step, stored.origin)}  <- given {shown}")
             number += 1
             continue
