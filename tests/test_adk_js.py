@@ -1039,6 +1039,28 @@ def test_show_lists_the_earlier_summary_an_anchored_summary_was_given(capsys, tm
     assert "summary#" not in given[0].split("<- given")[1]
 
 
+def test_replay_of_a_fixture_whose_marked_fault_another_known_fault_hides_says_both(
+    capsys, tmp_path
+) -> None:
+    from compaction_harness.cli import main
+
+    # A hand-edited mark: the fixture shows js-branch, marked js-late-answer
+    # (which applies to its compactor): XPASS, and the advice names both.
+    data = json.loads((REPROS / "P5-adk-js-2.0.0-2d44fea12a2727a0.json").read_text())
+    assert data["compactor"]["name"] in adk_js.KNOWN_FAULTS["js-late-answer"][0]
+    data["known_fault"] = "js-late-answer"
+    path = tmp_path / "masked.json"
+    path.write_text(json.dumps(data))
+    assert main(["replay", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(
+        f"XPASS {path} on @google/adk 2.0.0: the known fault js-late-answer no longer shows, "
+        "but js-branch does, which can hide it: if the fixture was edited, mark it with the "
+        "fault it shows; if ADK fixed js-late-answer, remove 2.0.0 from its entry in "
+        "adk_js.KNOWN_FAULTS"
+    ), out
+
+
 def test_replay_names_the_package_version_a_fixture_was_found_on_when_it_differs(
     capsys, tmp_path
 ) -> None:

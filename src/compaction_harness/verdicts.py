@@ -180,6 +180,17 @@ def judge_fixture(fixture: Any, release: str | None = None) -> FixtureVerdict:
             if getattr(fixture, "sdk", "python") == "adk-js"
             else "its releases in known_faults.py"
         )
+        if verdict.faults:
+            # Other known faults show instead: one of them can hide the marked
+            # one (a run that raises stops early), so "ADK fixed it" is only
+            # one of two readings.
+            return FixtureVerdict(
+                "XPASS",
+                verdict,
+                f"the known fault {marked_id} no longer shows, but {', '.join(verdict.faults)} "
+                f"does, which can hide it: if the fixture was edited, mark it with the fault "
+                f"it shows; if ADK fixed {marked_id}, remove {verdict.release} from {where}",
+            )
         return FixtureVerdict(
             "XPASS",
             verdict,
