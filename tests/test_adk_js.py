@@ -893,6 +893,37 @@ def test_p3_fires_on_a_backlog_beyond_the_retention_the_configuration_states() -
     assert [(v.details["model_call"], v.observed) for v in found] == [(4, 4), (7, 4)]
 
 
+def test_p3_stall_holds_where_the_trigger_summarises_or_may_decline() -> None:
+    # Threshold 30: the trigger reads call 3's 35 tokens at call 4 and
+    # summarises there and at call 7; at call 3 it still reads call 2's 25.
+    assert adk_js.check_stall(run(Script(token(30, 2), TURNS))) == []
+    # Retention 20: never more raw events than retained, so shouldCompact may
+    # decline at every call though every count from call 3 on is above 30.
+    declined = run(Script(token(30, 20), TURNS))
+    assert not any(c["summaries"] for c in declined.calls)
+    assert adk_js._real_count(declined, 7) > 30 and adk_js.check_stall(declined) == []
+
+
+def test_p3_stall_fires_on_a_trigger_that_never_summarises_above_the_threshold() -> None:
+    # A deliberately broken compactor: one that never compacts (threshold
+    # 1000 in the run) judged as the work of one told threshold 30.
+    result = run(Script(token(1000, 2), TURNS))
+    assert [adk_js._real_count(result, k) for k in range(8)] == [5, 15, 25, 35, 45, 55, 65, 75]
+    result.compactor = JsCompactor("token_based", {"tokenThreshold": 30, "eventRetentionSize": 2})
+    found = trigger_violations(result, "P3", "stall")
+    # From call 4 (newest count 35, sending 45) on, the four to seven earlier
+    # turns and the running turn's message (9, 11, 13, 15 events) stand
+    # outside every summary where R = 2 allows 3.
+    assert [(v.details["model_call"], v.observed) for v in found] == [
+        (4, 9),
+        (5, 11),
+        (6, 13),
+        (7, 15),
+    ]
+    assert all(v.details["bound"] == 3 for v in found)
+    assert all(adk_js.known_fault(result, v) is None for v in found)
+
+
 def test_p6_summary_rate_holds_on_the_token_trigger_over_a_long_run() -> None:
     result = run(Script(token(30, 2), TURNS))
     counts = [adk_js._real_count(result, k) for k in range(len(result.calls))]

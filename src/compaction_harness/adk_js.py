@@ -1065,6 +1065,76 @@ def check_backlog(run: JsRun) -> list[Violation]:
     return out
 
 
+def _newest_count(run: JsRun, k: int) -> int | None:
+    """The ``promptTokenCount`` (tokens) of the newest stored raw event before
+    model call ``k`` that carries one: what ``latestPromptTokenCount``
+    (``token_based_context_compactor.js``) reads when nothing hides that
+    event, and a lower bound of the anchored trigger's sum; None if no event
+    before the call carries a count."""
+    steps = run.stored.steps[: len(run.calls[k]["stored_before"])]
+    return next(
+        (s.prompt_tokens for s in reversed(steps) if s.compaction is None and s.prompt_tokens),
+        None,
+    )
+
+
+def check_stall(run: JsRun) -> list[Violation]:
+    """P3's stall form for ``token_based`` and ``anchored``: a model call where
+    no summary was made although the trigger's newest count
+    (:func:`_newest_count`) and the prompt the call then sent
+    (:func:`_real_count`) were both above ``tokenThreshold``. The only ways
+    ``shouldCompact`` (``context/token_based_context_compactor.js``,
+    ``context/anchored_context_compactor.js``) may then decline are no more
+    than ``eventRetentionSize`` raw active events, or ``calculateRetainStartIndex``
+    stepping back to 0; both leave at most :func:`backlog_bound` live raw
+    events outside every summary. More than that is a stall: the prompt
+    stays over the threshold and nothing is summarised. Counted by identity,
+    as :func:`check_backlog` counts. Returns P3 violations (``positions``: the
+    backlog; ``details``: ``cause`` ``"stall"``, ``model_call``, ``bound``)."""
+    threshold = run.compactor.options.get("tokenThreshold")
+    if run.compactor.name not in TRIGGERED or threshold is None:
+        return []
+    from .pipeline import live_positions
+
+    steps = run.stored.steps
+    live = live_positions(run.stored)
+    summaries = run.summaries()
+    given: set[int] = set()
+    number = 0
+    out = []
+    for k, call in enumerate(run.calls):
+        for _ in call["summaries"]:
+            given |= set(summaries[number][1])
+            number += 1
+        if call["summaries"] or (run.exception and run.exception.get("action") == call["action"]):
+            continue
+        newest, sent = _newest_count(run, k), _real_count(run, k)
+        if newest is None or sent is None or newest <= threshold or sent <= threshold:
+            continue
+        backlog = [
+            p
+            for p in range(len(call["stored_before"]))
+            if steps[p].compaction is None and p in live and p not in given
+        ]
+        bound = backlog_bound(run.compactor, [steps[p] for p in backlog])
+        if len(backlog) > bound:
+            out.append(
+                Violation(
+                    "P3",
+                    f"model call {k} made no summary though the newest prompt count {newest} "
+                    f"and the prompt it sent ({sent} tokens) are above tokenThreshold "
+                    f"{threshold}; {len(backlog)} live raw events are outside every summary, "
+                    f"eventRetentionSize {run.compactor.options.get('eventRetentionSize', 0)} "
+                    f"allows {bound} (a stall)",
+                    positions=tuple(backlog),
+                    expected=f"a summary, or at most {bound} events outside every summary",
+                    observed=len(backlog),
+                    details={"cause": "stall", "model_call": k, "bound": bound},
+                )
+            )
+    return out
+
+
 def _stale_counts(run: JsRun, active: Sequence[str]) -> list[str]:
     """The ids among ``active`` (as :func:`_active_before` gives them) of the
     raw events that carry a ``usageMetadata.promptTokenCount`` and were
@@ -1229,9 +1299,12 @@ def check_summary_rate(run: JsRun) -> list[Violation]:
 
 
 def check_trigger(run: JsRun) -> list[Violation]:
-    """P3 and P6's second and third clauses (:func:`check_backlog`,
-    :func:`check_trigger_counts`, :func:`check_summary_rate`)."""
-    return check_backlog(run) + check_trigger_counts(run) + check_summary_rate(run)
+    """P3 (:func:`check_backlog` after a summary, :func:`check_stall` where
+    none was made) and P6's second and third clauses
+    (:func:`check_trigger_counts`, :func:`check_summary_rate`)."""
+    return (
+        check_backlog(run) + check_stall(run) + check_trigger_counts(run) + check_summary_rate(run)
+    )
 
 
 # -- known ADK-JS faults ---------------------------------------------------------------
