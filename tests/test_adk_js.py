@@ -1332,8 +1332,10 @@ def test_an_adk_js_campaign_summary_names_the_package_it_ran_against(pytester) -
 # -- the property ---------------------------------------------------------------------
 @pytest.mark.property(weight=1)
 @given(case=js_cases())
-def test_adk_js_compactors_meet_p0_p1_p2_p4_p5_up_to_known_faults(case) -> None:
-    # A violation no known ADK-JS fault explains raises InvariantViolation:
+def test_adk_js_compactors_meet_the_invariants_up_to_known_faults(case) -> None:
+    # P0, P1, P2 (strict clause too), P3, P4, P5 and P6 as adk_js.check_run
+    # judges each compactor (truncating and thought pruning: P0, P1/P2 and
+    # only-configured deletions). A violation no known ADK-JS fault explains raises InvariantViolation:
     # the plugin replays it and writes an `sdk: "adk-js"` fixture.
     script, compactor = case
     check_js_case(adk_js.JsCase(script, compactor))
