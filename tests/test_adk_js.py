@@ -904,6 +904,21 @@ def test_p3_stall_holds_where_the_trigger_summarises_or_may_decline() -> None:
     assert adk_js._real_count(declined, 7) > 30 and adk_js.check_stall(declined) == []
 
 
+def test_p3_stall_reads_no_count_that_a_summary_replaced() -> None:
+    # The first campaign with the stall form (shrunk): the only reply with a
+    # count (105, tools of 400 characters) was summarised; the replies after
+    # it carry none, so the trigger has no real count to read (ADK-JS
+    # estimates from contents) and declining is no stall. The summarised
+    # count is stale (P6) and is not the trigger's input.
+    script = Script(
+        token(18, 1, tools_chars=400),
+        (Open(), Text(usage=True), Text(usage=False), FanOut(order="ab"), Text(usage=True)),
+    )
+    result = run(script, JsCompactor("anchored", {"tokenThreshold": 18, "eventRetentionSize": 1}))
+    assert adk_js._real_count(result, 4) > 18 and not result.calls[4]["summaries"]
+    assert adk_js.check_stall(result) == []
+
+
 def test_p3_stall_fires_on_a_trigger_that_never_summarises_above_the_threshold() -> None:
     # A deliberately broken compactor: one that never compacts (threshold
     # 1000 in the run) judged as the work of one told threshold 30.
@@ -1335,8 +1350,9 @@ def test_an_adk_js_campaign_summary_names_the_package_it_ran_against(pytester) -
 def test_adk_js_compactors_meet_the_invariants_up_to_known_faults(case) -> None:
     # P0, P1, P2 (strict clause too), P3, P4, P5 and P6 as adk_js.check_run
     # judges each compactor (truncating and thought pruning: P0, P1/P2 and
-    # only-configured deletions). A violation no known ADK-JS fault explains raises InvariantViolation:
-    # the plugin replays it and writes an `sdk: "adk-js"` fixture.
+    # only-configured deletions). A violation no known ADK-JS fault explains
+    # raises InvariantViolation: the plugin replays it and writes an
+    # `sdk: "adk-js"` fixture.
     script, compactor = case
     check_js_case(adk_js.JsCase(script, compactor))
 

@@ -1065,15 +1065,24 @@ def check_backlog(run: JsRun) -> list[Violation]:
     return out
 
 
-def _newest_count(run: JsRun, k: int) -> int | None:
-    """The ``promptTokenCount`` (tokens) of the newest stored raw event before
-    model call ``k`` that carries one: what ``latestPromptTokenCount``
-    (``token_based_context_compactor.js``) reads when nothing hides that
-    event, and a lower bound of the anchored trigger's sum; None if no event
-    before the call carries a count."""
+def _newest_count(run: JsRun, k: int, given: set[int]) -> int | None:
+    """The newest real prompt count before model call ``k``: the
+    ``promptTokenCount`` (tokens) of the newest stored raw event before the
+    call that carries one and is not in ``given`` (the stored positions some
+    summary was given). That is what ``latestPromptTokenCount``
+    (``token_based_context_compactor.js``) reads when the time filter hides
+    nothing else, and a lower bound of the anchored trigger's sum. A count
+    from an event a summary replaced is stale (P6), so it is not the
+    trigger's input. None if no such event carries a count: ADK-JS then
+    estimates from the contents, without the system instruction and tool
+    declarations, and nothing says the prompt was over the threshold."""
     steps = run.stored.steps[: len(run.calls[k]["stored_before"])]
     return next(
-        (s.prompt_tokens for s in reversed(steps) if s.compaction is None and s.prompt_tokens),
+        (
+            s.prompt_tokens
+            for p, s in reversed(list(enumerate(steps)))
+            if s.compaction is None and s.prompt_tokens is not None and p not in given
+        ),
         None,
     )
 
@@ -1108,7 +1117,7 @@ def check_stall(run: JsRun) -> list[Violation]:
             number += 1
         if call["summaries"] or (run.exception and run.exception.get("action") == call["action"]):
             continue
-        newest, sent = _newest_count(run, k), _real_count(run, k)
+        newest, sent = _newest_count(run, k, given), _real_count(run, k)
         if newest is None or sent is None or newest <= threshold or sent <= threshold:
             continue
         backlog = [
