@@ -919,6 +919,27 @@ def test_p3_stall_reads_no_count_that_a_summary_replaced() -> None:
     assert adk_js.check_stall(result) == []
 
 
+def test_a_stall_whose_over_threshold_count_the_time_filter_hid_is_the_same_tick_fault() -> None:
+    # The second campaign with the stall form (shrunk): at millisecond
+    # resolution the reply counting 114 tokens shares a tick with the last
+    # event the second summary was given, so getActiveEvents hides it; the
+    # replies after it carry no count and the trigger declines at call 6
+    # though 135 tokens are sent.
+    script = Script(
+        token(50, 1, resolution=0.001, tools_chars=400),
+        (Open(), *(Text(usage=True),) * 3, Text(usage=False), FanOut(order="ab"), Text()),
+    )
+    result = run(script)
+    (stall,) = trigger_violations(result, "P3", "stall")
+    assert (
+        stall.details["model_call"] == 6
+        and result.stored.steps[stall.details["count_at"]].prompt_tokens == 114
+    )
+    assert not adk_js._backlog_hidden_by_time(result, stall)  # the backlog alone is too long
+    assert adk_js._count_hidden_by_time(result, stall)
+    assert adk_js.known_fault(result, stall) == "js-same-tick-hidden"
+
+
 def test_p3_stall_fires_on_a_trigger_that_never_summarises_above_the_threshold() -> None:
     # A deliberately broken compactor: one that never compacts (threshold
     # 1000 in the run) judged as the work of one told threshold 30.

@@ -1066,9 +1066,9 @@ def check_backlog(run: JsRun) -> list[Violation]:
 
 
 def _newest_count(run: JsRun, k: int, given: set[int]) -> int | None:
-    """The newest real prompt count before model call ``k``: the
-    ``promptTokenCount`` (tokens) of the newest stored raw event before the
-    call that carries one and is not in ``given`` (the stored positions some
+    """Where the newest real prompt count before model call ``k`` is: the
+    stored position of the newest raw event before the call that carries a
+    ``promptTokenCount`` and is not in ``given`` (the stored positions some
     summary was given). That is what ``latestPromptTokenCount``
     (``token_based_context_compactor.js``) reads when the time filter hides
     nothing else, and a lower bound of the anchored trigger's sum. A count
@@ -1079,7 +1079,7 @@ def _newest_count(run: JsRun, k: int, given: set[int]) -> int | None:
     steps = run.stored.steps[: len(run.calls[k]["stored_before"])]
     return next(
         (
-            s.prompt_tokens
+            p
             for p, s in reversed(list(enumerate(steps)))
             if s.compaction is None and s.prompt_tokens is not None and p not in given
         ),
@@ -1117,7 +1117,8 @@ def check_stall(run: JsRun) -> list[Violation]:
             number += 1
         if call["summaries"] or (run.exception and run.exception.get("action") == call["action"]):
             continue
-        newest, sent = _newest_count(run, k, given), _real_count(run, k)
+        at, sent = _newest_count(run, k, given), _real_count(run, k)
+        newest = steps[at].prompt_tokens if at is not None else None
         if newest is None or sent is None or newest <= threshold or sent <= threshold:
             continue
         backlog = [
@@ -1138,7 +1139,7 @@ def check_stall(run: JsRun) -> list[Violation]:
                     positions=tuple(backlog),
                     expected=f"a summary, or at most {bound} events outside every summary",
                     observed=len(backlog),
-                    details={"cause": "stall", "model_call": k, "bound": bound},
+                    details={"cause": "stall", "model_call": k, "bound": bound, "count_at": at},
                 )
             )
     return out
@@ -1351,7 +1352,9 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "summary's endTime: an event stored in the same clock tick as (or stamped before) "
         "the last summarised event, but retained, vanishes from every later prompt "
         "without being summarised (P4; P2 when it is the running turn's message or a "
-        "call's answer; P3, since no later compaction can reach it), and the anchored "
+        "call's answer; P3, since no later compaction can reach it, and a hidden reply's "
+        "prompt count is never read by the trigger, which then declines though the prompt "
+        "is over the threshold), and the anchored "
         "compactor's rebuild of session.events then drops it for good; an answer whose "
         "call it hides is dropped with it, or, as the newest event, makes getContents "
         "raise 'No function call event found' (P0).",
@@ -1480,7 +1483,8 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
             return "js-answer-hidden"
         return None
     if violation.invariant == "P3" and "js-same-tick-hidden" in faults:
-        return "js-same-tick-hidden" if _backlog_hidden_by_time(run, violation) else None
+        hidden = _backlog_hidden_by_time(run, violation) or _count_hidden_by_time(run, violation)
+        return "js-same-tick-hidden" if hidden else None
     if "js-anchored-summed-counts" in faults and _summed_counts(run, violation):
         return "js-anchored-summed-counts"
     if violation.invariant == "P6" and "js-reactivated" in faults and _reactivated(run, violation):
@@ -1568,6 +1572,22 @@ def _backlog_hidden_by_time(run: JsRun, violation: Violation) -> bool:
     ]
     steps = run.stored.steps
     return len(seen) <= backlog_bound(run.compactor, [steps[p] for p in seen])
+
+
+def _count_hidden_by_time(run: JsRun, violation: Violation) -> bool:
+    """Whether a P3 stall (cause ``"stall"``) is the time filter's: the reply
+    whose prompt count was above the threshold (``details["count_at"]``) is
+    absent from the active events at that model call (:func:`_active_before`)
+    because ``getActiveEvents`` hid it at that call or an earlier one
+    (:func:`_hidden_at`), though no summary was given it. The trigger
+    (``latestPromptTokenCount``) then never reads that count: it falls back
+    to an estimate or an older count, and declines."""
+    k, at = violation.details.get("model_call"), violation.details.get("count_at")
+    if violation.details.get("cause") != "stall" or k is None or at is None:
+        return False
+    if run.ids[at] in _active_before(run, run.calls[k]):
+        return False
+    return any(_hidden_at(run, c, at) for c in run.calls[: k + 1])
 
 
 def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
