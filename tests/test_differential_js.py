@@ -19,10 +19,8 @@ from hypothesis import event, given, settings
 from compaction_harness import adk_js
 from compaction_harness.adk_js import JsCompactor, NotApplicable
 from compaction_harness.differential_js import (
-    OPEN_STAMP,
     comparable,
     compare_script,
-    open_difference,
     runner_request,
 )
 from compaction_harness.scripts import Answer, Calls, Open, Script, ScriptConfig, Text
@@ -44,10 +42,7 @@ def test_the_emulating_mapping_stores_what_adk_js_runner_stores(case) -> None:
     script, compactor = case
     script = comparable(script)
     event(f"compactor: {compactor.name}")
-    found = compare_script(script, compactor)
-    if any(open_difference(line) for line in found):
-        event("the open difference (a summary and its reply share a stamp)")
-    assert [line for line in found if not open_difference(line)] == []
+    assert compare_script(script, compactor) == []
 
 
 def test_the_runner_stores_parallel_calls_their_answers_and_a_summary() -> None:
@@ -67,11 +62,32 @@ def test_the_runner_stores_parallel_calls_their_answers_and_a_summary() -> None:
     assert [p["functionResponse"]["id"] for p in events[2]["content"]["parts"]] == [
         p["functionCall"]["id"] for p in events[1]["content"]["parts"]
     ]
-    # The Runner stamps the reply after the summary of its call: the open
-    # difference, exactly, and nothing else (it fails the day the mapping
-    # is fixed: then OPEN_STAMP goes).
+    # The Runner stamps the reply after the summary of its call (LlmAgent
+    # creates the reply's event after its request processors), and so does
+    # the emulating mapping: nothing differs.
     assert events[3]["timestamp"] < events[4]["timestamp"]
-    assert compare_script(CALLS) == [f"events 3,4: timestamps emulating =, Runner < ({OPEN_STAMP})"]
+    assert compare_script(CALLS) == []
+    mine = adk_js.run_script(CALLS)
+    summary, reply = (mine.events[i] for i in mine.ids[3:5])
+    assert summary.get("isCompacted") and summary["timestamp"] < reply["timestamp"]
+
+
+def test_the_comparison_fires_on_a_reply_stamped_with_its_calls_summary(monkeypatch) -> None:
+    # The mapping's old timing planted: the reply takes the clock reading the
+    # compactor ran at (the summary's stamp); the comparison names the pair.
+    def model_call(self, agent=adk_js.AGENT, branch=None):
+        started = self.stamp()
+        self.openers[len(self.actions)] = self.opener if agent == adk_js.AGENT else None
+        self.actions.append(
+            {"do": "model_call", "agent": agent, "branch": branch, "now": adk_js._ms(started)}
+        )
+        return started
+
+    expected = runner_request(CALLS)
+    monkeypatch.setattr(adk_js._Timeline, "model_call", model_call)
+    assert compare_script(CALLS, request=expected) == [
+        "events 3,4: timestamps emulating =, Runner <"
+    ]
 
 
 def test_the_comparison_fires_on_an_answer_that_continues_the_calls_invocation(
