@@ -89,6 +89,50 @@ def test_a_reply_is_stamped_after_its_calls_summary_and_a_tie_makes_the_call_one
     assert system == "system" and u2 == summary == reply
 
 
+#: A client answers a long-running call, the model replies, the user writes
+#: again: with a Tie before the Answer and the Open (threshold 1000: no summary).
+TIED = (Open(), Calls(kind="long_running"), Tie(), Answer(), Text(), End(), Tie(), Open(), Text())
+
+
+def test_a_tie_before_an_answer_or_an_open_gives_the_previous_events_millisecond() -> None:
+    # Without the Tie a client's message comes THINK (7 s) after the last
+    # event; with it, in the same millisecond (a client answering at once).
+    for resolution in (1e-6, 1e-3):
+        tied = stamps(run(Script(token(1000, 1, resolution=resolution), TIED)))
+        assert [author for author, _ in tied] == ["user", "agent", "user", "agent", "user", "agent"]
+        (_, u1), (_, call), (_, answer), (_, reply), (_, u2), (_, m2) = tied
+        assert call == answer and reply == u2 and u1 <= call <= reply <= m2 and u1 < m2
+        untied = tuple(op for op in TIED if not isinstance(op, Tie))
+        (_, _), (_, call), (_, answer), (_, reply), (_, u2), _ = stamps(
+            run(Script(token(1000, 1, resolution=resolution), untied))
+        )
+        assert answer - call >= adk_js.THINK * 1000 and u2 - reply >= adk_js.THINK * 1000
+    # ADK-JS's own Runner stores such ties when its clock does not move on
+    # between the runs (the driver's Date.now held at one millisecond): nothing
+    # in ADK-JS separates a client's answer from its call.
+    from compaction_harness.differential_js import runner_request
+
+    request = runner_request(Script(token(1000, 1), tuple(o for o in TIED if o.op != "end")))
+    request["step"] = 0
+    for each in request["runs"]:
+        each["gap"] = 0
+    answer = adk_js.driver().request(request)
+    assert answer["ok"] and answer["exception"] is None
+    events = [answer["events"][i] for i in answer["stored"]]
+    assert [e["author"] for e in events] == ["user", "agent", "user", "agent", "user", "agent"]
+    assert len({e["timestamp"] for e in events}) == 1
+
+
+def test_a_tie_before_an_answer_or_an_open_leaves_a_valid_script_when_any_step_is_deleted():
+    # Shrinking deletes operations one by one: every such script still maps,
+    # and its stamps never go back (no Skew here), a pending Tie included.
+    for k in range(len(TIED)):
+        ops = TIED[:k] + TIED[k + 1 :]
+        built = adk_js.timeline(Script(token(1000, 1), ops))
+        times = [step.timestamp for step in built.steps]
+        assert times == sorted(times), ops
+
+
 def test_a_clean_run_meets_every_invariant_on_both_summarising_compactors() -> None:
     for compactor in (None, ANCHORED):
         result = run(CLEAN, compactor)

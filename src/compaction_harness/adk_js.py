@@ -506,9 +506,18 @@ class _Timeline:
         self._op += 1
         getattr(self, f"_op_{op.op}")(op)
 
+    def think(self) -> None:
+        """The client's pause before a new message (:data:`THINK`), skipped
+        after a ``Tie``: the message then shares the previous event's
+        millisecond (a client answering at once, as ADK-JS's Runner with
+        ``Date.now`` stamps can store it); the tie itself is left for the
+        event's :meth:`stamp`, or the next operation's reading."""
+        if not self._tie:
+            self._true += THINK
+
     def _op_open(self, op: Open) -> None:
         self.running = None
-        self._true += THINK
+        self.think()
         invocation = "e-" + self.new_id("invocation")
         if op.opener == "user":
             self.users += 1
@@ -568,7 +577,7 @@ class _Timeline:
             item = pool[pick % len(pool)]
             if item not in chosen:
                 chosen.append(item)
-        self._true += THINK
+        self.think()
         # ADK-JS's Runner gives every run a new invocation id
         # (newInvocationContextId in runner/runner.js), a client's function
         # response too: unlike adk-python, it does not continue the call's.
