@@ -23,12 +23,13 @@ from compaction_harness.differential_js import (
     compare_script,
     runner_request,
 )
-from compaction_harness.scripts import Answer, Calls, Open, Script, ScriptConfig, Text
+from compaction_harness.scripts import Answer, Calls, End, Open, Script, ScriptConfig, Text, Tie
 from strategies import js_cases
 
 EXAMPLES = int(os.environ.get("HARNESS_JS_DIFFERENTIAL_EXAMPLES", "40"))
 
 TOKEN = ScriptConfig(token_threshold=1, event_retention_size=2)
+TOKEN_1 = ScriptConfig(token_threshold=1, event_retention_size=1)
 #: A user message, two parallel plain calls answered at once, a text reply: a
 #: summary is made before the second model call (threshold 1).
 CALLS = Script(TOKEN, (Open(), Calls(count=2), Text()))
@@ -70,6 +71,34 @@ def test_the_runner_stores_parallel_calls_their_answers_and_a_summary() -> None:
     mine = adk_js.run_script(CALLS)
     summary, reply = (mine.events[i] for i in mine.ids[3:5])
     assert summary.get("isCompacted") and summary["timestamp"] < reply["timestamp"]
+
+
+def test_ties_are_what_adk_js_runner_stores_on_a_clock_that_does_not_move() -> None:
+    # ADK-JS's Runner with the driver's Date.now held at one millisecond (no
+    # gap between runs, no step between readings): every event of two turns
+    # shares that millisecond, the summary's endTime (m1's) is u2's stamp,
+    # and getActiveEvents hides u2 from its own turn's prompt
+    # (js-same-tick-hidden). The emulating mapping with a Tie before each
+    # model call and before the second message stores and prompts the same.
+    plain = Script(TOKEN_1, (Open(), Text(), End(), Open(), Text(), End()))
+    tied = Script(TOKEN_1, (Open(), Tie(), Text(), End(), Tie(), Open(), Tie(), Text(), End()))
+    held = runner_request(plain)
+    held["step"] = 0
+    for run in held["runs"]:
+        run["gap"] = 0
+    answer = adk_js.driver().request(held)
+    assert answer["ok"] and answer["exception"] is None
+    assert len({answer["events"][i]["timestamp"] for i in answer["stored"]}) == 1
+    assert answer["prompts"][1]["contents"] == [
+        ["user", [["text", "[Previous Context Summary]:\nsummary#0"]]]
+    ]
+    assert compare_script(tied, request=held) == []
+    mine = adk_js.run_script(tied)
+    assert len({mine.events[i]["timestamp"] for i in mine.ids}) == 1
+    assert {adk_js.known_fault(mine, v) for v in adk_js.check_run(mine)} == {"js-same-tick-hidden"}
+    # Without the ties the mapping's clock moves on, and the comparison with
+    # the held Runner names the prompt that differs.
+    assert any(line.startswith("prompt 1:") for line in compare_script(plain, request=held))
 
 
 def test_the_comparison_fires_on_a_reply_stamped_with_its_calls_summary(monkeypatch) -> None:

@@ -35,7 +35,10 @@ strategy drops these operations, which leaves a valid script):
   model, and ``getActiveEvents``' time filter makes prompts depend on them.
   :func:`comparable` drops ``Tie`` and ``Skew`` and sets the resolution to
   1 microsecond. (A first run of the comparison with them kept: every
-  difference left was a prompt of a script with ``Skew`` or ``Tie``.)
+  difference left was a prompt of a script with ``Skew`` or ``Tie``.) The
+  ties themselves are compared by hand: the Runner on a held clock
+  (``step`` 0, no ``gap``) stores what the mapping stores with a ``Tie``
+  before each model call and message (``tests/test_differential_js.py``).
 
 Errors: :class:`~compaction_harness.adk_js.NotApplicable` when the script
 cannot be run by the Runner (the reason says which rule above);
