@@ -445,6 +445,9 @@ class _Timeline:
         self.users = 0
 
     def stamp(self) -> float:
+        """The next clock reading (seconds): one :data:`STEP` later, or,
+        after a ``Tie``, the previous reading again; read through the host's
+        offset (``Skew``) at the script's resolution."""
         if self._tie:
             self._tie = False
         else:
@@ -468,12 +471,24 @@ class _Timeline:
         self.actions.append(action)
 
     def model_call(self, agent: str = AGENT, branch: str | None = None) -> float:
-        started = self.stamp()
+        """A model call: the compactor runs at one clock reading (``now``,
+        the stamp of any summary it makes), and the reply is stamped at the
+        next: ``LlmAgent.runOneStepAsync`` (``agents/llm_agent.js``) creates
+        the model response event after its request processors (where the
+        compactor stores its summary), as ADK-JS's ``Runner`` shows
+        (``differential_js``). After a ``Tie`` both readings are the previous
+        one: the whole call falls in the previous event's tick, as ADK-JS
+        with a millisecond ``Date.now`` and a fast model stores it (the reply's
+        event is created before the model is called). Returns the reply's
+        stamp (seconds)."""
+        tied = self._tie
+        compacted = self.stamp()
         self.openers[len(self.actions)] = self.opener if agent == AGENT else None
         self.actions.append(
-            {"do": "model_call", "agent": agent, "branch": branch, "now": _ms(started)}
+            {"do": "model_call", "agent": agent, "branch": branch, "now": _ms(compacted)}
         )
-        return started
+        self._tie = tied  # a tied call is one tick: the reply shares the summary's stamp
+        return self.stamp()
 
     def start(self, invocation: str, opener: str | None) -> None:
         self.running = invocation
@@ -491,9 +506,18 @@ class _Timeline:
         self._op += 1
         getattr(self, f"_op_{op.op}")(op)
 
+    def think(self) -> None:
+        """The client's pause before a new message (:data:`THINK`), skipped
+        after a ``Tie``: the message then shares the previous event's
+        millisecond (a client answering at once, as ADK-JS's Runner with
+        ``Date.now`` stamps can store it); the tie itself is left for the
+        event's :meth:`stamp`, or the next operation's reading."""
+        if not self._tie:
+            self._true += THINK
+
     def _op_open(self, op: Open) -> None:
         self.running = None
-        self._true += THINK
+        self.think()
         invocation = "e-" + self.new_id("invocation")
         if op.opener == "user":
             self.users += 1
@@ -553,7 +577,7 @@ class _Timeline:
             item = pool[pick % len(pool)]
             if item not in chosen:
                 chosen.append(item)
-        self._true += THINK
+        self.think()
         # ADK-JS's Runner gives every run a new invocation id
         # (newInvocationContextId in runner/runner.js), a client's function
         # response too: unlike adk-python, it does not continue the call's.

@@ -35,7 +35,10 @@ strategy drops these operations, which leaves a valid script):
   model, and ``getActiveEvents``' time filter makes prompts depend on them.
   :func:`comparable` drops ``Tie`` and ``Skew`` and sets the resolution to
   1 microsecond. (A first run of the comparison with them kept: every
-  difference left was a prompt of a script with ``Skew`` or ``Tie``.)
+  difference left was a prompt of a script with ``Skew`` or ``Tie``.) The
+  ties themselves are compared by hand: the Runner on a held clock
+  (``step`` 0, no ``gap``) stores what the mapping stores with a ``Tie``
+  before each model call and message (``tests/test_differential_js.py``).
 
 Errors: :class:`~compaction_harness.adk_js.NotApplicable` when the script
 cannot be run by the Runner (the reason says which rule above);
@@ -51,11 +54,9 @@ from .adk_js import AGENT, JsCompactor, NotApplicable, compactor_for, driver, ru
 from .scripts import Answer, Calls, Delegate, End, FanOut, Open, Operation, Script, Skew, Text, Tie
 
 __all__ = [
-    "OPEN_STAMP",
     "RUNNER_CANNOT",
     "comparable",
     "compare_script",
-    "open_difference",
     "runner_cannot",
     "runner_request",
 ]
@@ -67,18 +68,6 @@ RUNNER_CANNOT = {
     "fan_out": "the runner mode has one agent, no sub-agents",
     "delegate": "the runner mode has one agent, no sub-agents",
 }
-#: The one difference found and not fixed yet (the Runner is right): the
-#: emulating mapping stamps a model call's summary and the model's reply
-#: with the same reading (``now`` of the model call), while ``LlmAgent``
-#: (``agents/llm_agent.js``) creates the reply's event after its request
-#: processors, so ADK-JS's Runner stamps it later than the summary. Fixing
-#: ``_Timeline.model_call`` shifts every ADK-JS script's stamps by a clock
-#: step per model call; measured: 4 tests of ``tests/test_adk_js.py`` (two
-#: js-time-range regression scripts found by campaigns under the old
-#: timing, and the cross-SDK table, whose rows then change) need their
-#: scripts re-derived first. Until then the difference is reported with
-#: this tag and ``open_difference`` tells it apart; no other is excused.
-OPEN_STAMP = "open: a summary and its call's reply share a stamp"
 #: Each run's distance from the previous one, and each clock read's step (ms).
 GAP_MS = 7000.0
 STEP_MS = 0.4
@@ -184,12 +173,6 @@ def runner_request(script: Script, compactor: JsCompactor | None = None) -> dict
     }
 
 
-def open_difference(line: str) -> bool:
-    """Whether a line of :func:`compare_script` is the open difference
-    :data:`OPEN_STAMP` (and only that)."""
-    return line.endswith(f"({OPEN_STAMP})")
-
-
 def _signature(event: dict[str, Any]) -> tuple[Any, ...]:
     content = event.get("content") or {}
     parts: list[tuple[Any, ...]] = []
@@ -259,9 +242,7 @@ def compare_script(
             o_e = _order(mine[k - 1]["timestamp"], mine[k]["timestamp"])
             o_r = _order(theirs[k - 1]["timestamp"], theirs[k]["timestamp"])
             if o_e != o_r:
-                open_ = mine[k - 1].get("isCompacted") and (o_e, o_r) == ("=", "<")
-                tag = f" ({OPEN_STAMP})" if open_ else ""
-                out.append(f"events {k - 1},{k}: timestamps emulating {o_e}, Runner {o_r}{tag}")
+                out.append(f"events {k - 1},{k}: timestamps emulating {o_e}, Runner {o_r}")
     prompts_e = [
         _prompt(c["contents"]) for c in emulated.calls if c["agent"] == AGENT and "contents" in c
     ]
