@@ -904,14 +904,24 @@ KNOWN = {
         ),
         None,
     ),
+    "js-db-tie-order": (
+        Script(token(1000, storage="database"), (Open(), Tie(), Text(), Open(), Text())),
+        None,
+    ),
 }
+
+
+def triaged(script: Script, compactor: JsCompactor | None) -> tuple[list, set[str]]:
+    """check_case's new violations and known fault ids (with database
+    storage this includes the round trip, P7)."""
+    outcome = adk_js.check_case(adk_js.JsCase(script, compactor or adk_js.compactor_for(script)))
+    return outcome.violations, {f for _, f in outcome.known}
 
 
 @pytest.mark.parametrize("fault", sorted(KNOWN))
 def test_each_known_fault_is_recognised_on_its_minimal_script(fault) -> None:
     script, compactor = KNOWN[fault]
-    result = run(script, compactor)
-    assert fault in faults(result)
+    assert fault in triaged(script, compactor)[1]
     assert fault in adk_js.KNOWN_FAULTS
 
 
@@ -926,7 +936,7 @@ def test_each_known_fault_is_recognised_on_its_minimal_script(fault) -> None:
 )
 def test_known_fault_fixed_upstream(fault) -> None:
     script, compactor = KNOWN[fault]
-    assert adk_js.check_run(run(script, compactor)) == []
+    assert triaged(script, compactor) == ([], set())
 
 
 # -- P3 and P6's trigger clauses (token_based, anchored) ----------------------------------------
@@ -1457,3 +1467,53 @@ def test_adk_js_compactors_meet_the_invariants_up_to_known_faults(case) -> None:
 def test_the_gate_runs_the_property_on_the_pinned_package() -> None:
     assert adk_js.package_version() == "2.0.0"
     assert os.path.exists(adk_js.SDK_DIR / "package-lock.json")
+
+
+# -- database storage: P7 on ADK-JS's DatabaseSessionService ------------------------------------
+def test_the_round_trip_checker_fires_on_a_reload_that_reorders_and_names_the_mechanism(
+    monkeypatch,
+) -> None:
+    script = KNOWN["js-db-tie-order"][0]
+    case = adk_js.JsCase(script, adk_js.compactor_for(script))
+    new, known = adk_js.check_js_round_trip(case)
+    assert new == [] and [(v.invariant, v.details["fault"]) for v in known] == [
+        ("P7", "js-db-tie-order")
+    ]
+    memory = adk_js.run_script(script)
+    database = adk_js.run_script(script, storage="database")
+    # The user message and the reply share a millisecond: the reload swaps them.
+    assert memory.ids == ["e0", "e1", "e2", "e3"]
+    assert database.ids == adk_js.reload_order(memory) == ["e1", "e0", "e2", "e3"]
+    # Forgotten, the fault is a new finding: the checker can fail.
+    monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-db-tie-order")
+    new, known = adk_js.check_js_round_trip(case)
+    assert [v.invariant for v in new] == ["P7"] and known == []
+
+
+def test_a_round_trip_without_ties_holds_and_leaves_no_sqlite_file(monkeypatch, tmp_path) -> None:
+    # Events 2 ms apart (the timeline's step is 0.4 ms, inside one of
+    # ADK-JS's whole-millisecond Dates): no ties, the reload keeps the order.
+    monkeypatch.setattr(adk_js, "STEP", 0.002)
+    script = Script(token(1000, storage="database"), (Open(), Text(), Open(), Text()))
+    adk_js.driver().close()  # a fresh Node process whose temporary folder is tmp_path
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    try:
+        assert adk_js.check_js_round_trip(adk_js.JsCase(script, adk_js.compactor_for(script))) == (
+            [],
+            [],
+        )
+        assert list(tmp_path.iterdir()) == []  # closeSessionService removed the SQLite folder
+    finally:
+        adk_js.driver().close()
+
+
+def test_the_driver_refuses_an_unknown_storage() -> None:
+    answer = adk_js.driver().request(
+        {
+            "id": 1,
+            "compactor": {"name": "token_based", "options": {}},
+            "actions": [],
+            "storage": "x",
+        }
+    )
+    assert not answer["ok"] and "request.storage" in answer["error"]

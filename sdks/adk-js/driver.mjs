@@ -48,6 +48,7 @@
 // Request (one line):
 //   {"id": any, "agent": "agent", "compactor": {"name": "token_based",
 //    "options": {...}}, "summary": "tiny"|"large"|"grows", "seed": int, "base_chars": int,
+//    "storage": "memory"|"database",                  // default memory; see sessionServiceFor
 //    "actions": [
 //      {"do": "invocation", "id": "e-1"},             // Runner.runAsync starts
 //      {"do": "append", "event": {...ADK-JS event},   // appendEvent; with
@@ -74,6 +75,9 @@
 // getContents removes client-made `adk-` ids from what it sends the model
 // (removeClientFunctionCallId).
 
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import * as readline from "node:readline";
 
 // Nothing but answers on stdout: ADK-JS's logger and any console output go to stderr.
@@ -102,6 +106,7 @@ const {
   BaseLlm,
   CONTENT_REQUEST_PROCESSOR,
   ContextCompactorRequestProcessor,
+  DatabaseSessionService,
   FunctionTool,
   InMemoryRunner,
   InMemorySessionService,
@@ -264,6 +269,45 @@ async function run(request) {
         `(known: ${Object.keys(COMPACTORS).join(", ")})`,
     );
   }
+  const service = await sessionServiceFor(request);
+  try {
+    return await runOn(service, request, actions, make, spec);
+  } finally {
+    await closeSessionService(service);
+  }
+}
+
+// The session service of a request: "storage": "memory" (default,
+// InMemorySessionService) or "database": DatabaseSessionService
+// (dist/esm/sessions/database_session_service.js, MikroORM) on a fresh
+// SQLite file in a temporary folder of its own, removed by
+// closeSessionService. Every "invocation" action reloads the session with
+// getSession, so with "database" each invocation reads the stored events
+// back from SQLite, as a server handling each request afresh does.
+async function sessionServiceFor(request) {
+  const storage = request.storage ?? "memory";
+  if (storage === "memory") return new InMemorySessionService();
+  if (storage !== "database") {
+    throw new TypeError(
+      `request.storage: expected "memory" or "database", got ${JSON.stringify(storage)}`,
+    );
+  }
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), "adk-js-driver-"));
+  const service = new DatabaseSessionService(`sqlite://${path.join(folder, "session.db")}`);
+  service.harnessFolder = folder;
+  return service;
+}
+
+async function closeSessionService(service) {
+  if (!service.harnessFolder) return;
+  try {
+    if (service.orm) await service.orm.close(true);
+  } finally {
+    fs.rmSync(service.harnessFolder, { recursive: true, force: true });
+  }
+}
+
+async function runOn(service, request, actions, make, spec) {
   const events = {};
   const record = { count: 0, pending: [], seen: (e) => (events[e.id] = eventJson(e)) };
   const summarizer = new RecordingSummarizer(request.summary ?? "tiny", record);
@@ -278,7 +322,6 @@ async function run(request) {
     }
     return agents.get(name);
   };
-  const service = new InMemorySessionService();
   const pluginManager = new PluginManager();
   const appName = "harness", userId = "user";
   const created = await service.createSession({ appName, userId, sessionId: "s" });

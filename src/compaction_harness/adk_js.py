@@ -83,6 +83,7 @@ import itertools
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -798,8 +799,13 @@ class JsRun:
         return out
 
 
-def run_script(script: Script, compactor: JsCompactor | None = None, *, seed: int = 0) -> JsRun:
-    """Run ``script`` on ADK-JS with ``compactor`` (default: :func:`compactor_for`).
+def run_script(
+    script: Script, compactor: JsCompactor | None = None, *, seed: int = 0, storage: str = "memory"
+) -> JsRun:
+    """Run ``script`` on ADK-JS with ``compactor`` (default: :func:`compactor_for`)
+    on ``storage``: ``memory`` (``InMemorySessionService``) or ``database``
+    (``DatabaseSessionService`` on a fresh SQLite file the driver removes
+    afterwards, the session reloaded from it at every invocation's start).
 
     Raises :class:`NotApplicable` (the script cannot be represented),
     :class:`AdkJsUnavailable` (no Node or no package) or :class:`RuntimeError`
@@ -818,6 +824,7 @@ def run_script(script: Script, compactor: JsCompactor | None = None, *, seed: in
             "seed": seed,
             "base_chars": script.config.system_chars + script.config.tools_chars,
             "actions": built.actions,
+            "storage": storage,
         }
     )
     if not answer.get("ok"):
@@ -1345,6 +1352,15 @@ def check_trigger(run: JsRun) -> list[Violation]:
 #: Known upstream faults of ADK-JS 2.0.0, by id: (compactors, explanation:
 #: what the source does and what a user sees).
 KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
+    "js-db-tie-order": (
+        frozenset(COMPACTORS),
+        "not compaction: DatabaseSessionService.getSession "
+        "(sessions/database_session_service.js) stores timestamps as whole-millisecond "
+        "Dates and reads events orderBy timestamp DESC with no tie-breaker, then "
+        "reverses them: after a reload, events stored in the same millisecond come back "
+        "in reverse order (a reply before the message it answers, an answer before its "
+        "call), so the reloaded prompt differs from the in-memory one (P7).",
+    ),
     "js-retention-zero": (
         frozenset({"token_based", "anchored"}),
         "calculateRetainStartIndex (context/compaction_utils.js) starts at "
@@ -2152,7 +2168,9 @@ def check_case(case: JsCase, *, seed: int = 0) -> Any:
     new ones (no known fault explains them), ``known`` the (violation, fault
     id) pairs, ``observed`` as :func:`observed` and ``triaged`` True. Raises
     :class:`NotApplicable`, :class:`AdkJsUnavailable` or :class:`RuntimeError`
-    as :func:`run_script` does."""
+    as :func:`run_script` does. With database storage the script also runs
+    on ``DatabaseSessionService`` and P7 is judged
+    (:func:`check_js_round_trip`)."""
     from .unit import UnitOutcome
 
     run = run_script(case.script, case.compactor, seed=seed)
@@ -2164,7 +2182,83 @@ def check_case(case: JsCase, *, seed: int = 0) -> Any:
             new.append(violation)
         else:
             known.append((violation, fault))
+    if case.script.config.storage == "database":
+        fresh, explained = check_js_round_trip(case, seed=seed)
+        new += fresh
+        known += [(v, v.details["fault"]) for v in explained]
     return UnitOutcome(new, {}, observed(run), [], known, True)
+
+
+def check_js_round_trip(case: JsCase, *, seed: int = 0) -> tuple[list[Violation], list[Violation]]:
+    """P7 on ADK-JS: run ``case`` on ``InMemorySessionService`` and on
+    ``DatabaseSessionService`` (SQLite, the session reloaded before every
+    invocation; ``dist/esm/sessions/database_session_service.js``) and
+    compare the prompt of every model call with ``pipeline.check_round_trip``
+    (the checker adk-python's P7 uses). Returns ``(new, known)``: the round
+    trip's violations (P7 for the first model call whose prompt differs,
+    ``details["call"]`` its position, or for a different number of model
+    calls; P0 when only the database run raised) split by
+    :func:`round_trip_fault`, the known ones with ``details["fault"]`` set.
+    Raises as :func:`run_script` does."""
+    from .pipeline import check_round_trip
+
+    memory = run_script(case.script, case.compactor, seed=seed)
+    database = run_script(case.script, case.compactor, seed=seed, storage="database")
+    found: list[Violation] = []
+    if database.exception and not memory.exception:
+        found = [
+            Violation(
+                "P0",
+                f"on DatabaseSessionService ADK-JS raised {database.exception['name']}: "
+                f"{database.exception['message']} (at action {database.exception['action']})",
+            )
+        ]
+    for k, (a, b) in enumerate(zip(memory.calls, database.calls, strict=False)):
+        if found or "contents" not in a or "contents" not in b:
+            break
+        found = check_round_trip(memory.prompt(a), database.prompt(b))
+        for v in found:
+            v.details["call"] = k
+    if not found and len(memory.calls) != len(database.calls):
+        found = [
+            Violation(
+                "P7",
+                f"after a database round trip {len(database.calls)} model calls ran, "
+                f"in memory {len(memory.calls)}",
+            )
+        ]
+    new, known = [], []
+    for v in found:
+        fault = round_trip_fault(memory, database, v)
+        if fault is None:
+            new.append(v)
+        else:
+            v.details["fault"] = fault
+            known.append(v)
+    return new, known
+
+
+def reload_order(run: JsRun) -> list[str]:
+    """The order ``DatabaseSessionService.getSession`` (ADK-JS 2.0.0,
+    ``database_session_service.js``) gives the harness's events (ids
+    ``e<n>``) of in-memory ``run``: it stores each timestamp as a ``Date``
+    (whole milliseconds), reads ``orderBy: {timestamp: "DESC"}`` with no
+    tie-breaker and reverses the list, so events are in order of their
+    millisecond and, within one millisecond, in reverse order of storage
+    (as SQLite returns ties of a descending sort, measured on 2.0.0)."""
+    mine = [i for i in run.ids if re.fullmatch(r"e\d+", i)]
+    return sorted(reversed(mine), key=lambda i: math.floor(run.events[i]["timestamp"]))
+
+
+def round_trip_fault(memory: JsRun, database: JsRun, violation: Violation) -> str | None:
+    """``js-db-tie-order`` when ``violation`` (a P7) comes with a reload
+    whose harness events are in :func:`reload_order` of the in-memory run
+    and not in stored order (the mechanism of the fault); else None."""
+    if violation.invariant != "P7" or "js-db-tie-order" not in KNOWN_FAULTS:
+        return None
+    mine = [i for i in memory.ids if re.fullmatch(r"e\d+", i)]
+    reloaded = [i for i in database.ids if i in set(mine)]
+    return "js-db-tie-order" if reloaded == reload_order(memory) != mine else None
 
 
 def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Violation]:
@@ -2177,10 +2271,13 @@ __all__ += [
     "KNOWN_FAULTS",
     "STAND_IN_THRESHOLD",
     "check_case",
+    "check_js_round_trip",
     "check_truncation",
     "known_fault",
     "new_violations",
     "observed",
+    "reload_order",
+    "round_trip_fault",
     "stand_in_for",
     "stand_in_label",
 ]

@@ -95,13 +95,6 @@ def cross_row(fixture: Fixture, matrix: dict[str, Any]) -> CrossRow:
         )
         return CrossRow(name, python, "n/a", f"{fixture.kind} fixture: {reason}")
     script = fixture.case
-    if script.config.storage != "memory":
-        return CrossRow(
-            name,
-            python,
-            "n/a",
-            "database storage: the ADK-JS driver runs InMemorySessionService only",
-        )
     label = ""
     try:
         if script.config.compaction_interval is not None:
