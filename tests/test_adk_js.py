@@ -1301,7 +1301,7 @@ def test_the_cross_sdk_replay_says_why_a_fixture_cannot_run_on_adk_js(tmp_path) 
     from compaction_harness import cross_sdk
 
     database = load_fixture(REPROS / "P7-2.13.0-5167e90ad3141661.json")
-    assert cross_sdk.cross_row(database, {}).detail.startswith("database storage")
+    assert cross_sdk.cross_row(database, {}).verdict != "n/a"  # DatabaseSessionService runs
     unit = cross_sdk.cross_row(load_fixture(REPROS / "U2-2.13.0-956f68bc18ed9cfe.json"), {})
     assert unit.verdict == "n/a" and "compaction helpers" in unit.detail
     script = load_fixture(REPROS / "P4-2.13.0-cec7225956fce657.json")

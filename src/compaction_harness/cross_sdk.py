@@ -23,7 +23,10 @@ it), and the ADK-JS verdict, one of:
 * ``FAILS: <violations>``: a violation no known ADK-JS fault explains (a
   finding: the exit status is 1);
 * ``n/a: <reason>``: ADK-JS cannot represent it (a unit-level kind, a
-  recorded session, a sliding window, a rewind, database storage, ...).
+  recorded session, a confirmation, a rewind, a client compaction record).
+
+A script with database storage also runs on ADK-JS's
+``DatabaseSessionService`` and is judged on P7 (``adk_js.check_case``).
 
 Exit status: 0 the table was made, 1 a fixture FAILS on ADK-JS, 2 bad input
 or no Node (one line on standard error).
