@@ -1517,3 +1517,21 @@ def test_the_driver_refuses_an_unknown_storage() -> None:
         }
     )
     assert not answer["ok"] and "request.storage" in answer["error"]
+
+
+def test_an_answer_reloaded_before_its_call_is_js_db_tie_order(monkeypatch) -> None:
+    # Found by the JS property once database scripts ran on DatabaseSessionService:
+    # the call and its interim answer share a millisecond, the reload swaps them,
+    # and getContents raises at the next model call.
+    script = Script(
+        token(50, 3, storage="database", tools_chars=400),
+        (Open(), Calls(kind="interim"), Answer((0,)), Text()),
+    )
+    case = adk_js.JsCase(script, adk_js.compactor_for(script))
+    new, known = adk_js.check_js_round_trip(case)
+    assert new == [] and [(v.invariant, v.details["fault"]) for v in known] == [
+        ("P0", "js-db-tie-order")
+    ]
+    assert "No function call event found" in known[0].message
+    monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-db-tie-order")
+    assert [v.invariant for v in adk_js.check_js_round_trip(case)[0]] == ["P0"]

@@ -1359,7 +1359,8 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "Dates and reads events orderBy timestamp DESC with no tie-breaker, then "
         "reverses them: after a reload, events stored in the same millisecond come back "
         "in reverse order (a reply before the message it answers, an answer before its "
-        "call), so the reloaded prompt differs from the in-memory one (P7).",
+        "call), so the reloaded prompt differs from the in-memory one (P7), or getContents "
+        "raises 'No function call event found' (P0).",
     ),
     "js-retention-zero": (
         frozenset({"token_based", "anchored"}),
@@ -2251,14 +2252,23 @@ def reload_order(run: JsRun) -> list[str]:
 
 
 def round_trip_fault(memory: JsRun, database: JsRun, violation: Violation) -> str | None:
-    """``js-db-tie-order`` when ``violation`` (a P7) comes with a reload
-    whose harness events are in :func:`reload_order` of the in-memory run
-    and not in stored order (the mechanism of the fault); else None."""
-    if violation.invariant != "P7" or "js-db-tie-order" not in KNOWN_FAULTS:
+    """``js-db-tie-order`` when ``violation`` of a round trip comes with a
+    reload whose harness events (those both runs stored) are in
+    :func:`reload_order` of the in-memory run and not in stored order (the
+    fault's mechanism), and is a P7 or a P0 in which ``getContents`` found
+    an answer before its call ("No function call event found"); else None."""
+    if "js-db-tie-order" not in KNOWN_FAULTS:
         return None
-    mine = [i for i in memory.ids if re.fullmatch(r"e\d+", i)]
-    reloaded = [i for i in database.ids if i in set(mine)]
-    return "js-db-tie-order" if reloaded == reload_order(memory) != mine else None
+    if violation.invariant == "P0":
+        if "No function call event found" not in violation.message:
+            return None
+    elif violation.invariant != "P7":
+        return None
+    both = {i for i in database.ids if re.fullmatch(r"e\d+", i)}
+    mine = [i for i in memory.ids if i in both]
+    reloaded = [i for i in database.ids if i in both]
+    predicted = [i for i in reload_order(memory) if i in both]
+    return "js-db-tie-order" if reloaded == predicted != mine else None
 
 
 def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Violation]:
