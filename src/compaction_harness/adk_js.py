@@ -2198,7 +2198,7 @@ def check_js_round_trip(case: JsCase, *, seed: int = 0) -> tuple[list[Violation]
     (the checker adk-python's P7 uses). Returns ``(new, known)``: the round
     trip's violations (P7 for the first model call whose prompt differs,
     ``details["call"]`` its position, or for a different number of model
-    calls; P0 when only the database run raised) split by
+    calls when neither run raised; P0 when only the database run raised) split by
     :func:`round_trip_fault`, the known ones with ``details["fault"]`` set.
     Raises as :func:`run_script` does."""
     from .pipeline import check_round_trip
@@ -2217,10 +2217,15 @@ def check_js_round_trip(case: JsCase, *, seed: int = 0) -> tuple[list[Violation]
     for k, (a, b) in enumerate(zip(memory.calls, database.calls, strict=False)):
         if found or "contents" not in a or "contents" not in b:
             break
-        found = check_round_trip(memory.prompt(a), database.prompt(b))
+        # By event id, not by stored position: the reload may store the same
+        # events in another order, and a position is relative to one run.
+        found = check_round_trip(_by_event_id(a), _by_event_id(b))
         for v in found:
             v.details["call"] = k
-    if not found and len(memory.calls) != len(database.calls):
+    # A run that raised stops early: its P0 is judged (check_run, or above),
+    # and a different number of calls is then no round-trip difference.
+    ran_through = not memory.exception and not database.exception
+    if not found and ran_through and len(memory.calls) != len(database.calls):
         found = [
             Violation(
                 "P7",
@@ -2237,6 +2242,12 @@ def check_js_round_trip(case: JsCase, *, seed: int = 0) -> tuple[list[Violation]
             v.details["fault"] = fault
             known.append(v)
     return new, known
+
+
+def _by_event_id(call: dict[str, Any]) -> Prompt:
+    """A call's contents in the checkers' form with each response part
+    naming its event by id (``e<n>``), comparable across two runs."""
+    return [(role, tuple(tuple(p) for p in parts)) for role, parts in call["contents"]]
 
 
 def reload_order(run: JsRun) -> list[str]:
