@@ -1535,3 +1535,77 @@ def test_an_answer_reloaded_before_its_call_is_js_db_tie_order(monkeypatch) -> N
     assert "No function call event found" in known[0].message
     monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-db-tie-order")
     assert [v.invariant for v in adk_js.check_js_round_trip(case)[0]] == ["P0"]
+
+
+def test_the_tie_break_counterfactual_reloads_in_storage_order() -> None:
+    # The counterfactual ADK-JS (getSession's ties broken by storage order)
+    # reloads the fault's minimal script as the in-memory service keeps it.
+    script = KNOWN["js-db-tie-order"][0]
+    memory = adk_js.run_script(script)
+    reversed_ = adk_js.run_script(script, storage="database")
+    tie_broken = adk_js.run_script(script, storage="database", tie_break=True)
+    assert reversed_.ids == ["e1", "e0", "e2", "e3"]
+    assert tie_broken.ids == memory.ids == ["e0", "e1", "e2", "e3"]
+    assert adk_js.round_trip_violations(memory, tie_broken) == []
+    assert [v.invariant for v in adk_js.round_trip_violations(memory, reversed_)] == ["P7"]
+
+
+def test_the_driver_refuses_a_tie_break_without_database_storage() -> None:
+    for extra in ({"tie_break": True}, {"storage": "database", "tie_break": "yes"}):
+        request = {"id": 1, "compactor": {"name": "token_based", "options": {}}, "actions": []}
+        answer = adk_js.driver().request({**request, **extra})
+        assert not answer["ok"] and "request.tie_break" in answer["error"]
+
+
+#: Found by the JS property (make test SDK=js, once database scripts ran on
+#: DatabaseSessionService): at a clock resolution of one second every event of
+#: an invocation shares one millisecond, so the reload reverses each
+#: invocation, and the user message comes back after the model's reply. The
+#: in-memory run raises first on a known fault (the call summarised away from
+#: its late answer), so the database run stores one event more.
+COARSE_TIE = Script(
+    token(401, 1, storage="database", resolution=1.0),
+    (
+        Open(),
+        Calls(kind="interim"),
+        Answer((0,)),
+        Calls(kind="interim", chars=2000),
+        Text(),
+        Answer((0,)),
+        Text(),
+    ),
+)
+
+
+def test_a_coarse_clock_user_model_swap_on_reload_is_js_db_tie_order(monkeypatch) -> None:
+    case = adk_js.JsCase(COARSE_TIE, adk_js.compactor_for(COARSE_TIE))
+    memory = adk_js.run_script(COARSE_TIE)
+    database = adk_js.run_script(COARSE_TIE, storage="database")
+    assert memory.exception is not None and database.exception is None
+    # The database run stored an event the in-memory run never did: the
+    # recogniser compares the orders over the events both stored.
+    assert set(database.ids) - set(memory.ids) == {"e8"}
+    # The first invocation (e0 the user message .. e2) comes back reversed.
+    assert database.ids[:3] == ["e2", "e1", "e0"] and memory.ids[:3] == ["e0", "e1", "e2"]
+    new, known = adk_js.check_js_round_trip(case)
+    assert new == [] and [(v.invariant, v.details["fault"]) for v in known] == [
+        ("P7", "js-db-tie-order")
+    ]
+    assert known[0].expected[0] == [["text", "user 1 xxxxxxxxxxxxx"]]
+    assert known[0].observed[0][0][0] == "call"  # the model's call first
+    assert adk_js.check_case(case).violations == []
+
+
+def test_a_round_trip_difference_the_tie_break_does_not_remove_stays_new(monkeypatch) -> None:
+    # The counterfactual clause can fail: if the tie-broken database run
+    # still differed, the tie order is not what made the difference.
+    script = KNOWN["js-db-tie-order"][0]
+    case = adk_js.JsCase(script, adk_js.compactor_for(script))
+    real = adk_js.run_script
+
+    def no_tie_break(*args, tie_break=False, **kwargs):
+        return real(*args, **kwargs)  # the database run as it is, ties reversed
+
+    monkeypatch.setattr(adk_js, "run_script", no_tie_break)
+    new, known = adk_js.check_js_round_trip(case)
+    assert [v.invariant for v in new] == ["P7"] and known == []

@@ -49,6 +49,7 @@
 //   {"id": any, "agent": "agent", "compactor": {"name": "token_based",
 //    "options": {...}}, "summary": "tiny"|"large"|"grows", "seed": int, "base_chars": int,
 //    "storage": "memory"|"database",                  // default memory; see sessionServiceFor
+//    "tie_break": bool,                               // database only; see breakTiesByStorageOrder
 //    "actions": [
 //      {"do": "invocation", "id": "e-1"},             // Runner.runAsync starts
 //      {"do": "append", "event": {...ADK-JS event},   // appendEvent; with
@@ -286,6 +287,12 @@ async function run(request) {
 // back from SQLite, as a server handling each request afresh does.
 async function sessionServiceFor(request) {
   const storage = request.storage ?? "memory";
+  const tieBreak = request.tie_break ?? false;
+  if (typeof tieBreak !== "boolean" || (tieBreak && storage !== "database")) {
+    throw new TypeError(
+      `request.tie_break: expected a boolean, true only with "storage": "database", got ${JSON.stringify(request.tie_break)}`,
+    );
+  }
   if (storage === "memory") return new InMemorySessionService();
   if (storage !== "database") {
     throw new TypeError(
@@ -295,7 +302,37 @@ async function sessionServiceFor(request) {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), "adk-js-driver-"));
   const service = new DatabaseSessionService(`sqlite://${path.join(folder, "session.db")}`);
   service.harnessFolder = folder;
+  if (tieBreak) breakTiesByStorageOrder(service);
   return service;
+}
+
+// The counterfactual "tie_break": true (database storage only): ADK-JS's
+// DatabaseSessionService as it is, except that getSession's events are
+// stably re-sorted by (whole-millisecond timestamp, the order appendEvent
+// first stored them). getSession reads `orderBy: {timestamp: "DESC"}` with no
+// tie-breaker and reverses the list, so events stored in one millisecond
+// come back reversed; here they come back in storage order, as
+// InMemorySessionService keeps them. Everything else (the SQLite file, the
+// JSON round trip of each event, appendEvent's own reload) is unchanged.
+// adk_js.round_trip_fault uses it: a round-trip difference that vanishes
+// here was made by the tie order alone.
+function breakTiesByStorageOrder(service) {
+  const order = new Map();
+  const appendEvent = service.appendEvent.bind(service);
+  service.appendEvent = async (args) => {
+    if (!order.has(args.event.id)) order.set(args.event.id, order.size);
+    return appendEvent(args);
+  };
+  const getSession = service.getSession.bind(service);
+  service.getSession = async (args) => {
+    const session = await getSession(args);
+    session?.events.sort(
+      (a, b) =>
+        Math.floor(a.timestamp) - Math.floor(b.timestamp) ||
+        (order.get(a.id) ?? Infinity) - (order.get(b.id) ?? Infinity),
+    );
+    return session;
+  };
 }
 
 async function closeSessionService(service) {

@@ -800,12 +800,20 @@ class JsRun:
 
 
 def run_script(
-    script: Script, compactor: JsCompactor | None = None, *, seed: int = 0, storage: str = "memory"
+    script: Script,
+    compactor: JsCompactor | None = None,
+    *,
+    seed: int = 0,
+    storage: str = "memory",
+    tie_break: bool = False,
 ) -> JsRun:
     """Run ``script`` on ADK-JS with ``compactor`` (default: :func:`compactor_for`)
     on ``storage``: ``memory`` (``InMemorySessionService``) or ``database``
     (``DatabaseSessionService`` on a fresh SQLite file the driver removes
     afterwards, the session reloaded from it at every invocation's start).
+    ``tie_break`` (database only) is a counterfactual: ``getSession``'s
+    events re-sorted by (whole-millisecond timestamp, storage order), i.e.
+    ADK-JS without ``js-db-tie-order`` (driver.mjs, breakTiesByStorageOrder).
 
     Raises :class:`NotApplicable` (the script cannot be represented),
     :class:`AdkJsUnavailable` (no Node or no package) or :class:`RuntimeError`
@@ -825,6 +833,7 @@ def run_script(
             "base_chars": script.config.system_chars + script.config.tools_chars,
             "actions": built.actions,
             "storage": storage,
+            **({"tie_break": True} if tie_break else {}),
         }
     )
     if not answer.get("ok"):
@@ -2196,18 +2205,34 @@ def check_js_round_trip(case: JsCase, *, seed: int = 0) -> tuple[list[Violation]
     invocation; ``dist/esm/sessions/database_session_service.js``) and
     compare the prompt of every model call with ``pipeline.check_round_trip``
     (the checker adk-python's P7 uses). Returns ``(new, known)``: the round
-    trip's violations (P7 for the first model call whose prompt differs,
-    ``details["call"]`` its position, or for a different number of model
-    calls when neither run raised; P0 when only the database run raised) split by
+    trip's violations (:func:`round_trip_violations`) split by
     :func:`round_trip_fault`, the known ones with ``details["fault"]`` set.
     Raises as :func:`run_script` does."""
-    from .pipeline import check_round_trip
-
     memory = run_script(case.script, case.compactor, seed=seed)
     database = run_script(case.script, case.compactor, seed=seed, storage="database")
-    found: list[Violation] = []
+    new, known = [], []
+    for v in round_trip_violations(memory, database):
+        fault = round_trip_fault(case, memory, database, v, seed=seed)
+        if fault is None:
+            new.append(v)
+        else:
+            v.details["fault"] = fault
+            known.append(v)
+    return new, known
+
+
+def round_trip_violations(memory: JsRun, database: JsRun) -> list[Violation]:
+    """What differs between the in-memory run ``memory`` and the database
+    run ``database`` of one script: P0 when only the database run raised;
+    else P7 for the first model call whose prompt differs
+    (``pipeline.check_round_trip``, prompts compared by event id;
+    ``details["call"]`` the call's position), or for a different number of
+    model calls when neither run raised. At most one violation; [] when
+    the round trip holds."""
+    from .pipeline import check_round_trip
+
     if database.exception and not memory.exception:
-        found = [
+        return [
             Violation(
                 "P0",
                 f"on DatabaseSessionService ADK-JS raised {database.exception['name']}: "
@@ -2215,33 +2240,27 @@ def check_js_round_trip(case: JsCase, *, seed: int = 0) -> tuple[list[Violation]
             )
         ]
     for k, (a, b) in enumerate(zip(memory.calls, database.calls, strict=False)):
-        if found or "contents" not in a or "contents" not in b:
+        if "contents" not in a or "contents" not in b:
             break
         # By event id, not by stored position: the reload may store the same
         # events in another order, and a position is relative to one run.
         found = check_round_trip(_by_event_id(a), _by_event_id(b))
-        for v in found:
-            v.details["call"] = k
+        if found:
+            for v in found:
+                v.details["call"] = k
+            return found
     # A run that raised stops early: its P0 is judged (check_run, or above),
     # and a different number of calls is then no round-trip difference.
     ran_through = not memory.exception and not database.exception
-    if not found and ran_through and len(memory.calls) != len(database.calls):
-        found = [
+    if ran_through and len(memory.calls) != len(database.calls):
+        return [
             Violation(
                 "P7",
                 f"after a database round trip {len(database.calls)} model calls ran, "
                 f"in memory {len(memory.calls)}",
             )
         ]
-    new, known = [], []
-    for v in found:
-        fault = round_trip_fault(memory, database, v)
-        if fault is None:
-            new.append(v)
-        else:
-            v.details["fault"] = fault
-            known.append(v)
-    return new, known
+    return []
 
 
 def _by_event_id(call: dict[str, Any]) -> Prompt:
@@ -2262,12 +2281,32 @@ def reload_order(run: JsRun) -> list[str]:
     return sorted(reversed(mine), key=lambda i: math.floor(run.events[i]["timestamp"]))
 
 
-def round_trip_fault(memory: JsRun, database: JsRun, violation: Violation) -> str | None:
-    """``js-db-tie-order`` when ``violation`` of a round trip comes with a
-    reload whose harness events (those both runs stored) are in
-    :func:`reload_order` of the in-memory run and not in stored order (the
-    fault's mechanism), and is a P7 or a P0 in which ``getContents`` found
-    an answer before its call ("No function call event found"); else None."""
+def round_trip_fault(
+    case: JsCase, memory: JsRun, database: JsRun, violation: Violation, *, seed: int = 0
+) -> str | None:
+    """``js-db-tie-order`` when the round-trip ``violation`` (of
+    :func:`round_trip_violations` on ``memory`` and ``database``, runs of
+    ``case``) was made by getSession's tie order alone; else None. All of:
+
+    * it is a P7, or a P0 in which ``getContents`` found an answer before
+      its call ("No function call event found");
+    * the reload reordered: over the harness events both runs stored (ids
+      ``e<n>``; a run that raised stops early, so one run may hold events
+      the other never stored), the database run's final order is
+      :func:`reload_order` of the in-memory run and not the in-memory order;
+    * the counterfactual holds: the same script on the same
+      ``DatabaseSessionService`` with getSession's ties broken by storage
+      order (``run_script(..., tie_break=True)``) shows no round-trip
+      violation at all. Only the tie order differs between the two database
+      runs, so it is what made the difference; another database fault
+      (or a harness mapping fault) would survive the tie-break and stays new.
+
+    Coarse clock resolution is the same mechanism, not another: with a
+    resolution of a second every event of an invocation is stamped in one
+    second, hence one millisecond, and the reload reverses the whole
+    invocation (a reply, a call or its answer before the user message that
+    opened it: the user and model turns come back swapped). Raises as
+    :func:`run_script` does (the counterfactual run)."""
     if "js-db-tie-order" not in KNOWN_FAULTS:
         return None
     if violation.invariant == "P0":
@@ -2275,11 +2314,19 @@ def round_trip_fault(memory: JsRun, database: JsRun, violation: Violation) -> st
             return None
     elif violation.invariant != "P7":
         return None
-    both = {i for i in database.ids if re.fullmatch(r"e\d+", i)}
+    harness = re.compile(r"e\d+")
+    both = {i for i in memory.ids if harness.fullmatch(i)} & set(database.ids)
     mine = [i for i in memory.ids if i in both]
     reloaded = [i for i in database.ids if i in both]
     predicted = [i for i in reload_order(memory) if i in both]
-    return "js-db-tie-order" if reloaded == predicted != mine else None
+    if not reloaded == predicted != mine:
+        return None
+    tie_broken = run_script(
+        case.script, case.compactor, seed=seed, storage="database", tie_break=True
+    )
+    if round_trip_violations(memory, tie_broken):
+        return None
+    return "js-db-tie-order"
 
 
 def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Violation]:
@@ -2299,6 +2346,7 @@ __all__ += [
     "observed",
     "reload_order",
     "round_trip_fault",
+    "round_trip_violations",
     "stand_in_for",
     "stand_in_label",
 ]
