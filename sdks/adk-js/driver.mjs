@@ -49,7 +49,7 @@
 //   {"id": any, "agent": "agent", "compactor": {"name": "token_based",
 //    "options": {...}}, "summary": "tiny"|"large"|"grows", "seed": int, "base_chars": int,
 //    "storage": "memory"|"database",                  // default memory; see sessionServiceFor
-//    "tie_break": bool,                               // database only; see breakTiesByStorageOrder
+//    "reload": "adk"|"ties"|"stored",                 // database only; see reorderReloads
 //    "actions": [
 //      {"do": "invocation", "id": "e-1"},             // Runner.runAsync starts
 //      {"do": "append", "event": {...ADK-JS event},   // appendEvent; with
@@ -287,10 +287,10 @@ async function run(request) {
 // back from SQLite, as a server handling each request afresh does.
 async function sessionServiceFor(request) {
   const storage = request.storage ?? "memory";
-  const tieBreak = request.tie_break ?? false;
-  if (typeof tieBreak !== "boolean" || (tieBreak && storage !== "database")) {
+  const reload = request.reload ?? "adk";
+  if (!["adk", "ties", "stored"].includes(reload) || (reload !== "adk" && storage !== "database")) {
     throw new TypeError(
-      `request.tie_break: expected a boolean, true only with "storage": "database", got ${JSON.stringify(request.tie_break)}`,
+      `request.reload: expected "adk", or "ties" or "stored" with "storage": "database", got ${JSON.stringify(request.reload)}`,
     );
   }
   if (storage === "memory") return new InMemorySessionService();
@@ -302,34 +302,38 @@ async function sessionServiceFor(request) {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), "adk-js-driver-"));
   const service = new DatabaseSessionService(`sqlite://${path.join(folder, "session.db")}`);
   service.harnessFolder = folder;
-  if (tieBreak) breakTiesByStorageOrder(service);
+  if (reload !== "adk") reorderReloads(service, reload);
   return service;
 }
 
-// The counterfactual "tie_break": true (database storage only): ADK-JS's
-// DatabaseSessionService as it is, except that getSession's events are
-// stably re-sorted by (whole-millisecond timestamp, the order appendEvent
-// first stored them). getSession reads `orderBy: {timestamp: "DESC"}` with no
-// tie-breaker and reverses the list, so events stored in one millisecond
-// come back reversed; here they come back in storage order, as
-// InMemorySessionService keeps them. Everything else (the SQLite file, the
-// JSON round trip of each event, appendEvent's own reload) is unchanged.
-// adk_js.round_trip_fault uses it: a round-trip difference that vanishes
-// here was made by the tie order alone.
-function breakTiesByStorageOrder(service) {
+// The counterfactuals "reload": "ties" and "stored" (database storage only):
+// ADK-JS's DatabaseSessionService as it is, except that getSession's events
+// are stably re-sorted. getSession reads `orderBy: {timestamp: "DESC"}` (whole
+// milliseconds, no tie-breaker) and reverses the list: events come back in
+// timestamp order, and those stored in one millisecond reversed. With "ties"
+// they come back by (whole-millisecond timestamp, the order appendEvent first
+// stored them): ties in storage order, nothing else changed. With "stored"
+// they come back in storage order alone, as InMemorySessionService keeps
+// them. Everything else (the SQLite file, each event's JSON round trip,
+// appendEvent's own reload) is unchanged. adk_js.round_trip_fault uses them:
+// a round-trip difference that vanishes under "ties" was made by the tie
+// order alone (js-db-tie-order); one that vanishes only under "stored" by
+// the timestamp order (js-db-time-order).
+function reorderReloads(service, reload) {
   const order = new Map();
   const appendEvent = service.appendEvent.bind(service);
   service.appendEvent = async (args) => {
     if (!order.has(args.event.id)) order.set(args.event.id, order.size);
     return appendEvent(args);
   };
+  const seq = (e) => order.get(e.id) ?? order.size;
   const getSession = service.getSession.bind(service);
   service.getSession = async (args) => {
     const session = await getSession(args);
-    session?.events.sort(
-      (a, b) =>
-        Math.floor(a.timestamp) - Math.floor(b.timestamp) ||
-        (order.get(a.id) ?? Infinity) - (order.get(b.id) ?? Infinity),
+    session?.events.sort((a, b) =>
+      reload === "stored"
+        ? seq(a) - seq(b)
+        : Math.floor(a.timestamp) - Math.floor(b.timestamp) || seq(a) - seq(b),
     );
     return session;
   };

@@ -805,15 +805,17 @@ def run_script(
     *,
     seed: int = 0,
     storage: str = "memory",
-    tie_break: bool = False,
+    reload: str = "adk",
 ) -> JsRun:
     """Run ``script`` on ADK-JS with ``compactor`` (default: :func:`compactor_for`)
     on ``storage``: ``memory`` (``InMemorySessionService``) or ``database``
     (``DatabaseSessionService`` on a fresh SQLite file the driver removes
     afterwards, the session reloaded from it at every invocation's start).
-    ``tie_break`` (database only) is a counterfactual: ``getSession``'s
-    events re-sorted by (whole-millisecond timestamp, storage order), i.e.
-    ADK-JS without ``js-db-tie-order`` (driver.mjs, breakTiesByStorageOrder).
+    ``reload`` (database only; driver.mjs, reorderReloads) picks a
+    counterfactual: ``adk`` getSession as ADK-JS has it; ``ties`` its events
+    re-sorted by (whole-millisecond timestamp, storage order): ADK-JS without
+    ``js-db-tie-order``; ``stored`` in storage order alone, as
+    ``InMemorySessionService`` keeps them: without ``js-db-time-order`` too.
 
     Raises :class:`NotApplicable` (the script cannot be represented),
     :class:`AdkJsUnavailable` (no Node or no package) or :class:`RuntimeError`
@@ -833,7 +835,7 @@ def run_script(
             "base_chars": script.config.system_chars + script.config.tools_chars,
             "actions": built.actions,
             "storage": storage,
-            **({"tie_break": True} if tie_break else {}),
+            **({"reload": reload} if reload != "adk" else {}),
         }
     )
     if not answer.get("ok"):
@@ -1370,6 +1372,20 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "in reverse order (a reply before the message it answers, an answer before its "
         "call), so the reloaded prompt differs from the in-memory one (P7), or getContents "
         "raises 'No function call event found' (P0).",
+    ),
+    "js-db-time-order": (
+        frozenset(COMPACTORS),
+        "not compaction: DatabaseSessionService.getSession "
+        "(sessions/database_session_service.js) reads events orderBy timestamp, while the "
+        "Runner appends them, and InMemorySessionService keeps them, in the order they "
+        "happened: an event stamped before one stored ahead of it (a host whose clock lags "
+        "shares the database; in the harness's mapping, a parallel sub-agent's reply stamped "
+        "when its step started and stored when it finished) comes back moved to its "
+        "timestamp's place after a reload, so the next request's prompt differs from the "
+        "in-memory one (P7: a reply before the user message it answers, parallel replies "
+        "swapped), or getContents raises 'No function call event found' (P0). adk-python's "
+        "DatabaseSessionService has the same order (database-reload-reorders-events-by-"
+        "timestamp).",
     ),
     "js-retention-zero": (
         frozenset({"token_based", "anchored"}),
@@ -2284,31 +2300,36 @@ def reload_order(run: JsRun) -> list[str]:
 def round_trip_fault(
     case: JsCase, memory: JsRun, database: JsRun, violation: Violation, *, seed: int = 0
 ) -> str | None:
-    """``js-db-tie-order`` when the round-trip ``violation`` (of
-    :func:`round_trip_violations` on ``memory`` and ``database``, runs of
-    ``case``) was made by getSession's tie order alone; else None. All of:
+    """The known ADK-JS fault in ``DatabaseSessionService.getSession``'s
+    order (``sessions/database_session_service.js``) that made the
+    round-trip ``violation`` (of :func:`round_trip_violations` on
+    ``memory`` and ``database``, runs of ``case``), or None. Both faults need:
 
-    * it is a P7, or a P0 in which ``getContents`` found an answer before
-      its call ("No function call event found");
-    * the reload reordered: over the harness events both runs stored (ids
+    * a P7, or a P0 in which ``getContents`` found an answer before its call
+      ("No function call event found");
+    * a reload that reordered: over the harness events both runs stored (ids
       ``e<n>``; a run that raised stops early, so one run may hold events
       the other never stored), the database run's final order is
-      :func:`reload_order` of the in-memory run and not the in-memory order;
-    * the counterfactual holds: the same script on the same
-      ``DatabaseSessionService`` with getSession's ties broken by storage
-      order (``run_script(..., tie_break=True)``) shows no round-trip
-      violation at all. Only the tie order differs between the two database
-      runs, so it is what made the difference; another database fault
-      (or a harness mapping fault) would survive the tie-break and stays new.
+      :func:`reload_order` of the in-memory run and not the in-memory order.
 
-    Coarse clock resolution is the same mechanism, not another: with a
+    Then a counterfactual decides, the same script on the same
+    ``DatabaseSessionService`` with only getSession's order changed
+    (``run_script(..., reload=...)``), so that order is what made the
+    difference; another database fault (or a harness mapping fault) survives
+    both counterfactuals and stays new:
+
+    * ``js-db-tie-order`` when ties broken by storage order (``reload="ties"``)
+      leave no round-trip violation at all;
+    * else ``js-db-time-order`` when some harness event was stored out of
+      timestamp order in memory and events in storage order
+      (``reload="stored"``) leave no round-trip violation.
+
+    Coarse clock resolution is the tie mechanism, not another: with a
     resolution of a second every event of an invocation is stamped in one
     second, hence one millisecond, and the reload reverses the whole
     invocation (a reply, a call or its answer before the user message that
     opened it: the user and model turns come back swapped). Raises as
-    :func:`run_script` does (the counterfactual run)."""
-    if "js-db-tie-order" not in KNOWN_FAULTS:
-        return None
+    :func:`run_script` does (the counterfactual runs)."""
     if violation.invariant == "P0":
         if "No function call event found" not in violation.message:
             return None
@@ -2321,12 +2342,19 @@ def round_trip_fault(
     predicted = [i for i in reload_order(memory) if i in both]
     if not reloaded == predicted != mine:
         return None
-    tie_broken = run_script(
-        case.script, case.compactor, seed=seed, storage="database", tie_break=True
-    )
-    if round_trip_violations(memory, tie_broken):
-        return None
-    return "js-db-tie-order"
+
+    def holds(reload: str) -> bool:
+        again = run_script(
+            case.script, case.compactor, seed=seed, storage="database", reload=reload
+        )
+        return round_trip_violations(memory, again) == []
+
+    if "js-db-tie-order" in KNOWN_FAULTS and holds("ties"):
+        return "js-db-tie-order"
+    in_time = sorted(mine, key=lambda i: math.floor(memory.events[i]["timestamp"]))
+    if "js-db-time-order" in KNOWN_FAULTS and in_time != mine and holds("stored"):
+        return "js-db-time-order"
+    return None
 
 
 def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Violation]:
