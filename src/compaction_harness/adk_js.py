@@ -1371,7 +1371,9 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "reverses them: after a reload, events stored in the same millisecond come back "
         "in reverse order (a reply before the message it answers, an answer before its "
         "call), so the reloaded prompt differs from the in-memory one (P7), or getContents "
-        "raises 'No function call event found' (P0).",
+        "raises 'No function call event found' or 'Last response event should only "
+        "contain ...' (P0). On a coarse clock a whole invocation shares one millisecond and "
+        "comes back reversed.",
     ),
     "js-db-time-order": (
         frozenset(COMPACTORS),
@@ -1383,7 +1385,7 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "when its step started and stored when it finished) comes back moved to its "
         "timestamp's place after a reload, so the next request's prompt differs from the "
         "in-memory one (P7: a reply before the user message it answers, parallel replies "
-        "swapped), or getContents raises 'No function call event found' (P0). adk-python's "
+        "swapped), or getContents raises on the reordered answers (P0). adk-python's "
         "DatabaseSessionService has the same order (database-reload-reorders-events-by-"
         "timestamp).",
     ),
@@ -2297,6 +2299,15 @@ def reload_order(run: JsRun) -> list[str]:
     return sorted(reversed(mine), key=lambda i: math.floor(run.events[i]["timestamp"]))
 
 
+#: The messages of the errors getContents's rearrangeEventsForLatestFunctionResponse
+#: (agents/processors/content_processor_utils.js) throws on a history whose newest
+#: event answers calls it cannot pair.
+_REARRANGE_ERRORS = (
+    "No function call event found",
+    "Last response event should only contain the responses",
+)
+
+
 def round_trip_fault(
     case: JsCase, memory: JsRun, database: JsRun, violation: Violation, *, seed: int = 0
 ) -> str | None:
@@ -2305,8 +2316,12 @@ def round_trip_fault(
     round-trip ``violation`` (of :func:`round_trip_violations` on
     ``memory`` and ``database``, runs of ``case``), or None. Both faults need:
 
-    * a P7, or a P0 in which ``getContents`` found an answer before its call
-      ("No function call event found");
+    * a P7, or a database-only P0 raised by ``getContents``'s
+      rearrangeEventsForLatestFunctionResponse
+      (``agents/processors/content_processor_utils.js``), which a reordered
+      history trips either way: the newest answer's call reloaded after it
+      ("No function call event found"), or another call event reloaded
+      between them ("Last response event should only contain ...");
     * a reload that reordered: over the harness events both runs stored (ids
       ``e<n>``; a run that raised stops early, so one run may hold events
       the other never stored), the database run's final order is
@@ -2331,7 +2346,7 @@ def round_trip_fault(
     opened it: the user and model turns come back swapped). Raises as
     :func:`run_script` does (the counterfactual runs)."""
     if violation.invariant == "P0":
-        if "No function call event found" not in violation.message:
+        if not any(m in violation.message for m in _REARRANGE_ERRORS):
             return None
     elif violation.invariant != "P7":
         return None
