@@ -57,11 +57,13 @@ help: ## list the targets
 env: ## create the target's virtual environment (done by every other target too)
 	@$(ENV_PY)
 
-js-env: $(ADKJS_STAMP) ## install ADK-JS for SDK=js: npm ci in sdks/adk-js (once; Node 20 and npm from the system)
+js-env: $(ADKJS_STAMP) ## install ADK-JS for SDK=js: npm ci in sdks/adk-js (once; Node 20, npm, python3, make, g++ from the system)
 
 $(ADKJS_STAMP): $(ADKJS_DIR)/package.json $(ADKJS_DIR)/package-lock.json
 	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || \
 	  { echo "error: SDK=js needs node and npm (Node 20) from the system packages" >&2; exit 2; }
+	@command -v python3 >/dev/null 2>&1 && command -v make >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 || \
+	  { echo "error: SDK=js compiles sqlite3 with node-gyp: it needs python3, make and g++ from the system packages" >&2; exit 2; }
 	@echo "installing @google/adk in $(ADKJS_DIR) (npm ci)" >&2
 	@cd $(ADKJS_DIR) && npm ci --no-audit --no-fund --loglevel=error >&2 || \
 	  { echo "error: npm ci failed in $(ADKJS_DIR)" >&2; exit 2; }

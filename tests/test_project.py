@@ -75,8 +75,8 @@ def test_ci_fails_when_the_gate_fails(tmp_path: Path, status: int):
     fake = bin_dir / "make"
     fake.write_text(
         "#!/bin/sh\n"
-        'echo "$1" >> "$(dirname "$0")/../called"\n'
-        f'[ "$1" = test ] && exit {status}\n'
+        'echo "$*" >> "$(dirname "$0")/../called"\n'
+        f'[ "$*" = test ] && exit {status}\n'
         "exit 0\n"
     )
     fake.chmod(0o755)
@@ -88,4 +88,78 @@ def test_ci_fails_when_the_gate_fails(tmp_path: Path, status: int):
         timeout=60,
     )
     assert done.returncode not in (0, 5)
-    assert (tmp_path / "called").read_text().split() == ["lint", "test"]
+    # ADK-JS's install runs in the background (stopped at the exit, maybe
+    # before it wrote a line); the JS gate and coverage never run.
+    called = (tmp_path / "called").read_text().splitlines()
+    assert [c for c in called if c != "js-env"] == ["lint", "test"]
+
+
+def _ci_with_fake_make(tmp_path: Path, script: str) -> subprocess.CompletedProcess:
+    (tmp_path / ".ci").mkdir()
+    shutil.copy(ROOT / ".ci" / "run", tmp_path / ".ci" / "run")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "make"
+    fake.write_text('#!/bin/sh\necho "$*" >> "$(dirname "$0")/../called"\n' + script)
+    fake.chmod(0o755)
+    return subprocess.run(
+        ["bash", str(tmp_path / ".ci" / "run")],
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_ci_waits_for_the_js_install_before_the_js_gate(tmp_path: Path):
+    # The install (slow: node-gyp compiles sqlite3) finishes after the Python
+    # gate here; `make test SDK=js` must start only after it.
+    done = _ci_with_fake_make(
+        tmp_path,
+        '[ "$1" = js-env ] && { sleep 2; echo js-env-done >> "$(dirname "$0")/../called"; }\n'
+        "exit 0\n",
+    )
+    assert done.returncode == 0, done.stderr
+    called = (tmp_path / "called").read_text().splitlines()
+    assert called.index("js-env-done") < called.index("test SDK=js") < called.index("coverage")
+    assert called.index("test") < called.index("js-env-done")
+    assert (tmp_path / "build" / "ci-js-env.log").exists()
+
+
+def test_ci_fails_in_one_line_when_the_js_install_fails(tmp_path: Path):
+    done = _ci_with_fake_make(
+        tmp_path,
+        '[ "$1" = js-env ] && { echo "error: npm ci failed in sdks/adk-js" >&2; exit 2; }\n'
+        "exit 0\n",
+    )
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "make js-env" in done.stderr and "npm ci failed in sdks/adk-js" in done.stderr
+    assert "build/ci-js-env.log" in done.stderr
+    assert "test SDK=js" not in (tmp_path / "called").read_text()
+
+
+def test_js_env_names_the_build_tools_sqlite3_needs_in_one_line(tmp_path: Path):
+    # @mikro-orm/sqlite's sqlite3 is compiled by node-gyp during npm ci: without
+    # a compiler the install stops before npm runs, in one line.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("node", "npm", "python3", "make"):
+        found = shutil.which(tool)
+        if found is None:
+            pytest.skip(f"{tool} is not installed")
+        (bin_dir / tool).symlink_to(found)
+    done = subprocess.run(
+        [shutil.which("make"), "-s", "js-env", f"ADKJS_STAMP={tmp_path / 'stamp'}"],
+        cwd=ROOT,
+        env={**os.environ, "PATH": str(bin_dir)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    # One line of ours (make adds its own "*** ... Error 2" after it).
+    first, *rest = done.stderr.splitlines()
+    assert first.startswith("error: ") and "python3, make and g++" in first
+    assert all(line.startswith("make: ***") for line in rest)
+    assert not (tmp_path / "stamp").exists()
