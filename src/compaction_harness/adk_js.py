@@ -101,6 +101,7 @@ from .pipeline import (
     check_new_work,
     check_prompt,
     check_range_safety,
+    covered_by_records,
 )
 from .scripts import (
     Answer,
@@ -410,8 +411,6 @@ _NOT_REPRESENTED = {
     Ask: _ASK_REPLY,
     Reply: _ASK_REPLY,
     Rewind: "rewinds: ADK-JS 2.0.0 has no rewind (nothing in dist/ reads one)",
-    ClientRecord: "client compaction records: ADK-JS marks compacted events by isCompacted, "
-    "which the session model's Compaction does not map to yet",
 }
 
 
@@ -614,6 +613,29 @@ class _Timeline:
     def _op_tie(self, op: Tie) -> None:
         self._tie = True
 
+    def _op_client_record(self, op: ClientRecord) -> None:
+        """A client appends a compaction record straight to the session
+        service, standing for the last ``back`` raw events appended (as the
+        emulating driver's ``_op_client_record``: author ``user``, an
+        invocation id of its own, range = first and last covered event's
+        timestamps, summary ``client``), in ADK-JS's own compacted-event
+        shape (:func:`client_record_event`). The running invocation, if any,
+        goes on."""
+        raw = [s for s in self.steps if s.compaction is None]
+        if not raw:
+            return
+        covered = raw[-min(op.back, len(raw)) :]
+        step = Step(
+            "p-" + self.new_id("invocation"),
+            "user",
+            self.stamp(),
+            compaction=Compaction(covered[0].timestamp, covered[-1].timestamp, "client"),
+        )
+        event_id = f"e{len(self.steps)}"
+        self.steps.append(step)
+        self.origin.append(self._op)
+        self.actions.append({"do": "append", "event": client_record_event(step, event_id)})
+
     def _op_skew(self, op: Skew) -> None:
         self._offset -= op.seconds
 
@@ -676,6 +698,65 @@ def to_js_event(step: Step, event_id: str, payload: int = 20) -> dict[str, Any]:
     if actions:
         event["actions"] = actions
     return event
+
+
+def client_record_event(step: Step, event_id: str) -> dict[str, Any]:
+    """The ADK-JS event for a compaction record that ADK-JS's compaction did
+    not make (``step.compaction``: one a client appended straight to the
+    session service, or one an older session brought along).
+
+    ADK-JS 2.0.0 stores a compaction as a flagged event of its own, not as an
+    action: ``createCompactedEvent`` (``events/compacted_event.js``) is
+    ``createEvent(params)`` plus ``isCompacted: true``, ``startTime``,
+    ``endTime`` (milliseconds) and ``compactedContent``, and
+    ``isCompactedEvent`` is ``event.isCompacted === true``, whoever wrote it.
+    Every reader goes through that test: ``getActiveEvents``
+    (``context/compaction_utils.js``: the latest compacted event in stored
+    order, and the raw events stamped later than its ``endTime``),
+    ``TokenBasedContextCompactor.compact`` (gives the active compacted event
+    to the summariser with the raw events), and ``getContents``
+    (``agents/processors/content_processor_utils.js``: ``convertCompactedEvent``
+    sends ``[Previous Context Summary]:\n<compactedContent>`` as a user turn).
+    ``VertexAiSessionService`` reads one back from an event's
+    ``customMetadata._compaction`` the same way (``_fromApiEvent``), and
+    ``createEvent`` keeps every field it is given, so an event a client or an
+    older session wrote in this shape is read exactly as one
+    ``LlmSummarizer`` wrote (whose ``content`` is the summary as a model
+    turn). Nothing in ``dist/`` reads ``startTime``: a record's range, for
+    ADK-JS, is everything stamped up to ``endTime``.
+
+    Returns ``{"id", "invocationId", "author", "timestamp", "content",
+    "longRunningToolIds", "isCompacted", "startTime", "endTime",
+    "compactedContent"}`` (timestamps in ms). Raises :class:`NotApplicable`
+    for a record that also holds parts, a branch, a scope or a rewind (no
+    such record is written here)."""
+    record = step.compaction
+    if record is None:
+        raise ValueError("client_record_event: the step holds no compaction record")
+    if (
+        step.text is not None
+        or step.calls
+        or step.responses
+        or step.branch is not None
+        or step.isolation_scope is not None
+        or step.rewind_before is not None
+    ):
+        raise NotApplicable(
+            "ADK-JS cannot represent a compaction record that also holds parts, a branch, "
+            "an isolation scope or a rewind"
+        )
+    return {
+        "id": event_id,
+        "invocationId": step.invocation,
+        "author": step.author,
+        "timestamp": _ms(step.timestamp),
+        "content": {"role": "model", "parts": [{"text": record.summary}]},
+        "longRunningToolIds": [],
+        "isCompacted": True,
+        "startTime": _ms(record.start),
+        "endTime": _ms(record.end),
+        "compactedContent": record.summary,
+    }
 
 
 def from_js_event(event: dict[str, Any]) -> Step:
@@ -768,10 +849,32 @@ class JsRun:
         out = []
         for call in self.calls:
             for s in call["summaries"]:
-                given = [position[i] for i in s["input"] if i in position and i not in made]
+                given = [
+                    position[i]
+                    for i in s["input"]
+                    if i in position and i not in made and not self.events[i].get("isCompacted")
+                ]
                 seeds = [made[i] for i in s["input"] if i in made]
                 out.append((len(call["stored_before"]), given, seeds))
         return out
+
+
+def foreign_records(run: JsRun, length: int | None = None) -> list[int]:
+    """Stored positions (among the first ``length``; default all) of the
+    compaction records the mapping appended (:func:`client_record_event`: a
+    client's or an older session's), not made by ADK-JS's compaction in this
+    run; the checkers count the events of their ranges as their writer's
+    decision (:func:`pipeline.check_nothing_lost`, as
+    ``PipelineRun.foreign_records`` does for adk-python). A summary the
+    summariser was given one of them takes it as ADK-JS's own compactors take
+    the latest compacted event: in :meth:`JsRun.summaries` it is not a raw
+    event given."""
+    steps = run.stored.steps[:length]
+    return [
+        p
+        for p, step in enumerate(steps)
+        if step.compaction is not None and p < len(run.origin) and run.origin[p] is not None
+    ]
 
 
 def run_script(script: Script, compactor: JsCompactor | None = None, *, seed: int = 0) -> JsRun:
@@ -915,6 +1018,7 @@ def check_run(run: JsRun) -> list[Violation]:
                 summaries[:number],
                 call["opener"],
                 strict=strict,
+                records=foreign_records(run, len(steps)),
             )
         for v in violations:
             v.details["model_call"] = run.calls.index(call)
@@ -1043,10 +1147,14 @@ def check_backlog(run: JsRun) -> list[Violation]:
             number += 1
         if not call["summaries"]:
             continue
+        length = len(call["stored_before"])
+        # What a compaction record ADK-JS did not make stands for is its
+        # writer's decision, not ADK-JS's backlog (as pipeline.check_liveness).
+        claimed = covered_by_records(Session(steps[:length]), foreign_records(run, length))
         backlog = [
             p
-            for p in range(len(call["stored_before"]))
-            if steps[p].compaction is None and p in live and p not in given
+            for p in range(length)
+            if steps[p].compaction is None and p in live and p not in given and p not in claimed
         ]
         bound = backlog_bound(run.compactor, [steps[p] for p in backlog])
         if len(backlog) > bound:
@@ -1390,6 +1498,19 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "root's call only as context text, so getContents "
         "(rearrangeEventsForLatestFunctionResponse) raises 'No function call event found "
         "for function responses ids' and the run fails (P0).",
+    ),
+    "js-record-pending-call": (
+        frozenset(COMPACTORS),
+        "getActiveEvents (context/compaction_utils.js) reads the latest compacted event, "
+        "whoever wrote it (isCompactedEvent is isCompacted === true), as standing for "
+        "every raw event stamped up to its endTime: a compaction record that a client or "
+        "an older session wrote over a long-running call whose answer has not arrived "
+        "hides the call, and the run that delivers the answer fails before the model is "
+        "called: getContents (rearrangeEventsForLatestFunctionResponse, agents/processors/"
+        "content_processor_utils.js) raises 'No function call event found for function "
+        "responses ids' (P0). adk-python takes the same session (the Python fixture "
+        "P3-2.13.0-cb0dec0b808de2d3 runs past the answer); no ADK-JS compaction is "
+        "needed, so every compactor meets it.",
     ),
     "js-opener-summarised": (
         frozenset({"token_based", "anchored"}),
@@ -2049,6 +2170,14 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
             for i in dict.fromkeys([*call["before"], *after])
             if response_id in from_js_event(events[i]).call_ids and i not in given
         ]
+        record = _latest_foreign_record(run, after)
+        if (
+            record is not None
+            and makers
+            and all(record.start <= m.timestamp <= record.end for m in makers)
+        ):
+            # The record's range claims the call: not hidden unasked.
+            return "js-record-pending-call"
         if end is not None and makers and all(m.timestamp <= end for m in makers):
             return "js-same-tick-hidden"
     if end is not None:
@@ -2077,6 +2206,20 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
         if raw and all(hidden(i) for i in raw):
             return "js-sub-agent-hidden-reply"
     return None
+
+
+def _latest_foreign_record(run: JsRun, ids: Sequence[str]) -> Compaction | None:
+    """The range of the latest compacted event among ``ids`` (the one
+    ``getActiveEvents`` reads) when the mapping appended it
+    (:func:`foreign_records`: a client's or an older session's), else None."""
+    compacted = [i for i in ids if run.events[i].get("isCompacted")]
+    if not compacted:
+        return None
+    where = {event_id: p for p, event_id in enumerate(run.ids)}
+    p = where.get(compacted[-1])
+    if p is None or p not in foreign_records(run):
+        return None
+    return run.stored.steps[p].compaction
 
 
 def _pair_broken(run: JsRun, violation: Violation) -> bool:
