@@ -13,8 +13,10 @@ from compaction_harness.scripts import Ask, ClientRecord, Reply, Rewind, Script
 
 from ._scripts import scripts
 
-#: Operations ADK-JS cannot represent (``adk_js`` says why): dropped, which
-#: leaves a valid script (see :mod:`compaction_harness.scripts`).
+#: Operations the property drops, which leaves a valid script (see
+#: :mod:`compaction_harness.scripts`): those ADK-JS cannot represent
+#: (``adk_js`` says why), and ``ClientRecord``, which it can
+#: (``adk_js.client_record_event``) but the property does not draw yet.
 UNREPRESENTED = (Ask, Reply, Rewind, ClientRecord)
 #: The compactors the property draws: the two that summarise and the one
 #: that deletes by design.

@@ -136,7 +136,7 @@ def test_the_summary_seen_by_the_model_is_adk_js_own_conversion() -> None:
 
 
 # -- what cannot be represented ------------------------------------------------------------
-@pytest.mark.parametrize("op", [Ask(), Reply(), Rewind(), ClientRecord()], ids=lambda op: op.op)
+@pytest.mark.parametrize("op", [Ask(), Reply(), Rewind()], ids=lambda op: op.op)
 def test_operations_adk_js_cannot_represent_say_so(op) -> None:
     with pytest.raises(NotApplicable, match="ADK-JS cannot represent"):
         run(Script(token(), (Open(), op)))
@@ -797,6 +797,13 @@ KNOWN = {
         Script(
             token(1, 2),
             (Open(), Calls(kind="interim"), End(), Answer(), Skew(seconds=10), Text(), FanOut()),
+        ),
+        None,
+    ),
+    # No ADK-JS compaction (threshold 1000): the client's record alone.
+    "js-record-pending-call": (
+        Script(
+            token(1000, 1), (Open(), Calls(kind="long_running"), ClientRecord(), Answer(), Text())
         ),
         None,
     ),

@@ -19,6 +19,10 @@ What ADK-JS 2.0.0 does with events (read from its ``dist/esm/`` files):
   ``CompactedEvent`` and every raw event whose timestamp is greater than its
   ``endTime``; without one, all events. Both the compactors and the content
   processor (``agents/processors/content_request_processor.js``) read it.
+  A compacted event is any event with ``isCompacted === true``
+  (``isCompactedEvent``, ``events/compacted_event.js``), so a client's
+  compaction record in that shape (:func:`client_record_event`) is read
+  like ADK-JS's own.
 * ``calculateRetainStartIndex`` (same file): keep the last
   ``eventRetentionSize`` raw events; move the boundary back while the first
   kept event has function responses and the event before it has function
@@ -1465,7 +1469,9 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "is over the threshold), and the anchored "
         "compactor's rebuild of session.events then drops it for good; an answer whose "
         "call it hides is dropped with it, or, as the newest event, makes getContents "
-        "raise 'No function call event found' (P0).",
+        "raise 'No function call event found' (P0). Nothing reads a compacted event's "
+        "startTime, so a compaction record a client wrote hides the events stamped before "
+        "its range as well.",
     ),
     "js-answer-hidden": (
         frozenset({"token_based", "anchored"}),

@@ -1,0 +1,331 @@
+"""Recorded google-adk sessions (``pipeline`` fixtures) and client compaction
+records on ADK for TypeScript (:mod:`compaction_harness.adk_js_recorded`,
+``adk_js.client_record_event``).
+
+A recorded session replays event by event with model calls where the Python
+pipeline makes them; the same checkers and the same triage judge it as a
+script's run. The tests show one that holds, one that fails only as a known
+ADK-JS fault, that the checkers fire on a deliberately broken mapping, that
+what ADK-JS cannot hold says so with the step, and that a client's record is
+read by ADK-JS as its own compacted events are. Needs Node and the package
+(``make js-env``): collected by ``make test SDK=js``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compaction_harness import adk_js, adk_js_recorded, cross_sdk
+from compaction_harness.adk_js import NotApplicable
+from compaction_harness.fixtures import load_fixture
+from compaction_harness.model import Call, Compaction, Response, Session, Step
+from compaction_harness.pipeline import PipelineCase, from_model
+from compaction_harness.scripts import (
+    Answer,
+    Calls,
+    ClientRecord,
+    Open,
+    Script,
+    ScriptConfig,
+    Text,
+)
+
+REPROS = Path(__file__).parent / "repros"
+
+
+def config(threshold=None, retention=None, interval=None, overlap=None) -> dict:
+    return {
+        "compaction_interval": interval,
+        "overlap_size": overlap,
+        "token_threshold": threshold,
+        "event_retention_size": retention,
+    }
+
+
+#: Two invocations of a user message and a text reply; threshold 1, two
+#: events kept: the second model call summarises the first user message only.
+HOLDS = PipelineCase(
+    config(1, 2),
+    Session(
+        (
+            Step("i1", "user", 1.0, text="user 1"),
+            Step("i1", "agent", 2.0, text="model 2", prompt_tokens=5),
+            Step("i2", "user", 3.0, text="user 3"),
+            Step("i2", "agent", 4.0, text="model 4", prompt_tokens=10),
+        )
+    ),
+    ends=(2,),
+)
+#: One invocation: a call answered at once, then text; one event kept: the
+#: call is kept with its answer, and the running turn's message is summarised.
+OPENER_SUMMARISED = PipelineCase(
+    config(1, 1),
+    Session(
+        (
+            Step("i1", "user", 1.0, text="user 1"),
+            Step("i1", "agent", 2.0, calls=(Call("c1", "lookup"),), prompt_tokens=5),
+            Step("i1", "agent", 3.0, responses=(Response("c1", "lookup"),)),
+            Step("i1", "agent", 4.0, text="model 4", prompt_tokens=10),
+        )
+    ),
+    ends=(4,),
+)
+
+
+def faults(run: adk_js.JsRun) -> list[str | None]:
+    return [adk_js.known_fault(run, v) for v in adk_js.check_run(run)]
+
+
+# -- the mapping -------------------------------------------------------------------
+def test_a_recorded_session_replays_in_order_with_model_calls_where_the_pipeline_makes_them():
+    built = adk_js_recorded.recorded_actions(HOLDS)
+    appended = [a["event"]["id"] for a in built.actions if a["do"] == "append"]
+    assert appended == ["e0", "e1", "e2", "e3"]
+    # One model call right before each step the Python pipeline calls the
+    # model for, with the clock at that step's timestamp (ms).
+    calls = [(k, a["now"]) for k, a in enumerate(built.actions) if a["do"] == "model_call"]
+    for k, now in calls:
+        following = built.actions[k + 1]["event"]
+        assert following["timestamp"] == now
+    expected = [s.timestamp * 1000 for s in HOLDS.session.steps if from_model(s)]
+    assert [now for _, now in calls] == expected
+    # An invocation starts at each new invocation id; the opener is the user's text.
+    assert [a["id"] for a in built.actions if a["do"] == "invocation"] == ["i1", "i2"]
+    assert list(built.openers.values()) == ["user 1", "user 3"]
+    # The recorded events are sent as recorded (ids, times, counts).
+    first_reply = built.actions[3]["event"]
+    assert first_reply["usageMetadata"] == {"promptTokenCount": 5}
+
+
+def test_an_end_starts_a_new_invocation_even_with_the_same_id():
+    steps = Session((Step("i1", "user", 1.0, text="u"), Step("i1", "agent", 2.0, text="m")))
+    built = adk_js_recorded.recorded_actions(PipelineCase(config(1, 1), steps, ends=(1,)))
+    assert [a["do"] for a in built.actions] == [
+        "invocation",
+        "append",
+        "invocation",
+        "model_call",
+        "append",
+    ]
+    # The invocation the end opened has no user message: the call has no opener.
+    assert list(built.openers.values()) == [None]
+
+
+def test_a_sub_agent_step_is_preceded_by_that_sub_agent_model_call_on_its_branch():
+    steps = Session(
+        (
+            Step("i1", "user", 1.0, text="u"),
+            Step("i1", "a", 2.0, text="a says", branch="team.a"),
+        )
+    )
+    built = adk_js_recorded.recorded_actions(PipelineCase(config(1, 1), steps, ends=()))
+    (call,) = [a for a in built.actions if a["do"] == "model_call"]
+    assert (call["agent"], call["branch"], call["now"]) == ("a", "team.a", 2000.0)
+    assert list(built.openers.values()) == [None]  # only the root agent's is checked
+
+
+def test_a_recorded_session_that_holds_on_adk_js():
+    run = adk_js_recorded.run_recorded(HOLDS)
+    assert run.compactor == adk_js.JsCompactor(
+        "token_based", {"tokenThreshold": 1, "eventRetentionSize": 2}
+    )
+    assert run.exception is None
+    assert [len(c["summaries"]) for c in run.calls] == [0, 1]
+    assert run.summaries() == [(3, [0], [])]  # the first user message, alone
+    # Per stored event, the recorded step it came from (None: ADK-JS's summary).
+    assert run.origin == [0, 1, 2, None, 3]
+    assert run.prompt(run.calls[1]) == [
+        ("user", (("text", "[Previous Context Summary]:\nsummary#0"),)),
+        ("model", (("text", "model 2"),)),
+        ("user", (("text", "user 3"),)),
+    ]
+    assert adk_js.check_run(run) == []
+    assert adk_js_recorded.check_recorded(HOLDS).violations == []
+
+
+def test_a_recorded_session_that_fails_only_as_a_known_adk_js_fault():
+    run = adk_js_recorded.run_recorded(OPENER_SUMMARISED)
+    found = adk_js.check_run(run)
+    assert [(v.invariant, v.details.get("cause")) for v in found] == [("P2", "opener missing")]
+    assert faults(run) == ["js-opener-summarised"]
+    outcome = adk_js_recorded.check_recorded(OPENER_SUMMARISED)
+    assert outcome.violations == [] and [f for _, f in outcome.known] == ["js-opener-summarised"]
+
+
+def test_the_checkers_fire_on_a_deliberately_broken_mapping():
+    def loses_the_second_message(case: PipelineCase) -> adk_js_recorded.RecordedActions:
+        built = adk_js_recorded.recorded_actions(case)
+        # The user's message of i2 is never stored (an invocation start in
+        # its place keeps every action's index, so the openers stay put).
+        built.actions = [
+            {"do": "invocation", "id": "i2"}
+            if a["do"] == "append" and a["event"]["id"] == "e2"
+            else a
+            for a in built.actions
+        ]
+        return built
+
+    run = adk_js_recorded.run_recorded(HOLDS, mapping=loses_the_second_message)
+    (violation,) = adk_js.new_violations(run)
+    assert (violation.invariant, violation.details["cause"]) == ("P2", "opener missing")
+    assert adk_js.known_fault(run, violation) is None
+
+
+@pytest.mark.parametrize(
+    ("step", "reason"),
+    [
+        (Step("i1", "user", 2.0, rewind_before="i1"), "rewinds"),
+        (
+            Step("i1", "agent", 2.0, responses=(Response("c", "t"),), confirmations=("c",)),
+            "tool confirmations and credential requests",
+        ),
+        (
+            Step("i1", "agent", 2.0, calls=(Call("adk-1", "adk_request_credential"),)),
+            "tool confirmations and credential requests",
+        ),
+        (Step("i1", "agent", 2.0, text="m", isolation_scope="s"), "isolation scopes"),
+    ],
+    ids=["rewind", "confirmation", "credential", "isolation-scope"],
+)
+def test_a_step_adk_js_cannot_represent_says_so_and_names_it(step, reason):
+    steps = Session((Step("i1", "user", 1.0, text="u"), step))
+    with pytest.raises(NotApplicable, match=rf"ADK-JS cannot represent {reason}.*recorded step 1"):
+        adk_js_recorded.recorded_actions(PipelineCase(config(1, 1), steps, ends=()))
+
+
+def test_the_compactor_is_the_one_a_script_of_the_same_configuration_gets():
+    compactor, label = adk_js_recorded.compactor_of(HOLDS)
+    assert compactor == adk_js.compactor_for(
+        Script(ScriptConfig(token_threshold=1, event_retention_size=2))
+    )
+    assert label == ""
+    sliding = PipelineCase(config(20, 0, interval=2, overlap=3), HOLDS.session, ends=())
+    compactor, label = adk_js_recorded.compactor_of(sliding)
+    assert compactor.options == {"tokenThreshold": 0, "eventRetentionSize": 3}
+    assert label == "stand-in: token_based threshold=0, retention=3"
+    with pytest.raises(NotApplicable, match="no compaction trigger"):
+        adk_js_recorded.compactor_of(PipelineCase(config(), HOLDS.session, ends=()))
+
+
+# -- the cross-SDK table's recorded rows ------------------------------------------------
+def test_the_recorded_fixtures_get_a_verdict_on_adk_js():
+    row = cross_sdk.cross_row(load_fixture(REPROS / "P6-2.2.0-c6bea3ce436d7466.json"), {})
+    assert (row.verdict, row.detail) == (
+        "holds",
+        "(stand-in: token_based threshold=0, retention=1)",
+    )
+    row = cross_sdk.cross_row(load_fixture(REPROS / "P2-2.13.0-3c3afe701381041f.json"), {})
+    assert (row.verdict, row.detail) == ("known", "js-retention-zero")
+    row = cross_sdk.cross_row(load_fixture(REPROS / "P4-2.13.0-bb3254462fe73bf8.json"), {})
+    assert row.verdict == "n/a" and row.detail.startswith("recorded session: ADK-JS cannot")
+    assert row.detail.endswith("(recorded step 5)")
+
+
+def test_a_recorded_fixture_fails_for_what_no_known_adk_js_fault_explains(monkeypatch):
+    fixture = load_fixture(REPROS / "P3-2.11.0-b05d345640cc27ad.json")
+    row = cross_sdk.cross_row(fixture, {})
+    assert (row.verdict, row.detail) == (
+        "known",
+        "js-opener-summarised (stand-in: token_based threshold=0, retention=1)",
+    )
+    monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-opener-summarised")
+    row = cross_sdk.cross_row(fixture, {})
+    assert row.verdict == "FAILS" and row.detail.startswith("P2:")
+
+
+# -- client compaction records ------------------------------------------------------------
+def token(threshold: int = 1000, retention: int = 1) -> ScriptConfig:
+    return ScriptConfig(token_threshold=threshold, event_retention_size=retention)
+
+
+def test_a_client_record_is_the_compacted_event_shape_adk_js_reads():
+    step = Step("p-1", "user", 5.0, compaction=Compaction(3.0, 4.0, "client"))
+    event = adk_js.client_record_event(step, "e7")
+    assert event["isCompacted"] is True
+    assert (event["startTime"], event["endTime"], event["timestamp"]) == (3000.0, 4000.0, 5000.0)
+    assert event["compactedContent"] == "client"
+    assert event["content"] == {"role": "model", "parts": [{"text": "client"}]}
+    with pytest.raises(NotApplicable, match="also holds parts"):
+        adk_js.client_record_event(
+            Step("p-1", "user", 5.0, text="t", compaction=Compaction(3.0, 4.0)), "e7"
+        )
+
+
+def test_adk_js_reads_a_client_record_as_its_own_summary_and_hides_everything_up_to_its_end():
+    # The record stands for the model's reply alone (back=1); ADK-JS sends it
+    # as its own conversion of a compacted event, and hides every raw event
+    # stamped up to its endTime: the user message before its range as well.
+    script = Script(token(), (Open(), Text(), ClientRecord(back=1), Open(), Text()))
+    run = adk_js.run_script(script)
+    assert run.stored.steps[2].compaction == Compaction(
+        run.stored.steps[1].timestamp, run.stored.steps[1].timestamp, "client"
+    )
+    assert adk_js.foreign_records(run) == [2]
+    assert run.prompt(run.calls[-1]) == [
+        ("user", (("text", "[Previous Context Summary]:\nclient"),)),
+        ("user", (("text", "user 2 xxxxxxxxxxxxx"),)),
+    ]
+    # The reply the record claims is its writer's decision; the user message
+    # before the record's range is hidden unasked: the time filter's known fault.
+    found = adk_js.check_run(run)
+    assert [(v.invariant, v.positions) for v in found] == [("P4", (0,))]
+    assert faults(run) == ["js-same-tick-hidden"]
+
+
+def test_only_what_a_foreign_record_claims_is_excused(monkeypatch):
+    script = Script(token(), (Open(), Text(), ClientRecord(back=1), Open(), Text()))
+    run = adk_js.run_script(script)
+    assert [v.positions for v in adk_js.check_run(run)] == [(0,)]
+    # Judged as if ADK-JS had made the record (no writer to excuse it), the
+    # reply it hides is lost as well.
+    monkeypatch.setattr(adk_js, "foreign_records", lambda run, length=None: [])
+    assert sorted(v.positions for v in adk_js.check_run(run) if v.invariant == "P4") == [
+        (0,),
+        (1,),
+    ]
+
+
+def test_a_client_record_given_to_the_summariser_is_not_a_raw_event_given():
+    script = Script(token(1, 1), (Open(), Text(), ClientRecord(back=1), Open(), Text(), Text()))
+    run = adk_js.run_script(script)
+    inputs = [s["input"] for c in run.calls for s in c["summaries"]]
+    assert inputs and inputs[0][0] == "e2"  # ADK-JS hands the record over first
+    assert all(run.ids[p] != "e2" for _, given, _ in run.summaries() for p in given)
+
+
+def test_a_record_over_a_pending_call_fails_the_answer_run_as_a_known_fault():
+    script = Script(token(), (Open(), Calls(kind="long_running"), ClientRecord(), Answer(), Text()))
+    run = adk_js.run_script(script)
+    assert "No function call event found" in run.exception["message"]
+    assert faults(run) == ["js-record-pending-call"]
+    # Without the record the same session holds: no ADK-JS compaction runs.
+    assert (
+        adk_js.check_run(
+            adk_js.run_script(
+                Script(token(), (Open(), Calls(kind="long_running"), Answer(), Text()))
+            )
+        )
+        == []
+    )
+
+
+def test_a_call_stamped_before_the_record_range_is_the_time_filter_not_the_record():
+    # The record claims only the model's reply to the second message; the
+    # pending call, stamped before its range, is hidden unasked.
+    script = Script(
+        token(),
+        (
+            Open(),
+            Calls(kind="long_running"),
+            Open(),
+            Text(),
+            ClientRecord(back=1),
+            Answer(),
+            Text(),
+        ),
+    )
+    run = adk_js.run_script(script)
+    assert "No function call event found" in run.exception["message"]
+    assert faults(run) == ["js-same-tick-hidden"]
