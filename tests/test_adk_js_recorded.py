@@ -117,13 +117,19 @@ def test_a_sub_agent_step_is_preceded_by_that_sub_agent_model_call_on_its_branch
     steps = Session(
         (
             Step("i1", "user", 1.0, text="u"),
-            Step("i1", "a", 2.0, text="a says", branch="team.a"),
+            Step("i1", "a", 2.0, calls=(Call("c1", "lookup"),), branch="team.a"),
+            Step("i1", "a", 3.0, responses=(Response("c1", "lookup"),), branch="team.a"),
+            Step("i1", "a", 4.0, text="a says", branch="team.a"),
         )
     )
     built = adk_js_recorded.recorded_actions(PipelineCase(config(1, 1), steps, ends=()))
-    (call,) = [a for a in built.actions if a["do"] == "model_call"]
-    assert (call["agent"], call["branch"], call["now"]) == ("a", "team.a", 2000.0)
-    assert list(built.openers.values()) == [None]  # only the root agent's is checked
+    calls = [a for a in built.actions if a["do"] == "model_call"]
+    # Before the call and the text, not before the tool's result.
+    assert [(c["agent"], c["branch"], c["now"]) for c in calls] == [
+        ("a", "team.a", 2000.0),
+        ("a", "team.a", 4000.0),
+    ]
+    assert list(built.openers.values()) == [None, None]  # only the root agent's is checked
 
 
 def test_a_recorded_session_that_holds_on_adk_js():

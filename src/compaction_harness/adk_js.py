@@ -856,7 +856,9 @@ class JsRun:
                 given = [
                     position[i]
                     for i in s["input"]
-                    if i in position and i not in made and not self.events[i].get("isCompacted")
+                    if i in position
+                    and i not in made
+                    and not self.events.get(i, {}).get("isCompacted")
                 ]
                 seeds = [made[i] for i in s["input"] if i in made]
                 out.append((len(call["stored_before"]), given, seeds))
@@ -2303,6 +2305,8 @@ __all__ += [
     "STAND_IN_THRESHOLD",
     "check_case",
     "check_truncation",
+    "client_record_event",
+    "foreign_records",
     "known_fault",
     "new_violations",
     "observed",

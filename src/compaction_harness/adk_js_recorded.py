@@ -26,10 +26,11 @@ The mapping (:func:`recorded_actions`), step by step, in the recorded order:
   the running invocation's opener, as in the script mapping). ADK-JS runs
   compaction there, as in every script (``ContextCompactorRequestProcessor``
   before the content processor, ``agents/llm_agent.js``).
-* One difference from the Python pipeline: a step on a branch (a parallel
-  sub-agent's reply) is preceded by that sub-agent's own model call on its
-  branch. The Python pipeline makes none there only because it assembles
-  the root agent's prompt alone; ADK-JS compacts before every agent's model
+* One difference from the Python pipeline: a step on a branch that the
+  model wrote (a parallel sub-agent's reply or call, by the same rule) is
+  preceded by that sub-agent's own model call on its branch. The Python
+  pipeline makes none there only because it assembles the root agent's
+  prompt alone; ADK-JS compacts before every agent's model
   call, and the script mapping (``FanOut``) makes the same calls.
 * A step opens an invocation (the driver fetches the stored session, as
   ``Runner.runAsync`` does per run) when its invocation id differs from the
@@ -54,6 +55,7 @@ labelled stand-in ``stand_in_for`` for a sliding window.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -144,7 +146,7 @@ def recorded_actions(case: PipelineCase) -> RecordedActions:
             out.actions.append({"do": "invocation", "id": step.invocation})
             opener = step.text if step.author == "user" else None
         previous = step.invocation
-        if from_model(step) or (step.branch is not None and step.author != "user"):
+        if from_model(dataclasses.replace(step, branch=None)):
             out.openers[len(out.actions)] = opener if step.author == AGENT else None
             out.actions.append(
                 {
