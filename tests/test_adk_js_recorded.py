@@ -13,6 +13,7 @@ read by ADK-JS as its own compacted events are. Needs Node and the package
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -259,38 +260,56 @@ def test_a_client_record_is_the_compacted_event_shape_adk_js_reads():
         )
 
 
-def test_adk_js_reads_a_client_record_as_its_own_summary_and_hides_everything_up_to_its_end():
-    # The record stands for the model's reply alone (back=1); ADK-JS sends it
+def test_adk_js_reads_a_client_record_as_its_own_summary_of_everything_up_to_its_end():
+    # The record's range is the model's reply alone (back=1); ADK-JS sends it
     # as its own conversion of a compacted event, and hides every raw event
     # stamped up to its endTime: the user message before its range as well.
     script = Script(token(), (Open(), Text(), ClientRecord(back=1), Open(), Text()))
     run = adk_js.run_script(script)
-    assert run.stored.steps[2].compaction == Compaction(
-        run.stored.steps[1].timestamp, run.stored.steps[1].timestamp, "client"
-    )
+    reply = run.stored.steps[1]
+    assert run.stored.steps[2].compaction == Compaction(reply.timestamp, reply.timestamp, "client")
     assert adk_js.foreign_records(run) == [2]
     assert run.prompt(run.calls[-1]) == [
         ("user", (("text", "[Previous Context Summary]:\nclient"),)),
         ("user", (("text", "user 2 xxxxxxxxxxxxx"),)),
     ]
-    # The reply the record claims is its writer's decision; the user message
-    # before the record's range is hidden unasked: the time filter's known fault.
-    found = adk_js.check_run(run)
-    assert [(v.invariant, v.positions) for v in found] == [("P4", (0,))]
-    assert faults(run) == ["js-same-tick-hidden"]
+    # As ADK-JS reads it, the record stands for both: its writer's decision.
+    (read,) = [s.compaction for s in adk_js.as_adk_js_reads(run.stored, [2]).steps if s.compaction]
+    assert (read.start, read.end) == (-math.inf, reply.timestamp)
+    assert adk_js.check_run(run) == []
 
 
-def test_only_what_a_foreign_record_claims_is_excused(monkeypatch):
+def test_what_a_client_record_does_not_claim_is_still_judged(monkeypatch):
     script = Script(token(), (Open(), Text(), ClientRecord(back=1), Open(), Text()))
     run = adk_js.run_script(script)
-    assert [v.positions for v in adk_js.check_run(run)] == [(0,)]
-    # Judged as if ADK-JS had made the record (no writer to excuse it), the
-    # reply it hides is lost as well.
+    # Judged as if ADK-JS had made the record (no writer to excuse it), both
+    # events it hides are lost.
     monkeypatch.setattr(adk_js, "foreign_records", lambda run, length=None: [])
     assert sorted(v.positions for v in adk_js.check_run(run) if v.invariant == "P4") == [
         (0,),
         (1,),
     ]
+    monkeypatch.undo()
+    # Read with adk-python's [start, end] instead, the user message before the
+    # range is lost: the claim is ADK-JS's reading, no wider.
+    monkeypatch.setattr(adk_js, "as_adk_js_reads", lambda steps, records: steps)
+    assert [v.positions for v in adk_js.check_run(run)] == [(0,)]
+
+
+def test_a_client_record_hiding_the_opener_is_its_writer_doing_on_the_truncating_compactor(
+    monkeypatch,
+):
+    truncating = adk_js.JsCompactor("truncating", {"threshold": 100, "preserveLeadingEvents": 0})
+    script = Script(token(), (Open(), ClientRecord(back=1), Text()))
+    run = adk_js.run_script(script, truncating)
+    assert run.prompt(run.calls[-1]) == [
+        ("user", (("text", "[Previous Context Summary]:\nclient"),)),
+    ]
+    assert adk_js.check_run(run) == []
+    # Without the writer to excuse it, the running turn's message is missing.
+    monkeypatch.setattr(adk_js, "foreign_records", lambda run, length=None: [])
+    (violation,) = adk_js.check_run(run)
+    assert violation.details["cause"] == "opener missing"
 
 
 def test_a_client_record_given_to_the_summariser_is_not_a_raw_event_given():
@@ -317,9 +336,10 @@ def test_a_record_over_a_pending_call_fails_the_answer_run_as_a_known_fault():
     )
 
 
-def test_a_call_stamped_before_the_record_range_is_the_time_filter_not_the_record():
-    # The record claims only the model's reply to the second message; the
-    # pending call, stamped before its range, is hidden unasked.
+def test_a_record_claims_a_pending_call_stamped_before_its_range_too():
+    # The record's range is only the model's reply to the second message; the
+    # pending call, stamped before it, is claimed all the same (ADK-JS reads
+    # the record as everything up to its endTime).
     script = Script(
         token(),
         (
@@ -334,4 +354,4 @@ def test_a_call_stamped_before_the_record_range_is_the_time_filter_not_the_recor
     )
     run = adk_js.run_script(script)
     assert "No function call event found" in run.exception["message"]
-    assert faults(run) == ["js-same-tick-hidden"]
+    assert faults(run) == ["js-record-pending-call"]

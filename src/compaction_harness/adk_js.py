@@ -82,6 +82,7 @@ configuration cannot be represented on ADK-JS.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -883,6 +884,38 @@ def foreign_records(run: JsRun, length: int | None = None) -> list[int]:
     ]
 
 
+def as_adk_js_reads(steps: Session, records: Sequence[int]) -> Session:
+    """``steps`` with the range of each foreign compaction record (positions
+    ``records``, :func:`foreign_records`) as ADK-JS reads it: from the
+    beginning of time to its ``endTime`` (``Compaction.start`` = -inf).
+
+    ADK-JS documents ``getActiveEvents`` (``types/context/compaction_utils.d.ts``)
+    as returning "only the active events since the latest compaction",
+    "starting with the latest CompactedEvent": the latest compacted event
+    replaces the whole history up to it, and the code keeps only raw events
+    stamped later than its ``endTime`` (``context/compaction_utils.js``;
+    ``startTime``, "the start time of the context that was compacted",
+    is read nowhere in ``dist/``). Its own summaries are rolling
+    (``TokenBasedContextCompactor.compact`` gives the active compacted event
+    to the summariser with the raw events), so each stands for everything
+    before it. A record a client or an older session writes in that shape
+    therefore claims, in ADK-JS's session, every event stamped up to its
+    ``endTime``, whatever its ``startTime`` says: what that hides is its
+    writer's decision (P4, P3), as ``pipeline.check_nothing_lost`` counts a
+    record for adk-python, which reads ``[start, end]``."""
+    chosen = set(records)
+    return Session(
+        tuple(
+            dataclasses.replace(
+                step, compaction=dataclasses.replace(step.compaction, start=-math.inf)
+            )
+            if p in chosen and step.compaction is not None
+            else step
+            for p, step in enumerate(steps.steps)
+        )
+    )
+
+
 def run_script(script: Script, compactor: JsCompactor | None = None, *, seed: int = 0) -> JsRun:
     """Run ``script`` on ADK-JS with ``compactor`` (default: :func:`compactor_for`).
 
@@ -1009,22 +1042,28 @@ def check_run(run: JsRun) -> list[Violation]:
         if "contents" not in call:
             continue  # ADK-JS raised during this call (P0 below)
         steps = Session(stored[: len(call["stored_after"])])
+        records = foreign_records(run, len(steps))
         prompt = run.prompt(call)
         if run.compactor.name in DELETING or call.get("baseline") is None:
             # Without a baseline (ADK-JS's contents of the raw events raised:
             # another event is the newest there) P4 has nothing to compare.
             violations, _ = check_prompt(prompt, call["opener"], strict=strict)
+            claimed = covered_by_records(as_adk_js_reads(steps, records), records)
+            if any(
+                steps[i].author == "user" and steps[i].text == call["opener"] for i in claimed
+            ):  # a foreign record hides the opener: its writer's doing (check_model_prompt's rule)
+                violations = [v for v in violations if v.details.get("cause") != "opener missing"]
             if run.compactor.name in DELETING:
                 violations += check_truncation(run.compactor, call["before"], call["after"])
         else:
             violations, _ = check_model_prompt(
-                steps,
+                as_adk_js_reads(steps, records),
                 prompt,
                 run.prompt(call, "baseline"),
                 summaries[:number],
                 call["opener"],
                 strict=strict,
-                records=foreign_records(run, len(steps)),
+                records=records,
             )
         for v in violations:
             v.details["model_call"] = run.calls.index(call)
@@ -1156,7 +1195,8 @@ def check_backlog(run: JsRun) -> list[Violation]:
         length = len(call["stored_before"])
         # What a compaction record ADK-JS did not make stands for is its
         # writer's decision, not ADK-JS's backlog (as pipeline.check_liveness).
-        claimed = covered_by_records(Session(steps[:length]), foreign_records(run, length))
+        records = foreign_records(run, length)
+        claimed = covered_by_records(as_adk_js_reads(Session(steps[:length]), records), records)
         backlog = [
             p
             for p in range(length)
@@ -1471,9 +1511,7 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "is over the threshold), and the anchored "
         "compactor's rebuild of session.events then drops it for good; an answer whose "
         "call it hides is dropped with it, or, as the newest event, makes getContents "
-        "raise 'No function call event found' (P0). Nothing reads a compacted event's "
-        "startTime, so a compaction record a client wrote hides the events stamped before "
-        "its range as well.",
+        "raise 'No function call event found' (P0).",
     ),
     "js-answer-hidden": (
         frozenset({"token_based", "anchored"}),
@@ -1512,7 +1550,7 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "getActiveEvents (context/compaction_utils.js) reads the latest compacted event, "
         "whoever wrote it (isCompactedEvent is isCompacted === true), as standing for "
         "every raw event stamped up to its endTime: a compaction record that a client or "
-        "an older session wrote over a long-running call whose answer has not arrived "
+        "an older session wrote after a long-running call whose answer has not arrived "
         "hides the call, and the run that delivers the answer fails before the model is "
         "called: getContents (rearrangeEventsForLatestFunctionResponse, agents/processors/"
         "content_processor_utils.js) raises 'No function call event found for function "
@@ -2179,12 +2217,9 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
             if response_id in from_js_event(events[i]).call_ids and i not in given
         ]
         record = _latest_foreign_record(run, after)
-        if (
-            record is not None
-            and makers
-            and all(record.start <= m.timestamp <= record.end for m in makers)
-        ):
-            # The record's range claims the call: not hidden unasked.
+        if record is not None and makers and all(m.timestamp <= record.end for m in makers):
+            # The record claims the call (ADK-JS reads a record as everything
+            # up to its endTime: as_adk_js_reads): not hidden unasked.
             return "js-record-pending-call"
         if end is not None and makers and all(m.timestamp <= end for m in makers):
             return "js-same-tick-hidden"
@@ -2303,6 +2338,7 @@ def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Vio
 __all__ += [
     "KNOWN_FAULTS",
     "STAND_IN_THRESHOLD",
+    "as_adk_js_reads",
     "check_case",
     "check_truncation",
     "client_record_event",
