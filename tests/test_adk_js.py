@@ -807,6 +807,12 @@ KNOWN = {
         ),
         None,
     ),
+    # A lagging host stamps the reply before the turn's message; the client's
+    # record over both is retained behind the scratchpad.
+    "js-scratchpad-behind-record": (
+        Script(token(1, 1), (Open(), Skew(seconds=1), Text(), ClientRecord(back=2), Text())),
+        JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 1}),
+    ),
     "js-opener-summarised": (Script(token(1, 1), (Open(), Calls(), Text())), None),
     "js-truncate-opener": (Script(token(), (Open(), Open(), Calls(), Text())), TRUNCATING),
     "js-branch": (Script(token(1, 1), (Open(), FanOut(), FanOut())), None),

@@ -30,6 +30,7 @@ from compaction_harness.scripts import (
     Open,
     Script,
     ScriptConfig,
+    Skew,
     Text,
 )
 
@@ -355,3 +356,39 @@ def test_a_record_claims_a_pending_call_stamped_before_its_range_too():
     run = adk_js.run_script(script)
     assert "No function call event found" in run.exception["message"]
     assert faults(run) == ["js-record-pending-call"]
+
+
+SCRATCHPAD_BEHIND_RECORD = Script(
+    token(1, 1), (Open(), Skew(seconds=1), Text(), ClientRecord(back=2), Text())
+)
+ANCHORED = adk_js.JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 1})
+
+
+def test_the_anchored_scratchpad_retained_behind_a_client_record_is_hidden():
+    run = adk_js.run_script(SCRATCHPAD_BEHIND_RECORD, ANCHORED)
+    call = run.calls[-1]
+    # The anchored compactor summarised the message and its reply into the
+    # scratchpad and kept the record (a compacted event it takes for raw)
+    # after it; the prompt reads the record alone.
+    assert [run.events[i].get("isScratchpad") for i in call["after"]] == [True, False]
+    assert run.events[call["after"][1]]["isCompacted"] is True
+    assert run.prompt(call) == [("user", (("text", "[Previous Context Summary]:\nclient"),))]
+    found = adk_js.check_run(run)
+    assert sorted((v.invariant, v.details.get("cause")) for v in found) == [
+        ("P2", "opener missing"),
+        ("P4", None),
+    ]
+    assert faults(run) == ["js-scratchpad-behind-record"] * 2
+    # The token-based compactor reads the record as its latest summary and
+    # rolls it into its own: nothing is lost.
+    assert adk_js.check_run(adk_js.run_script(SCRATCHPAD_BEHIND_RECORD)) == []
+
+
+def test_the_scratchpad_recogniser_needs_the_record_after_the_scratchpad():
+    run = adk_js.run_script(SCRATCHPAD_BEHIND_RECORD, ANCHORED)
+    found = adk_js.check_run(run)
+    # The same losses with the record listed before the scratchpad (then the
+    # scratchpad would be the one read): not this fault.
+    call = run.calls[-1]
+    call["after"] = list(reversed(call["after"]))
+    assert all(adk_js.known_fault(run, v) != "js-scratchpad-behind-record" for v in found)

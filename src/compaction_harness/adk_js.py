@@ -1611,6 +1611,19 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "call though the prompt stays well below the threshold: the summariser is called "
         "on every turn (an extra model call and its latency per turn).",
     ),
+    "js-scratchpad-behind-record": (
+        frozenset({"anchored"}),
+        "AnchoredContextCompactor (context/anchored_context_compactor.js) reads only "
+        "scratchpad events as summaries (its getActiveEvents: the latest isScratchpad "
+        "event) and takes any other compacted event (a client's record, one an older "
+        "session or a TokenBasedContextCompactor wrote) for a raw event: it summarises or "
+        "retains it, and rebuilds session.events as the new scratchpad followed by the "
+        "retained events. A retained record then stands after the scratchpad, and the "
+        "content processor's getActiveEvents (context/compaction_utils.js) reads the latest "
+        "compacted event in list order: the record, not the scratchpad. What the scratchpad "
+        "summarised and the record does not stand for (events stamped after its endTime: "
+        "a lagging host) is gone from the prompt (P4), the running turn's message too (P2).",
+    ),
     "js-branch": (
         frozenset({"token_based", "anchored"}),
         "the compactors read session.events without the branch filter of getContents, "
@@ -1674,6 +1687,8 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
         if mixed in faults:
             return mixed
     if violation.invariant in ("P2", "P4"):
+        if "js-scratchpad-behind-record" in faults and _scratchpad_behind_record(run, violation):
+            return "js-scratchpad-behind-record"
         if _hidden_by_time(run, violation) and "js-same-tick-hidden" in faults:
             return "js-same-tick-hidden"
         if cause == "opener missing" and violation.details.get("opener_summarised"):
@@ -1681,6 +1696,38 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
         if _pair_broken(run, violation) and "js-late-answer" in faults:
             return "js-late-answer"
     return None
+
+
+def _scratchpad_behind_record(run: JsRun, violation: Violation) -> bool:
+    """Whether a P4 loss (or a missing opener, P2) of the anchored compactor
+    is its scratchpad hidden behind a compacted event it took for raw: at
+    the violation's model call the session's events (``after``) hold a
+    scratchpad (``isScratchpad``) and, later in the list, a compacted event
+    that is not one (the latest, which the content processor's
+    ``getActiveEvents`` reads), and every lost event (the positions, or the
+    stored user message with the opener's text) was given to a summary."""
+    if run.compactor.name != "anchored":
+        return False
+    k = violation.details.get("model_call")
+    if k is None:
+        return False
+    call = run.calls[k]
+    compacted = [i for i in call.get("after") or () if run.events[i].get("isCompacted")]
+    if len(compacted) < 2 or run.events[compacted[-1]].get("isScratchpad"):
+        return False
+    if not any(run.events[i].get("isScratchpad") for i in compacted[:-1]):
+        return False
+    steps = run.stored.steps
+    if violation.details.get("cause") == "opener missing":
+        lost = [
+            p
+            for p, step in enumerate(steps)
+            if step.author == "user" and step.text == call["opener"]
+        ]
+    else:
+        lost = list(violation.positions)
+    given = {p for _, taken, _ in run.summaries() for p in taken}
+    return bool(lost) and all(p in given for p in lost)
 
 
 def _summed_counts(run: JsRun, violation: Violation) -> bool:
