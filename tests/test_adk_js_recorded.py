@@ -392,3 +392,16 @@ def test_the_scratchpad_recogniser_needs_the_record_after_the_scratchpad():
     call = run.calls[-1]
     call["after"] = list(reversed(call["after"]))
     assert all(adk_js.known_fault(run, v) != "js-scratchpad-behind-record" for v in found)
+
+
+def test_the_anchored_trigger_view_starts_at_its_scratchpad_not_at_a_client_record():
+    run = adk_js.run_script(SCRATCHPAD_BEHIND_RECORD, ANCHORED)
+    call = run.calls[1]  # the record (e2) is stored; no scratchpad yet
+    assert call["before"] == ["e0", "e1", "e2"]
+    # AnchoredContextCompactor.getActiveEvents reads scratchpads only: the
+    # record is a raw event to it, and every event is active.
+    assert adk_js._active_before(run, call) == ["e0", "e1", "e2"]
+    # compaction_utils.getActiveEvents (the token-based compactor's) starts at
+    # the record and keeps the message stamped after its endTime.
+    run.compactor = adk_js.JsCompactor("token_based", ANCHORED.options)
+    assert adk_js._active_before(run, call) == ["e2", "e0"]

@@ -1097,12 +1097,19 @@ def _event_tokens(event: dict[str, Any]) -> int:
 
 
 def _active_before(run: JsRun, call: dict[str, Any]) -> list[str]:
-    """The ids of ``call``'s ``before`` events that ``getActiveEvents`` keeps
-    (``context/compaction_utils.js``; ``AnchoredContextCompactor.getActiveEvents``):
-    the latest compacted event and the raw events stamped later than its
-    ``endTime`` (ms); without one, all of them (duplicates kept)."""
+    """The ids of ``call``'s ``before`` events that the compactor's
+    ``getActiveEvents`` keeps (``context/compaction_utils.js``): the latest
+    compacted event and the raw events stamped later than its ``endTime``
+    (ms); without one, all of them (duplicates kept). The anchored compactor
+    has its own (``AnchoredContextCompactor.getActiveEvents``): the latest
+    *scratchpad* and the other events, compacted ones included, stamped later
+    than its ``endTime``. The two agree while every compacted event is the
+    anchored compactor's own scratchpad; a client's record (not a
+    scratchpad) is a raw event to it."""
     before = list(call["before"])
-    compacted = [i for i in before if run.events[i].get("isCompacted")]
+    anchored = run.compactor.name == "anchored"
+    flag = "isScratchpad" if anchored else "isCompacted"
+    compacted = [i for i in before if run.events[i].get(flag)]
     if not compacted:
         return before
     latest = compacted[-1]
@@ -1110,7 +1117,7 @@ def _active_before(run: JsRun, call: dict[str, Any]) -> list[str]:
     raw = [
         i
         for i in before
-        if not run.events[i].get("isCompacted") and float(run.events[i].get("timestamp") or 0) > end
+        if not run.events[i].get(flag) and float(run.events[i].get("timestamp") or 0) > end
     ]
     return [latest, *raw]
 
@@ -1275,10 +1282,13 @@ def check_stall(run: JsRun) -> list[Violation]:
         newest = steps[at].prompt_tokens if at is not None else None
         if newest is None or sent is None or newest <= threshold or sent <= threshold:
             continue
+        length = len(call["stored_before"])
+        records = foreign_records(run, length)  # what they stand for: as check_backlog
+        claimed = covered_by_records(as_adk_js_reads(Session(steps[:length]), records), records)
         backlog = [
             p
-            for p in range(len(call["stored_before"]))
-            if steps[p].compaction is None and p in live and p not in given
+            for p in range(length)
+            if steps[p].compaction is None and p in live and p not in given and p not in claimed
         ]
         bound = backlog_bound(run.compactor, [steps[p] for p in backlog])
         if len(backlog) > bound:
