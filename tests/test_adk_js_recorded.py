@@ -405,3 +405,38 @@ def test_the_anchored_trigger_view_starts_at_its_scratchpad_not_at_a_client_reco
     # the record and keeps the message stamped after its endTime.
     run.compactor = adk_js.JsCompactor("token_based", ANCHORED.options)
     assert adk_js._active_before(run, call) == ["e2", "e0"]
+
+
+def test_a_client_record_between_a_call_and_its_answer_splits_them_for_the_anchored_compactor():
+    # Found with ClientRecord drawn (shrunk): the anchored compactor takes the
+    # record for a raw event, so the answer is not the event right after the
+    # call, and calculateRetainStartIndex summarises the call alone.
+    config = ScriptConfig(
+        token_threshold=937,
+        event_retention_size=2,
+        resolution=0.001,
+        tools_chars=4000,
+        strict_provider=True,
+        call_ids="per_turn",
+    )
+    script = Script(
+        config,
+        (
+            Open(chars=5),
+            Calls(count=2, kind="long_running", chars=5),
+            ClientRecord(back=2),
+            Answer(picks=(5,)),
+            Calls(kind="long_running", chars=2000, usage=False),
+        ),
+    )
+    anchored = adk_js.JsCompactor("anchored", {"tokenThreshold": 937, "eventRetentionSize": 2})
+    run = adk_js.run_script(script, anchored)
+    split = [v for v in adk_js.check_run(run) if v.invariant == "P1"]
+    assert sorted(v.ids for v in split) == [("call_0",), ("call_1",)]
+    assert {adk_js.known_fault(run, v) for v in split} == {"js-late-answer"}
+    assert adk_js.new_violations(run) == []
+    # To the token-based compactor the record is no raw event: the answer
+    # to call_0 is the next one, and the recogniser says so.
+    answered = next(v for v in split if v.ids == ("call_0",))
+    run.compactor = adk_js.JsCompactor("token_based", anchored.options)
+    assert not adk_js._split_not_adjacent(run, answered)

@@ -2169,12 +2169,25 @@ def _answers_several_turns(run: JsRun) -> bool:
 
 
 def _split_not_adjacent(run: JsRun, violation: Violation) -> bool:
-    """Whether the call P1 names is not answered by the stored event right after it."""
+    """Whether the call P1 names is not answered by the stored event right
+    after it, among the events ``calculateRetainStartIndex`` is given: the
+    raw ones (no compacted event) for the token-based compactor; for the
+    anchored compactor every event but its scratchpads, a client's
+    compaction record included (its getActiveEvents takes only scratchpads
+    for summaries: see :func:`_active_before`)."""
     (position,) = violation.positions or (None,)
     if position is None:
         return False
     steps = run.stored.steps
-    after = next((s for s in steps[position + 1 :] if s.compaction is None), None)
+    foreign = set(foreign_records(run)) if run.compactor.name == "anchored" else set()
+    after = next(
+        (
+            s
+            for p, s in enumerate(steps[position + 1 :], position + 1)
+            if s.compaction is None or p in foreign
+        ),
+        None,
+    )
     return after is None or not set(violation.ids) <= after.response_ids
 
 
