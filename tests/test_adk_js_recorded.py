@@ -187,11 +187,11 @@ def test_the_checkers_fire_on_a_deliberately_broken_mapping():
         (Step("i1", "user", 2.0, rewind_before="i1"), "rewinds"),
         (
             Step("i1", "agent", 2.0, responses=(Response("c", "t"),), confirmations=("c",)),
-            "tool confirmations and credential requests",
+            "adk-python's tool confirmation and credential request events",
         ),
         (
             Step("i1", "agent", 2.0, calls=(Call("adk-1", "adk_request_credential"),)),
-            "tool confirmations and credential requests",
+            "adk-python's tool confirmation and credential request events",
         ),
         (Step("i1", "agent", 2.0, text="m", isolation_scope="s"), "isolation scopes"),
     ],

@@ -42,11 +42,12 @@ The mapping (:func:`recorded_actions`), step by step, in the recorded order:
   :func:`compaction_harness.adk_js.client_record_event`.
 
 What ADK-JS cannot represent raises :class:`~compaction_harness.adk_js.NotApplicable`
-with the same reasons the script mapping gives: a rewind (ADK-JS 2.0.0 has
-none), a tool confirmation or credential request (a step with
+naming the step, with the reasons of :data:`REFUSED`: a rewind (ADK-JS 2.0.0
+has none), a tool confirmation or credential request (a step with
 ``confirmations``, ``auth_requests`` or a framework call:
-``adk_request_confirmation`` / ``adk_request_credential``), an isolation
-scope (the driver's model calls run in no isolation scope).
+``adk_request_confirmation`` / ``adk_request_credential``; ADK-JS's Runner
+stores these differently, and recorded ones are not translated), an
+isolation scope (the driver's model calls run in no isolation scope).
 
 The compactor is the one a script of the same configuration gets
 (:func:`compactor_of`): ``compactor_for`` for the token threshold, the
@@ -67,6 +68,7 @@ from .pipeline import FRAMEWORK_CALLS, PipelineCase, from_model
 from .scripts import Script, ScriptConfig
 
 __all__ = [
+    "REFUSED",
     "RecordedActions",
     "check_recorded",
     "compactor_of",
@@ -109,24 +111,34 @@ class RecordedActions:
     steps: tuple[Step, ...] = ()
 
 
+#: Why a recorded step cannot be replayed, by shape (exact for ADK-JS 2.0.0).
+REFUSED = {
+    "rewind": "rewinds: ADK-JS 2.0.0 has no rewind (nothing in dist/ reads one)",
+    "confirmation": "adk-python's tool confirmation and credential request events: ADK-JS's "
+    "Runner stores a confirmation as the synthetic adk_request_confirmation call alone (no "
+    "placeholder response), and this mapping does not translate recorded ones",
+    "isolation scope": "isolation scopes here: the driver's model calls run in no isolation "
+    "scope (InvocationContext.isolationScope unset)",
+}
+
+
 def _refuse(step: Step, k: int) -> None:
-    """Raise :class:`NotApplicable` for a recorded step ADK-JS cannot hold."""
+    """Raise :class:`NotApplicable` for a recorded step ADK-JS cannot hold:
+    ``ADK-JS cannot represent <REFUSED reason> (recorded step <k>)``."""
+    shape = None
     if step.rewind_before is not None:
-        raise NotApplicable(
-            f"ADK-JS cannot represent {adk_js._NOT_REPRESENTED[adk_js.Rewind]} (recorded step {k})"
-        )
-    if (
+        shape = "rewind"
+    elif (
         step.confirmations
         or step.auth_requests
         or any(c.name in FRAMEWORK_CALLS for c in step.calls)
         or any(r.name in FRAMEWORK_CALLS for r in step.responses)
     ):
-        raise NotApplicable(f"ADK-JS cannot represent {adk_js._ASK_REPLY} (recorded step {k})")
-    if step.isolation_scope is not None:
-        raise NotApplicable(
-            "ADK-JS cannot represent isolation scopes here: the driver's model calls run in "
-            f"no isolation scope (InvocationContext.isolationScope unset) (recorded step {k})"
-        )
+        shape = "confirmation"
+    elif step.isolation_scope is not None:
+        shape = "isolation scope"
+    if shape is not None:
+        raise NotApplicable(f"ADK-JS cannot represent {REFUSED[shape]} (recorded step {k})")
 
 
 def recorded_actions(case: PipelineCase) -> RecordedActions:
