@@ -668,8 +668,9 @@ def to_js_event(step: Step, event_id: str, payload: int = 20) -> dict[str, Any]:
     (``payload`` characters), so the driver can name parts of the contents
     that ``removeClientFunctionCallId`` strips of their ``adk-`` ids. Role:
     ``user`` for the user's events and tool results, ``model`` otherwise.
-    Raises :class:`NotApplicable` for what ADK-JS events cannot hold here
-    (compaction records, rewinds, isolation scopes).
+    Raises :class:`NotApplicable` for what these events cannot hold here
+    (rewinds, isolation scopes) and for a compaction record, which is a
+    compacted event of its own (:func:`client_record_event`).
     """
     if step.compaction is not None or step.rewind_before or step.isolation_scope:
         raise NotApplicable("ADK-JS events here hold no compaction record, rewind or scope")
