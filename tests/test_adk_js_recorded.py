@@ -440,3 +440,25 @@ def test_a_client_record_between_a_call_and_its_answer_splits_them_for_the_ancho
     answered = next(v for v in split if v.ids == ("call_0",))
     run.compactor = adk_js.JsCompactor("token_based", anchored.options)
     assert not adk_js._split_not_adjacent(run, answered)
+
+
+def test_a_summary_taking_again_what_an_earlier_one_took_is_named_by_its_number():
+    # Found by a campaign with ClientRecord drawn: the message (stamped 10 s
+    # ahead) is summarised, then a client's record ending before it becomes
+    # the latest compacted event, so getActiveEvents brings the message back
+    # and the next summary takes it again (js-reactivated). Both summaries
+    # were given the same raw events: the recogniser must read which summary
+    # the violation names, not the first one given those events.
+    script = Script(
+        token(1, 1), (Open(), Skew(seconds=10), Text(), Text(), ClientRecord(), Text(), Text())
+    )
+    run = adk_js.run_script(script)
+    assert [given for _, given, _ in run.summaries()] == [[0], [0]]
+    (wasted,) = [v for v in adk_js.check_run(run) if v.invariant == "P6"]
+    assert wasted.details["summary"] == 1
+    assert adk_js.known_fault(run, wasted) == "js-reactivated"
+    assert adk_js.new_violations(run) == []
+    # Named by a search over the positions, it would be the first summary
+    # (nothing before it to take again from): not recognised.
+    del wasted.details["summary"]
+    assert adk_js.known_fault(run, wasted) is None

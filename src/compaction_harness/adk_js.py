@@ -1039,7 +1039,9 @@ def check_run(run: JsRun) -> list[Violation]:
                 # P6 (first clause): ADK-JS rolls every summary forward into
                 # the next, so every earlier summary's input counts as covered.
                 before = {p for _, given, _ in summaries[: number - 1] for p in given}
-                found += check_new_work(taken, before, set(range(len(snapshot))), number - 1)
+                for v in check_new_work(taken, before, set(range(len(snapshot))), number - 1):
+                    v.details["summary"] = number - 1  # which summary (its given may repeat)
+                    found.append(v)
         if "contents" not in call:
             continue  # ADK-JS raised during this call (P0 below)
         steps = Session(stored[: len(call["stored_after"])])
@@ -1545,7 +1547,10 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "LlmSummarizer ends a summary's range at its last input's timestamp, not the "
         "greatest: an event summarised out of time order (stamped after the last input) "
         "is active again after the summary, and the next summary takes it once more "
-        "(P6: the summariser is paid to summarise it twice, and the model reads it twice).",
+        "(P6: the summariser is paid to summarise it twice, and the model reads it twice). "
+        "getActiveEvents reads only the latest compacted event's endTime, so a client's "
+        "compaction record ending before events an earlier summary took brings them back "
+        "the same way.",
     ),
     "js-sub-agent-hidden-reply": (
         frozenset({"token_based", "anchored"}),
@@ -2063,10 +2068,15 @@ def _reactivated(run: JsRun, violation: Violation) -> bool:
     summarised events back, and the next summary takes them again."""
     steps = run.stored.steps
     summaries = run.summaries()
-    number = next(
-        (n for n, (_, given, _) in enumerate(summaries) if tuple(given) == violation.positions),
-        None,
-    )
+    # The summary the violation names (check_run records it); a search by
+    # the positions given finds the first summary given them, which is not
+    # it when a summary takes exactly what an earlier one took.
+    number = violation.details.get("summary")
+    if number is None:
+        number = next(
+            (n for n, (_, given, _) in enumerate(summaries) if tuple(given) == violation.positions),
+            None,
+        )
     if number is None or number == 0:
         return False
     end = _latest_end(steps, summaries[number][0])
