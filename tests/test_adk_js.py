@@ -199,7 +199,7 @@ def test_the_summary_seen_by_the_model_is_adk_js_own_conversion() -> None:
 
 
 # -- what cannot be represented ------------------------------------------------------------
-@pytest.mark.parametrize("op", [Ask(), Reply(), Rewind(), ClientRecord()], ids=lambda op: op.op)
+@pytest.mark.parametrize("op", [Ask(), Reply(), Rewind()], ids=lambda op: op.op)
 def test_operations_adk_js_cannot_represent_say_so(op) -> None:
     with pytest.raises(NotApplicable, match="ADK-JS cannot represent"):
         run(Script(token(), (Open(), op)))
@@ -875,6 +875,19 @@ KNOWN = {
             (Open(), Calls(kind="interim"), End(), Answer(), Skew(seconds=10), Text(), FanOut()),
         ),
         None,
+    ),
+    # No ADK-JS compaction (threshold 1000): the client's record alone.
+    "js-record-pending-call": (
+        Script(
+            token(1000, 1), (Open(), Calls(kind="long_running"), ClientRecord(), Answer(), Text())
+        ),
+        None,
+    ),
+    # A lagging host stamps the reply before the turn's message; the client's
+    # record over both is retained behind the scratchpad.
+    "js-scratchpad-behind-record": (
+        Script(token(1, 1), (Open(), Skew(seconds=1), Text(), ClientRecord(back=2), Text())),
+        JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 1}),
     ),
     "js-opener-summarised": (Script(token(1, 1), (Open(), Calls(), Text())), None),
     "js-truncate-opener": (Script(token(), (Open(), Open(), Calls(), Text())), TRUNCATING),
