@@ -1029,6 +1029,26 @@ def test_a_stall_whose_over_threshold_count_the_time_filter_hid_is_the_same_tick
     assert adk_js.known_fault(result, stall) == "js-same-tick-hidden"
 
 
+def test_a_stall_behind_a_client_record_is_judged_by_the_anchored_compactors_own_view() -> None:
+    # A campaign after the client-record merge (shrunk): a lagging host
+    # stamps everything after the first scratchpad before its endTime, so the
+    # anchored compactor's view (from its scratchpad) holds one raw event and
+    # declines, while the content processor reads from the client's later
+    # record and shows the call and its answer. The count it never reads is
+    # hidden by the compactor's view, not by the record the prompt starts at.
+    script = Script(
+        token(1, 1),
+        (Open(), Text(), Skew(seconds=10), Text(), ClientRecord(back=1), Calls(), Text()),
+    )
+    result = run(script, JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 1}))
+    (stall,) = trigger_violations(result, "P3", "stall")
+    at = stall.details["count_at"]
+    calls = result.calls[: stall.details["model_call"] + 1]
+    assert not any(adk_js._hidden_at(result, c, at) for c in calls)  # the prompt's view
+    assert any(adk_js._hidden_from_compactor(result, c, at) for c in calls)
+    assert adk_js.known_fault(result, stall) == "js-same-tick-hidden"
+
+
 def test_p3_stall_fires_on_a_trigger_that_never_summarises_above_the_threshold() -> None:
     # A deliberately broken compactor: one that never compacts (threshold
     # 1000 in the run) judged as the work of one told threshold 30.

@@ -1822,7 +1822,7 @@ def _backlog_hidden_by_time(run: JsRun, violation: Violation) -> bool:
     seen = [
         p
         for p in violation.positions
-        if p in active or not any(_hidden_at(run, c, p) for c in run.calls[: k + 1])
+        if p in active or not any(_hidden_from_compactor(run, c, p) for c in run.calls[: k + 1])
     ]
     steps = run.stored.steps
     return len(seen) <= backlog_bound(run.compactor, [steps[p] for p in seen])
@@ -1841,7 +1841,22 @@ def _count_hidden_by_time(run: JsRun, violation: Violation) -> bool:
         return False
     if run.ids[at] in _active_before(run, run.calls[k]):
         return False
-    return any(_hidden_at(run, c, at) for c in run.calls[: k + 1])
+    return any(_hidden_from_compactor(run, c, at) for c in run.calls[: k + 1])
+
+
+def _hidden_from_compactor(run: JsRun, call: dict[str, Any], p: int) -> bool:
+    """Whether stored raw event ``p`` is among ``call``'s ``before`` events,
+    given to no summary, and left out of the compactor's own active events
+    there (:func:`_active_before`: stamped no later than the ``endTime`` of
+    the compacted event its view starts at; for the anchored compactor the
+    latest scratchpad, not a client's record). This is the compactor's view,
+    which P3 and its trigger are about; :func:`_hidden_at` is the content
+    processor's (the latest compacted event of any kind)."""
+    event_id = run.ids[p]
+    if event_id not in call["before"] or run.stored.steps[p].compaction is not None:
+        return False
+    given = {q for _, taken, _ in run.summaries() for q in taken}
+    return p not in given and event_id not in _active_before(run, call)
 
 
 def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
