@@ -1049,6 +1049,20 @@ def test_a_stall_behind_a_client_record_is_judged_by_the_anchored_compactors_own
     assert adk_js.known_fault(result, stall) == "js-same-tick-hidden"
 
 
+def test_a_sub_agent_crash_after_a_reply_a_client_record_hides_is_known_for_truncating() -> None:
+    # A campaign after the client-record merge (shrunk): the truncating
+    # compactor keeps the call, but the content processor reads the client's
+    # record, a lagging host's root reply is stamped before its endTime, so
+    # the client's answer is the newest active event and sub-agent a's
+    # getContents raises: the time filter's fault, whatever the compactor.
+    ops = (Open(), ClientRecord(back=1), Calls(kind="interim"), Answer(), Skew(seconds=10))
+    script = Script(token(1, 0), (*ops, Text(), FanOut(order="ab")))
+    result = run(script, JsCompactor("truncating", {"threshold": 5, "preserveLeadingEvents": 0}))
+    assert "No function call event found" in result.exception["message"]
+    assert adk_js._why_answer_lost_its_call(result) == "js-sub-agent-hidden-reply"
+    assert faults(result) == {"js-sub-agent-hidden-reply"}
+
+
 def test_p3_stall_fires_on_a_trigger_that_never_summarises_above_the_threshold() -> None:
     # A deliberately broken compactor: one that never compacts (threshold
     # 1000 in the run) judged as the work of one told threshold 30.

@@ -1576,10 +1576,14 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "compaction record ending before events an earlier summary took brings them back "
         "the same way.",
     ),
+    # The content processor's getActiveEvents runs whatever the compactor, so
+    # with a client's compaction record in the session every compactor meets
+    # it (found with ClientRecord drawn: truncating, a record, a lagging host).
     "js-sub-agent-hidden-reply": (
-        frozenset({"token_based", "anchored"}),
+        frozenset(COMPACTORS),
         "when getActiveEvents hides what was stored after a client's function response "
-        "(the root agent's reply, stamped no later than the summary's endTime by a lagging "
+        "(the root agent's reply, stamped no later than the endTime of the latest "
+        "compacted event, a summary or a client's compaction record, by a lagging "
         "host), that response becomes the newest active event; a sub-agent sees the "
         "root's call only as context text, so getContents "
         "(rearrangeEventsForLatestFunctionResponse) raises 'No function call event found "
