@@ -34,7 +34,7 @@ ADKJS_DIR := sdks/adk-js
 # Written after a successful `npm ci`, so the install runs once (and again
 # when the lock file changes).
 ADKJS_STAMP := $(ADKJS_DIR)/node_modules/.harness-npm-ci
-ADKJS_TESTS := tests/test_adk_js.py tests/test_differential_js.py
+ADKJS_TESTS := tests/test_adk_js.py tests/test_adk_js_recorded.py tests/test_differential_js.py
 # What the gate and the campaign collect: the JS tests alone with SDK=js;
 # without, everything else (the JS tests need Node and the npm package).
 SDK_PATHS := $(if $(filter js,$(SDK)),$(ADKJS_TESTS),$(addprefix --ignore=,$(ADKJS_TESTS)))

@@ -9,13 +9,15 @@ import dataclasses
 from hypothesis import strategies as st
 
 from compaction_harness.adk_js import JsCompactor, compactor_for
-from compaction_harness.scripts import Ask, ClientRecord, Reply, Rewind, Script
+from compaction_harness.scripts import Ask, Reply, Rewind, Script
 
 from ._scripts import scripts
 
 #: Operations ADK-JS cannot represent (``adk_js`` says why): dropped, which
-#: leaves a valid script (see :mod:`compaction_harness.scripts`).
-UNREPRESENTED = (Ask, Reply, Rewind, ClientRecord)
+#: leaves a valid script (see :mod:`compaction_harness.scripts`). A
+#: ``ClientRecord`` is kept: ADK-JS reads it as its own compacted event
+#: (``adk_js.client_record_event``).
+UNREPRESENTED = (Ask, Reply, Rewind)
 #: The compactors the property draws: the two that summarise and the one
 #: that deletes by design.
 JS_COMPACTORS = ("token_based", "anchored", "truncating")

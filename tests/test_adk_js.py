@@ -199,7 +199,7 @@ def test_the_summary_seen_by_the_model_is_adk_js_own_conversion() -> None:
 
 
 # -- what cannot be represented ------------------------------------------------------------
-@pytest.mark.parametrize("op", [Ask(), Reply(), Rewind(), ClientRecord()], ids=lambda op: op.op)
+@pytest.mark.parametrize("op", [Ask(), Reply(), Rewind()], ids=lambda op: op.op)
 def test_operations_adk_js_cannot_represent_say_so(op) -> None:
     with pytest.raises(NotApplicable, match="ADK-JS cannot represent"):
         run(Script(token(), (Open(), op)))
@@ -876,6 +876,19 @@ KNOWN = {
         ),
         None,
     ),
+    # No ADK-JS compaction (threshold 1000): the client's record alone.
+    "js-record-pending-call": (
+        Script(
+            token(1000, 1), (Open(), Calls(kind="long_running"), ClientRecord(), Answer(), Text())
+        ),
+        None,
+    ),
+    # A lagging host stamps the reply before the turn's message; the client's
+    # record over both is retained behind the scratchpad.
+    "js-scratchpad-behind-record": (
+        Script(token(1, 1), (Open(), Skew(seconds=1), Text(), ClientRecord(back=2), Text())),
+        JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 1}),
+    ),
     "js-opener-summarised": (Script(token(1, 1), (Open(), Calls(), Text())), None),
     "js-truncate-opener": (Script(token(), (Open(), Open(), Calls(), Text())), TRUNCATING),
     "js-branch": (Script(token(1, 1), (Open(), FanOut(), FanOut())), None),
@@ -1028,6 +1041,40 @@ def test_a_stall_whose_over_threshold_count_the_time_filter_hid_is_the_same_tick
     assert not adk_js._backlog_hidden_by_time(result, stall)  # the backlog alone is too long
     assert adk_js._count_hidden_by_time(result, stall)
     assert adk_js.known_fault(result, stall) == "js-same-tick-hidden"
+
+
+def test_a_stall_behind_a_client_record_is_judged_by_the_anchored_compactors_own_view() -> None:
+    # A campaign after the client-record merge (shrunk): a lagging host
+    # stamps everything after the first scratchpad before its endTime, so the
+    # anchored compactor's view (from its scratchpad) holds one raw event and
+    # declines, while the content processor reads from the client's later
+    # record and shows the call and its answer. The count it never reads is
+    # hidden by the compactor's view, not by the record the prompt starts at.
+    script = Script(
+        token(1, 1),
+        (Open(), Text(), Skew(seconds=10), Text(), ClientRecord(back=1), Calls(), Text()),
+    )
+    result = run(script, JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 1}))
+    (stall,) = trigger_violations(result, "P3", "stall")
+    at = stall.details["count_at"]
+    calls = result.calls[: stall.details["model_call"] + 1]
+    assert not any(adk_js._hidden_at(result, c, at) for c in calls)  # the prompt's view
+    assert any(adk_js._hidden_from_compactor(result, c, at) for c in calls)
+    assert adk_js.known_fault(result, stall) == "js-same-tick-hidden"
+
+
+def test_a_sub_agent_crash_after_a_reply_a_client_record_hides_is_known_for_truncating() -> None:
+    # A campaign after the client-record merge (shrunk): the truncating
+    # compactor keeps the call, but the content processor reads the client's
+    # record, a lagging host's root reply is stamped before its endTime, so
+    # the client's answer is the newest active event and sub-agent a's
+    # getContents raises: the time filter's fault, whatever the compactor.
+    ops = (Open(), ClientRecord(back=1), Calls(kind="interim"), Answer(), Skew(seconds=10))
+    script = Script(token(1, 0), (*ops, Text(), FanOut(order="ab")))
+    result = run(script, JsCompactor("truncating", {"threshold": 5, "preserveLeadingEvents": 0}))
+    assert "No function call event found" in result.exception["message"]
+    assert adk_js._why_answer_lost_its_call(result) == "js-sub-agent-hidden-reply"
+    assert faults(result) == {"js-sub-agent-hidden-reply"}
 
 
 def test_p3_stall_fires_on_a_trigger_that_never_summarises_above_the_threshold() -> None:

@@ -19,6 +19,10 @@ What ADK-JS 2.0.0 does with events (read from its ``dist/esm/`` files):
   ``CompactedEvent`` and every raw event whose timestamp is greater than its
   ``endTime``; without one, all events. Both the compactors and the content
   processor (``agents/processors/content_request_processor.js``) read it.
+  A compacted event is any event with ``isCompacted === true``
+  (``isCompactedEvent``, ``events/compacted_event.js``), so a client's
+  compaction record in that shape (:func:`client_record_event`) is read
+  like ADK-JS's own.
 * ``calculateRetainStartIndex`` (same file): keep the last
   ``eventRetentionSize`` raw events; move the boundary back while the first
   kept event has function responses and the event before it has function
@@ -78,6 +82,7 @@ configuration cannot be represented on ADK-JS.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -102,6 +107,7 @@ from .pipeline import (
     check_new_work,
     check_prompt,
     check_range_safety,
+    covered_by_records,
 )
 from .scripts import (
     Answer,
@@ -411,8 +417,6 @@ _NOT_REPRESENTED = {
     Ask: _ASK_REPLY,
     Reply: _ASK_REPLY,
     Rewind: "rewinds: ADK-JS 2.0.0 has no rewind (nothing in dist/ reads one)",
-    ClientRecord: "client compaction records: ADK-JS marks compacted events by isCompacted, "
-    "which the session model's Compaction does not map to yet",
 }
 
 
@@ -639,6 +643,29 @@ class _Timeline:
     def _op_tie(self, op: Tie) -> None:
         self._tie = True
 
+    def _op_client_record(self, op: ClientRecord) -> None:
+        """A client appends a compaction record straight to the session
+        service, standing for the last ``back`` raw events appended (as the
+        emulating driver's ``_op_client_record``: author ``user``, an
+        invocation id of its own, range = first and last covered event's
+        timestamps, summary ``client``), in ADK-JS's own compacted-event
+        shape (:func:`client_record_event`). The running invocation, if any,
+        goes on."""
+        raw = [s for s in self.steps if s.compaction is None]
+        if not raw:
+            return
+        covered = raw[-min(op.back, len(raw)) :]
+        step = Step(
+            "p-" + self.new_id("invocation"),
+            "user",
+            self.stamp(),
+            compaction=Compaction(covered[0].timestamp, covered[-1].timestamp, "client"),
+        )
+        event_id = f"e{len(self.steps)}"
+        self.steps.append(step)
+        self.origin.append(self._op)
+        self.actions.append({"do": "append", "event": client_record_event(step, event_id)})
+
     def _op_skew(self, op: Skew) -> None:
         self._offset -= op.seconds
 
@@ -666,8 +693,9 @@ def to_js_event(step: Step, event_id: str, payload: int = 20) -> dict[str, Any]:
     (``payload`` characters), so the driver can name parts of the contents
     that ``removeClientFunctionCallId`` strips of their ``adk-`` ids. Role:
     ``user`` for the user's events and tool results, ``model`` otherwise.
-    Raises :class:`NotApplicable` for what ADK-JS events cannot hold here
-    (compaction records, rewinds, isolation scopes).
+    Raises :class:`NotApplicable` for what these events cannot hold here
+    (rewinds, isolation scopes) and for a compaction record, which is a
+    compacted event of its own (:func:`client_record_event`).
     """
     if step.compaction is not None or step.rewind_before or step.isolation_scope:
         raise NotApplicable("ADK-JS events here hold no compaction record, rewind or scope")
@@ -701,6 +729,65 @@ def to_js_event(step: Step, event_id: str, payload: int = 20) -> dict[str, Any]:
     if actions:
         event["actions"] = actions
     return event
+
+
+def client_record_event(step: Step, event_id: str) -> dict[str, Any]:
+    """The ADK-JS event for a compaction record that ADK-JS's compaction did
+    not make (``step.compaction``: one a client appended straight to the
+    session service, or one an older session brought along).
+
+    ADK-JS 2.0.0 stores a compaction as a flagged event of its own, not as an
+    action: ``createCompactedEvent`` (``events/compacted_event.js``) is
+    ``createEvent(params)`` plus ``isCompacted: true``, ``startTime``,
+    ``endTime`` (milliseconds) and ``compactedContent``, and
+    ``isCompactedEvent`` is ``event.isCompacted === true``, whoever wrote it.
+    Every reader goes through that test: ``getActiveEvents``
+    (``context/compaction_utils.js``: the latest compacted event in stored
+    order, and the raw events stamped later than its ``endTime``),
+    ``TokenBasedContextCompactor.compact`` (gives the active compacted event
+    to the summariser with the raw events), and ``getContents``
+    (``agents/processors/content_processor_utils.js``: ``convertCompactedEvent``
+    sends ``[Previous Context Summary]:\n<compactedContent>`` as a user turn).
+    ``VertexAiSessionService`` reads one back from an event's
+    ``customMetadata._compaction`` the same way (``_fromApiEvent``), and
+    ``createEvent`` keeps every field it is given, so an event a client or an
+    older session wrote in this shape is read exactly as one
+    ``LlmSummarizer`` wrote (whose ``content`` is the summary as a model
+    turn). Nothing in ``dist/`` reads ``startTime``: a record's range, for
+    ADK-JS, is everything stamped up to ``endTime``.
+
+    Returns ``{"id", "invocationId", "author", "timestamp", "content",
+    "longRunningToolIds", "isCompacted", "startTime", "endTime",
+    "compactedContent"}`` (timestamps in ms). Raises :class:`NotApplicable`
+    for a record that also holds parts, a branch, a scope or a rewind (no
+    such record is written here)."""
+    record = step.compaction
+    if record is None:
+        raise ValueError("client_record_event: the step holds no compaction record")
+    if (
+        step.text is not None
+        or step.calls
+        or step.responses
+        or step.branch is not None
+        or step.isolation_scope is not None
+        or step.rewind_before is not None
+    ):
+        raise NotApplicable(
+            "ADK-JS cannot represent a compaction record that also holds parts, a branch, "
+            "an isolation scope or a rewind"
+        )
+    return {
+        "id": event_id,
+        "invocationId": step.invocation,
+        "author": step.author,
+        "timestamp": _ms(step.timestamp),
+        "content": {"role": "model", "parts": [{"text": record.summary}]},
+        "longRunningToolIds": [],
+        "isCompacted": True,
+        "startTime": _ms(record.start),
+        "endTime": _ms(record.end),
+        "compactedContent": record.summary,
+    }
 
 
 def from_js_event(event: dict[str, Any]) -> Step:
@@ -793,10 +880,66 @@ class JsRun:
         out = []
         for call in self.calls:
             for s in call["summaries"]:
-                given = [position[i] for i in s["input"] if i in position and i not in made]
+                given = [
+                    position[i]
+                    for i in s["input"]
+                    if i in position
+                    and i not in made
+                    and not self.events.get(i, {}).get("isCompacted")
+                ]
                 seeds = [made[i] for i in s["input"] if i in made]
                 out.append((len(call["stored_before"]), given, seeds))
         return out
+
+
+def foreign_records(run: JsRun, length: int | None = None) -> list[int]:
+    """Stored positions (among the first ``length``; default all) of the
+    compaction records the mapping appended (:func:`client_record_event`: a
+    client's or an older session's), not made by ADK-JS's compaction in this
+    run; the checkers count the events of their ranges as their writer's
+    decision (:func:`pipeline.check_nothing_lost`, as
+    ``PipelineRun.foreign_records`` does for adk-python). A summary the
+    summariser was given one of them takes it as ADK-JS's own compactors take
+    the latest compacted event: in :meth:`JsRun.summaries` it is not a raw
+    event given."""
+    steps = run.stored.steps[:length]
+    return [
+        p
+        for p, step in enumerate(steps)
+        if step.compaction is not None and p < len(run.origin) and run.origin[p] is not None
+    ]
+
+
+def as_adk_js_reads(steps: Session, records: Sequence[int]) -> Session:
+    """``steps`` with the range of each foreign compaction record (positions
+    ``records``, :func:`foreign_records`) as ADK-JS reads it: from the
+    beginning of time to its ``endTime`` (``Compaction.start`` = -inf).
+
+    ADK-JS documents ``getActiveEvents`` (``types/context/compaction_utils.d.ts``)
+    as returning "only the active events since the latest compaction",
+    "starting with the latest CompactedEvent": the latest compacted event
+    replaces the whole history up to it, and the code keeps only raw events
+    stamped later than its ``endTime`` (``context/compaction_utils.js``;
+    ``startTime``, "the start time of the context that was compacted",
+    is read nowhere in ``dist/``). Its own summaries are rolling
+    (``TokenBasedContextCompactor.compact`` gives the active compacted event
+    to the summariser with the raw events), so each stands for everything
+    before it. A record a client or an older session writes in that shape
+    therefore claims, in ADK-JS's session, every event stamped up to its
+    ``endTime``, whatever its ``startTime`` says: what that hides is its
+    writer's decision (P4, P3), as ``pipeline.check_nothing_lost`` counts a
+    record for adk-python, which reads ``[start, end]``."""
+    chosen = set(records)
+    return Session(
+        tuple(
+            dataclasses.replace(
+                step, compaction=dataclasses.replace(step.compaction, start=-math.inf)
+            )
+            if p in chosen and step.compaction is not None
+            else step
+            for p, step in enumerate(steps.steps)
+        )
+    )
 
 
 def run_script(
@@ -938,25 +1081,34 @@ def check_run(run: JsRun) -> list[Violation]:
                 # P6 (first clause): ADK-JS rolls every summary forward into
                 # the next, so every earlier summary's input counts as covered.
                 before = {p for _, given, _ in summaries[: number - 1] for p in given}
-                found += check_new_work(taken, before, set(range(len(snapshot))), number - 1)
+                for v in check_new_work(taken, before, set(range(len(snapshot))), number - 1):
+                    v.details["summary"] = number - 1  # which summary (its given may repeat)
+                    found.append(v)
         if "contents" not in call:
             continue  # ADK-JS raised during this call (P0 below)
         steps = Session(stored[: len(call["stored_after"])])
+        records = foreign_records(run, len(steps))
         prompt = run.prompt(call)
         if run.compactor.name in DELETING or call.get("baseline") is None:
             # Without a baseline (ADK-JS's contents of the raw events raised:
             # another event is the newest there) P4 has nothing to compare.
             violations, _ = check_prompt(prompt, call["opener"], strict=strict)
+            claimed = covered_by_records(as_adk_js_reads(steps, records), records)
+            if any(
+                steps[i].author == "user" and steps[i].text == call["opener"] for i in claimed
+            ):  # a foreign record hides the opener: its writer's doing (check_model_prompt's rule)
+                violations = [v for v in violations if v.details.get("cause") != "opener missing"]
             if run.compactor.name in DELETING:
                 violations += check_truncation(run.compactor, call["before"], call["after"])
         else:
             violations, _ = check_model_prompt(
-                steps,
+                as_adk_js_reads(steps, records),
                 prompt,
                 run.prompt(call, "baseline"),
                 summaries[:number],
                 call["opener"],
                 strict=strict,
+                records=records,
             )
         for v in violations:
             v.details["model_call"] = run.calls.index(call)
@@ -990,12 +1142,19 @@ def _event_tokens(event: dict[str, Any]) -> int:
 
 
 def _active_before(run: JsRun, call: dict[str, Any]) -> list[str]:
-    """The ids of ``call``'s ``before`` events that ``getActiveEvents`` keeps
-    (``context/compaction_utils.js``; ``AnchoredContextCompactor.getActiveEvents``):
-    the latest compacted event and the raw events stamped later than its
-    ``endTime`` (ms); without one, all of them (duplicates kept)."""
+    """The ids of ``call``'s ``before`` events that the compactor's
+    ``getActiveEvents`` keeps (``context/compaction_utils.js``): the latest
+    compacted event and the raw events stamped later than its ``endTime``
+    (ms); without one, all of them (duplicates kept). The anchored compactor
+    has its own (``AnchoredContextCompactor.getActiveEvents``): the latest
+    *scratchpad* and the other events, compacted ones included, stamped later
+    than its ``endTime``. The two agree while every compacted event is the
+    anchored compactor's own scratchpad; a client's record (not a
+    scratchpad) is a raw event to it."""
     before = list(call["before"])
-    compacted = [i for i in before if run.events[i].get("isCompacted")]
+    anchored = run.compactor.name == "anchored"
+    flag = "isScratchpad" if anchored else "isCompacted"
+    compacted = [i for i in before if run.events[i].get(flag)]
     if not compacted:
         return before
     latest = compacted[-1]
@@ -1003,7 +1162,7 @@ def _active_before(run: JsRun, call: dict[str, Any]) -> list[str]:
     raw = [
         i
         for i in before
-        if not run.events[i].get("isCompacted") and float(run.events[i].get("timestamp") or 0) > end
+        if not run.events[i].get(flag) and float(run.events[i].get("timestamp") or 0) > end
     ]
     return [latest, *raw]
 
@@ -1085,10 +1244,15 @@ def check_backlog(run: JsRun) -> list[Violation]:
             number += 1
         if not call["summaries"]:
             continue
+        length = len(call["stored_before"])
+        # What a compaction record ADK-JS did not make stands for is its
+        # writer's decision, not ADK-JS's backlog (as pipeline.check_liveness).
+        records = foreign_records(run, length)
+        claimed = covered_by_records(as_adk_js_reads(Session(steps[:length]), records), records)
         backlog = [
             p
-            for p in range(len(call["stored_before"]))
-            if steps[p].compaction is None and p in live and p not in given
+            for p in range(length)
+            if steps[p].compaction is None and p in live and p not in given and p not in claimed
         ]
         bound = backlog_bound(run.compactor, [steps[p] for p in backlog])
         if len(backlog) > bound:
@@ -1163,10 +1327,13 @@ def check_stall(run: JsRun) -> list[Violation]:
         newest = steps[at].prompt_tokens if at is not None else None
         if newest is None or sent is None or newest <= threshold or sent <= threshold:
             continue
+        length = len(call["stored_before"])
+        records = foreign_records(run, length)  # what they stand for: as check_backlog
+        claimed = covered_by_records(as_adk_js_reads(Session(steps[:length]), records), records)
         backlog = [
             p
-            for p in range(len(call["stored_before"]))
-            if steps[p].compaction is None and p in live and p not in given
+            for p in range(length)
+            if steps[p].compaction is None and p in live and p not in given and p not in claimed
         ]
         bound = backlog_bound(run.compactor, [steps[p] for p in backlog])
         if len(backlog) > bound:
@@ -1448,16 +1615,36 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "LlmSummarizer ends a summary's range at its last input's timestamp, not the "
         "greatest: an event summarised out of time order (stamped after the last input) "
         "is active again after the summary, and the next summary takes it once more "
-        "(P6: the summariser is paid to summarise it twice, and the model reads it twice).",
+        "(P6: the summariser is paid to summarise it twice, and the model reads it twice). "
+        "getActiveEvents reads only the latest compacted event's endTime, so a client's "
+        "compaction record ending before events an earlier summary took brings them back "
+        "the same way.",
     ),
+    # The content processor's getActiveEvents runs whatever the compactor, so
+    # with a client's compaction record in the session every compactor meets
+    # it (found with ClientRecord drawn: truncating, a record, a lagging host).
     "js-sub-agent-hidden-reply": (
-        frozenset({"token_based", "anchored"}),
+        frozenset(COMPACTORS),
         "when getActiveEvents hides what was stored after a client's function response "
-        "(the root agent's reply, stamped no later than the summary's endTime by a lagging "
+        "(the root agent's reply, stamped no later than the endTime of the latest "
+        "compacted event, a summary or a client's compaction record, by a lagging "
         "host), that response becomes the newest active event; a sub-agent sees the "
         "root's call only as context text, so getContents "
         "(rearrangeEventsForLatestFunctionResponse) raises 'No function call event found "
         "for function responses ids' and the run fails (P0).",
+    ),
+    "js-record-pending-call": (
+        frozenset(COMPACTORS),
+        "getActiveEvents (context/compaction_utils.js) reads the latest compacted event, "
+        "whoever wrote it (isCompactedEvent is isCompacted === true), as standing for "
+        "every raw event stamped up to its endTime: a compaction record that a client or "
+        "an older session wrote after a long-running call whose answer has not arrived "
+        "hides the call, and the run that delivers the answer fails before the model is "
+        "called: getContents (rearrangeEventsForLatestFunctionResponse, agents/processors/"
+        "content_processor_utils.js) raises 'No function call event found for function "
+        "responses ids' (P0). adk-python takes the same session (the Python fixture "
+        "P3-2.13.0-cb0dec0b808de2d3 runs past the answer); no ADK-JS compaction is "
+        "needed, so every compactor meets it.",
     ),
     "js-opener-summarised": (
         frozenset({"token_based", "anchored"}),
@@ -1511,6 +1698,19 @@ KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = {
         "before it (a count the summary made stale), so the trigger fires on every model "
         "call though the prompt stays well below the threshold: the summariser is called "
         "on every turn (an extra model call and its latency per turn).",
+    ),
+    "js-scratchpad-behind-record": (
+        frozenset({"anchored"}),
+        "AnchoredContextCompactor (context/anchored_context_compactor.js) reads only "
+        "scratchpad events as summaries (its getActiveEvents: the latest isScratchpad "
+        "event) and takes any other compacted event (a client's record, one an older "
+        "session or a TokenBasedContextCompactor wrote) for a raw event: it summarises or "
+        "retains it, and rebuilds session.events as the new scratchpad followed by the "
+        "retained events. A retained record then stands after the scratchpad, and the "
+        "content processor's getActiveEvents (context/compaction_utils.js) reads the latest "
+        "compacted event in list order: the record, not the scratchpad. What the scratchpad "
+        "summarised and the record does not stand for (events stamped after its endTime: "
+        "a lagging host) is gone from the prompt (P4), the running turn's message too (P2).",
     ),
     "js-branch": (
         frozenset({"token_based", "anchored"}),
@@ -1575,6 +1775,8 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
         if mixed in faults:
             return mixed
     if violation.invariant in ("P2", "P4"):
+        if "js-scratchpad-behind-record" in faults and _scratchpad_behind_record(run, violation):
+            return "js-scratchpad-behind-record"
         if _hidden_by_time(run, violation) and "js-same-tick-hidden" in faults:
             return "js-same-tick-hidden"
         if cause == "opener missing" and violation.details.get("opener_summarised"):
@@ -1582,6 +1784,38 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
         if _pair_broken(run, violation) and "js-late-answer" in faults:
             return "js-late-answer"
     return None
+
+
+def _scratchpad_behind_record(run: JsRun, violation: Violation) -> bool:
+    """Whether a P4 loss (or a missing opener, P2) of the anchored compactor
+    is its scratchpad hidden behind a compacted event it took for raw: at
+    the violation's model call the session's events (``after``) hold a
+    scratchpad (``isScratchpad``) and, later in the list, a compacted event
+    that is not one (the latest, which the content processor's
+    ``getActiveEvents`` reads), and every lost event (the positions, or the
+    stored user message with the opener's text) was given to a summary."""
+    if run.compactor.name != "anchored":
+        return False
+    k = violation.details.get("model_call")
+    if k is None:
+        return False
+    call = run.calls[k]
+    compacted = [i for i in call.get("after") or () if run.events[i].get("isCompacted")]
+    if len(compacted) < 2 or run.events[compacted[-1]].get("isScratchpad"):
+        return False
+    if not any(run.events[i].get("isScratchpad") for i in compacted[:-1]):
+        return False
+    steps = run.stored.steps
+    if violation.details.get("cause") == "opener missing":
+        lost = [
+            p
+            for p, step in enumerate(steps)
+            if step.author == "user" and step.text == call["opener"]
+        ]
+    else:
+        lost = list(violation.positions)
+    given = {p for _, taken, _ in run.summaries() for p in taken}
+    return bool(lost) and all(p in given for p in lost)
 
 
 def _summed_counts(run: JsRun, violation: Violation) -> bool:
@@ -1636,7 +1870,7 @@ def _backlog_hidden_by_time(run: JsRun, violation: Violation) -> bool:
     seen = [
         p
         for p in violation.positions
-        if p in active or not any(_hidden_at(run, c, p) for c in run.calls[: k + 1])
+        if p in active or not any(_hidden_from_compactor(run, c, p) for c in run.calls[: k + 1])
     ]
     steps = run.stored.steps
     return len(seen) <= backlog_bound(run.compactor, [steps[p] for p in seen])
@@ -1655,7 +1889,22 @@ def _count_hidden_by_time(run: JsRun, violation: Violation) -> bool:
         return False
     if run.ids[at] in _active_before(run, run.calls[k]):
         return False
-    return any(_hidden_at(run, c, at) for c in run.calls[: k + 1])
+    return any(_hidden_from_compactor(run, c, at) for c in run.calls[: k + 1])
+
+
+def _hidden_from_compactor(run: JsRun, call: dict[str, Any], p: int) -> bool:
+    """Whether stored raw event ``p`` is among ``call``'s ``before`` events,
+    given to no summary, and left out of the compactor's own active events
+    there (:func:`_active_before`: stamped no later than the ``endTime`` of
+    the compacted event its view starts at; for the anchored compactor the
+    latest scratchpad, not a client's record). This is the compactor's view,
+    which P3 and its trigger are about; :func:`_hidden_at` is the content
+    processor's (the latest compacted event of any kind)."""
+    event_id = run.ids[p]
+    if event_id not in call["before"] or run.stored.steps[p].compaction is not None:
+        return False
+    given = {q for _, taken, _ in run.summaries() for q in taken}
+    return p not in given and event_id not in _active_before(run, call)
 
 
 def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
@@ -1906,10 +2155,15 @@ def _reactivated(run: JsRun, violation: Violation) -> bool:
     summarised events back, and the next summary takes them again."""
     steps = run.stored.steps
     summaries = run.summaries()
-    number = next(
-        (n for n, (_, given, _) in enumerate(summaries) if tuple(given) == violation.positions),
-        None,
-    )
+    # The summary the violation names (check_run records it); a search by
+    # the positions given finds the first summary given them, which is not
+    # it when a summary takes exactly what an earlier one took.
+    number = violation.details.get("summary")
+    if number is None:
+        number = next(
+            (n for n, (_, given, _) in enumerate(summaries) if tuple(given) == violation.positions),
+            None,
+        )
     if number is None or number == 0:
         return False
     end = _latest_end(steps, summaries[number][0])
@@ -2013,12 +2267,25 @@ def _answers_several_turns(run: JsRun) -> bool:
 
 
 def _split_not_adjacent(run: JsRun, violation: Violation) -> bool:
-    """Whether the call P1 names is not answered by the stored event right after it."""
+    """Whether the call P1 names is not answered by the stored event right
+    after it, among the events ``calculateRetainStartIndex`` is given: the
+    raw ones (no compacted event) for the token-based compactor; for the
+    anchored compactor every event but its scratchpads, a client's
+    compaction record included (its getActiveEvents takes only scratchpads
+    for summaries: see :func:`_active_before`)."""
     (position,) = violation.positions or (None,)
     if position is None:
         return False
     steps = run.stored.steps
-    after = next((s for s in steps[position + 1 :] if s.compaction is None), None)
+    foreign = set(foreign_records(run)) if run.compactor.name == "anchored" else set()
+    after = next(
+        (
+            s
+            for p, s in enumerate(steps[position + 1 :], position + 1)
+            if s.compaction is None or p in foreign
+        ),
+        None,
+    )
     return after is None or not set(violation.ids) <= after.response_ids
 
 
@@ -2117,6 +2384,11 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
             for i in dict.fromkeys([*call["before"], *after])
             if response_id in from_js_event(events[i]).call_ids and i not in given
         ]
+        record = _latest_foreign_record(run, after)
+        if record is not None and makers and all(m.timestamp <= record.end for m in makers):
+            # The record claims the call (ADK-JS reads a record as everything
+            # up to its endTime: as_adk_js_reads): not hidden unasked.
+            return "js-record-pending-call"
         if end is not None and makers and all(m.timestamp <= end for m in makers):
             return "js-same-tick-hidden"
     if end is not None:
@@ -2145,6 +2417,20 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
         if raw and all(hidden(i) for i in raw):
             return "js-sub-agent-hidden-reply"
     return None
+
+
+def _latest_foreign_record(run: JsRun, ids: Sequence[str]) -> Compaction | None:
+    """The range of the latest compacted event among ``ids`` (the one
+    ``getActiveEvents`` reads) when the mapping appended it
+    (:func:`foreign_records`: a client's or an older session's), else None."""
+    compacted = [i for i in ids if run.events[i].get("isCompacted")]
+    if not compacted:
+        return None
+    where = {event_id: p for p, event_id in enumerate(run.ids)}
+    p = where.get(compacted[-1])
+    if p is None or p not in foreign_records(run):
+        return None
+    return run.stored.steps[p].compaction
 
 
 def _pair_broken(run: JsRun, violation: Violation) -> bool:
@@ -2381,9 +2667,12 @@ def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Vio
 __all__ += [
     "KNOWN_FAULTS",
     "STAND_IN_THRESHOLD",
+    "as_adk_js_reads",
     "check_case",
     "check_js_round_trip",
     "check_truncation",
+    "client_record_event",
+    "foreign_records",
     "known_fault",
     "new_violations",
     "observed",

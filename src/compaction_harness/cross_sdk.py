@@ -2,7 +2,9 @@
 
 ``python -m compaction_harness.cross_sdk [--markdown] [FIXTURE_DIR]`` (default
 ``tests/repros``) runs each Python fixture of kind ``script`` whose script
-ADK-JS can represent on ADK-JS (:mod:`compaction_harness.adk_js`, the Node
+ADK-JS can represent, and each of kind ``pipeline`` (a recorded google-adk
+session, replayed event by event by :mod:`compaction_harness.adk_js_recorded`)
+whose steps it can represent, on ADK-JS (:mod:`compaction_harness.adk_js`, the Node
 driver), with the compactor that stands for its configuration
 (:func:`~compaction_harness.adk_js.compactor_for`: the token-threshold
 trigger is ``TokenBasedContextCompactor`` with the same threshold and
@@ -23,7 +25,8 @@ it), and the ADK-JS verdict, one of:
 * ``FAILS: <violations>``: a violation no known ADK-JS fault explains (a
   finding: the exit status is 1);
 * ``n/a: <reason>``: ADK-JS cannot represent it (a unit-level kind, a
-  recorded session, a confirmation, a rewind, a client compaction record).
+  rewind, a tool confirmation, ...; a recorded session's
+  reason starts ``recorded session:`` and names the step).
 
 A script with database storage also runs on ADK-JS's
 ``DatabaseSessionService`` and is judged on P7 (``adk_js.check_case``).
@@ -88,12 +91,11 @@ def cross_row(fixture: Fixture, matrix: dict[str, Any]) -> CrossRow:
     :class:`~compaction_harness.adk_js.AdkJsUnavailable` without Node."""
     name = fixture.path.name if fixture.path else fixture.file_name()
     python = python_releases(name, matrix)
+    if fixture.kind == "pipeline":
+        return _recorded_row(name, python, fixture)
     if fixture.kind != "script":
         reason = (
-            "a recorded google-adk session (events, not a script): the ADK-JS adapter maps "
-            "scripts only"
-            if fixture.kind == "pipeline"
-            else "a unit-level case: it calls adk-python's compaction helpers, which ADK-JS "
+            "a unit-level case: it calls adk-python's compaction helpers, which ADK-JS "
             "does not have"
         )
         return CrossRow(name, python, "n/a", f"{fixture.kind} fixture: {reason}")
@@ -108,6 +110,21 @@ def cross_row(fixture: Fixture, matrix: dict[str, Any]) -> CrossRow:
         outcome = adk_js.check_case(adk_js.JsCase(script, compactor))
     except adk_js.NotApplicable as exc:
         return CrossRow(name, python, "n/a", str(exc))
+    return _verdict(name, python, outcome, label)
+
+
+def _recorded_row(name: str, python: tuple[str, ...] | None, fixture: Fixture) -> CrossRow:
+    """The row of a ``pipeline`` fixture (a recorded google-adk session):
+    replayed on ADK-JS by :func:`compaction_harness.adk_js_recorded.check_recorded`
+    with the compactor a script of the same configuration gets (the
+    stand-in, labelled, for a sliding window), or n/a with the reason."""
+    from . import adk_js_recorded
+
+    try:
+        compactor, label = adk_js_recorded.compactor_of(fixture.case)
+        outcome = adk_js_recorded.check_recorded(fixture.case, compactor)
+    except adk_js.NotApplicable as exc:
+        return CrossRow(name, python, "n/a", f"recorded session: {exc}")
     return _verdict(name, python, outcome, label)
 
 

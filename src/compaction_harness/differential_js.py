@@ -29,6 +29,8 @@ strategy drops these operations, which leaves a valid script):
   tool process that dies without an answer has no counterpart in one Node
   process (a throwing tool yields an error response, not silence).
 * ``FanOut`` and ``Delegate``: the runner mode has one agent (no sub-agents).
+* ``ClientRecord``: a client appends its compaction record straight to the
+  session service (``adk_js.client_record_event``); the Runner never writes one.
 * ``Tie``, ``Skew`` and a coarse clock resolution: the Runner's clock is the
   driver's ``Date.now`` (a fresh reading a step later each time); the
   script's ties, host skew and coarse resolution are the emulating clock
@@ -51,7 +53,20 @@ import dataclasses
 from typing import Any
 
 from .adk_js import AGENT, JsCompactor, NotApplicable, compactor_for, driver, run_script, timeline
-from .scripts import Answer, Calls, Delegate, End, FanOut, Open, Operation, Script, Skew, Text, Tie
+from .scripts import (
+    Answer,
+    Calls,
+    ClientRecord,
+    Delegate,
+    End,
+    FanOut,
+    Open,
+    Operation,
+    Script,
+    Skew,
+    Text,
+    Tie,
+)
 
 __all__ = [
     "RUNNER_CANNOT",
@@ -67,6 +82,8 @@ RUNNER_CANNOT = {
     "calls-plain-later": "a FunctionTool always answers: a dead tool process is not modelled",
     "fan_out": "the runner mode has one agent, no sub-agents",
     "delegate": "the runner mode has one agent, no sub-agents",
+    "client_record": "a client writes its compaction record to the session service; "
+    "the Runner never does",
 }
 #: Each run's distance from the previous one, and each clock read's step (ms).
 GAP_MS = 7000.0
@@ -84,6 +101,8 @@ def runner_cannot(op: Operation) -> str | None:
         return "fan_out"
     if isinstance(op, Delegate):
         return "delegate"
+    if isinstance(op, ClientRecord):
+        return "client_record"
     return None
 
 
