@@ -2573,15 +2573,17 @@ def _by_event_id(call: dict[str, Any]) -> Prompt:
     return [(role, tuple(tuple(p) for p in parts)) for role, parts in call["contents"]]
 
 
-def reload_order(run: JsRun) -> list[str]:
+def reload_order(run: JsRun, *, every: bool = False) -> list[str]:
     """The order ``DatabaseSessionService.getSession`` (ADK-JS 2.0.0,
-    ``database_session_service.js``) gives the harness's events (ids
-    ``e<n>``) of in-memory ``run``: it stores each timestamp as a ``Date``
-    (whole milliseconds), reads ``orderBy: {timestamp: "DESC"}`` with no
-    tie-breaker and reverses the list, so events are in order of their
-    millisecond and, within one millisecond, in reverse order of storage
-    (as SQLite returns ties of a descending sort, measured on 2.0.0)."""
-    mine = [i for i in run.ids if re.fullmatch(r"e\d+", i)]
+    ``database_session_service.js``) gives the events of ``run``, taken as
+    stored in the order of ``run.ids``: the harness's events (ids ``e<n>``),
+    or with ``every`` all of them (summaries too). It stores each timestamp
+    as a ``Date`` (whole milliseconds), reads ``orderBy: {timestamp:
+    "DESC"}`` with no tie-breaker and reverses the list, so events are in
+    order of their millisecond and, within one millisecond, in reverse order
+    of storage (as SQLite returns ties of a descending sort, measured on
+    2.0.0)."""
+    mine = [i for i in run.ids if every or re.fullmatch(r"e\d+", i)]
     return sorted(reversed(mine), key=lambda i: math.floor(run.events[i]["timestamp"]))
 
 
@@ -2600,30 +2602,31 @@ def round_trip_fault(
     """The known ADK-JS fault in ``DatabaseSessionService.getSession``'s
     order (``sessions/database_session_service.js``) that made the
     round-trip ``violation`` (of :func:`round_trip_violations` on
-    ``memory`` and ``database``, runs of ``case``), or None. Both faults need:
+    ``memory`` and ``database``, runs of ``case``), or None.
 
-    * a P7, or a database-only P0 raised by ``getContents``'s
-      rearrangeEventsForLatestFunctionResponse
-      (``agents/processors/content_processor_utils.js``), which a reordered
-      history trips either way: the newest answer's call reloaded after it
-      ("No function call event found"), or another call event reloaded
-      between them ("Last response event should only contain ...");
-    * a reload that reordered: over the harness events both runs stored (ids
-      ``e<n>``; a run that raised stops early, so one run may hold events
-      the other never stored), the database run's final order is
-      :func:`reload_order` of the in-memory run and not the in-memory order.
+    Only a P7, or a database-only P0 raised by ``getContents``'s
+    rearrangeEventsForLatestFunctionResponse
+    (``agents/processors/content_processor_utils.js``), which a reordered
+    history trips either way: the newest answer's call reloaded after it
+    ("No function call event found"), or another call event reloaded
+    between them ("Last response event should only contain ...").
 
-    Then a counterfactual decides, the same script on the same
+    Counterfactuals decide: the same script on the same
     ``DatabaseSessionService`` with only getSession's order changed
     (``run_script(..., reload=...)``), so that order is what made the
-    difference; another database fault (or a harness mapping fault) survives
-    both counterfactuals and stays new:
+    difference; another database fault (or a harness mapping fault)
+    survives both and stays new:
 
-    * ``js-db-tie-order`` when ties broken by storage order (``reload="ties"``)
-      leave no round-trip violation at all;
-    * else ``js-db-time-order`` when some harness event was stored out of
-      timestamp order in memory and events in storage order
-      (``reload="stored"``) leave no round-trip violation.
+    * ``js-db-tie-order`` when ties broken by storage order
+      (``reload="ties"``) leave no round-trip violation at all, and the
+      real reload is exactly that order with each millisecond's events
+      reversed (:func:`reload_order` of the tie-broken run, over every event
+      both database runs stored, summaries included: a summary stamped in
+      the millisecond of the event stored after it is reloaded behind it);
+    * else ``js-db-time-order`` when events in storage order alone
+      (``reload="stored"``) leave no round-trip violation, and storage
+      order differs from the tie-broken timestamp order (some event was
+      stored out of timestamp order).
 
     Coarse clock resolution is the tie mechanism, not another: with a
     resolution of a second every event of an invocation is stamped in one
@@ -2636,25 +2639,27 @@ def round_trip_fault(
             return None
     elif violation.invariant != "P7":
         return None
-    harness = re.compile(r"e\d+")
-    both = {i for i in memory.ids if harness.fullmatch(i)} & set(database.ids)
-    mine = [i for i in memory.ids if i in both]
-    reloaded = [i for i in database.ids if i in both]
-    predicted = [i for i in reload_order(memory) if i in both]
-    if not reloaded == predicted != mine:
+
+    def again(reload: str) -> JsRun:
+        return run_script(case.script, case.compactor, seed=seed, storage="database", reload=reload)
+
+    def over(ids: list[str], both: set[str]) -> list[str]:
+        return [i for i in ids if i in both]
+
+    ties = again("ties")
+    if round_trip_violations(memory, ties) == []:
+        both = set(database.ids) & set(ties.ids)
+        predicted = over(reload_order(ties, every=True), both)
+        if "js-db-tie-order" in KNOWN_FAULTS and over(database.ids, both) == predicted != over(
+            ties.ids, both
+        ):
+            return "js-db-tie-order"
         return None
-
-    def holds(reload: str) -> bool:
-        again = run_script(
-            case.script, case.compactor, seed=seed, storage="database", reload=reload
-        )
-        return round_trip_violations(memory, again) == []
-
-    if "js-db-tie-order" in KNOWN_FAULTS and holds("ties"):
-        return "js-db-tie-order"
-    in_time = sorted(mine, key=lambda i: math.floor(memory.events[i]["timestamp"]))
-    if "js-db-time-order" in KNOWN_FAULTS and in_time != mine and holds("stored"):
-        return "js-db-time-order"
+    stored = again("stored")
+    if "js-db-time-order" in KNOWN_FAULTS and round_trip_violations(memory, stored) == []:
+        both = set(ties.ids) & set(stored.ids)
+        if over(ties.ids, both) != over(stored.ids, both):
+            return "js-db-time-order"
     return None
 
 
