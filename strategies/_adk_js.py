@@ -9,7 +9,7 @@ import dataclasses
 from hypothesis import strategies as st
 
 from compaction_harness.adk_js import JsCompactor, compactor_for
-from compaction_harness.scripts import Ask, Reply, Rewind, Script
+from compaction_harness.scripts import Rewind, Script
 
 from ._scripts import scripts
 
@@ -17,7 +17,7 @@ from ._scripts import scripts
 #: leaves a valid script (see :mod:`compaction_harness.scripts`). A
 #: ``ClientRecord`` is kept: ADK-JS reads it as its own compacted event
 #: (``adk_js.client_record_event``).
-UNREPRESENTED = (Ask, Reply, Rewind)
+UNREPRESENTED = (Rewind,)
 #: The compactors the property draws: the two that summarise and the one
 #: that deletes by design.
 JS_COMPACTORS = ("token_based", "anchored", "truncating")

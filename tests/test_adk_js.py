@@ -24,6 +24,7 @@ from compaction_harness import adk_js
 from compaction_harness.adk_js import JsCompactor, NotApplicable
 from compaction_harness.checks import check_js_case
 from compaction_harness.fixtures import load_fixture
+from compaction_harness.pipeline import check_range_safety
 from compaction_harness.scripts import (
     Answer,
     Ask,
@@ -199,7 +200,7 @@ def test_the_summary_seen_by_the_model_is_adk_js_own_conversion() -> None:
 
 
 # -- what cannot be represented ------------------------------------------------------------
-@pytest.mark.parametrize("op", [Ask(), Reply(), Rewind()], ids=lambda op: op.op)
+@pytest.mark.parametrize("op", [Rewind()], ids=lambda op: op.op)
 def test_operations_adk_js_cannot_represent_say_so(op) -> None:
     with pytest.raises(NotApplicable, match="ADK-JS cannot represent"):
         run(Script(token(), (Open(), op)))
@@ -1504,3 +1505,61 @@ def test_adk_js_compactors_meet_the_invariants_up_to_known_faults(case) -> None:
 def test_the_gate_runs_the_property_on_the_pinned_package() -> None:
     assert adk_js.package_version() == "2.0.0"
     assert os.path.exists(adk_js.SDK_DIR / "package-lock.json")
+
+
+# -- tool confirmations and credential requests (Ask/Reply) -----------------------------
+ASKED = Script(token(10**6, 2), (Open(), Ask(), Reply(), Text()))
+AUTHED = Script(token(10**6, 2), (Open(), Ask(kind="auth"), Reply(), Text()))
+
+
+def test_a_confirmation_key_on_the_synthetic_call_event_maps_back_to_the_model() -> None:
+    # ADK-JS stores requestedToolConfirmations on the synthetic call's event:
+    # the harness's step for that event lists the tool's call id there, so
+    # the definitions' obligation (opened by a confirmation key) exists.
+    result = run(ASKED)
+    steps = result.stored.steps
+    [call_at] = [k for k, s in enumerate(steps) if any(c.name == "transfer" for c in s.calls)]
+    synthetic = steps[call_at + 1]
+    (tool_call,) = steps[call_at].calls
+    assert [c.name for c in synthetic.calls] == ["adk_request_confirmation"]
+    assert synthetic.confirmations == (tool_call.id,) and not synthetic.responses
+    assert synthetic.long_running == (synthetic.calls[0].id,)
+    assert adk_js.check_run(result) == []
+
+
+def test_from_js_event_reads_requests_from_an_adk_js_event_object_too() -> None:
+    event = {
+        "author": "agent",
+        "content": {"role": "user", "parts": []},
+        "actions": {
+            "requestedToolConfirmations": {"c1": {"confirmed": False}},
+            "requestedAuthConfigs": {"c2": {}},
+        },
+    }
+    step = adk_js.from_js_event(event)
+    assert (step.confirmations, step.auth_requests) == (("c1",), ("c2",))
+    # The driver's form (keys at the top level) wins where both are given.
+    flat = adk_js.from_js_event({**event, "requestedToolConfirmations": ["c3"]})
+    assert flat.confirmations == ("c3",)
+
+
+@pytest.mark.parametrize("script", [ASKED, AUTHED], ids=["confirmation", "auth"])
+def test_p1_fires_on_a_range_that_takes_a_request_without_the_tools_result(script) -> None:
+    # A deliberately broken summariser input: the request's events up to the
+    # user's answer, not the tool's re-run result for the original call.
+    # The id the violation names is opened by the confirmation key (on the
+    # synthetic call's event) or the auth key (on the placeholder): no
+    # function call of the range has it.
+    result = run(script)
+    steps = result.stored.steps
+    [call_at] = [
+        k for k, s in enumerate(steps) if s.calls and s.calls[0].name in adk_js.ASK_TOOLS.values()
+    ]
+    (tool_call,) = steps[call_at].calls
+    answer_at = next(k for k, s in enumerate(steps) if s.author == "user" and s.responses)
+    taken = list(range(call_at + 1, answer_at + 1))
+    assert all(tool_call.id not in steps[k].call_ids for k in taken)
+    found = check_range_safety(result.stored, taken)
+    assert [(v.invariant, v.ids) for v in found] == [("P1", (tool_call.id,))]
+    # With the result in the range, the same range is safe.
+    assert check_range_safety(result.stored, [*taken, answer_at + 1]) == []

@@ -97,7 +97,15 @@ from pathlib import Path
 from typing import Any
 
 from .invariants import Violation
-from .model import Call, Compaction, Response, Session, Step
+from .model import (
+    REQUEST_CONFIRMATION_CALL,
+    REQUEST_CREDENTIAL_CALL,
+    Call,
+    Compaction,
+    Response,
+    Session,
+    Step,
+)
 from .pipeline import (
     Prompt,
     _visible,
@@ -400,23 +408,42 @@ def driver() -> _Driver:
 
 
 # -- script -> timeline ----------------------------------------------------------------
-#: Ask/Reply: ADK-JS's Runner (tests/test_differential_js.py) stores a
-#: credential request as adk-python does (the synthetic adk_request_credential
-#: call, then the placeholder response stamped earlier), but a confirmation
-#: as the synthetic adk_request_confirmation call alone, carrying
-#: requestedToolConfirmations, with no placeholder response (llm_agent.js
-#: ends the invocation there). The user's reply and the tool's re-run are
-#: not run through the Runner yet, so neither operation is mapped.
-_ASK_REPLY = (
-    "tool confirmations and credential requests (Ask/Reply): ADK-JS's Runner stores a "
-    "confirmation as the synthetic call alone (no placeholder response), and the reply's "
-    "shape is not verified against the Runner yet"
+#: Ask/Reply, as ADK-JS 2.0.0's Runner stores them (read from
+#: agents/llm_agent.js, agents/functions.js, auth/auth_preprocessor.js and
+#: agents/processors/request_confirmation_llm_request_processor.js, and
+#: pinned by tests/test_differential_js.py, which runs both flows through the
+#: Runner): see ``_Timeline._op_ask`` and ``_op_reply``.
+#: The tools the runner mode registers for Ask (``sdks/adk-js/driver.mjs``):
+#: ``transfer`` is a ``FunctionTool`` with ``requireConfirmation``,
+#: ``calendar`` asks for credentials (the names adk-python's drivers use).
+ASK_TOOLS = {"confirmation": "transfer", "auth": "calendar"}
+#: The auth config the ``calendar`` tool requests (``toolContext.requestCredential``),
+#: and the credential a user's reply carries (``bindCredentialResponse`` in
+#: auth/credential_response_binding.js needs ``exchangedAuthCredential``).
+JS_AUTH_CONFIG = {
+    "authScheme": {"type": "http", "scheme": "bearer"},
+    "credentialKey": "harness_calendar",
+}
+JS_CREDENTIAL_ANSWER = {
+    **JS_AUTH_CONFIG,
+    "exchangedAuthCredential": {
+        "authType": "http",
+        "http": {"scheme": "bearer", "credentials": {"token": "token"}},
+    },
+}
+#: What ADK-JS's FunctionTool.checkConfirmation answers before the user
+#: confirmed (tools/function_tool.js; the Runner never stores it: the
+#: synthetic call's event replaces it).
+JS_CONFIRMATION_HINT = (
+    "Please approve or reject the tool call {name}() by responding with a FunctionResponse "
+    "with an expected ToolConfirmation payload."
 )
 _NOT_REPRESENTED = {
-    Ask: _ASK_REPLY,
-    Reply: _ASK_REPLY,
     Rewind: "rewinds: ADK-JS 2.0.0 has no rewind (nothing in dist/ reads one)",
 }
+
+
+_FRAMEWORK = frozenset({REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL})
 
 
 @dataclass
@@ -445,6 +472,14 @@ class _Timeline:
         self.running: str | None = None
         self.pending: list[_Pending] = []
         self.answered: list[_Pending] = []
+        #: Pending Ask requests, oldest first: (the tool's call, the synthetic
+        #: call, the number of the synthetic call among the framework
+        #: requests stored so far).
+        self.asked: list[tuple[Call, Call, int]] = []
+        #: Per synthetic call id, its number among the framework requests
+        #: stored (the runner mode finds the Runner's own id by it).
+        self.request_number: dict[str, int] = {}
+        self.requests = 0
         self.model = 0
         self.users = 0
 
@@ -594,6 +629,114 @@ class _Timeline:
                 self.pending.remove(item)
                 self.answered.append(item)
 
+    def _op_ask(self, op: Ask) -> None:
+        """A tool that needs the user first, as ADK-JS's Runner stores it
+        (``LlmAgent.postprocess`` in agents/llm_agent.js, after the tools ran):
+
+        * the model's event with the call (``transfer`` / ``calendar``);
+        * confirmation: only ``generateRequestConfirmationEvent``'s event
+          (agents/functions.js): author the agent, role ``user`` (the
+          response event's), the synthetic long-running
+          ``adk_request_confirmation`` call (an ``adk-`` id) carrying the
+          response event's actions, so ``requestedToolConfirmations[call]``
+          sits on the synthetic call's event; no placeholder response is
+          stored and ``endInvocation`` ends the invocation;
+        * auth: ``generateAuthEvent``'s synthetic ``adk_request_credential``
+          call (role ``user``, long-running), then the tool's placeholder
+          response with ``requestedAuthConfigs[call]``, stamped earlier (it
+          was made first); ``isFinalResponse`` (events/event.js) is true for
+          it, so the invocation ends.
+
+        Does nothing when no invocation runs."""
+        if self.running is None:
+            return
+        confirm = op.kind == "confirmation"
+        started = self.model_call()
+        call = Call(self._call_id(0), ASK_TOOLS[op.kind])
+        invocation = self.running
+        self.append(Step(invocation, AGENT, started, calls=(call,)))
+        placeholder_time = self.stamp()  # the tool's response event is made first
+        request_time = self.stamp()
+        name = REQUEST_CONFIRMATION_CALL if confirm else REQUEST_CREDENTIAL_CALL
+        request = Call("adk-" + self.new_id("call"), name)
+        pending = {"confirmations": (call.id,)} if confirm else {}
+        self.append(
+            Step(
+                invocation,
+                AGENT,
+                request_time,
+                calls=(request,),
+                long_running=(request.id,),
+                **pending,
+            )
+        )
+        event = self.actions[-1]["event"]
+        event["content"]["role"] = "user"
+        original = self.actions[-2]["event"]["content"]["parts"][0]["functionCall"]
+        if confirm:
+            args: dict[str, Any] = {
+                "originalFunctionCall": original,
+                "toolConfirmation": {
+                    "hint": JS_CONFIRMATION_HINT.format(name=call.name),
+                    "confirmed": False,
+                },
+            }
+            event["actions"]["requestedToolConfirmations"] = {
+                call.id: dict(args["toolConfirmation"])
+            }
+        else:
+            args = {"function_call_id": call.id, "auth_config": dict(JS_AUTH_CONFIG)}
+        event["content"]["parts"][0]["functionCall"]["args"] = args
+        if not confirm:
+            self.append(
+                Step(
+                    invocation,
+                    AGENT,
+                    placeholder_time,
+                    responses=(Response(call.id, call.name),),
+                    auth_requests=(call.id,),
+                )
+            )
+            self.actions[-1]["event"]["actions"]["requestedAuthConfigs"] = {
+                call.id: dict(JS_AUTH_CONFIG)
+            }
+        self.asked.append((call, request, self.requests))
+        self.request_number[request.id] = self.requests
+        self.requests += 1
+        self.running = None  # the invocation waits for the user
+
+    def _op_reply(self, op: Reply) -> None:
+        """The user answers a pending request (``pick`` modulo their number,
+        oldest first), as ADK-JS's Runner stores it: a new run with a new
+        invocation id (``newInvocationContextId``, runner/runner.js), whose
+        message is the user's function response to the synthetic call
+        (``{"confirmed": true}``, or the credential); then, before the first
+        model call of the run, the request processors re-run the tool
+        (``AUTH_PREPROCESSOR`` for a credential, auth/auth_preprocessor.js;
+        ``REQUEST_CONFIRMATION_LLM_REQUEST_PROCESSOR`` for a confirmation) and
+        the Runner stores its real result for the original call id (author
+        the agent, role ``user``, the new invocation). The model is called
+        next (the script's following operation). Does nothing when nothing
+        is pending."""
+        if not self.asked:
+            return
+        call, request, _number = self.asked.pop(op.pick % len(self.asked))
+        self._true += THINK
+        invocation = "e-" + self.new_id("invocation")
+        self.start(invocation, None)
+        self.append(
+            Step(invocation, "user", self.stamp(), responses=(Response(request.id, request.name),))
+        )
+        confirm = request.name == REQUEST_CONFIRMATION_CALL
+        answer = self.actions[-1]["event"]["content"]["parts"][0]["functionResponse"]
+        answer["response"] = (
+            {"confirmed": True} if confirm else json.loads(json.dumps(JS_CREDENTIAL_ANSWER))
+        )
+        self.append(
+            Step(invocation, AGENT, self.stamp(), responses=(Response(call.id, call.name),))
+        )
+        self.answered.append(_Pending(call, invocation))
+
     def _resumed_by_answer(self) -> bool:
         """Whether the newest event is a client's function response: ADK-JS's
         Runner then resumes the agent that made the call (a resumable app) or
@@ -602,8 +745,20 @@ class _Timeline:
         first; in these scripts that is the root agent, never a sub-agent; a sub-agent
         step here does nothing (a sub-agent's getContents would be handed
         another agent's answer as its newest event, which no run produces)."""
+        if not self.steps:
+            return False
+        last = self.steps[-1]
+        if last.author == "user" and last.responses:
+            return True
+        # A reply to a framework request: the tool's re-run result follows
+        # the user's answer, and the root agent (the requester) runs on.
+        before = self.steps[-2] if len(self.steps) > 1 else None
         return (
-            bool(self.steps) and self.steps[-1].author == "user" and bool(self.steps[-1].responses)
+            before is not None
+            and before.author == "user"
+            and any(r.name in _FRAMEWORK for r in before.responses)
+            and last.author == AGENT
+            and bool(last.responses)
         )
 
     def _op_fan_out(self, op: FanOut) -> None:
@@ -789,8 +944,24 @@ def client_record_event(step: Step, event_id: str) -> dict[str, Any]:
     }
 
 
+def _requested(event: dict[str, Any], key: str) -> tuple[str, ...]:
+    """The keys of ``key`` (``requestedToolConfirmations`` /
+    ``requestedAuthConfigs``) of a JS event, sorted: the driver's
+    ``eventJson`` lists them at the top level, an ADK-JS event object keeps
+    the map under ``actions`` (``events/event_actions.js``). In ADK-JS a
+    confirmation's key sits on the synthetic ``adk_request_confirmation``
+    call's event (there is no placeholder response); a credential request's
+    on the placeholder response, as in adk-python. Either way it opens the
+    obligation the definitions give it."""
+    listed = event.get(key)
+    if listed is None:
+        listed = (event.get("actions") or {}).get(key)
+    return tuple(sorted(listed or ()))
+
+
 def from_js_event(event: dict[str, Any]) -> Step:
-    """The model's step for an event the driver sent back (``eventJson``)."""
+    """The model's step for an event the driver sent back (``eventJson``) or
+    an ADK-JS event object (requests under ``actions``)."""
     parts = (event.get("content") or {}).get("parts") or []
     texts = [p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought")]
     compaction = None
@@ -817,8 +988,8 @@ def from_js_event(event: dict[str, Any]) -> Step:
             if p.get("functionResponse")
         ),
         long_running=tuple(sorted(set(event.get("longRunningToolIds") or ()))),
-        confirmations=tuple(sorted(event.get("requestedToolConfirmations") or ())),
-        auth_requests=tuple(sorted(event.get("requestedAuthConfigs") or ())),
+        confirmations=_requested(event, "requestedToolConfirmations"),
+        auth_requests=_requested(event, "requestedAuthConfigs"),
         compaction=compaction,
         branch=event.get("branch"),
         isolation_scope=event.get("isolationScope"),
