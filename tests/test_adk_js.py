@@ -24,6 +24,7 @@ from compaction_harness import adk_js
 from compaction_harness.adk_js import JsCompactor, NotApplicable
 from compaction_harness.checks import check_js_case
 from compaction_harness.fixtures import load_fixture
+from compaction_harness.invariants import Violation
 from compaction_harness.pipeline import check_range_safety
 from compaction_harness.scripts import (
     Answer,
@@ -1563,3 +1564,33 @@ def test_p1_fires_on_a_range_that_takes_a_request_without_the_tools_result(scrip
     assert [(v.invariant, v.ids) for v in found] == [("P1", (tool_call.id,))]
     # With the result in the range, the same range is safe.
     assert check_range_safety(result.stored, [*taken, answer_at + 1]) == []
+
+
+#: Found by a campaign with Ask/Reply drawn (harness fault, fixed): with ids
+#: numbered per turn, the client's answer to an interim call_0 is stored
+#: right after the credential request's placeholder (call_0 of another
+#: turn); the js-late-answer recogniser took that answer for the request's
+#: and called the split adjacent. calculateRetainStartIndex never keeps an
+#: obligation opened by a request key alone.
+REUSED_AFTER_REQUEST = Script(
+    token(50, 3, tools_chars=400, call_ids="per_turn"),
+    (Open(), Calls(kind="interim"), Ask(kind="auth"), Answer(), Reply(), Text()),
+)
+
+
+def test_a_credential_request_summarised_without_its_result_is_the_late_answer_fault() -> None:
+    result = run(REUSED_AFTER_REQUEST)
+    found = adk_js.check_run(result)
+    steps = result.stored.steps
+    placeholder = next(k for k, s in enumerate(steps) if s.auth_requests)
+    assert ("P1", ("call_0",), (placeholder,)) in [(v.invariant, v.ids, v.positions) for v in found]
+    # The event right after the placeholder answers call_0 (the interim
+    # call's answer): the split is not adjacent all the same.
+    assert "call_0" in steps[placeholder + 1].response_ids
+    assert {adk_js.known_fault(result, v) for v in found} == {"js-late-answer"}
+    # Broken input: the same check of the interim call, which its answer
+    # follows at once, is no late answer.
+    interim = next(k for k, s in enumerate(steps) if s.long_running)
+    assert "call_0" in steps[interim + 1].response_ids
+    planted = Violation("P1", "planted", ids=("call_0",), positions=(interim,))
+    assert adk_js._split_not_adjacent(result, planted) is False

@@ -2394,16 +2394,25 @@ def _answers_several_turns(run: JsRun) -> bool:
 
 
 def _split_not_adjacent(run: JsRun, violation: Violation) -> bool:
-    """Whether the call P1 names is not answered by the stored event right
-    after it, among the events ``calculateRetainStartIndex`` is given: the
-    raw ones (no compacted event) for the token-based compactor; for the
+    """Whether the obligation P1 names is not one ``calculateRetainStartIndex``
+    keeps: it moves the boundary back only over an event with function calls
+    whose next event has function responses, so it keeps an obligation only
+    when a function call opened it and the stored event right after answers
+    it, among the events ``calculateRetainStartIndex`` is given: the raw
+    ones (no compacted event) for the token-based compactor; for the
     anchored compactor every event but its scratchpads, a client's
     compaction record included (its getActiveEvents takes only scratchpads
-    for summaries: see :func:`_active_before`)."""
+    for summaries: see :func:`_active_before`). One opened by a request key
+    alone (a credential request on the tool's placeholder response, a
+    confirmation key on the synthetic call's event) is never kept with its
+    answer, whatever the next event answers (with ids reused per turn it may
+    answer the same id for another call)."""
     (position,) = violation.positions or (None,)
     if position is None:
         return False
     steps = run.stored.steps
+    if not set(violation.ids) <= steps[position].call_ids:
+        return True
     foreign = set(foreign_records(run)) if run.compactor.name == "anchored" else set()
     after = next(
         (
