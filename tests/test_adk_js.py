@@ -1594,3 +1594,41 @@ def test_a_credential_request_summarised_without_its_result_is_the_late_answer_f
     assert "call_0" in steps[interim + 1].response_ids
     planted = Violation("P1", "planted", ids=("call_0",), positions=(interim,))
     assert adk_js._split_not_adjacent(result, planted) is False
+
+
+#: Found by the same campaign (harness fault, fixed; no Ask needed): a
+#: lagging host stamps the new turn's message before the latest summary's
+#: endTime, the time filter hides it, the anchored compactor's rebuild drops
+#: it, and the client's answer becomes the newest event:
+#: rearrangeEventsForLatestFunctionResponse then drops the model's text
+#: between the interim call and that answer (P4). The by_identity
+#: counterfactual could not show it (the rebuild dropped the message first).
+HIDDEN_NEWEST = Script(
+    token(1, 4),
+    (
+        *(Open(), Text(), End(), Open(), Calls(kind="interim"), Text(), Answer()),
+        *(Skew(seconds=60), Open(), Text()),
+    ),
+)
+ANCHORED_4 = JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 4})
+
+
+def test_a_text_dropped_because_the_time_filter_hid_the_newest_event_is_known() -> None:
+    result = run(HIDDEN_NEWEST, ANCHORED_4)
+    found = adk_js.check_run(result)
+    steps = result.stored.steps
+    text = next(k for k, s in enumerate(steps) if s.text and s.text.startswith("model 2"))
+    [dropped] = [v for v in found if v.invariant == "P4" and v.positions == (text,)]
+    assert adk_js._dropped_for_a_hidden_newest(result, dropped, dropped.details["model_call"])
+    assert {adk_js.known_fault(result, v) for v in found} == {"js-same-tick-hidden"}
+    # Broken input: the same session without the lagging host hides
+    # nothing; the same loss planted there is not this mechanism.
+    clean = run(
+        Script(
+            HIDDEN_NEWEST.config,
+            tuple(op for op in HIDDEN_NEWEST.operations if not isinstance(op, Skew)),
+        ),
+        ANCHORED_4,
+    )
+    planted = Violation("P4", "planted", positions=(text,), details={"model_call": 3})
+    assert not adk_js._dropped_for_a_hidden_newest(clean, planted, 3)

@@ -2062,6 +2062,8 @@ def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
         return True
     if _answers_a_hidden_call(run, violation, k):
         return True
+    if _dropped_for_a_hidden_newest(run, violation, k):
+        return True
     if run.calls[k].get("by_identity") is None:
         return False
     counterfactual = run.prompt(run.calls[k], "by_identity")
@@ -2073,6 +2075,41 @@ def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
     return bool(violation.positions) and all(
         _visible(steps[p], p, parts) for p in violation.positions
     )
+
+
+def _dropped_for_a_hidden_newest(run: JsRun, violation: Violation, k: int) -> bool:
+    """Whether every event P2/P4 names at model call ``k`` was dropped by
+    ``rearrangeEventsForLatestFunctionResponse`` (agents/processors/
+    content_processor_utils.js: when the newest event holds function
+    responses, the events between the last call event it answers and it are
+    replaced by the responses) only because the time filter made an older
+    response the newest: every raw event stored after it by then is stamped
+    no later than the latest summary's ``endTime`` (ms as seconds here) and
+    was given to no summary (``getActiveEvents`` hides it). The ``by_identity``
+    counterfactual cannot show this for the anchored compactor, whose rebuild
+    of ``session.events`` drops the hidden events before it is built."""
+    call = run.calls[k]
+    steps = run.stored.steps
+    where = {event_id: p for p, event_id in enumerate(run.ids)}
+    shown = [where[i] for i in call.get("after", ()) if i in where]
+    compacted = [p for p in shown if steps[p].compaction is not None]
+    if not compacted or not violation.positions:
+        return False
+    end = steps[compacted[-1]].compaction.end
+    active = [p for p in shown if steps[p].compaction is None and steps[p].timestamp > end]
+    if not active or not steps[active[-1]].response_ids:
+        return False
+    newest = active[-1]
+    given = {p for _, taken, _ in run.summaries() for p in taken}
+    later = [p for p in range(newest + 1, len(call["stored_after"])) if steps[p].compaction is None]
+    if not later or not all(steps[p].timestamp <= end and p not in given for p in later):
+        return False
+    ids = steps[newest].response_ids
+    makers = [n for n, p in enumerate(active[:-1]) if steps[p].call_ids & ids]
+    if not makers:
+        return False
+    between = set(active[makers[-1] + 1 : -1])
+    return all(p in between for p in violation.positions)
 
 
 def _answers_of(steps: Sequence[Step], position: int, ids: set[str], until: int) -> list[int]:
