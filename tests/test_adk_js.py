@@ -1632,3 +1632,22 @@ def test_a_text_dropped_because_the_time_filter_hid_the_newest_event_is_known() 
     )
     planted = Violation("P4", "planted", positions=(text,), details={"model_call": 3})
     assert not adk_js._dropped_for_a_hidden_newest(clean, planted, 3)
+
+
+def test_a_sub_agent_raising_on_an_answer_whose_newer_events_the_rebuild_dropped_is_known() -> None:
+    # The same lagging host, then parallel sub-agents: the anchored rebuild
+    # dropped the hidden message (it is stored, not in session.events), so
+    # the client's answer is the newest event sub-agent a reads, and
+    # getContents raises (js-sub-agent-hidden-reply). Found by the same
+    # campaign after an Ask/Reply; the recogniser looked only at
+    # session.events for what the time filter hid after the answer.
+    script = Script(HIDDEN_NEWEST.config, (*HIDDEN_NEWEST.operations[:-1], FanOut()))
+    result = run(script, ANCHORED_4)
+    assert result.calls[-1]["agent"] == "a"
+    assert "No function call event found" in result.exception["message"]
+    message = max(k for k, s in enumerate(result.stored.steps) if s.author == "user" and s.text)
+    assert result.ids[message] not in result.calls[-1]["after"]
+    found = adk_js.check_run(result)
+    assert [(v.invariant, adk_js.known_fault(result, v)) for v in found] == [
+        ("P0", "js-sub-agent-hidden-reply")
+    ]

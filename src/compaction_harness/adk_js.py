@@ -2585,6 +2585,15 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
             if set(ids) & from_js_event(events[i]).response_ids and not hidden(i)
         ]
         later = after[answering[-1] + 1 :] if answering else []
+        if answering:
+            # The anchored compactor's rebuild drops the events the time
+            # filter hid from session.events: those stored after the
+            # answer by then count too.
+            stored = list(call.get("stored_after", call["stored_before"]))
+            answer_id = after[answering[-1]]
+            if answer_id in stored:
+                start = stored.index(answer_id) + 1
+                later += [i for i in stored[start:] if i not in after]
         raw = {i: from_js_event(events[i]) for i in later}
         raw = {i: step for i, step in raw.items() if not step.compaction}
         if raw and all(hidden(i) for i in raw):
