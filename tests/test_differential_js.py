@@ -54,6 +54,13 @@ def test_the_emulating_mapping_stores_what_adk_js_runner_stores(case) -> None:
     script, compactor = case
     script = comparable(script)
     event(f"compactor: {compactor.name}")
+    steps = adk_js.timeline(script).steps
+    for name in sorted(
+        {c.name for s in steps for c in s.calls if c.name.startswith("adk_request")}
+    ):
+        event(f"asked: {name}")
+    if any(r.name.startswith("adk_request") for s in steps for r in s.responses):
+        event("the user replied to a request")
     assert compare_script(script, compactor) == []
 
 
