@@ -721,7 +721,7 @@ class _Timeline:
         if not self.asked:
             return
         call, request, _number = self.asked.pop(op.pick % len(self.asked))
-        self._true += THINK
+        self.think()
         invocation = "e-" + self.new_id("invocation")
         self.start(invocation, None)
         self.append(
