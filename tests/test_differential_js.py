@@ -19,6 +19,7 @@ from hypothesis import event, given, settings
 from compaction_harness import adk_js
 from compaction_harness.adk_js import JsCompactor, NotApplicable
 from compaction_harness.differential_js import (
+    RUNNER_CANNOT,
     comparable,
     compare_script,
     runner_request,
@@ -358,3 +359,24 @@ def test_the_comparison_fires_on_a_reply_that_continues_the_asking_invocation(mo
     monkeypatch.setattr(adk_js._Timeline, "_op_reply", _op_reply)
     found = compare_script(ASK, request=expected)
     assert any("same invocation: emulating True, Runner False" in line for line in found), found
+
+
+def test_a_reply_whose_asked_call_id_was_reused_is_left_out_with_the_reason() -> None:
+    # Ids numbered per turn: the credential request's call_0 and, in the
+    # next invocation, the confirmation's call_0. ADK-JS's Runner answers
+    # the first Reply (the credential) by re-running the newest call_0, the
+    # transfer tool, which asks for confirmation instead (what the 2000-
+    # script differential found); comparable() drops that Reply, and the
+    # next, which answers the same request once the first is gone.
+    script = Script(
+        ScriptConfig(token_threshold=1, event_retention_size=1, call_ids="per_turn"),
+        (Open(), Ask(kind="auth"), Open(), Ask(), Reply(), Reply()),
+    )
+    assert RUNNER_CANNOT["reply-reused-id"].startswith("with ids numbered per turn")
+    made = comparable(script)
+    assert "reply" not in [op.op for op in made.operations]
+    assert compare_script(made) == []
+    # Kept, the Reply makes the comparison fire: the Runner re-ran transfer.
+    kept = Script(made.config, (*script.operations[:5], Text(), End()))
+    found = compare_script(kept)
+    assert any("'transfer'" in line and "'calendar'" in line for line in found), found

@@ -479,6 +479,10 @@ class _Timeline:
         #: Per synthetic call id, its number among the framework requests
         #: stored (the runner mode finds the Runner's own id by it).
         self.request_number: dict[str, int] = {}
+        #: Invocations whose state holds the credential (a reply to a
+        #: credential request opened them).
+        self.authorised: set[str] = set()
+        self.reply_reused = False
         self.requests = 0
         self.model = 0
         self.users = 0
@@ -645,7 +649,9 @@ class _Timeline:
           call (role ``user``, long-running), then the tool's placeholder
           response with ``requestedAuthConfigs[call]``, stamped earlier (it
           was made first); ``isFinalResponse`` (events/event.js) is true for
-          it, so the invocation ends.
+          it, so the invocation ends. In the invocation a credential reply
+          opened, the credential is in the state: the tool answers at once
+          and nothing is asked.
 
         Does nothing when no invocation runs."""
         if self.running is None:
@@ -655,6 +661,15 @@ class _Timeline:
         call = Call(self._call_id(0), ASK_TOOLS[op.kind])
         invocation = self.running
         self.append(Step(invocation, AGENT, started, calls=(call,)))
+        if not confirm and invocation in self.authorised:
+            # AUTH_PREPROCESSOR stored the credential in this invocation's
+            # state (``temp:`` + credentialKey): the tool finds it
+            # (``toolContext.getAuthResponse``) and answers at once.
+            self.append(
+                Step(invocation, AGENT, self.stamp(), responses=(Response(call.id, call.name),))
+            )
+            self.answered.append(_Pending(call, invocation))
+            return
         placeholder_time = self.stamp()  # the tool's response event is made first
         request_time = self.stamp()
         name = REQUEST_CONFIRMATION_CALL if confirm else REQUEST_CREDENTIAL_CALL
@@ -721,6 +736,20 @@ class _Timeline:
         if not self.asked:
             return
         call, request, _number = self.asked.pop(op.pick % len(self.asked))
+        asked_at = next(k for k, s in enumerate(self.steps) if request.id in s.call_ids)
+        #: Whether a later event reused the asked call's id (ids numbered per
+        #: turn): a later call (ADK-JS's Runner then re-runs that newer call),
+        #: or, for a confirmation, a later response to another call with it
+        #: (the confirmation processor's hasRespondedAfter then skips the
+        #: re-run); ``differential_js.RUNNER_CANNOT["reply-reused-id"]``.
+        later = self.steps[asked_at + 1 :]
+        if request.name == REQUEST_CREDENTIAL_CALL:
+            later = later[1:]  # the tool's own placeholder response
+        self.reply_reused = any(
+            call.id in s.call_ids
+            or (request.name == REQUEST_CONFIRMATION_CALL and call.id in s.response_ids)
+            for s in later
+        )
         self.think()
         invocation = "e-" + self.new_id("invocation")
         self.start(invocation, None)
@@ -728,6 +757,8 @@ class _Timeline:
             Step(invocation, "user", self.stamp(), responses=(Response(request.id, request.name),))
         )
         confirm = request.name == REQUEST_CONFIRMATION_CALL
+        if not confirm:
+            self.authorised.add(invocation)
         answer = self.actions[-1]["event"]["content"]["parts"][0]["functionResponse"]
         answer["response"] = (
             {"confirmed": True} if confirm else json.loads(json.dumps(JS_CREDENTIAL_ANSWER))

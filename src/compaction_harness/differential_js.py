@@ -41,6 +41,21 @@ strategy drops these operations, which leaves a valid script):
   ties themselves are compared by hand: the Runner on a held clock
   (``step`` 0, no ``gap``) stores what the mapping stores with a ``Tie``
   before each model call and message (``tests/test_differential_js.py``).
+* ``Reply`` with ids numbered per turn, when a later call reused the asked
+  call's id (``reply-reused-id``): ADK-JS's Runner re-runs the newest call
+  with that id, not the asked one (``AUTH_PREPROCESSOR`` searches the
+  events from the newest back; the confirmation processor's map of the
+  agent's calls keeps the last one of an id and raises
+  ``IntentMismatchError`` ``tool_name_mismatch`` when its tool differs), and
+  a confirmation whose id a later response to another call carries is
+  taken as answered (``hasRespondedAfter``): nothing is re-run.
+  Found by ``make differential SDK=js`` with more examples; the mapping
+  re-runs the asked call, and :func:`comparable` drops such a ``Reply``.
+
+Ask and Reply are compared like every other operation: a run whose message
+answers a framework request names the request by its number among those
+stored (``resolve``), since the Runner draws the synthetic calls' ids, and
+the comparison names request ids ``request#<k>`` by order on both sides.
 
 Errors: :class:`~compaction_harness.adk_js.NotApplicable` when the script
 cannot be run by the Runner (the reason says which rule above);
@@ -87,6 +102,12 @@ RUNNER_CANNOT = {
     "delegate": "the runner mode has one agent, no sub-agents",
     "client_record": "a client writes its compaction record to the session service; "
     "the Runner never does",
+    "reply-reused-id": "with ids numbered per turn, a Reply whose asked call's id a later "
+    "event reused: ADK-JS's Runner re-runs the newest call with that id (AUTH_PREPROCESSOR, "
+    "auth/auth_preprocessor.js, looks the id up from the newest event back; the confirmation "
+    "processor keeps the last call of an id and raises IntentMismatchError "
+    "tool_name_mismatch), or, for a confirmation, takes a later response to another call "
+    "with that id for the answer (hasRespondedAfter) and re-runs nothing",
 }
 _FRAMEWORK = frozenset({REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL})
 #: Each run's distance from the previous one, and each clock read's step (ms).
@@ -141,7 +162,15 @@ def comparable(script: Script) -> Script:
             waiting = op.kind == "interim" or op.fate == "now"
     if waiting:
         ops += [Text(), End()]
-    return Script(dataclasses.replace(script.config, resolution=1e-6), tuple(ops))
+    config = dataclasses.replace(script.config, resolution=1e-6)
+    if config.call_ids == "per_turn":
+        kept: list[Operation] = []
+        for op in ops:
+            if isinstance(op, Reply) and timeline(Script(config, (*kept, op))).reply_reused:
+                continue  # RUNNER_CANNOT["reply-reused-id"]
+            kept.append(op)
+        ops = kept
+    return Script(config, tuple(ops))
 
 
 def runner_request(script: Script, compactor: JsCompactor | None = None) -> dict[str, Any]:
