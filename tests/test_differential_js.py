@@ -380,3 +380,19 @@ def test_a_reply_whose_asked_call_id_was_reused_is_left_out_with_the_reason() ->
     kept = Script(made.config, (*script.operations[:5], Text(), End()))
     found = compare_script(kept)
     assert any("'transfer'" in line and "'calendar'" in line for line in found), found
+
+
+def test_adk_js_runner_answers_a_second_credential_call_in_the_authorised_invocation() -> None:
+    # AUTH_PREPROCESSOR stored the credential in the reply's invocation
+    # (temp: state): the model's next calendar call finds it and is answered
+    # at once, nothing is asked; the mapping stores the same.
+    quiet = ScriptConfig(token_threshold=10**6, event_retention_size=2)  # no summary
+    script = Script(quiet, (Open(), Ask(kind="auth"), Reply(), Ask(kind="auth"), Text()))
+    answer = adk_js.driver().request(runner_request(comparable(script)))
+    events = [
+        answer["events"][i] for i in answer["stored"] if not answer["events"][i].get("isCompacted")
+    ]
+    names = [n for e in events for n, _ in _calls(e)]
+    assert names == ["calendar", "adk_request_credential", "calendar"]
+    assert _responses(events[-2])[0][:2] == ("calendar", _calls(events[-3])[0][1])
+    assert compare_script(comparable(script)) == []
