@@ -1651,3 +1651,33 @@ def test_a_sub_agent_raising_on_an_answer_whose_newer_events_the_rebuild_dropped
     assert [(v.invariant, adk_js.known_fault(result, v)) for v in found] == [
         ("P0", "js-sub-agent-hidden-reply")
     ]
+
+
+#: Found by a campaign on the merged code (client records and Ask/Reply
+#: drawn; harness fault, fixed): on a one-second clock the second reply
+#: shares the summarised first reply's tick, so getActiveEvents hides it at
+#: the next model call, unsummarised (P4); a later summary (after a lagging
+#: host's client record) takes it, and the recogniser counted that later
+#: summary as if it had been made by then.
+HIDDEN_THEN_TAKEN = Script(
+    token(50, 1, resolution=1.0),
+    (
+        *(Open(), Text(chars=200), Text(), Skew(seconds=10), Calls(kind="interim")),
+        *(ClientRecord(back=1), Answer(), Text()),
+    ),
+)
+
+
+def test_an_event_hidden_unsummarised_then_summarised_later_is_the_same_tick_fault() -> None:
+    result = run(HIDDEN_THEN_TAKEN)
+    found = adk_js.check_run(result)
+    steps = result.stored.steps
+    second = next(k for k, s in enumerate(steps) if s.text and s.text.startswith("model 2"))
+    [lost] = [v for v in found if v.invariant == "P4" and v.positions == (second,)]
+    k = lost.details["model_call"]
+    assert any(second in given for _, given, _ in result.summaries())  # taken later
+    assert second in adk_js._time_hidden(result, k)
+    assert adk_js.known_fault(result, lost) == "js-same-tick-hidden"
+    # Broken input: at the last model call it had been summarised, so it is
+    # not hidden unsummarised there.
+    assert second not in adk_js._time_hidden(result, len(result.calls) - 1)

@@ -2210,16 +2210,18 @@ def _latest_end(steps: Sequence[Step], length: int) -> float | None:
 
 
 def _time_hidden(run: JsRun, k: int) -> set[int]:
-    """The stored events known at model call ``k`` that no summary was given
-    and that are stamped no later than the ``endTime`` of the latest summary
-    among them (``getActiveEvents``' time filter hides them); empty without
-    a summary."""
+    """The stored events known at model call ``k`` that no summary made by
+    then was given (one a later summary took was still hidden unsummarised
+    at ``k``) and that are stamped no later than the ``endTime`` of the
+    latest summary among them (``getActiveEvents``' time filter hides them);
+    empty without a summary."""
     steps = run.stored.steps
     known = range(len(run.calls[k]["stored_after"]))
     end = _latest_end(steps, len(known))
     if end is None:
         return set()
-    given = {p for _, taken, _ in run.summaries() for p in taken}
+    made = sum(len(call["summaries"]) for call in run.calls[: k + 1])
+    given = {p for _, taken, _ in run.summaries()[:made] for p in taken}
     return {p for p in known if p not in given and steps[p].timestamp <= end}
 
 
