@@ -409,6 +409,9 @@ async function run(request) {
 // -- runner mode --------------------------------------------------------------
 // Request {"mode": "runner", "compactor", "summary", "seed", "start": ms,
 //          "step": ms, "runs": [{"message": Content, "gap": ms,
+//          "results": {call id: response object},   // before the first turn:
+//                                                   // a tool ADK-JS re-runs
+//          "resolve": {response id: k},             // the k-th framework request
 //          "turns": [{"parts": [Part], "usage": bool,
 //                     "results": {call id: response object}}]}]}
 // runs each run through ADK-JS's own InMemoryRunner (runner/in_memory_runner.js,
