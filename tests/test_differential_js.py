@@ -19,11 +19,23 @@ from hypothesis import event, given, settings
 from compaction_harness import adk_js
 from compaction_harness.adk_js import JsCompactor, NotApplicable
 from compaction_harness.differential_js import (
+    RUNNER_CANNOT,
     comparable,
     compare_script,
     runner_request,
 )
-from compaction_harness.scripts import Answer, Calls, End, Open, Script, ScriptConfig, Text, Tie
+from compaction_harness.scripts import (
+    Answer,
+    Ask,
+    Calls,
+    End,
+    Open,
+    Reply,
+    Script,
+    ScriptConfig,
+    Text,
+    Tie,
+)
 from strategies import js_cases
 
 EXAMPLES = int(os.environ.get("HARNESS_JS_DIFFERENTIAL_EXAMPLES", "40"))
@@ -43,6 +55,13 @@ def test_the_emulating_mapping_stores_what_adk_js_runner_stores(case) -> None:
     script, compactor = case
     script = comparable(script)
     event(f"compactor: {compactor.name}")
+    steps = adk_js.timeline(script).steps
+    for name in sorted(
+        {c.name for s in steps for c in s.calls if c.name.startswith("adk_request")}
+    ):
+        event(f"asked: {name}")
+    if any(r.name.startswith("adk_request") for s in steps for r in s.responses):
+        event("the user replied to a request")
     assert compare_script(script, compactor) == []
 
 
@@ -165,11 +184,29 @@ def test_the_runner_mode_rejects_an_unknown_compactor_in_one_line() -> None:
     assert "\n" not in answer["error"]
 
 
-def _asking_run(name: str) -> dict:
+def _asking_flow(name: str, reply: dict | None = None) -> list[dict]:
+    """What ADK-JS's Runner stores when the model calls tool ``name``
+    (``transfer``: needs confirmation; ``calendar``: needs credentials) and,
+    with ``reply``, when the user then answers the framework's request in a
+    new run (the tool's real result ``{"result": "real"}``, then a text reply).
+    No compaction (a threshold no prompt reaches)."""
     call = {"functionCall": {"id": "call_0", "name": name, "args": {"harness_call": "call_0"}}}
     request = runner_request(Script(TOKEN, (Open(), Text())))
     request["compactor"]["options"] = {"tokenThreshold": 10**6, "eventRetentionSize": 2}
-    request["runs"][0]["turns"] = [{"parts": [call], "usage": False, "results": {}}]
+    placeholder = {"call_0": {"result": "placeholder"}} if name == "calendar" else {}
+    request["runs"][0]["turns"] = [{"parts": [call], "usage": False, "results": placeholder}]
+    if reply is not None:
+        synthetic = "adk_request_confirmation" if name == "transfer" else "adk_request_credential"
+        response = {"id": "asked", "name": synthetic, "response": reply}
+        request["runs"].append(
+            {
+                "gap": 7000.0,
+                "message": {"role": "user", "parts": [{"functionResponse": response}]},
+                "resolve": {"asked": 0},
+                "results": {"call_0": {"result": "real"}},
+                "turns": [{"parts": [{"text": "done"}], "usage": False, "results": {}}],
+            }
+        )
     answer = adk_js.driver().request(request)
     assert answer["ok"] and answer["exception"] is None
     return [answer["events"][i] for i in answer["stored"]]
@@ -182,31 +219,180 @@ def _calls(event: dict) -> list[tuple[str, str]]:
     ]
 
 
+def _responses(event: dict) -> list[tuple[str, str, dict]]:
+    parts = (event.get("content") or {}).get("parts") or []
+    return [
+        (
+            p["functionResponse"]["name"],
+            p["functionResponse"]["id"],
+            p["functionResponse"]["response"],
+        )
+        for p in parts
+        if "functionResponse" in p
+    ]
+
+
 def test_adk_js_runner_stores_a_confirmation_as_the_synthetic_call_alone() -> None:
     # ADK-JS 2.0.0 (agents/llm_agent.js, after the tools ran): the synthetic
     # adk_request_confirmation event carries the tool's actions
     # (requestedToolConfirmations[call_0]) and the invocation ends there: no
     # placeholder response is stored, unlike adk-python's three events.
-    _user, call, synthetic = _asking_run("confirm")
-    assert _calls(call) == [("confirm", "call_0")]
+    _user, call, synthetic = _asking_flow("transfer")
+    assert _calls(call) == [("transfer", "call_0")]
     [(name, synthetic_id)] = _calls(synthetic)
     assert name == "adk_request_confirmation" and synthetic_id.startswith("adk-")
     assert synthetic["longRunningToolIds"] == [synthetic_id]
     assert synthetic["requestedToolConfirmations"] == ["call_0"]
     assert synthetic["author"] == "agent" and synthetic["invocationId"] == call["invocationId"]
+    # generateRequestConfirmationEvent takes the response event's role.
+    assert synthetic["content"]["role"] == "user"
     assert call["timestamp"] < synthetic["timestamp"]
+
+
+@pytest.mark.parametrize("confirmed", [True, False], ids=["confirmed", "rejected"])
+def test_adk_js_runner_reruns_a_confirmed_tool_in_the_replys_own_invocation(confirmed) -> None:
+    # The reply is a new run: a new invocation id (newInvocationContextId),
+    # the user's answer to the synthetic call, then
+    # REQUEST_CONFIRMATION_LLM_REQUEST_PROCESSOR runs the tool (confirmed)
+    # or answers for it (rejected: FunctionTool.checkConfirmation) before the
+    # model is called; the result answers the original call id.
+    events = _asking_flow("transfer", {"confirmed": confirmed})
+    _user, call, synthetic, answer, result, text = events
+    [(_, synthetic_id)] = _calls(synthetic)
+    assert (answer["author"], answer["content"]["role"]) == ("user", "user")
+    assert _responses(answer) == [
+        ("adk_request_confirmation", synthetic_id, {"confirmed": confirmed})
+    ]
+    assert (result["author"], result["content"]["role"]) == ("agent", "user")
+    expected = {"result": "real"} if confirmed else {"error": "This tool call is rejected."}
+    assert _responses(result) == [("transfer", "call_0", expected)]
+    assert result["requestedToolConfirmations"] == [] and result["longRunningToolIds"] == []
+    assert text["author"] == "agent" and text["content"]["parts"] == [{"text": "done"}]
+    asked, replied = call["invocationId"], answer["invocationId"]
+    assert asked != replied and result["invocationId"] == text["invocationId"] == replied
+    stamps = [e["timestamp"] for e in events]
+    assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
 
 
 def test_adk_js_runner_stores_a_credential_request_before_the_placeholder_stamped_later() -> None:
     # As adk-python: the synthetic adk_request_credential event is stored
     # before the tool's placeholder response (requestedAuthConfigs[call_0]),
     # with a later timestamp (generateAuthEvent runs after the response
-    # event was made).
-    _user, call, synthetic, placeholder = _asking_run("authed")
+    # event was made); the placeholder is a final response (isFinalResponse):
+    # the invocation ends.
+    _user, call, synthetic, placeholder = _asking_flow("calendar")
     [(name, synthetic_id)] = _calls(synthetic)
     assert name == "adk_request_credential" and synthetic["longRunningToolIds"] == [synthetic_id]
+    assert synthetic["content"]["role"] == "user"
     assert synthetic["requestedAuthConfigs"] == [] and placeholder["requestedAuthConfigs"] == [
         "call_0"
     ]
     assert [p["functionResponse"]["id"] for p in placeholder["content"]["parts"]] == ["call_0"]
     assert synthetic["timestamp"] > placeholder["timestamp"] > call["timestamp"]
+
+
+def test_adk_js_runner_reruns_an_authorised_tool_in_the_replys_own_invocation() -> None:
+    # AUTH_PREPROCESSOR binds the user's credential to the request
+    # (bindCredentialResponse needs exchangedAuthCredential), stores it in
+    # the state and re-runs the original call, which now finds it
+    # (toolContext.getAuthResponse): its real result answers call_0 a second
+    # time, in the reply's new invocation, before the model is called.
+    events = _asking_flow("calendar", adk_js.JS_CREDENTIAL_ANSWER)
+    _user, call, synthetic, placeholder, answer, result, text = events
+    [(_, synthetic_id)] = _calls(synthetic)
+    assert _responses(answer) == [
+        ("adk_request_credential", synthetic_id, adk_js.JS_CREDENTIAL_ANSWER)
+    ]
+    assert answer["author"] == "user"
+    assert _responses(result) == [("calendar", "call_0", {"result": "real"})]
+    assert result["author"] == "agent" and result["requestedAuthConfigs"] == []
+    assert placeholder["invocationId"] == call["invocationId"] != answer["invocationId"]
+    assert result["invocationId"] == text["invocationId"] == answer["invocationId"]
+    assert answer["timestamp"] < result["timestamp"] < text["timestamp"]
+
+
+ASK = Script(TOKEN, (Open(), Ask(), Reply(), Text()))
+AUTH = Script(TOKEN, (Open(), Ask(kind="auth"), Reply(), Text()))
+
+
+@pytest.mark.parametrize("script", [ASK, AUTH], ids=["confirmation", "auth"])
+def test_the_emulating_mapping_of_ask_and_reply_is_what_the_runner_stores(script) -> None:
+    # With a summary at the reply's model call (threshold 1).
+    assert compare_script(comparable(script)) == []
+
+
+def test_the_comparison_fires_on_a_confirmation_stored_with_a_placeholder(monkeypatch) -> None:
+    # adk-python's three events (the synthetic call, then the placeholder
+    # response) are wrong on ADK-JS: planted, the comparison names them.
+    original = adk_js._Timeline._op_ask
+
+    def _op_ask(self, op):
+        original(self, op)
+        call = self.asked[-1][0] if self.asked else None
+        if call is not None:
+            self.append(
+                adk_js.Step(
+                    self.steps[-1].invocation,
+                    "agent",
+                    self.stamp(),
+                    responses=(adk_js.Response(call.id, call.name),),
+                )
+            )
+
+    expected = runner_request(ASK)
+    monkeypatch.setattr(adk_js._Timeline, "_op_ask", _op_ask)
+    found = compare_script(ASK, request=expected)
+    assert any(line.startswith("stored events: emulating") for line in found), found
+
+
+def test_the_comparison_fires_on_a_reply_that_continues_the_asking_invocation(monkeypatch) -> None:
+    original = adk_js._Timeline._op_reply
+
+    def _op_reply(self, op):
+        asked = [self.steps[-1].invocation] if self.asked else []
+        original(self, op)
+        if asked:
+            for action in self.actions[-2:]:
+                action["event"]["invocationId"] = asked[0]
+
+    expected = runner_request(ASK)
+    monkeypatch.setattr(adk_js._Timeline, "_op_reply", _op_reply)
+    found = compare_script(ASK, request=expected)
+    assert any("same invocation: emulating True, Runner False" in line for line in found), found
+
+
+def test_a_reply_whose_asked_call_id_was_reused_is_left_out_with_the_reason() -> None:
+    # Ids numbered per turn: the credential request's call_0 and, in the
+    # next invocation, the confirmation's call_0. ADK-JS's Runner answers
+    # the first Reply (the credential) by re-running the newest call_0, the
+    # transfer tool, which asks for confirmation instead (what the 2000-
+    # script differential found); comparable() drops that Reply, and the
+    # next, which answers the same request once the first is gone.
+    script = Script(
+        ScriptConfig(token_threshold=1, event_retention_size=1, call_ids="per_turn"),
+        (Open(), Ask(kind="auth"), Open(), Ask(), Reply(), Reply()),
+    )
+    assert RUNNER_CANNOT["reply-reused-id"].startswith("with ids numbered per turn")
+    made = comparable(script)
+    assert "reply" not in [op.op for op in made.operations]
+    assert compare_script(made) == []
+    # Kept, the Reply makes the comparison fire: the Runner re-ran transfer.
+    kept = Script(made.config, (*script.operations[:5], Text(), End()))
+    found = compare_script(kept)
+    assert any("'transfer'" in line and "'calendar'" in line for line in found), found
+
+
+def test_adk_js_runner_answers_a_second_credential_call_in_the_authorised_invocation() -> None:
+    # AUTH_PREPROCESSOR stored the credential in the reply's invocation
+    # (temp: state): the model's next calendar call finds it and is answered
+    # at once, nothing is asked; the mapping stores the same.
+    quiet = ScriptConfig(token_threshold=10**6, event_retention_size=2)  # no summary
+    script = Script(quiet, (Open(), Ask(kind="auth"), Reply(), Ask(kind="auth"), Text()))
+    answer = adk_js.driver().request(runner_request(comparable(script)))
+    events = [
+        answer["events"][i] for i in answer["stored"] if not answer["events"][i].get("isCompacted")
+    ]
+    names = [n for e in events for n, _ in _calls(e)]
+    assert names == ["calendar", "adk_request_credential", "calendar"]
+    assert _responses(events[-2])[0][:2] == ("calendar", _calls(events[-3])[0][1])
+    assert compare_script(comparable(script)) == []

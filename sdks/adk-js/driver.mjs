@@ -493,6 +493,9 @@ async function runOn(service, request, actions, make, spec) {
 // -- runner mode --------------------------------------------------------------
 // Request {"mode": "runner", "compactor", "summary", "seed", "start": ms,
 //          "step": ms, "runs": [{"message": Content, "gap": ms,
+//          "results": {call id: response object},   // before the first turn:
+//                                                   // a tool ADK-JS re-runs
+//          "resolve": {response id: k},             // the k-th framework request
 //          "turns": [{"parts": [Part], "usage": bool,
 //                     "results": {call id: response object}}]}]}
 // runs each run through ADK-JS's own InMemoryRunner (runner/in_memory_runner.js,
@@ -522,7 +525,7 @@ class ScriptedTurnsLlm extends BaseLlm {
   }
   async *generateContentAsync(request, _stream) {
     const turn = this.turns.shift();
-    if (turn) this.record.results = turn.results ?? {};
+    if (turn) this.record.results = { ...(this.record.runResults ?? {}), ...(turn.results ?? {}) };
     this.record.prompts.push({
       run: this.record.run,
       scripted: Boolean(turn),
@@ -540,6 +543,33 @@ class ScriptedTurnsLlm extends BaseLlm {
   async connect() {
     throw new Error("the scripted model has no live connection");
   }
+}
+
+// A run's "resolve": {id: k} names function responses of the run's message
+// that answer the k-th framework request (adk_request_confirmation /
+// adk_request_credential call, in stored order) of the session: ADK-JS draws
+// those calls' ids itself (generateClientFunctionCallId), so the message
+// gets the id the Runner stored.
+const REQUESTS = new Set(["adk_request_confirmation", "adk_request_credential"]);
+async function resolveRequests(run, storedEvents) {
+  const resolve = run.resolve ?? {};
+  if (Object.keys(resolve).length === 0) return run.message;
+  const requests = [];
+  for (const e of storedEvents) {
+    for (const p of e.content?.parts ?? []) {
+      if (p.functionCall && REQUESTS.has(p.functionCall.name)) requests.push(p.functionCall.id);
+    }
+  }
+  const message = structuredClone(run.message);
+  for (const p of message?.parts ?? []) {
+    const k = p.functionResponse ? resolve[p.functionResponse.id] : undefined;
+    if (k === undefined) continue;
+    if (!Number.isInteger(k) || k < 0 || k >= requests.length) {
+      throw new TypeError(`run.resolve: no framework request number ${JSON.stringify(k)}`);
+    }
+    p.functionResponse.id = requests[k];
+  }
+  return message;
 }
 
 async function runWithRunner(request) {
@@ -566,26 +596,33 @@ async function runWithRunner(request) {
     execute: (args) =>
       results(args?.harness_call) === undefined ? undefined : structuredClone(results(args.harness_call)),
   });
-  // "confirm": FunctionTool({requireConfirmation: true}) (tools/function_tool.js
-  // asks through toolContext.requestConfirmation); "authed": a tool that asks
-  // for credentials with toolContext.requestCredential (agents/context.js).
+  // "transfer": FunctionTool({requireConfirmation: true}) (tools/function_tool.js
+  // asks through toolContext.requestConfirmation; once the user confirmed,
+  // REQUEST_CONFIRMATION_LLM_REQUEST_PROCESSOR runs it again and it answers
+  // with results[id]); "calendar": a tool that asks for credentials with
+  // toolContext.requestCredential (agents/context.js) while
+  // toolContext.getAuthResponse finds none (answering with results[id], the
+  // placeholder), and answers with results[id] once AUTH_PREPROCESSOR
+  // (auth/auth_preprocessor.js) stored the user's credential and re-ran it.
   const confirm = new FunctionTool({
-    name: "confirm",
+    name: "transfer",
     description: "harness tool that needs the user's confirmation",
     requireConfirmation: true,
     execute: (args) => structuredClone(results(args?.harness_call) ?? { result: "" }),
   });
+  const AUTH_CONFIG = {
+    authScheme: { type: "http", scheme: "bearer" },
+    credentialKey: "harness_calendar",
+  };
   const authed = new FunctionTool({
-    name: "authed",
+    name: "calendar",
     description: "harness tool that needs credentials",
     execute: (args, toolContext) => {
       const done = results(args?.harness_call);
-      if (done !== undefined) return structuredClone(done);
-      toolContext.requestCredential({
-        authScheme: { type: "apiKey", name: "key", in: "header" },
-        rawAuthCredential: { authType: "apiKey", apiKey: "" },
-      });
-      return { pending: "credentials requested" };
+      if (toolContext.getAuthResponse(AUTH_CONFIG) === undefined) {
+        toolContext.requestCredential(structuredClone(AUTH_CONFIG));
+      }
+      return structuredClone(done ?? { pending: "credentials requested" });
     },
   });
   const agent = new LlmAgent({
@@ -606,9 +643,11 @@ async function runWithRunner(request) {
     clock += Number(run.gap ?? 0);
     Date.now = () => (clock += step);
     model.turns = [...(run.turns ?? [])];
-    record.results = {};
+    record.runResults = run.results ?? {};
+    record.results = { ...record.runResults };
     try {
-      for await (const _ of runner.runAsync({ userId: "user", sessionId: "s", newMessage: run.message })) {
+      const message = await resolveRequests(run, await stored());
+      for await (const _ of runner.runAsync({ userId: "user", sessionId: "s", newMessage: message })) {
         // the Runner appends every non-partial event itself
       }
     } catch (error) {

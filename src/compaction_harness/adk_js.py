@@ -98,7 +98,15 @@ from pathlib import Path
 from typing import Any
 
 from .invariants import Violation
-from .model import Call, Compaction, Response, Session, Step
+from .model import (
+    REQUEST_CONFIRMATION_CALL,
+    REQUEST_CREDENTIAL_CALL,
+    Call,
+    Compaction,
+    Response,
+    Session,
+    Step,
+)
 from .pipeline import (
     Prompt,
     _visible,
@@ -401,23 +409,42 @@ def driver() -> _Driver:
 
 
 # -- script -> timeline ----------------------------------------------------------------
-#: Ask/Reply: ADK-JS's Runner (tests/test_differential_js.py) stores a
-#: credential request as adk-python does (the synthetic adk_request_credential
-#: call, then the placeholder response stamped earlier), but a confirmation
-#: as the synthetic adk_request_confirmation call alone, carrying
-#: requestedToolConfirmations, with no placeholder response (llm_agent.js
-#: ends the invocation there). The user's reply and the tool's re-run are
-#: not run through the Runner yet, so neither operation is mapped.
-_ASK_REPLY = (
-    "tool confirmations and credential requests (Ask/Reply): ADK-JS's Runner stores a "
-    "confirmation as the synthetic call alone (no placeholder response), and the reply's "
-    "shape is not verified against the Runner yet"
+#: Ask/Reply, as ADK-JS 2.0.0's Runner stores them (read from
+#: agents/llm_agent.js, agents/functions.js, auth/auth_preprocessor.js and
+#: agents/processors/request_confirmation_llm_request_processor.js, and
+#: pinned by tests/test_differential_js.py, which runs both flows through the
+#: Runner): see ``_Timeline._op_ask`` and ``_op_reply``.
+#: The tools the runner mode registers for Ask (``sdks/adk-js/driver.mjs``):
+#: ``transfer`` is a ``FunctionTool`` with ``requireConfirmation``,
+#: ``calendar`` asks for credentials (the names adk-python's drivers use).
+ASK_TOOLS = {"confirmation": "transfer", "auth": "calendar"}
+#: The auth config the ``calendar`` tool requests (``toolContext.requestCredential``),
+#: and the credential a user's reply carries (``bindCredentialResponse`` in
+#: auth/credential_response_binding.js needs ``exchangedAuthCredential``).
+JS_AUTH_CONFIG = {
+    "authScheme": {"type": "http", "scheme": "bearer"},
+    "credentialKey": "harness_calendar",
+}
+JS_CREDENTIAL_ANSWER = {
+    **JS_AUTH_CONFIG,
+    "exchangedAuthCredential": {
+        "authType": "http",
+        "http": {"scheme": "bearer", "credentials": {"token": "token"}},
+    },
+}
+#: What ADK-JS's FunctionTool.checkConfirmation answers before the user
+#: confirmed (tools/function_tool.js; the Runner never stores it: the
+#: synthetic call's event replaces it).
+JS_CONFIRMATION_HINT = (
+    "Please approve or reject the tool call {name}() by responding with a FunctionResponse "
+    "with an expected ToolConfirmation payload."
 )
 _NOT_REPRESENTED = {
-    Ask: _ASK_REPLY,
-    Reply: _ASK_REPLY,
     Rewind: "rewinds: ADK-JS 2.0.0 has no rewind (nothing in dist/ reads one)",
 }
+
+
+_FRAMEWORK = frozenset({REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL})
 
 
 @dataclass
@@ -446,6 +473,18 @@ class _Timeline:
         self.running: str | None = None
         self.pending: list[_Pending] = []
         self.answered: list[_Pending] = []
+        #: Pending Ask requests, oldest first: (the tool's call, the synthetic
+        #: call, the number of the synthetic call among the framework
+        #: requests stored so far).
+        self.asked: list[tuple[Call, Call, int]] = []
+        #: Per synthetic call id, its number among the framework requests
+        #: stored (the runner mode finds the Runner's own id by it).
+        self.request_number: dict[str, int] = {}
+        #: Invocations whose state holds the credential (a reply to a
+        #: credential request opened them).
+        self.authorised: set[str] = set()
+        self.reply_reused = False
+        self.requests = 0
         self.model = 0
         self.users = 0
 
@@ -595,6 +634,141 @@ class _Timeline:
                 self.pending.remove(item)
                 self.answered.append(item)
 
+    def _op_ask(self, op: Ask) -> None:
+        """A tool that needs the user first, as ADK-JS's Runner stores it
+        (``LlmAgent.postprocess`` in agents/llm_agent.js, after the tools ran):
+
+        * the model's event with the call (``transfer`` / ``calendar``);
+        * confirmation: only ``generateRequestConfirmationEvent``'s event
+          (agents/functions.js): author the agent, role ``user`` (the
+          response event's), the synthetic long-running
+          ``adk_request_confirmation`` call (an ``adk-`` id) carrying the
+          response event's actions, so ``requestedToolConfirmations[call]``
+          sits on the synthetic call's event; no placeholder response is
+          stored and ``endInvocation`` ends the invocation;
+        * auth: ``generateAuthEvent``'s synthetic ``adk_request_credential``
+          call (role ``user``, long-running), then the tool's placeholder
+          response with ``requestedAuthConfigs[call]``, stamped earlier (it
+          was made first); ``isFinalResponse`` (events/event.js) is true for
+          it, so the invocation ends. In the invocation a credential reply
+          opened, the credential is in the state: the tool answers at once
+          and nothing is asked.
+
+        Does nothing when no invocation runs."""
+        if self.running is None:
+            return
+        confirm = op.kind == "confirmation"
+        started = self.model_call()
+        call = Call(self._call_id(0), ASK_TOOLS[op.kind])
+        invocation = self.running
+        self.append(Step(invocation, AGENT, started, calls=(call,)))
+        if not confirm and invocation in self.authorised:
+            # AUTH_PREPROCESSOR stored the credential in this invocation's
+            # state (``temp:`` + credentialKey): the tool finds it
+            # (``toolContext.getAuthResponse``) and answers at once.
+            self.append(
+                Step(invocation, AGENT, self.stamp(), responses=(Response(call.id, call.name),))
+            )
+            self.answered.append(_Pending(call, invocation))
+            return
+        placeholder_time = self.stamp()  # the tool's response event is made first
+        request_time = self.stamp()
+        name = REQUEST_CONFIRMATION_CALL if confirm else REQUEST_CREDENTIAL_CALL
+        request = Call("adk-" + self.new_id("call"), name)
+        pending = {"confirmations": (call.id,)} if confirm else {}
+        self.append(
+            Step(
+                invocation,
+                AGENT,
+                request_time,
+                calls=(request,),
+                long_running=(request.id,),
+                **pending,
+            )
+        )
+        event = self.actions[-1]["event"]
+        event["content"]["role"] = "user"
+        original = self.actions[-2]["event"]["content"]["parts"][0]["functionCall"]
+        if confirm:
+            args: dict[str, Any] = {
+                "originalFunctionCall": original,
+                "toolConfirmation": {
+                    "hint": JS_CONFIRMATION_HINT.format(name=call.name),
+                    "confirmed": False,
+                },
+            }
+            event["actions"]["requestedToolConfirmations"] = {
+                call.id: dict(args["toolConfirmation"])
+            }
+        else:
+            args = {"function_call_id": call.id, "auth_config": dict(JS_AUTH_CONFIG)}
+        event["content"]["parts"][0]["functionCall"]["args"] = args
+        if not confirm:
+            self.append(
+                Step(
+                    invocation,
+                    AGENT,
+                    placeholder_time,
+                    responses=(Response(call.id, call.name),),
+                    auth_requests=(call.id,),
+                )
+            )
+            self.actions[-1]["event"]["actions"]["requestedAuthConfigs"] = {
+                call.id: dict(JS_AUTH_CONFIG)
+            }
+        self.asked.append((call, request, self.requests))
+        self.request_number[request.id] = self.requests
+        self.requests += 1
+        self.running = None  # the invocation waits for the user
+
+    def _op_reply(self, op: Reply) -> None:
+        """The user answers a pending request (``pick`` modulo their number,
+        oldest first), as ADK-JS's Runner stores it: a new run with a new
+        invocation id (``newInvocationContextId``, runner/runner.js), whose
+        message is the user's function response to the synthetic call
+        (``{"confirmed": true}``, or the credential); then, before the first
+        model call of the run, the request processors re-run the tool
+        (``AUTH_PREPROCESSOR`` for a credential, auth/auth_preprocessor.js;
+        ``REQUEST_CONFIRMATION_LLM_REQUEST_PROCESSOR`` for a confirmation) and
+        the Runner stores its real result for the original call id (author
+        the agent, role ``user``, the new invocation). The model is called
+        next (the script's following operation). Does nothing when nothing
+        is pending."""
+        if not self.asked:
+            return
+        call, request, _number = self.asked.pop(op.pick % len(self.asked))
+        asked_at = next(k for k, s in enumerate(self.steps) if request.id in s.call_ids)
+        #: Whether a later event reused the asked call's id (ids numbered per
+        #: turn): a later call (ADK-JS's Runner then re-runs that newer call),
+        #: or, for a confirmation, a later response to another call with it
+        #: (the confirmation processor's hasRespondedAfter then skips the
+        #: re-run); ``differential_js.RUNNER_CANNOT["reply-reused-id"]``.
+        later = self.steps[asked_at + 1 :]
+        if request.name == REQUEST_CREDENTIAL_CALL:
+            later = later[1:]  # the tool's own placeholder response
+        self.reply_reused = any(
+            call.id in s.call_ids
+            or (request.name == REQUEST_CONFIRMATION_CALL and call.id in s.response_ids)
+            for s in later
+        )
+        self.think()
+        invocation = "e-" + self.new_id("invocation")
+        self.start(invocation, None)
+        self.append(
+            Step(invocation, "user", self.stamp(), responses=(Response(request.id, request.name),))
+        )
+        confirm = request.name == REQUEST_CONFIRMATION_CALL
+        if not confirm:
+            self.authorised.add(invocation)
+        answer = self.actions[-1]["event"]["content"]["parts"][0]["functionResponse"]
+        answer["response"] = (
+            {"confirmed": True} if confirm else json.loads(json.dumps(JS_CREDENTIAL_ANSWER))
+        )
+        self.append(
+            Step(invocation, AGENT, self.stamp(), responses=(Response(call.id, call.name),))
+        )
+        self.answered.append(_Pending(call, invocation))
+
     def _resumed_by_answer(self) -> bool:
         """Whether the newest event is a client's function response: ADK-JS's
         Runner then resumes the agent that made the call (a resumable app) or
@@ -603,8 +777,20 @@ class _Timeline:
         first; in these scripts that is the root agent, never a sub-agent; a sub-agent
         step here does nothing (a sub-agent's getContents would be handed
         another agent's answer as its newest event, which no run produces)."""
+        if not self.steps:
+            return False
+        last = self.steps[-1]
+        if last.author == "user" and last.responses:
+            return True
+        # A reply to a framework request: the tool's re-run result follows
+        # the user's answer, and the root agent (the requester) runs on.
+        before = self.steps[-2] if len(self.steps) > 1 else None
         return (
-            bool(self.steps) and self.steps[-1].author == "user" and bool(self.steps[-1].responses)
+            before is not None
+            and before.author == "user"
+            and any(r.name in _FRAMEWORK for r in before.responses)
+            and last.author == AGENT
+            and bool(last.responses)
         )
 
     def _op_fan_out(self, op: FanOut) -> None:
@@ -790,8 +976,24 @@ def client_record_event(step: Step, event_id: str) -> dict[str, Any]:
     }
 
 
+def _requested(event: dict[str, Any], key: str) -> tuple[str, ...]:
+    """The keys of ``key`` (``requestedToolConfirmations`` /
+    ``requestedAuthConfigs``) of a JS event, sorted: the driver's
+    ``eventJson`` lists them at the top level, an ADK-JS event object keeps
+    the map under ``actions`` (``events/event_actions.js``). In ADK-JS a
+    confirmation's key sits on the synthetic ``adk_request_confirmation``
+    call's event (there is no placeholder response); a credential request's
+    on the placeholder response, as in adk-python. Either way it opens the
+    obligation the definitions give it."""
+    listed = event.get(key)
+    if listed is None:
+        listed = (event.get("actions") or {}).get(key)
+    return tuple(sorted(listed or ()))
+
+
 def from_js_event(event: dict[str, Any]) -> Step:
-    """The model's step for an event the driver sent back (``eventJson``)."""
+    """The model's step for an event the driver sent back (``eventJson``) or
+    an ADK-JS event object (requests under ``actions``)."""
     parts = (event.get("content") or {}).get("parts") or []
     texts = [p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought")]
     compaction = None
@@ -818,8 +1020,8 @@ def from_js_event(event: dict[str, Any]) -> Step:
             if p.get("functionResponse")
         ),
         long_running=tuple(sorted(set(event.get("longRunningToolIds") or ()))),
-        confirmations=tuple(sorted(event.get("requestedToolConfirmations") or ())),
-        auth_requests=tuple(sorted(event.get("requestedAuthConfigs") or ())),
+        confirmations=_requested(event, "requestedToolConfirmations"),
+        auth_requests=_requested(event, "requestedAuthConfigs"),
         compaction=compaction,
         branch=event.get("branch"),
         isolation_scope=event.get("isolationScope"),
@@ -1935,6 +2137,8 @@ def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
         return True
     if _answers_a_hidden_call(run, violation, k):
         return True
+    if _dropped_for_a_hidden_newest(run, violation, k):
+        return True
     if run.calls[k].get("by_identity") is None:
         return False
     counterfactual = run.prompt(run.calls[k], "by_identity")
@@ -1946,6 +2150,41 @@ def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
     return bool(violation.positions) and all(
         _visible(steps[p], p, parts) for p in violation.positions
     )
+
+
+def _dropped_for_a_hidden_newest(run: JsRun, violation: Violation, k: int) -> bool:
+    """Whether every event P2/P4 names at model call ``k`` was dropped by
+    ``rearrangeEventsForLatestFunctionResponse`` (agents/processors/
+    content_processor_utils.js: when the newest event holds function
+    responses, the events between the last call event it answers and it are
+    replaced by the responses) only because the time filter made an older
+    response the newest: every raw event stored after it by then is stamped
+    no later than the latest summary's ``endTime`` (ms as seconds here) and
+    was given to no summary (``getActiveEvents`` hides it). The ``by_identity``
+    counterfactual cannot show this for the anchored compactor, whose rebuild
+    of ``session.events`` drops the hidden events before it is built."""
+    call = run.calls[k]
+    steps = run.stored.steps
+    where = {event_id: p for p, event_id in enumerate(run.ids)}
+    shown = [where[i] for i in call.get("after", ()) if i in where]
+    compacted = [p for p in shown if steps[p].compaction is not None]
+    if not compacted or not violation.positions:
+        return False
+    end = steps[compacted[-1]].compaction.end
+    active = [p for p in shown if steps[p].compaction is None and steps[p].timestamp > end]
+    if not active or not steps[active[-1]].response_ids:
+        return False
+    newest = active[-1]
+    given = {p for _, taken, _ in run.summaries() for p in taken}
+    later = [p for p in range(newest + 1, len(call["stored_after"])) if steps[p].compaction is None]
+    if not later or not all(steps[p].timestamp <= end and p not in given for p in later):
+        return False
+    ids = steps[newest].response_ids
+    makers = [n for n, p in enumerate(active[:-1]) if steps[p].call_ids & ids]
+    if not makers:
+        return False
+    between = set(active[makers[-1] + 1 : -1])
+    return all(p in between for p in violation.positions)
 
 
 def _answers_of(steps: Sequence[Step], position: int, ids: set[str], until: int) -> list[int]:
@@ -2015,16 +2254,18 @@ def _latest_end(steps: Sequence[Step], length: int) -> float | None:
 
 
 def _time_hidden(run: JsRun, k: int) -> set[int]:
-    """The stored events known at model call ``k`` that no summary was given
-    and that are stamped no later than the ``endTime`` of the latest summary
-    among them (``getActiveEvents``' time filter hides them); empty without
-    a summary."""
+    """The stored events known at model call ``k`` that no summary made by
+    then was given (one a later summary took was still hidden unsummarised
+    at ``k``) and that are stamped no later than the ``endTime`` of the
+    latest summary among them (``getActiveEvents``' time filter hides them);
+    empty without a summary."""
     steps = run.stored.steps
     known = range(len(run.calls[k]["stored_after"]))
     end = _latest_end(steps, len(known))
     if end is None:
         return set()
-    given = {p for _, taken, _ in run.summaries() for p in taken}
+    made = sum(len(call["summaries"]) for call in run.calls[: k + 1])
+    given = {p for _, taken, _ in run.summaries()[:made] for p in taken}
     return {p for p in known if p not in given and steps[p].timestamp <= end}
 
 
@@ -2267,16 +2508,25 @@ def _answers_several_turns(run: JsRun) -> bool:
 
 
 def _split_not_adjacent(run: JsRun, violation: Violation) -> bool:
-    """Whether the call P1 names is not answered by the stored event right
-    after it, among the events ``calculateRetainStartIndex`` is given: the
-    raw ones (no compacted event) for the token-based compactor; for the
+    """Whether the obligation P1 names is not one ``calculateRetainStartIndex``
+    keeps: it moves the boundary back only over an event with function calls
+    whose next event has function responses, so it keeps an obligation only
+    when a function call opened it and the stored event right after answers
+    it, among the events ``calculateRetainStartIndex`` is given: the raw
+    ones (no compacted event) for the token-based compactor; for the
     anchored compactor every event but its scratchpads, a client's
     compaction record included (its getActiveEvents takes only scratchpads
-    for summaries: see :func:`_active_before`)."""
+    for summaries: see :func:`_active_before`). One opened by a request key
+    alone (a credential request on the tool's placeholder response, a
+    confirmation key on the synthetic call's event) is never kept with its
+    answer, whatever the next event answers (with ids reused per turn it may
+    answer the same id for another call)."""
     (position,) = violation.positions or (None,)
     if position is None:
         return False
     steps = run.stored.steps
+    if not set(violation.ids) <= steps[position].call_ids:
+        return True
     foreign = set(foreign_records(run)) if run.compactor.name == "anchored" else set()
     after = next(
         (
@@ -2412,6 +2662,15 @@ def _why_answer_lost_its_call(run: JsRun) -> str | None:
             if set(ids) & from_js_event(events[i]).response_ids and not hidden(i)
         ]
         later = after[answering[-1] + 1 :] if answering else []
+        if answering:
+            # The anchored compactor's rebuild drops the events the time
+            # filter hid from session.events: those stored after the
+            # answer by then count too.
+            stored = list(call.get("stored_after", call["stored_before"]))
+            answer_id = after[answering[-1]]
+            if answer_id in stored:
+                start = stored.index(answer_id) + 1
+                later += [i for i in stored[start:] if i not in after]
         raw = {i: from_js_event(events[i]) for i in later}
         raw = {i: step for i, step in raw.items() if not step.compaction}
         if raw and all(hidden(i) for i in raw):

@@ -41,6 +41,21 @@ strategy drops these operations, which leaves a valid script):
   ties themselves are compared by hand: the Runner on a held clock
   (``step`` 0, no ``gap``) stores what the mapping stores with a ``Tie``
   before each model call and message (``tests/test_differential_js.py``).
+* ``Reply`` with ids numbered per turn, when a later call reused the asked
+  call's id (``reply-reused-id``): ADK-JS's Runner re-runs the newest call
+  with that id, not the asked one (``AUTH_PREPROCESSOR`` searches the
+  events from the newest back; the confirmation processor's map of the
+  agent's calls keeps the last one of an id and raises
+  ``IntentMismatchError`` ``tool_name_mismatch`` when its tool differs), and
+  a confirmation whose id a later response to another call carries is
+  taken as answered (``hasRespondedAfter``): nothing is re-run.
+  Found by ``make differential SDK=js`` with more examples; the mapping
+  re-runs the asked call, and :func:`comparable` drops such a ``Reply``.
+
+Ask and Reply are compared like every other operation: a run whose message
+answers a framework request names the request by its number among those
+stored (``resolve``), since the Runner draws the synthetic calls' ids, and
+the comparison names request ids ``request#<k>`` by order on both sides.
 
 Errors: :class:`~compaction_harness.adk_js.NotApplicable` when the script
 cannot be run by the Runner (the reason says which rule above);
@@ -53,8 +68,10 @@ import dataclasses
 from typing import Any
 
 from .adk_js import AGENT, JsCompactor, NotApplicable, compactor_for, driver, run_script, timeline
+from .model import REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL
 from .scripts import (
     Answer,
+    Ask,
     Calls,
     ClientRecord,
     Delegate,
@@ -62,6 +79,7 @@ from .scripts import (
     FanOut,
     Open,
     Operation,
+    Reply,
     Script,
     Skew,
     Text,
@@ -84,7 +102,14 @@ RUNNER_CANNOT = {
     "delegate": "the runner mode has one agent, no sub-agents",
     "client_record": "a client writes its compaction record to the session service; "
     "the Runner never does",
+    "reply-reused-id": "with ids numbered per turn, a Reply whose asked call's id a later "
+    "event reused: ADK-JS's Runner re-runs the newest call with that id (AUTH_PREPROCESSOR, "
+    "auth/auth_preprocessor.js, looks the id up from the newest event back; the confirmation "
+    "processor keeps the last call of an id and raises IntentMismatchError "
+    "tool_name_mismatch), or, for a confirmation, takes a later response to another call "
+    "with that id for the answer (hasRespondedAfter) and re-runs nothing",
 }
+_FRAMEWORK = frozenset({REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL})
 #: Each run's distance from the previous one, and each clock read's step (ms).
 GAP_MS = 7000.0
 STEP_MS = 0.4
@@ -123,19 +148,29 @@ def comparable(script: Script) -> Script:
     for op in script.operations:
         if runner_cannot(op) is not None or isinstance(op, (Tie, Skew)):
             continue
-        if isinstance(op, (Open, Answer, End)) and waiting:
+        if isinstance(op, (Open, Answer, Reply, End)) and waiting:
             ops += [Text(), End()]
         ops.append(op)
         if isinstance(op, Text):
             ops.append(End())
             waiting = False
-        elif isinstance(op, (Open, Answer)):
+        elif isinstance(op, (Open, Answer, Reply)):
             waiting = True
+        elif isinstance(op, Ask):
+            waiting = False  # the Runner ends the invocation at the request
         elif isinstance(op, Calls):
             waiting = op.kind == "interim" or op.fate == "now"
     if waiting:
         ops += [Text(), End()]
-    return Script(dataclasses.replace(script.config, resolution=1e-6), tuple(ops))
+    config = dataclasses.replace(script.config, resolution=1e-6)
+    if config.call_ids == "per_turn":
+        kept: list[Operation] = []
+        for op in ops:
+            if isinstance(op, Reply) and timeline(Script(config, (*kept, op))).reply_reused:
+                continue  # RUNNER_CANNOT["reply-reused-id"]
+            kept.append(op)
+        ops = kept
+    return Script(config, tuple(ops))
 
 
 def runner_request(script: Script, compactor: JsCompactor | None = None) -> dict[str, Any]:
@@ -158,7 +193,7 @@ def runner_request(script: Script, compactor: JsCompactor | None = None) -> dict
     position = 0
     for action in built.actions:
         if action["do"] == "invocation":
-            runs.append({"gap": GAP_MS, "message": None, "turns": []})
+            runs.append({"gap": GAP_MS, "message": None, "turns": [], "results": {}})
         elif action["do"] == "append":
             step = built.steps[position]
             position += 1
@@ -166,10 +201,18 @@ def runner_request(script: Script, compactor: JsCompactor | None = None) -> dict
             content = action["event"]["content"]
             if step.author == "user":
                 run["message"] = content
+                for r in step.responses:  # a reply to a framework request
+                    if r.id in built.request_number:
+                        run.setdefault("resolve", {})[r.id] = built.request_number[r.id]
+            elif any(c.name in _FRAMEWORK for c in step.calls):
+                continue  # ADK-JS makes the synthetic request call itself
             elif step.responses:  # the tools' results for the calls of the last turn
                 for part in content["parts"]:
                     response = part["functionResponse"]
-                    run["turns"][-1]["results"][response["id"]] = response["response"]
+                    # Before the run's first turn: a tool the request
+                    # processors re-run (a confirmed or authorised call).
+                    where = run["turns"][-1]["results"] if run["turns"] else run["results"]
+                    where[response["id"]] = response["response"]
             else:
                 usage = action.get("usage") == "last_call"
                 run["turns"].append({"parts": content["parts"], "usage": usage, "results": {}})
@@ -192,15 +235,31 @@ def runner_request(script: Script, compactor: JsCompactor | None = None) -> dict
     }
 
 
-def _signature(event: dict[str, Any]) -> tuple[Any, ...]:
+def _request_names(events: list[dict[str, Any]]) -> dict[str, str]:
+    """The ids of the framework requests (``adk_request_confirmation`` /
+    ``adk_request_credential`` calls) in ``events``, named ``request#<k>`` by
+    their order: ADK-JS draws these ids itself, so the two sides are
+    compared by which request an id names, not by the id."""
+    names: dict[str, str] = {}
+    for event in events:
+        for p in (event.get("content") or {}).get("parts") or []:
+            call = p.get("functionCall") or {}
+            if call.get("name") in _FRAMEWORK and call.get("id") not in names:
+                names[call.get("id")] = f"request#{len(names)}"
+    return names
+
+
+def _signature(event: dict[str, Any], requests: dict[str, str] | None = None) -> tuple[Any, ...]:
+    requests = requests or {}
     content = event.get("content") or {}
     parts: list[tuple[Any, ...]] = []
     for p in content.get("parts") or []:
         if p.get("functionCall"):
-            parts.append(("call", p["functionCall"].get("id"), p["functionCall"].get("name")))
+            c = p["functionCall"]
+            parts.append(("call", requests.get(c.get("id"), c.get("id")), c.get("name")))
         elif p.get("functionResponse"):
             r = p["functionResponse"]
-            parts.append(("response", r.get("id"), r.get("name")))
+            parts.append(("response", requests.get(r.get("id"), r.get("id")), r.get("name")))
         elif isinstance(p.get("text"), str):
             parts.append(("text", p["text"]))
     summary = None
@@ -210,8 +269,10 @@ def _signature(event: dict[str, Any]) -> tuple[Any, ...]:
         event.get("author"),
         content.get("role") if not event.get("isCompacted") else None,
         tuple(parts) if not event.get("isCompacted") else (),
-        tuple(sorted(event.get("longRunningToolIds") or ())),
+        tuple(sorted(requests.get(i, i) for i in event.get("longRunningToolIds") or ())),
         summary,
+        tuple(sorted(event.get("requestedToolConfirmations") or ())),
+        tuple(sorted(event.get("requestedAuthConfigs") or ())),
     )
 
 
@@ -246,9 +307,11 @@ def compare_script(
     theirs = [answer["events"][i] for i in answer["stored"]]
     if len(mine) != len(theirs):
         out.append(f"stored events: emulating {len(mine)}, Runner {len(theirs)}")
+    names_e, names_r = _request_names(mine), _request_names(theirs)
     for k, (a, b) in enumerate(zip(mine, theirs, strict=False)):
-        if _signature(a) != _signature(b):
-            out.append(f"event {k}: emulating {_signature(a)}, Runner {_signature(b)}")
+        sig_a, sig_b = _signature(a, names_e), _signature(b, names_r)
+        if sig_a != sig_b:
+            out.append(f"event {k}: emulating {sig_a}, Runner {sig_b}")
     clocked = script.config.resolution <= 1e-6 and not any(
         isinstance(op, (Tie, Skew)) for op in script.operations
     )
