@@ -80,6 +80,7 @@ __all__ = [
     "Translation",
     "check_recorded",
     "compactor_of",
+    "confirmation_problems",
     "recorded_actions",
     "recorded_script",
     "run_recorded",
@@ -242,8 +243,10 @@ def translate_confirmations(case: PipelineCase) -> Translation:
     for k, step in enumerate(steps):
         if step.confirmations and step.responses:
             (c,) = step.confirmations if len(step.confirmations) == 1 else (None,)
-            if c is None or step.author != AGENT or not _bare(
-                step, responses=step.responses, confirmations=step.confirmations
+            if (
+                c is None
+                or step.author != AGENT
+                or not _bare(step, responses=step.responses, confirmations=step.confirmations)
             ):
                 raise refuse(k, "a placeholder response other than one agent response alone")
             if step.responses != (Response(c, step.responses[0].name),):
@@ -268,7 +271,8 @@ def translate_confirmations(case: PipelineCase) -> Translation:
                 or not _bare(after, calls=(request,), long_running=(request.id,))
             ):
                 raise refuse(
-                    k, "the placeholder is not followed by the synthetic call alone in its invocation"
+                    k,
+                    "the placeholder is not followed by the synthetic call alone in its invocation",
                 )
             dropped.append(k)
             moved[k + 1] = dataclasses.replace(after, confirmations=(c,))
@@ -386,6 +390,93 @@ def recorded_actions(case: PipelineCase) -> RecordedActions:
     return out
 
 
+def confirmation_problems(actions: list[dict[str, Any]]) -> list[str]:
+    """Where the driver ``actions`` (as :func:`recorded_actions` builds
+    them) store a tool confirmation otherwise than ADK-JS's Runner does
+    (``_Timeline._op_ask`` / ``_op_reply``, pinned against the Runner by
+    tests/test_differential_js.py), one line each; empty when they agree:
+
+    * ``requestedToolConfirmations`` only on a synthetic
+      ``adk_request_confirmation`` call's event: author an agent, role
+      ``user``, its one call long-running, the key the id of
+      ``args.originalFunctionCall``, right after that call's event, with no
+      response to the call in between (adk-python's placeholder);
+    * a user's response to a synthetic id opens an invocation (a new run)
+      and is followed, in that invocation, by the agent's response to the
+      original call (the tool's real result) before any model call.
+
+    :func:`run_recorded` refuses a mapping with problems (a harness fault)."""
+    problems: list[str] = []
+    appended: list[tuple[dict[str, Any], bool]] = []  # (event, opens an invocation)
+    opened = False
+    for action in actions:
+        if action["do"] == "invocation":
+            opened = True
+        elif action["do"] == "model_call":
+            appended.append(({"id": "model_call"}, False))
+        elif action["do"] == "append":
+            appended.append((action["event"], opened))
+            opened = False
+    asked: dict[str, str] = {}  # synthetic id -> original call id
+
+    def parts(event: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+        return [p[kind] for p in (event.get("content") or {}).get("parts") or [] if kind in p]
+
+    for k, (event, _) in enumerate(appended):
+        keys = adk_js._requested(event, "requestedToolConfirmations")
+        calls = parts(event, "functionCall")
+        synthetic = [c for c in calls if c.get("name") == REQUEST_CONFIRMATION_CALL]
+        if keys and not synthetic:
+            problems.append(
+                f"{event['id']}: a confirmation key {list(keys)} on an event with no "
+                "adk_request_confirmation call (adk-python's placeholder shape)"
+            )
+        for call in synthetic:
+            original = (call.get("args") or {}).get("originalFunctionCall") or {}
+            before = [e for e, _ in appended[:k] if e["id"] != "model_call"][-1:]
+            answered = [
+                e["id"]
+                for e, _ in appended[:k]
+                if any(r.get("id") == original.get("id") for r in parts(e, "functionResponse"))
+            ]
+            if (
+                event.get("author") == "user"
+                or (event.get("content") or {}).get("role") != "user"
+                or len(calls) != 1
+                or call.get("id") not in (event.get("longRunningToolIds") or ())
+                or keys != (original.get("id"),)
+                or not before
+                or original not in parts(before[-1], "functionCall")
+                or answered
+            ):
+                problems.append(
+                    f"{event['id']}: the adk_request_confirmation call is not ADK-JS's "
+                    "(the agent's, role user, long-running, keyed by the original call right "
+                    f"after it, no placeholder response; responses before: {answered})"
+                )
+            asked[call.get("id")] = original.get("id")
+    for k, (event, opens) in enumerate(appended):
+        for response in parts(event, "functionResponse"):
+            if response.get("id") not in asked:
+                continue
+            original = asked[response["id"]]
+            after = appended[k + 1][0] if k + 1 < len(appended) else {}
+            real = [r.get("id") for r in parts(after, "functionResponse")]
+            if (
+                event.get("author") != "user"
+                or not opens
+                or appended[k + 1 : k + 2] == []
+                or appended[k + 1][1]
+                or after.get("author") in ("user", None)
+                or real != [original]
+            ):
+                problems.append(
+                    f"{event['id']}: the reply to {response['id']} is not ADK-JS's (the user's, "
+                    f"opening a run, then the agent's real result for {original} in it)"
+                )
+    return problems
+
+
 def run_recorded(
     case: PipelineCase,
     compactor: JsCompactor | None = None,
@@ -401,7 +492,8 @@ def run_recorded(
     recorded step's position (None: ADK-JS made it). Raises
     :class:`NotApplicable`, :class:`~compaction_harness.adk_js.AdkJsUnavailable`
     or :class:`RuntimeError` (the driver refused the request) as
-    ``adk_js.run_script`` does."""
+    ``adk_js.run_script`` does, and :class:`RuntimeError` when the mapping
+    stores a confirmation otherwise than ADK-JS (:func:`confirmation_problems`)."""
     compactor = compactor or compactor_of(case)[0]
     if compactor.name == "thought_pruning":
         raise NotApplicable("the session model has no thought parts for thought pruning to prune")
@@ -409,6 +501,11 @@ def run_recorded(
         raise NotApplicable("no recorded step makes the consolidate_context call")
     script = recorded_script(case)
     built = mapping(case)
+    problems = confirmation_problems(built.actions)
+    if problems:
+        raise RuntimeError(
+            "the mapping stores a confirmation otherwise than ADK-JS: " + "; ".join(problems)
+        )
     answer = adk_js.driver().request(
         {
             "id": 0,
