@@ -213,7 +213,11 @@ def translate_confirmations(case: PipelineCase) -> Translation:
     ADK-JS would draw a new id for the reply's run, but no compaction or
     contents code in dist/ reads an event's ``invocationId`` (only the
     driver's invocation boundaries and openers matter to the checks, and
-    those are the same). A session with no confirmation comes back as is.
+    those are the same). Where the recording ends the reply's invocation
+    right after the real result, ADK-JS's Runner would call the model next
+    (and compact there); the replay, as for every recorded step, calls the
+    model only where the recording has the model's step. A session with no
+    confirmation comes back as is.
 
     Raises :class:`NotApplicable` (``ADK-JS cannot represent ... (recorded
     step <k>)``) for a confirmation in any other shape: a placeholder not
