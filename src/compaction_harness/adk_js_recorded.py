@@ -185,8 +185,9 @@ class Translation:
 
 
 def _bare(step: Step, **allowed: Any) -> bool:
-    """Whether ``step`` holds nothing but the fields in ``allowed`` (with
-    those values), on the root agent's or the user's side of no branch."""
+    """Whether ``step`` holds nothing but its invocation, author, timestamp
+    and the fields in ``allowed`` (with those values): no other part, key,
+    branch, scope, rewind or record."""
     empty = Step(step.invocation, step.author, step.timestamp, **allowed)
     return step == empty
 
@@ -246,14 +247,14 @@ def translate_confirmations(case: PipelineCase) -> Translation:
     moved: dict[int, Step] = {}
     for k, step in enumerate(steps):
         if step.confirmations and step.responses:
-            (c,) = step.confirmations if len(step.confirmations) == 1 else (None,)
+            c = step.confirmations[0]
             if (
-                c is None
-                or step.author != AGENT
-                or not _bare(step, responses=step.responses, confirmations=step.confirmations)
+                step.author != AGENT
+                or len(step.responses) != 1
+                or not _bare(
+                    step, responses=(Response(c, step.responses[0].name),), confirmations=(c,)
+                )
             ):
-                raise refuse(k, "a placeholder response other than one agent response alone")
-            if step.responses != (Response(c, step.responses[0].name),):
                 raise refuse(k, "a placeholder response other than one agent response alone")
             before = steps[k - 1] if k else None
             call = Call(c, step.responses[0].name)
