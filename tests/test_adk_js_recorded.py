@@ -18,16 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from compaction_harness import adk_js, adk_js_recorded, cross_sdk
+from compaction_harness import adk_js, adk_js_recorded, cross_sdk, differential_js
 from compaction_harness.adk_js import NotApplicable
 from compaction_harness.fixtures import load_fixture
 from compaction_harness.model import Call, Compaction, Response, Session, Step
 from compaction_harness.pipeline import PipelineCase, from_model
 from compaction_harness.scripts import (
     Answer,
+    Ask,
     Calls,
     ClientRecord,
     Open,
+    Reply,
     Script,
     ScriptConfig,
     Skew,
@@ -187,7 +189,7 @@ def test_the_checkers_fire_on_a_deliberately_broken_mapping():
         (Step("i1", "user", 2.0, rewind_before="i1"), "rewinds"),
         (
             Step("i1", "agent", 2.0, responses=(Response("c", "t"),), confirmations=("c",)),
-            "adk-python's tool confirmation and credential request events",
+            "adk-python's tool confirmation here: the placeholder does not follow its call",
         ),
         (
             Step("i1", "agent", 2.0, calls=(Call("adk-1", "adk_request_credential"),)),
@@ -226,9 +228,6 @@ def test_the_recorded_fixtures_get_a_verdict_on_adk_js():
     )
     row = cross_sdk.cross_row(load_fixture(REPROS / "P2-2.13.0-3c3afe701381041f.json"), {})
     assert (row.verdict, row.detail) == ("known", "js-retention-zero")
-    row = cross_sdk.cross_row(load_fixture(REPROS / "P4-2.13.0-bb3254462fe73bf8.json"), {})
-    assert row.verdict == "n/a" and row.detail.startswith("recorded session: ADK-JS cannot")
-    assert row.detail.endswith("(recorded step 5)")
 
 
 def test_a_recorded_fixture_fails_for_what_no_known_adk_js_fault_explains(monkeypatch):
@@ -241,6 +240,206 @@ def test_a_recorded_fixture_fails_for_what_no_known_adk_js_fault_explains(monkey
     monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-opener-summarised")
     row = cross_sdk.cross_row(fixture, {})
     assert row.verdict == "FAILS" and row.detail.startswith("P2:")
+
+
+# -- recorded tool confirmations, translated into ADK-JS's shape ---------------------------
+#: adk-python's confirmation: the call, the tool's placeholder response
+#: carrying the confirmation key, the synthetic long-running call; the
+#: invocation ends; the user's reply to the synthetic id opens the next one,
+#: then the tool's real result and the model's reply.
+CONFIRMED = PipelineCase(
+    config(1000, 1),
+    Session(
+        (
+            Step("i1", "user", 1.0, text="user 1"),
+            Step("i1", "agent", 2.0, calls=(Call("call_0", "transfer"),), prompt_tokens=5),
+            Step(
+                "i1",
+                "agent",
+                3.0,
+                responses=(Response("call_0", "transfer"),),
+                confirmations=("call_0",),
+            ),
+            Step(
+                "i1",
+                "agent",
+                4.0,
+                calls=(Call("adk-r", "adk_request_confirmation"),),
+                long_running=("adk-r",),
+            ),
+            Step("i2", "user", 5.0, responses=(Response("adk-r", "adk_request_confirmation"),)),
+            Step("i2", "agent", 6.0, responses=(Response("call_0", "transfer"),)),
+            Step("i2", "agent", 7.0, text="model 1", prompt_tokens=10),
+        )
+    ),
+    ends=(4,),
+)
+#: The same conversation as a script (ids numbered per turn, as recorded).
+ASKED = Script(
+    ScriptConfig(token_threshold=1000, event_retention_size=1, call_ids="per_turn"),
+    (Open(), Ask(), Reply(), Text()),
+)
+
+
+def shapes(run: adk_js.JsRun) -> list[tuple]:
+    """Per stored event: author, role, calls, responses (framework request
+    ids by their order), long-running ids and request keys; texts as
+    ``("text",)`` (the script pads its texts)."""
+    events = [run.events[i] for i in run.ids]
+    names = differential_js._request_names(events)
+    out = []
+    for event in events:
+        author, role, parts, *rest = differential_js._signature(event, names)
+        out.append((author, role, tuple(p[:1] if p[0] == "text" else p for p in parts), *rest))
+    return out
+
+
+def keeps_the_placeholder(case: PipelineCase) -> adk_js_recorded.RecordedActions:
+    built = adk_js_recorded.recorded_actions(case)
+    k = next(i for i, a in enumerate(built.actions) if a.get("event", {}).get("id") == "e3")
+    built.actions.insert(
+        k, {"do": "append", "event": adk_js.to_js_event(case.session.steps[2], "e2")}
+    )
+    return built
+
+
+def loses_the_real_result(case: PipelineCase) -> adk_js_recorded.RecordedActions:
+    built = adk_js_recorded.recorded_actions(case)
+    built.actions = [a for a in built.actions if a.get("event", {}).get("id") != "e5"]
+    return built
+
+
+def test_a_recorded_confirmation_translates_to_what_the_emulating_mapping_stores():
+    translation = adk_js_recorded.translate_confirmations(CONFIRMED)
+    assert translation.dropped == (2,)
+    assert translation.positions == (0, 1, 3, 4, 5, 6)
+    assert translation.case.ends == (3,)
+    asked = translation.case.session.steps[2]
+    assert (asked.calls[0].name, asked.confirmations) == ("adk_request_confirmation", ("call_0",))
+    built = adk_js_recorded.recorded_actions(CONFIRMED)
+    timeline = adk_js.timeline(ASKED)
+    # The same actions: invocations, model calls and appends in one order.
+    assert [a["do"] for a in built.actions] == [a["do"] for a in timeline.actions]
+    events = {a["event"]["id"]: a["event"] for a in built.actions if a["do"] == "append"}
+    assert "e2" not in events  # the placeholder
+    theirs = [a["event"] for a in timeline.actions if a["do"] == "append"]
+    assert events["e3"]["content"]["parts"][0]["functionCall"]["args"].keys() == {
+        "originalFunctionCall",
+        "toolConfirmation",
+    }
+    assert events["e3"]["actions"] == theirs[2]["actions"]
+    reply = events["e4"]["content"]["parts"][0]["functionResponse"]["response"]
+    assert reply == theirs[3]["content"]["parts"][0]["functionResponse"]["response"]
+    # What the driver stores, event by event: author, role, calls,
+    # responses, long-running ids and keys.
+    ours, emulated = adk_js_recorded.run_recorded(CONFIRMED), adk_js.run_script(ASKED)
+    assert shapes(ours) == shapes(emulated)
+    authors = [s.author for s in ours.stored.steps]
+    assert authors == ["user", "agent", "agent", "user", "agent", "agent"]
+    assert ours.origin == [0, 1, 3, 4, 5, 6]
+    assert adk_js_recorded.confirmation_problems(built.actions) == []
+    assert adk_js_recorded.confirmation_problems(timeline.actions) == []
+    assert adk_js.check_run(ours) == []
+
+
+def test_two_pending_confirmations_as_the_recorded_p4_holds_them_are_what_the_runner_stores():
+    # The shape of P4-2.13.0-bb3254462fe73bf8 (two confirmations pending at
+    # once, a message between, replies oldest first): the emulating mapping,
+    # whose shape the translation reproduces, agrees with ADK-JS's Runner.
+    script = Script(
+        ScriptConfig(token_threshold=1, event_retention_size=1),
+        (Open(), Ask(), Open(), Open(), Ask(), Reply(), Reply(), Text()),
+    )
+    comparable = differential_js.comparable(script)
+    assert sum(isinstance(op, Reply) for op in comparable.operations) == 2
+    assert differential_js.compare_script(comparable) == []
+
+
+def test_the_confirmation_checker_fires_on_a_broken_translation():
+    kept = adk_js_recorded.confirmation_problems(keeps_the_placeholder(CONFIRMED).actions)
+    assert [line.split(":")[0] for line in kept] == ["e2", "e3"]
+    assert "placeholder" in kept[0]
+    lost = adk_js_recorded.confirmation_problems(loses_the_real_result(CONFIRMED).actions)
+    assert lost == [
+        "e4: the reply to adk-r is not ADK-JS's (the user's, opening a run, then the agent's "
+        "real result for call_0 in it)"
+    ]
+    for broken in (keeps_the_placeholder, loses_the_real_result):
+        with pytest.raises(RuntimeError, match="stores a confirmation otherwise than ADK-JS"):
+            adk_js_recorded.run_recorded(CONFIRMED, mapping=broken)
+
+
+def _replaced(k: int, step: Step | None, ends=(4,)) -> PipelineCase:
+    steps = list(CONFIRMED.session.steps)
+    if step is None:
+        del steps[k]
+    else:
+        steps[k] = step
+    return PipelineCase(CONFIRMED.config, Session(tuple(steps)), ends=ends)
+
+
+@pytest.mark.parametrize(
+    ("case", "reason"),
+    [
+        (
+            _replaced(
+                4,
+                Step("i1", "user", 5.0, responses=(Response("adk-r", "adk_request_confirmation"),)),
+                ends=(),
+            ),
+            "a reply recorded inside a running invocation.*recorded step 4",
+        ),
+        (_replaced(5, None), "not followed, in its invocation, by the tool's real result.*step 4"),
+        (
+            _replaced(3, Step("i1", "agent", 4.0, text="m")),
+            "not followed by the synthetic call.*step 2",
+        ),
+        (
+            _replaced(3, None, ends=(3,)),
+            "not followed by the synthetic call alone in its invocation.*recorded step 2",
+        ),
+    ],
+    ids=["reply-in-running-invocation", "no-real-result", "no-synthetic-call", "end-between"],
+)
+def test_a_confirmation_shape_the_translation_does_not_cover_names_the_step(case, reason):
+    with pytest.raises(NotApplicable, match=reason):
+        adk_js_recorded.recorded_actions(case)
+
+
+def test_a_call_id_reused_before_the_reply_is_not_translated():
+    steps = list(CONFIRMED.session.steps)
+    steps[4:4] = [
+        Step("i9", "user", 4.5, text="again"),
+        Step("i9", "agent", 4.6, calls=(Call("call_0", "lookup"),)),
+    ]
+    case = PipelineCase(CONFIRMED.config, Session(tuple(steps)), ends=(4, 6))
+    with pytest.raises(NotApplicable, match=r"call_0 was reused before the reply.*step 6"):
+        adk_js_recorded.recorded_actions(case)
+
+
+def test_the_translated_fixtures_get_a_verdict_labelled_as_a_translation():
+    label = adk_js_recorded.TRANSLATED_LABEL
+    assert label.startswith("translated: adk-python's confirmation placeholder dropped")
+    row = cross_sdk.cross_row(load_fixture(REPROS / "P6-2.11.0-6b20c57ef2b3b8fe.json"), {})
+    assert (row.verdict, row.detail) == (
+        "holds",
+        f"(stand-in: token_based threshold=0, retention=1; {label})",
+    )
+    fixture = load_fixture(REPROS / "P4-2.13.0-bb3254462fe73bf8.json")
+    row = cross_sdk.cross_row(fixture, {})
+    assert (row.verdict, row.detail) == (
+        "known",
+        f"js-late-answer (stand-in: token_based threshold=0, retention=1; {label})",
+    )
+    # c3's call (and its request) is summarised before its real result, the
+    # newest event at i8's model call: getContents raises, as js-late-answer says.
+    run = adk_js_recorded.run_recorded(fixture.case)
+    assert (
+        "No function call event found for function responses ids: c3" in (run.exception["message"])
+    )
+    assert set(faults(run)) == {"js-late-answer"}
+    # Untranslated sessions carry no label.
+    assert adk_js_recorded.translation_label(HOLDS) == ""
 
 
 # -- client compaction records ------------------------------------------------------------

@@ -13,7 +13,11 @@ sliding-window script (ADK-JS 2.0.0 has no sliding-window compactor) runs on
 the labelled stand-in :func:`~compaction_harness.adk_js.stand_in_for`
 (``TokenBasedContextCompactor`` firing at every model call, retention = the
 overlap size): its verdict ends in ``(stand-in: token_based threshold=0,
-retention=<r>)``.
+retention=<r>)``. A recorded session whose tool confirmations were
+translated into the events ADK-JS's Runner stores for the same conversation
+(adk-python's placeholder response dropped) says so in the same
+parentheses: ``(translated: adk-python's confirmation placeholder dropped,
+as ADK-JS stores a confirmation)``.
 
 Each row: the fixture's file name, the google-adk releases on which the last
 release matrix (``docs/release-matrix.json``) found it ``known fault`` or
@@ -117,11 +121,16 @@ def _recorded_row(name: str, python: tuple[str, ...] | None, fixture: Fixture) -
     """The row of a ``pipeline`` fixture (a recorded google-adk session):
     replayed on ADK-JS by :func:`compaction_harness.adk_js_recorded.check_recorded`
     with the compactor a script of the same configuration gets (the
-    stand-in, labelled, for a sliding window), or n/a with the reason."""
+    stand-in, labelled, for a sliding window), or n/a with the reason. A
+    session whose confirmations were translated into ADK-JS's shape
+    (``adk_js_recorded.translate_confirmations``) carries
+    ``adk_js_recorded.TRANSLATED_LABEL`` after the stand-in's label."""
     from . import adk_js_recorded
 
     try:
         compactor, label = adk_js_recorded.compactor_of(fixture.case)
+        translated = adk_js_recorded.translation_label(fixture.case)
+        label = "; ".join(x for x in (label, translated) if x)
         outcome = adk_js_recorded.check_recorded(fixture.case, compactor)
     except adk_js.NotApplicable as exc:
         return CrossRow(name, python, "n/a", f"recorded session: {exc}")
