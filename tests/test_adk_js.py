@@ -1079,6 +1079,23 @@ def test_a_sub_agent_crash_after_a_reply_a_client_record_hides_is_known_for_trun
     assert faults(result) == {"js-sub-agent-hidden-reply"}
 
 
+def test_an_event_hidden_at_a_call_stays_hidden_there_though_a_later_summary_takes_it() -> None:
+    # The final campaign (shrunk): on a 1 s clock the first summary's endTime
+    # hides every later reply of the turn, so the trigger has nothing to read
+    # at call 3; a summary after a client's record takes them later. That
+    # later summary does not make them visible at call 3: the recognisers
+    # count only the summaries made before the call they judge.
+    ops = (Open(), Text(), Text(), Text(), Text(), Skew(seconds=10), Text(), ClientRecord(back=1))
+    result = run(Script(token(1, 1, resolution=1.0), (*ops, Text())))
+    stall = next(
+        v for v in trigger_violations(result, "P3", "stall") if v.details["model_call"] == 3
+    )
+    at, call = stall.details["count_at"], result.calls[3]
+    assert at in {q for _, taken, _ in result.summaries() for q in taken}  # taken later
+    assert adk_js._hidden_from_compactor(result, call, at) and adk_js._hidden_at(result, call, at)
+    assert adk_js.known_fault(result, stall) == "js-same-tick-hidden"
+
+
 def test_p3_stall_fires_on_a_trigger_that_never_summarises_above_the_threshold() -> None:
     # A deliberately broken compactor: one that never compacts (threshold
     # 1000 in the run) judged as the work of one told threshold 30.

@@ -2105,7 +2105,7 @@ def _hidden_from_compactor(run: JsRun, call: dict[str, Any], p: int) -> bool:
     event_id = run.ids[p]
     if event_id not in call["before"] or run.stored.steps[p].compaction is not None:
         return False
-    given = {q for _, taken, _ in run.summaries() for q in taken}
+    given = _given_before(run, call)
     return p not in given and event_id not in _active_before(run, call)
 
 
@@ -2269,6 +2269,16 @@ def _time_hidden(run: JsRun, k: int) -> set[int]:
     return {p for p in known if p not in given and steps[p].timestamp <= end}
 
 
+def _given_before(run: JsRun, call: dict[str, Any]) -> set[int]:
+    """The stored positions of the raw events given to the summaries made
+    before model call ``call`` (a dict of ``run.calls``): what no later
+    summary changes about which events were hidden unsummarised at that
+    call's ``before`` view."""
+    k = next(n for n, c in enumerate(run.calls) if c is call)
+    made = sum(len(c["summaries"]) for c in run.calls[:k])
+    return {q for _, taken, _ in run.summaries()[:made] for q in taken}
+
+
 def _hidden_at(run: JsRun, call: dict[str, Any], p: int) -> bool:
     """Whether stored event ``p`` is among ``call``'s ``before`` events, given to
     no summary, and stamped no later than the ``endTime`` of the latest summary
@@ -2277,7 +2287,7 @@ def _hidden_at(run: JsRun, call: dict[str, Any], p: int) -> bool:
     where = {event_id: k for k, event_id in enumerate(run.ids)}
     shown = [where[i] for i in dict.fromkeys(call["before"]) if i in where]
     compacted = [q for q in shown if steps[q].compaction is not None]
-    given = {q for _, taken, _ in run.summaries() for q in taken}
+    given = _given_before(run, call)
     return (
         p in shown
         and p not in given
