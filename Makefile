@@ -32,8 +32,9 @@ $(error SDK=$(SDK): expected python or js)
 endif
 ADKJS_DIR := sdks/adk-js
 # Written after a successful `npm ci`, so the install runs once (and again
-# when the lock file changes).
-ADKJS_STAMP := $(ADKJS_DIR)/node_modules/.harness-npm-ci
+# when the lock file changes). It lives inside the package, so removing
+# @google/adk (or node_modules) installs again.
+ADKJS_STAMP := $(ADKJS_DIR)/node_modules/@google/adk/.harness-npm-ci
 ADKJS_TESTS := tests/test_adk_js.py tests/test_adk_js_recorded.py tests/test_differential_js.py
 # What the gate and the campaign collect: the JS tests alone with SDK=js;
 # without, everything else (the JS tests need Node and the npm package).

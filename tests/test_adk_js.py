@@ -1284,6 +1284,37 @@ def test_replay_of_a_fixture_whose_marked_fault_another_known_fault_hides_says_b
     ), out
 
 
+@pytest.mark.parametrize(
+    "error",
+    [
+        'DatabaseSessionService with a "sqlite" connection string requires the optional peer '
+        'dependency "@mikro-orm/sqlite"',
+        "Could not locate the bindings file. Tried: → sqlite3/lib/binding/node_sqlite3.node",
+    ],
+    ids=["driver-missing", "binding-not-built"],
+)
+def test_a_database_fixture_without_the_sqlite_driver_is_one_line_and_exit_2(
+    capsys, monkeypatch, error
+) -> None:
+    from compaction_harness.cli import main
+
+    # The newcomer review: without @mikro-orm/sqlite, or with its sqlite3
+    # binding never built, replay printed a traceback and exit 1.
+    real = adk_js.driver().request
+
+    def request(payload):  # the in-memory run works; the database run cannot load SQLite
+        return (
+            {"ok": False, "error": error} if payload.get("storage") == "database" else real(payload)
+        )
+
+    monkeypatch.setattr(adk_js.driver(), "request", request)
+    path = REPROS / "P7-adk-js-2.0.0-591ccd9ae0fd91f2.json"
+    assert main(["replay", str(path)]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert "SQLite driver" in line and "make js-env" in line and "Traceback" not in line
+
+
 def test_replay_names_the_package_version_a_fixture_was_found_on_when_it_differs(
     capsys, tmp_path
 ) -> None:

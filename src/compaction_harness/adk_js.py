@@ -1184,7 +1184,16 @@ def run_script(
         }
     )
     if not answer.get("ok"):
-        raise RuntimeError(f"the ADK-JS driver refused the request: {answer.get('error')}")
+        error = str(answer.get("error"))
+        if storage == "database" and ("@mikro-orm/sqlite" in error or "node_sqlite3" in error):
+            # The SQLite driver is missing or was never built (npm ci
+            # --ignore-scripts, a failed node-gyp build): bad environment.
+            raise AdkJsUnavailable(
+                "ADK-JS's SQLite driver (@mikro-orm/sqlite and the sqlite3 binding) is "
+                "missing or not built in sdks/adk-js: delete sdks/adk-js/node_modules, "
+                f"then run `{INSTALL}`"
+            )
+        raise RuntimeError(f"the ADK-JS driver refused the request: {error}")
     events = answer["events"]
     ids = list(answer["stored"])
     calls = answer["calls"]

@@ -302,8 +302,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         if args.driver is not None:
             if fixture.kind != "script" or fixture.is_js:
                 message = (
-                    f"--driver {args.driver} replays script fixtures only; this is a "
-                    + ("an ADK-JS fixture" if fixture.is_js else f"{fixture.kind} fixture")
+                    f"--driver {args.driver} replays script fixtures only; this is "
+                    + ("an ADK-JS fixture" if fixture.is_js else f"a {fixture.kind} fixture")
                     + (" (it runs on the Node driver)" if fixture.is_js else "")
                 )
                 _error(f"{path}: {message}")
