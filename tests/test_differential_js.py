@@ -49,6 +49,24 @@ CALLS = Script(TOKEN, (Open(), Calls(count=2), Text()))
 LATE = Script(TOKEN, (Open(), Calls(kind="long_running", fate="later"), Answer(), Text()))
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="open difference, not yet triaged: with per-turn ids, a long-running call that "
+    "reuses call_0 after a confirmation's reply re-ran call_0's tool; ADK-JS's Runner stores "
+    "the long-running tool's response at once, the emulating mapping stores none",
+)
+def test_a_long_running_call_reusing_a_replied_calls_id_is_stored_as_the_runner_stores_it():
+    # Found at the end of the stop when the JS strategy's storage draw was
+    # changed (the change was put back; the gate's examples are as before).
+    config = ScriptConfig(token_threshold=1, event_retention_size=4, call_ids="per_turn")
+    script = Script(
+        config,
+        (Open(), Ask(kind="confirmation"), Reply(), Calls(kind="long_running"), Reply()),
+    )
+    compactor = JsCompactor("token_based", {"tokenThreshold": 1, "eventRetentionSize": 4})
+    assert compare_script(comparable(script), compactor) == []
+
+
 @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None)
 @given(case=js_cases(max_operations=14))
 def test_the_emulating_mapping_stores_what_adk_js_runner_stores(case) -> None:
