@@ -92,7 +92,7 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1430,6 +1430,43 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
     return retention + 1 + both
 
 
+def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[int], int]]:
+    """Per model call ``k``: ``(k, call, given, backlog, bound)``: ``given``
+    the stored positions of the raw events given to the summaries made up to
+    that call (its own included), ``backlog`` the stored raw events that
+    existed when it ran, are live (:func:`pipeline.live_positions`), were
+    given to none of them and are not claimed by a compaction record ADK-JS
+    did not make (what a record stands for is its writer's decision, not
+    ADK-JS's backlog, as in ``pipeline.check_liveness``), and ``bound``
+    :func:`backlog_bound` of that backlog. P3's two forms read it."""
+    from .pipeline import live_positions
+
+    steps = run.stored.steps
+    live = live_positions(run.stored)
+    summaries = run.summaries()
+    given: set[int] = set()
+    number = 0
+    for k, call in enumerate(run.calls):
+        for _ in call["summaries"]:
+            given |= set(summaries[number][1])
+            number += 1
+        length = len(call["stored_before"])
+        records = foreign_records(run, length)
+        claimed = covered_by_records(as_adk_js_reads(Session(steps[:length]), records), records)
+        backlog = [
+            p
+            for p in range(length)
+            if steps[p].compaction is None and p in live and p not in given and p not in claimed
+        ]
+        yield (
+            k,
+            call,
+            set(given),
+            backlog,
+            backlog_bound(run.compactor, [steps[p] for p in backlog]),
+        )
+
+
 def check_backlog(run: JsRun) -> list[Violation]:
     """P3 (liveness) for ``token_based`` and ``anchored``: at every model call
     where the trigger fired (a summary was made), the stored raw events that
@@ -1441,32 +1478,9 @@ def check_backlog(run: JsRun) -> list[Violation]:
     ``details["model_call"]``: the call's index in ``run.calls``)."""
     if run.compactor.name not in TRIGGERED:
         return []
-    from .pipeline import live_positions
-
-    steps = run.stored.steps
-    live = live_positions(run.stored)
-    summaries = run.summaries()
-    given: set[int] = set()
-    number = 0
     out = []
-    for k, call in enumerate(run.calls):
-        for _ in call["summaries"]:
-            given |= set(summaries[number][1])
-            number += 1
-        if not call["summaries"]:
-            continue
-        length = len(call["stored_before"])
-        # What a compaction record ADK-JS did not make stands for is its
-        # writer's decision, not ADK-JS's backlog (as pipeline.check_liveness).
-        records = foreign_records(run, length)
-        claimed = covered_by_records(as_adk_js_reads(Session(steps[:length]), records), records)
-        backlog = [
-            p
-            for p in range(length)
-            if steps[p].compaction is None and p in live and p not in given and p not in claimed
-        ]
-        bound = backlog_bound(run.compactor, [steps[p] for p in backlog])
-        if len(backlog) > bound:
+    for k, call, _, backlog, bound in _backlogs(run):
+        if call["summaries"] and len(backlog) > bound:
             out.append(
                 Violation(
                     "P3",
@@ -1520,33 +1534,15 @@ def check_stall(run: JsRun) -> list[Violation]:
     threshold = run.compactor.options.get("tokenThreshold")
     if run.compactor.name not in TRIGGERED or threshold is None:
         return []
-    from .pipeline import live_positions
-
     steps = run.stored.steps
-    live = live_positions(run.stored)
-    summaries = run.summaries()
-    given: set[int] = set()
-    number = 0
     out = []
-    for k, call in enumerate(run.calls):
-        for _ in call["summaries"]:
-            given |= set(summaries[number][1])
-            number += 1
+    for k, call, given, backlog, bound in _backlogs(run):
         if call["summaries"] or (run.exception and run.exception.get("action") == call["action"]):
             continue
         at, sent = _newest_count(run, k, given), _real_count(run, k)
         newest = steps[at].prompt_tokens if at is not None else None
         if newest is None or sent is None or newest <= threshold or sent <= threshold:
             continue
-        length = len(call["stored_before"])
-        records = foreign_records(run, length)  # what they stand for: as check_backlog
-        claimed = covered_by_records(as_adk_js_reads(Session(steps[:length]), records), records)
-        backlog = [
-            p
-            for p in range(length)
-            if steps[p].compaction is None and p in live and p not in given and p not in claimed
-        ]
-        bound = backlog_bound(run.compactor, [steps[p] for p in backlog])
         if len(backlog) > bound:
             out.append(
                 Violation(
