@@ -2269,9 +2269,15 @@ def _time_hidden(run: JsRun, k: int) -> set[int]:
     end = _latest_end(steps, len(known))
     if end is None:
         return set()
-    made = sum(len(call["summaries"]) for call in run.calls[: k + 1])
-    given = {p for _, taken, _ in run.summaries()[:made] for p in taken}
+    given = _given_by(run, k + 1)
     return {p for p in known if p not in given and steps[p].timestamp <= end}
+
+
+def _given_by(run: JsRun, stop: int) -> set[int]:
+    """The stored positions of the raw events given to the summaries made at
+    model calls ``run.calls[:stop]``."""
+    made = sum(len(c["summaries"]) for c in run.calls[:stop])
+    return {q for _, taken, _ in run.summaries()[:made] for q in taken}
 
 
 def _given_before(run: JsRun, call: dict[str, Any]) -> set[int]:
@@ -2279,9 +2285,7 @@ def _given_before(run: JsRun, call: dict[str, Any]) -> set[int]:
     before model call ``call`` (a dict of ``run.calls``): what no later
     summary changes about which events were hidden unsummarised at that
     call's ``before`` view."""
-    k = next(n for n, c in enumerate(run.calls) if c is call)
-    made = sum(len(c["summaries"]) for c in run.calls[:k])
-    return {q for _, taken, _ in run.summaries()[:made] for q in taken}
+    return _given_by(run, next(n for n, c in enumerate(run.calls) if c is call))
 
 
 def _hidden_at(run: JsRun, call: dict[str, Any], p: int) -> bool:
