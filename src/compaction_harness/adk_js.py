@@ -2766,6 +2766,17 @@ def check_case(case: JsCase, *, seed: int = 0) -> Any:
     from .unit import UnitOutcome
 
     run = run_script(case.script, case.compactor, seed=seed)
+    new, known = triage(run)
+    if case.script.config.storage == "database":
+        fresh, explained = check_js_round_trip(case, seed=seed, memory=run)
+        new += fresh
+        known += [(v, v.details["fault"]) for v in explained]
+    return UnitOutcome(new, {}, observed(run), [], known, True)
+
+
+def triage(run: JsRun) -> tuple[list[Violation], list[tuple[Violation, str]]]:
+    """``run``'s violations (:func:`check_run`) split by :func:`known_fault`:
+    ``(new, known)``, ``known`` as (violation, fault id) pairs."""
     new: list[Violation] = []
     known: list[tuple[Violation, str]] = []
     for violation in check_run(run):
@@ -2774,14 +2785,12 @@ def check_case(case: JsCase, *, seed: int = 0) -> Any:
             new.append(violation)
         else:
             known.append((violation, fault))
-    if case.script.config.storage == "database":
-        fresh, explained = check_js_round_trip(case, seed=seed)
-        new += fresh
-        known += [(v, v.details["fault"]) for v in explained]
-    return UnitOutcome(new, {}, observed(run), [], known, True)
+    return new, known
 
 
-def check_js_round_trip(case: JsCase, *, seed: int = 0) -> tuple[list[Violation], list[Violation]]:
+def check_js_round_trip(
+    case: JsCase, *, seed: int = 0, memory: JsRun | None = None
+) -> tuple[list[Violation], list[Violation]]:
     """P7 on ADK-JS: run ``case`` on ``InMemorySessionService`` and on
     ``DatabaseSessionService`` (SQLite, the session reloaded before every
     invocation; ``dist/esm/sessions/database_session_service.js``) and
@@ -2789,8 +2798,10 @@ def check_js_round_trip(case: JsCase, *, seed: int = 0) -> tuple[list[Violation]
     (the checker adk-python's P7 uses). Returns ``(new, known)``: the round
     trip's violations (:func:`round_trip_violations`) split by
     :func:`round_trip_fault`, the known ones with ``details["fault"]`` set.
-    Raises as :func:`run_script` does."""
-    memory = run_script(case.script, case.compactor, seed=seed)
+    ``memory``: the in-memory run of ``case`` with ``seed`` if the caller
+    made it already (the driver is deterministic). Raises as
+    :func:`run_script` does."""
+    memory = memory or run_script(case.script, case.compactor, seed=seed)
     database = run_script(case.script, case.compactor, seed=seed, storage="database")
     new, known = [], []
     for v in round_trip_violations(memory, database):
@@ -2964,4 +2975,5 @@ __all__ += [
     "round_trip_violations",
     "stand_in_for",
     "stand_in_label",
+    "triage",
 ]

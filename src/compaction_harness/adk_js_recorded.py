@@ -557,11 +557,5 @@ def check_recorded(case: PipelineCase, compactor: JsCompactor | None = None, *, 
     from .unit import UnitOutcome
 
     run = run_recorded(case, compactor, seed=seed)
-    new, known = [], []
-    for violation in adk_js.check_run(run):
-        fault = adk_js.known_fault(run, violation)
-        if fault is None:
-            new.append(violation)
-        else:
-            known.append((violation, fault))
+    new, known = adk_js.triage(run)
     return UnitOutcome(new, {}, adk_js.observed(run), [], known, True)
