@@ -92,7 +92,7 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1171,21 +1171,42 @@ def run_script(
     if compactor.name == "agent_controlled":
         raise NotApplicable("no script operation makes the consolidate_context call")
     built = timeline(script)
-    answer = driver().request(
-        {
-            "id": 0,
-            "compactor": compactor.to_json(),
-            "summary": script.config.summary,
-            "seed": seed,
-            "base_chars": script.config.system_chars + script.config.tools_chars,
-            "actions": built.actions,
-            "storage": storage,
-            **({"reload": reload} if reload != "adk" else {}),
-        }
+    payload = {
+        "id": 0,
+        "compactor": compactor.to_json(),
+        "summary": script.config.summary,
+        "seed": seed,
+        "base_chars": script.config.system_chars + script.config.tools_chars,
+        "actions": built.actions,
+        "storage": storage,
+        **({"reload": reload} if reload != "adk" else {}),
+    }
+    return run_request(
+        script, compactor, payload, built.openers, lambda event_id: _origin(built, event_id)
     )
+
+
+def run_request(
+    script: Script,
+    compactor: JsCompactor,
+    payload: dict[str, Any],
+    openers: Mapping[int, str | None],
+    origin: Callable[[str], int | None],
+) -> JsRun:
+    """Send one emulating-mode ``payload`` (driver.mjs's request) and read
+    the answer as the :class:`JsRun` of ``script`` on ``compactor``:
+    ``openers`` (action index -> the text that opened the running
+    invocation) marks each model call, ``origin`` (event id -> what stored
+    it, None for ADK-JS's own events) each stored event. Raises
+    :class:`AdkJsUnavailable` (no Node, no package, or for database storage
+    no SQLite driver) or :class:`RuntimeError` (the driver refused the
+    request: a harness fault)."""
+    answer = driver().request(payload)
     if not answer.get("ok"):
         error = str(answer.get("error"))
-        if storage == "database" and ("@mikro-orm/sqlite" in error or "node_sqlite3" in error):
+        if payload.get("storage") == "database" and (
+            "@mikro-orm/sqlite" in error or "node_sqlite3" in error
+        ):
             # The SQLite driver is missing or was never built (npm ci
             # --ignore-scripts, a failed node-gyp build): bad environment.
             raise AdkJsUnavailable(
@@ -1198,7 +1219,7 @@ def run_script(
     ids = list(answer["stored"])
     calls = answer["calls"]
     for call in calls:
-        call["opener"] = built.openers.get(call["action"])
+        call["opener"] = openers.get(call["action"])
     return JsRun(
         script,
         compactor,
@@ -1208,7 +1229,7 @@ def run_script(
         answer.get("exception"),
         package_version(),
         events,
-        [_origin(built, i) for i in ids],
+        [origin(i) for i in ids],
     )
 
 
@@ -2973,6 +2994,7 @@ __all__ += [
     "reload_order",
     "round_trip_fault",
     "round_trip_violations",
+    "run_request",
     "stand_in_for",
     "stand_in_label",
     "triage",

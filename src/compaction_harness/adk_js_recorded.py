@@ -511,23 +511,14 @@ def run_recorded(
         raise RuntimeError(
             "the mapping stores a confirmation otherwise than ADK-JS: " + "; ".join(problems)
         )
-    answer = adk_js.driver().request(
-        {
-            "id": 0,
-            "compactor": compactor.to_json(),
-            "summary": script.config.summary,
-            "seed": seed,
-            "base_chars": 0,
-            "actions": built.actions,
-        }
-    )
-    if not answer.get("ok"):
-        raise RuntimeError(f"the ADK-JS driver refused the request: {answer.get('error')}")
-    events = answer["events"]
-    ids = list(answer["stored"])
-    calls = answer["calls"]
-    for call in calls:
-        call["opener"] = built.openers.get(call["action"])
+    payload = {
+        "id": 0,
+        "compactor": compactor.to_json(),
+        "summary": script.config.summary,
+        "seed": seed,
+        "base_chars": 0,
+        "actions": built.actions,
+    }
 
     def origin(event_id: str) -> int | None:
         if event_id.startswith("e") and event_id[1:].isdigit():
@@ -535,17 +526,7 @@ def run_recorded(
             return k if k < len(built.steps) else None
         return None
 
-    return JsRun(
-        script,
-        compactor,
-        Session(tuple(adk_js.from_js_event(events[i]) for i in ids)),
-        ids,
-        calls,
-        answer.get("exception"),
-        adk_js.package_version(),
-        events,
-        [origin(i) for i in ids],
-    )
+    return adk_js.run_request(script, compactor, payload, built.openers, origin)
 
 
 def check_recorded(case: PipelineCase, compactor: JsCompactor | None = None, *, seed: int = 0):
