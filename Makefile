@@ -40,6 +40,15 @@ ADKJS_TESTS := tests/test_adk_js.py tests/test_adk_js_recorded.py tests/test_dif
 # without, everything else (the JS tests need Node and the npm package).
 SDK_PATHS := $(if $(filter js,$(SDK)),$(ADKJS_TESTS),$(addprefix --ignore=,$(ADKJS_TESTS)))
 SDK_PREREQ := $(if $(filter js,$(SDK)),$(ADKJS_STAMP))
+# The targets that run Node: without it on PATH, one line before anything runs
+# (an installed sdks/adk-js would otherwise leave `make js-env` nothing to do,
+# and every ADK-JS test would fail on its own).
+ADKJS_GOALS := js-env $(if $(filter js,$(SDK)),test fuzz fuzz-worker differential bench)
+ifneq ($(filter $(ADKJS_GOALS),$(MAKECMDGOALS)),)
+ifeq ($(shell command -v node 2>/dev/null),)
+$(error SDK=js needs node (Node 20) on PATH, from the system packages; none is installed)
+endif
+endif
 
 .DEFAULT_GOAL := help
 # coverage: ADK's compaction modules, and the helpers that must reach every branch.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -530,3 +531,32 @@ def test_a_campaign_runs_each_shard_lightest_item_first(pytester):
         "test_weighted.py::test_light[shard1]",
         "test_weighted.py::test_heavy[shard1]",
     ]
+
+
+def test_adk_js_tests_without_node_stop_in_one_line(tmp_path: Path):
+    # `make test SDK=js` without node on PATH: one line and exit 2 before any
+    # test runs, not an AdkJsUnavailable traceback per test.
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/test_adk_js.py"],
+        cwd=root,
+        env={**os.environ, "PATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stdout[-2000:]
+    assert done.stderr.count("\n") == 1, done.stderr[-2000:]
+    assert done.stderr.startswith("error: node is not installed"), done.stderr
+    assert "Traceback" not in done.stdout
+
+
+def test_the_plugin_knows_the_makefiles_adk_js_test_files():
+    from compaction_harness import pytest_plugin
+
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    listed = re.search(r"^ADKJS_TESTS := (.*)$", makefile, re.M).group(1).split()
+    assert sorted(Path(p).name for p in listed) == sorted(pytest_plugin.ADKJS_TEST_FILES)

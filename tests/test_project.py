@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -164,3 +165,34 @@ def test_js_env_names_the_build_tools_sqlite3_needs_in_one_line(tmp_path: Path):
     assert first.startswith("error: ") and "python3, make and g++" in first
     assert all(re.match(r"make(\[\d+\])?: \*\*\*", line) for line in rest), rest
     assert not (tmp_path / "stamp").exists()
+
+
+@pytest.mark.parametrize(
+    "goal", [["js-env"], ["test", "SDK=js"], ["fuzz", "SDK=js"], ["differential", "SDK=js"]]
+)
+def test_sdk_js_without_node_is_one_line_and_exit_2(tmp_path: Path, goal: list[str]):
+    # ADK-JS installed (a fresh stamp: `make js-env` has nothing to do) but no
+    # `node` on PATH: one line before anything runs, not a traceback per item
+    # nor "Nothing to be done".
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("make", "sh"):
+        found = shutil.which(tool)
+        if found is None:
+            pytest.skip(f"{tool} is not installed")
+        (bin_dir / tool).symlink_to(found)
+    # The interpreter itself (a version manager's `python3` may be a bash script).
+    (bin_dir / "python3").symlink_to(Path(sys.executable).resolve())
+    stamp = tmp_path / "stamp"
+    stamp.touch()
+    done = subprocess.run(
+        [shutil.which("make"), *goal, f"ADKJS_STAMP={stamp}"],
+        cwd=ROOT,
+        env={**os.environ, "PATH": str(bin_dir)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, (done.stdout[-2000:], done.stderr[-2000:])
+    assert done.stderr.count("\n") == 1, done.stderr[-2000:]
+    assert "node" in done.stderr and "Traceback" not in done.stdout + done.stderr

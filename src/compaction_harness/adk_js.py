@@ -337,6 +337,18 @@ def package_version() -> str:
         ) from None
 
 
+def node_path() -> str:
+    """Where ``node`` is, once Node and the package are both there; raises
+    :class:`AdkJsUnavailable` (one line) otherwise."""
+    node = shutil.which("node")
+    if node is None:
+        raise AdkJsUnavailable(
+            f"node is not installed (ADK-JS needs Node 20): then run `{INSTALL}`"
+        )
+    package_version()
+    return node
+
+
 class _Driver:
     """One Node process running ``driver.mjs``: started on first use,
     restarted when it died; one request and one answer per line."""
@@ -348,12 +360,7 @@ class _Driver:
         self.starts = 0
 
     def _start(self) -> subprocess.Popen[str]:
-        node = shutil.which("node")
-        if node is None:
-            raise AdkJsUnavailable(
-                f"node is not installed (ADK-JS needs Node 20): then run `{INSTALL}`"
-            )
-        package_version()
+        node = node_path()
         self.starts += 1
         return subprocess.Popen(
             [node, str(SDK_DIR / "driver.mjs")],

@@ -140,11 +140,23 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     return None
 
 
+#: The test files that run ADK-JS through Node (the Makefile's ADKJS_TESTS).
+ADKJS_TEST_FILES = ("test_adk_js.py", "test_adk_js_recorded.py", "test_differential_js.py")
+
+
+def _adk_js_only(config: pytest.Config) -> bool:
+    """Whether the run names ADK-JS's test files alone (``make test SDK=js``)."""
+    paths = [arg.split("::")[0] for arg in config.args if not arg.startswith("-")]
+    return bool(paths) and all(Path(p).name in ADKJS_TEST_FILES for p in paths)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    """Before anything runs: a campaign's shared database must answer. A
-    malformed or unreachable FUZZ_DB, or ``--fuzz-worker`` without one, is
-    one line ``error: ...`` on standard error and exit status 2."""
+    """Before anything runs: a campaign's shared database must answer, and a
+    run of ADK-JS's tests alone needs Node and the package. A malformed or
+    unreachable FUZZ_DB, ``--fuzz-worker`` without one, or ADK-JS's tests
+    without Node, is one line ``error: ...`` on standard error and exit
+    status 2 (not one traceback per test)."""
     campaign = (
         config.getoption("--fuzz-seconds") is not None
         or config.getoption("hypothesis_profile", None) == "fuzz"
@@ -155,7 +167,14 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
             "--fuzz-worker (make fuzz-worker) needs FUZZ_DB=redis://HOST:PORT/N, the writer's "
             "shared example database"
         )
-    elif campaign and SHARED_DB_URL:
+    elif _adk_js_only(config):
+        from . import adk_js
+
+        try:
+            adk_js.node_path()
+        except adk_js.AdkJsUnavailable as exc:
+            problem = str(exc)
+    if problem is None and campaign and SHARED_DB_URL:
         try:
             if _SHARED_DB_ERROR is not None:
                 raise _SHARED_DB_ERROR
