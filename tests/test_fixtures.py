@@ -463,18 +463,44 @@ def test_an_adk_js_fixture_loads_without_node_and_round_trips(
     assert new and path.read_text() == JS_FIXTURE.read_text()
 
 
+def _python_fixtures(folder: Path) -> list[Path]:
+    """The Python fixtures of ``folder``: told by the ``sdk`` field (absent: python)."""
+    paths = sorted(folder.glob("*.json"))
+    return [p for p in paths if json.loads(p.read_text()).get("sdk", "python") == "python"]
+
+
+def _check_python_fixture_loads_as_python(path: Path) -> None:
+    # Any version the loader reads (an upgraded one or the current one); a
+    # Python fixture is written without `sdk`, loads as "python", and its
+    # content hash (its name) is unchanged.
+    data = json.loads(path.read_text())
+    readable = {*fixtures.UPGRADES, fixtures.SCHEMA_VERSION}
+    assert data["schema_version"] in readable and "sdk" not in data, path.name
+    fixture = load_fixture(path)
+    assert fixture.sdk == "python" and not fixture.is_js
+    assert fixture.file_name() == path.name
+    assert fixture.to_json()["schema_version"] == fixtures.SCHEMA_VERSION
+
+
 def test_a_python_fixture_without_sdk_loads_as_python_and_keeps_its_name() -> None:
-    # Every committed Python fixture is version 1 or 2, with no `sdk`: version 3
-    # reads it as "python", and its content hash (its name) is unchanged.
-    python = [p for p in sorted(REPROS.glob("*.json")) if "-adk-js-" not in p.name]
+    python = _python_fixtures(REPROS)
     assert python
     for path in python:
-        data = json.loads(path.read_text())
-        assert data["schema_version"] in (1, 2) and "sdk" not in data
-        fixture = load_fixture(path)
-        assert fixture.sdk == "python" and not fixture.is_js
-        assert fixture.file_name() == path.name
-        assert fixture.to_json()["schema_version"] == fixtures.SCHEMA_VERSION == 3
+        _check_python_fixture_loads_as_python(path)
+
+
+def test_a_python_fixture_the_harness_writes_passes_the_corpus_check(tmp_path: Path) -> None:
+    # What a campaign writes into tests/repros/ tomorrow (the current schema
+    # version) must pass the same check as the committed fixtures.
+    by_kind = {}
+    for committed in map(load_fixture, _python_fixtures(REPROS)):
+        by_kind.setdefault(committed.kind, dataclasses.replace(committed, path=None))
+    assert {"unit", "token", "script", "pipeline"} <= set(by_kind)
+    for fixture in by_kind.values():
+        path, new = write_fixture(fixture, tmp_path)
+        assert new and json.loads(path.read_text())["schema_version"] == fixtures.SCHEMA_VERSION
+        assert _python_fixtures(tmp_path)[-1:] and path in _python_fixtures(tmp_path)
+        _check_python_fixture_loads_as_python(path)
 
 
 def test_adk_js_names_cannot_collide_with_google_adk_releases() -> None:
