@@ -196,3 +196,68 @@ def test_the_release_matrix_replays_python_fixtures_only(tmp_path) -> None:
     (tmp_path / "b.json").write_text("not json")
     (tmp_path / "c.json").write_text('{"sdk": "python"}')
     assert [Path(p).name for p in python_corpus(tmp_path)] == ["b.json", "c.json"]
+
+
+def test_a_subset_run_merges_its_releases_into_the_committed_record(tmp_path, monkeypatch):
+    # The record is filled a few releases at a time: a run of one release
+    # replaces that release's column and keeps every other release's cells.
+    from compaction_harness import matrix as matrix_module
+    from compaction_harness.matrix import main, python_corpus
+
+    corpus = python_corpus()
+    fault = KNOWN_FAULTS[0].id
+    shown = {**RECORDS[1], "release": "2.12.0"}
+    shown["replay"] = [shown["replay"][0] | {"shows": [fault]}]
+    committed = aggregate([RECORDS[0], shown], [fault])
+    committed["rows"]["fixtures"]["gone.json"] = {"2.11.0": {"state": HOLDS}}
+    committed["costs"] = {"2.11.0": {"sliding": {"x": 1}}}
+    committed["seconds_per_campaign"] = 30
+    record = tmp_path / "release-matrix.json"
+    record.write_text(json.dumps(committed))
+    # The release run now: its cell is reused (every corpus fixture replayed).
+    cell = {
+        "release": "2.13.0",
+        "replay": [entry(Path(p).name, "ok", "P2") | {"path": p} for p in corpus],
+        "campaign": {"seconds": 20, "seed": 0, "status": 0, "fixtures": []},
+        "costs": {"sliding": {"y": 2}},
+    }
+    (tmp_path / "cells").mkdir()
+    (tmp_path / "cells" / "2.13.0.json").write_text(json.dumps(cell))
+    monkeypatch.setattr(matrix_module, "_show_texts", lambda out, python: {})
+    monkeypatch.setattr(matrix_module, "render_heatmap", lambda matrix, path: False)
+    argv = ["--releases", "2.13.0", "--seconds", "20", "--out", str(tmp_path)]
+    assert main([*argv, "--record", str(record)]) == 0
+    merged = json.loads(record.read_text())
+    assert merged["releases"] == ["2.11.0", "2.12.0", "2.13.0"]
+    assert merged["campaign_seconds"] == {"2.11.0": 30, "2.12.0": 30, "2.13.0": 20}
+    assert merged["seconds_per_campaign"] == 20
+    assert set(merged["costs"]) == {"2.11.0", "2.13.0"}
+    # The releases not run keep their cells, the one run has its new ones.
+    p3 = merged["rows"]["invariants"]["P3"]
+    assert p3["2.11.0"]["state"] == FAILS and p3["2.13.0"]["state"] == HOLDS
+    assert merged["rows"]["faults"][fault]["2.12.0"]["state"] == KNOWN
+    assert merged["rows"]["faults"][fault]["2.13.0"]["state"] == HOLDS
+    assert merged["derived_releases"][fault] == ["2.12.0"]
+    # Rows are today's: a fixture no longer in the corpus is gone.
+    assert "gone.json" not in merged["rows"]["fixtures"]
+    first = Path(corpus[0]).name
+    assert merged["rows"]["fixtures"][first] == {"2.13.0": {"state": HOLDS, "link": first}}
+    # The markdown beside the record is rendered from the merged record.
+    text = record.with_suffix(".md").read_text()
+    assert "| | 2.11.0 | 2.12.0 | 2.13.0 |" in text
+
+
+def test_a_reused_cell_replays_the_fixtures_added_since_it_was_made():
+    from compaction_harness.matrix import top_up
+
+    record = {"release": "2.13.0", "replay": [{"path": "a.json"}, {"path": "gone.json"}]}
+    asked = []
+
+    def replay(paths):
+        asked.append(list(paths))
+        return [{"path": p, "new": True} for p in paths]
+
+    assert top_up(record, ["a.json", "b.json"], replay) == ["b.json"]
+    assert asked == [["b.json"]]
+    assert record["replay"] == [{"path": "a.json"}, {"path": "b.json", "new": True}]
+    assert top_up(record, ["a.json", "b.json"], replay) == [] and len(asked) == 1

@@ -15,7 +15,12 @@ or ``python -m compaction_harness.matrix``. For every release it
 and keeps what it found as one *cell file* per release
 (``build/matrix/cells/<release>.json``, written atomically once the release is
 done). A re-run reuses environments and finished cell files (``--fresh``
-recomputes them); an interrupted run keeps every release it finished.
+recomputes them; a reused cell replays the corpus fixtures added since it was
+made, :func:`top_up`); an interrupted run keeps every release it finished.
+With ``--record PATH`` the releases run are merged into the record there
+(:func:`merge`): their columns are replaced and every other release keeps its
+cells, so ``RELEASES=`` runs fill the matrix a few releases at a time; the
+record's markdown is written beside it (``PATH`` with ``.md``).
 
 From the cell files it writes ``build/matrix/``:
 
@@ -62,7 +67,9 @@ __all__ = [
     "default_releases",
     "derived_releases",
     "main",
+    "merge",
     "python_corpus",
+    "top_up",
 ]
 
 #: The four states of a cell.
@@ -159,19 +166,11 @@ def run_release(release: str, seconds: float, out: Path) -> dict[str, Any]:
     except (EnvError, OSError) as exc:
         return {"release": release, "error": f"no environment: {exc}"}
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    replay = subprocess.run(
-        [python, "-m", "compaction_harness", "replay", "--json", *python_corpus()],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-    )
     try:
-        replayed = json.loads(replay.stdout)
-    except json.JSONDecodeError:
-        last = (replay.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"release": release, "error": f"replay failed: {last}"}
-    record: dict[str, Any] = {"release": release, "replay": replayed["fixtures"]}
+        replayed = _replay(python, python_corpus())
+    except MatrixError as exc:
+        return {"release": release, "error": str(exc)}
+    record: dict[str, Any] = {"release": release, "replay": replayed}
     repros = out / release / "repros"
     if seconds > 0:
         before = set(repros.glob("*.json"))
@@ -213,6 +212,37 @@ def run_release(release: str, seconds: float, out: Path) -> dict[str, Any]:
     record["costs"] = _costs(python)
     record["duration"] = round(time.monotonic() - started, 1)
     return record
+
+
+def _replay(python: str, fixtures: Sequence[str]) -> list[dict[str, Any]]:
+    """``replay --json`` of ``fixtures`` with the release's ``python``: one
+    entry per fixture. Raises :class:`MatrixError` when replay says nothing."""
+    done = subprocess.run(
+        [python, "-m", "compaction_harness", "replay", "--json", *fixtures],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    try:
+        return json.loads(done.stdout)["fixtures"]
+    except (json.JSONDecodeError, KeyError):
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise MatrixError(f"replay failed: {last}") from None
+
+
+def top_up(record: dict[str, Any], corpus: Sequence[str], replay: Any) -> list[str]:
+    """Bring a reused cell record up to the corpus as it is now: entries of
+    fixtures no longer in ``corpus`` are dropped, and the fixtures the record
+    has not replayed (added since it was made) are replayed with ``replay``
+    (paths -> entries) and added, in corpus order. Returns those paths."""
+    wanted = set(corpus)
+    entries = {e["path"]: e for e in record["replay"] if e["path"] in wanted}
+    missing = [p for p in corpus if p not in entries]
+    if missing:
+        entries.update({e["path"]: e for e in replay(missing)})
+    record["replay"] = [entries[p] for p in corpus if p in entries]
+    return missing
 
 
 def _costs(python: str) -> dict[str, Any]:
@@ -349,6 +379,49 @@ def aggregate(records: Sequence[Mapping[str, Any]], faults: Sequence[str]) -> di
                 )
     costs = {r["release"]: r["costs"] for r in records if "costs" in r}
     return {"releases": releases, "rows": rows, "costs": costs}
+
+
+def merge(committed: Mapping[str, Any] | None, fresh: Mapping[str, Any]) -> dict[str, Any]:
+    """The record after a run of some releases: ``fresh`` (the matrix of the
+    releases just run, as :func:`aggregate` makes it) merged into
+    ``committed`` (the record as it was, or None). A release of ``fresh``
+    replaces its column; every other release of ``committed`` keeps its
+    cells, so the matrix can be filled a few releases at a time. The rows are
+    ``fresh``'s (today's known faults, invariants and corpus): a row that
+    ``committed`` lacks has no cell on the releases that were not run again
+    (shown as ``n/a``), and a row no longer made (a fixture removed) is
+    dropped. ``campaign_seconds`` says each release's campaign length, and
+    ``seconds_per_campaign`` the shortest of them."""
+    if not committed or not isinstance(committed.get("releases"), list):
+        committed = {"releases": [], "rows": {}, "costs": {}}
+    ran = set(fresh["releases"])
+    kept = [r for r in committed["releases"] if r not in ran]
+    releases = sorted({*kept, *ran}, key=_version_tuple)
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for group, named in fresh["rows"].items():
+        before = committed.get("rows", {}).get(group, {})
+        rows[group] = {}
+        for name, cells in named.items():
+            old = before.get(name, {})
+            merged = {r: old[r] for r in kept if r in old} | dict(cells)
+            rows[group][name] = {r: merged[r] for r in releases if r in merged}
+    costs = {r: c for r, c in committed.get("costs", {}).items() if r in kept} | dict(
+        fresh.get("costs", {})
+    )
+    seconds = {r: s for r, s in committed.get("campaign_seconds", {}).items() if r in kept} | dict(
+        fresh.get("campaign_seconds", {})
+    )
+    for release in kept:  # a record from before seconds were kept per release
+        seconds.setdefault(release, committed.get("seconds_per_campaign", 0))
+    out = {
+        "releases": releases,
+        "rows": rows,
+        "costs": {r: costs[r] for r in releases if r in costs},
+        "campaign_seconds": {r: seconds[r] for r in releases if r in seconds},
+    }
+    out["seconds_per_campaign"] = min(out["campaign_seconds"].values(), default=0)
+    out["derived_releases"] = derived_releases(out)
+    return out
 
 
 def derived_releases(matrix: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -606,11 +679,26 @@ def main(argv: list[str] | None = None) -> int:
                 "error" not in record
                 and record.get("campaign", {}).get("seconds", 0) >= args.seconds
             ):
+                changed = False
                 if "costs" not in record:  # a cell from before costs were measured
                     record["costs"] = _costs(_environment(release))
+                    changed = True
+                try:
+                    added = top_up(
+                        record,
+                        python_corpus(),
+                        lambda paths, r=release: _replay(_environment(r), paths),
+                    )
+                except (MatrixError, EnvError, OSError) as exc:
+                    added, record = [], {"release": release, "error": str(exc)}
+                if changed or added:
                     _write_atomically(path, json.dumps(record, indent=1))
                 records.append(record)
-                print(f"[{number}/{len(releases)}] {release}: reused {_relative(path)}", flush=True)
+                also = f" (+{len(added)} fixtures added since)" if added else ""
+                print(
+                    f"[{number}/{len(releases)}] {release}: reused {_relative(path)}{also}",
+                    flush=True,
+                )
                 continue
         print(f"[{number}/{len(releases)}] {release}: running", flush=True)
         record = run_release(release, args.seconds, out)
@@ -619,11 +707,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{number}/{len(releases)}] {release}: {_summary(record)}", flush=True)
     faults = [f.id for f in KNOWN_FAULTS]
     matrix = aggregate(records, faults)
-    matrix["seconds_per_campaign"] = args.seconds
-    matrix["derived_releases"] = derived_releases(matrix)
+    matrix["campaign_seconds"] = {
+        r["release"]: r.get("campaign", {}).get("seconds", 0) for r in records if "error" not in r
+    }
+    committed = None
+    if args.record:
+        # The releases run now replace theirs in the record; the others stay.
+        try:
+            committed = json.loads(Path(args.record).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            committed = None
+    matrix = merge(committed, matrix)
     _write_atomically(out / "matrix.json", json.dumps(matrix, indent=1))
     if args.record:
-        _write_atomically(Path(args.record), json.dumps(matrix, indent=1) + "\n")
+        record = Path(args.record)
+        _write_atomically(record, json.dumps(matrix, indent=1) + "\n")
+        _write_atomically(record.with_suffix(".md"), render_markdown(matrix))
     _write_atomically(out / "matrix.md", render_markdown(matrix))
     links = _show_texts(out, sys.executable)
     root = os.path.relpath(ROOT, out.resolve())
@@ -634,6 +733,7 @@ def main(argv: list[str] | None = None) -> int:
         f"wrote {_relative(out)}/matrix.json, matrix.md, index.html"
         + (", matrix.png" if drew else " (no matrix.png: install the report extra for matplotlib)")
         + f" for {len(releases)} releases in {took:.0f} s"
+        + (f" ({args.record} now covers {len(matrix['releases'])})" if args.record else "")
     )
     return 0
 
