@@ -73,7 +73,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "Fixture",
     "FixtureError",
+    "fallback_repro_dir",
     "load_fixture",
+    "unwritable",
     "write_fixture",
 ]
 
@@ -249,6 +251,26 @@ def write_fixture(fixture: Fixture, directory: Path) -> tuple[Path, bool]:
             return final, False
     finally:
         os.unlink(tmp)
+
+
+def unwritable(directory: Path) -> str | None:
+    """Why fixtures cannot be written into ``directory`` (one line), or None:
+    creates it if needed and writes and removes a probe file, so a folder
+    that is read-only, or a path under a regular file, is said before any
+    search runs rather than when its first failure is lost."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".tmp-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return f"the repro folder {directory} is not writable: {exc.strerror or exc}"
+    return None
+
+
+def fallback_repro_dir() -> Path:
+    """Where a campaign writes the fixtures its repro folder refused (and says so)."""
+    return Path(tempfile.gettempdir()) / "compaction-harness-repros"
 
 
 def load_fixture(path: str | os.PathLike[str]) -> Fixture:
