@@ -20,7 +20,7 @@ from typing import Any
 
 from . import reference
 from .envs import EnvError
-from .fixtures import Fixture, FixtureError, load_fixture
+from .fixtures import Fixture, FixtureError, load_fixture, newer_than_known
 from .model import Session, _one_line
 
 __all__ = ["main"]
@@ -70,10 +70,15 @@ def _load_each(paths: Sequence[str]) -> list[tuple[Path, Fixture | None]]:
             loaded.append((path, None))
             continue
         try:
-            loaded.append((path, load_fixture(path)))
+            fixture = load_fixture(path)
         except FixtureError as exc:
             _error(str(exc))
             loaded.append((path, None))
+            continue
+        newer = newer_than_known(fixture)
+        if newer:
+            print(f"warning: {newer}", file=sys.stderr, flush=True)
+        loaded.append((path, fixture))
     return loaded
 
 

@@ -60,6 +60,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import DEFAULT_ADK_RELEASE
+from .envs import FIRST_RELEASE_WITH_COMPACTION
 from .invariants import INVARIANTS
 from .known_faults import fault_for
 from .metamorphic import MetamorphicCase
@@ -75,11 +77,17 @@ __all__ = [
     "FixtureError",
     "fallback_repro_dir",
     "load_fixture",
+    "newer_than_known",
     "unwritable",
     "write_fixture",
 ]
 
 SCHEMA_VERSION = 3
+#: The newest google-adk release the harness knows: its pin (the default
+#: target; the release matrix and the known faults go no further, a test
+#: checks). A fixture of a newer release loads with a warning in show and
+#: replay, and the gate refuses it in tests/repros.
+NEWEST_KNOWN_RELEASE = DEFAULT_ADK_RELEASE
 MAX_FIXTURE_BYTES = 5_000_000
 KNOWN_INVARIANTS = tuple(INVARIANTS)
 _RELEASE = re.compile(r"^\d+\.\d+\.\d+((a|b|rc)\d+)?$")
@@ -436,6 +444,9 @@ def _parse(data: Any, path: Path) -> Fixture:
     release = data["adk_release"]
     if not isinstance(release, str) or not _RELEASE.match(release):
         raise ModelError(f"adk_release: expected a release number like 2.13.0, got {release!r}")
+    if _version(release) < FIRST_RELEASE_WITH_COMPACTION:
+        first = ".".join(map(str, FIRST_RELEASE_WITH_COMPACTION))
+        raise ModelError(f"adk_release {release}: event compaction exists only from {first} on")
     if data["kind"] == "script":
         if "session" in data:
             raise ModelError("session: a script fixture's input is its script (in 'call')")
@@ -466,11 +477,31 @@ def _parse(data: Any, path: Path) -> Fixture:
     )
 
 
+def _version(release: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", release)[:3])
+
+
+def newer_than_known(fixture: Fixture) -> str | None:
+    """One line when ``fixture`` was found on a google-adk release newer than
+    :data:`NEWEST_KNOWN_RELEASE` (its verdicts rest on known faults that were
+    never checked there), else None."""
+    if fixture.is_js or _version(fixture.adk_release) <= _version(NEWEST_KNOWN_RELEASE):
+        return None
+    return (
+        f"{fixture.path or 'fixture'}: adk_release {fixture.adk_release} is newer than any "
+        f"release this harness knows ({NEWEST_KNOWN_RELEASE}): its known faults were never "
+        "checked there"
+    )
+
+
 def _common(data: dict[str, Any]) -> list[str]:
     """Check the answer and annotation fields every fixture may carry; the violations."""
     for key in ("expected", "observed"):
         if key in data and not isinstance(data[key], dict):
             raise ModelError(f"{key}: expected an object")
+    if "session" in data.get("observed", {}):
+        # The events a script stored, as show renders them: as strict as the input.
+        Session.from_json(data["observed"]["session"], "observed.session")
     violations = data.get("violations", [])
     if not isinstance(violations, list) or not all(isinstance(v, str) for v in violations):
         raise ModelError("violations: expected a list of strings")
