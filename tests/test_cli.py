@@ -7,6 +7,7 @@ one line naming the problem and never a traceback.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -540,6 +541,32 @@ def test_minimize_bad_input_is_exit_2_and_one_line(capsys, tmp_path, content, pr
     path.write_bytes(content)
     code, _, err = run(capsys, "minimize", str(path), "--invariant", "U3")
     assert code == 2 and err.count("\n") == 1 and problem in err, err
+
+
+@pytest.mark.parametrize("how", ["read-only", "under a file"])
+def test_minimize_into_an_unwritable_folder_is_exit_2_and_one_line(
+    capsys, tmp_path, monkeypatch, how
+):
+    out = tmp_path / "repros"
+    if how == "read-only":
+        out.mkdir()
+        out.chmod(0o555)
+        if os.access(out, os.W_OK):  # root writes there anyway: refuse as the kernel would
+            import compaction_harness.fixtures as fixtures
+
+            def refused(*args, **kwargs):
+                raise PermissionError(13, "Permission denied")
+
+            monkeypatch.setattr(fixtures.tempfile, "mkstemp", refused)
+    else:
+        (tmp_path / "a-file").write_text("")
+        out = tmp_path / "a-file" / "repros"
+    code, out_text, err = run(
+        capsys, "minimize", str(RECORDED), "--invariant", "U3", "--out", str(out)
+    )
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"error: --out: the repro folder {out} is not writable"), err
+    assert "holds" not in out_text
 
 
 def test_show_of_a_pipeline_fixture_numbers_events_as_stored(capsys) -> None:

@@ -14,7 +14,14 @@ import pytest
 from builders import answer, call, session, summary, text, user
 
 from compaction_harness import fixtures
-from compaction_harness.fixtures import Fixture, FixtureError, load_fixture, write_fixture
+from compaction_harness.fixtures import (
+    NEWEST_KNOWN_RELEASE,
+    Fixture,
+    FixtureError,
+    load_fixture,
+    newer_than_known,
+    write_fixture,
+)
 from compaction_harness.model import Step
 from compaction_harness.unit import UnitCase
 
@@ -186,6 +193,14 @@ BAD_FILES: dict[str, tuple[bytes, str]] = {
     "unknown-invariant": (encode(with_(invariant="U9")), "invariant: unknown invariant 'U9'"),
     "release-int": (encode(with_(adk_release=213)), "adk_release: expected a release number"),
     "release-word": (encode(with_(adk_release="banana")), "adk_release: expected a release"),
+    "release-before-compaction": (
+        encode(with_(adk_release="1.15.0")),
+        "adk_release 1.15.0: event compaction exists only from 1.16.0 on",
+    ),
+    "observed-event-unknown-field": (
+        encode(with_(observed={"session": {"steps": [{"bogus": 1}]}})),
+        "observed.session.steps[0]: unknown field 'bogus'",
+    ),
     "unregistered-known-fault": (
         encode(with_(known_fault="no-such-fault")),
         "known_fault: 'no-such-fault' is not registered",
@@ -509,3 +524,48 @@ def test_adk_js_names_cannot_collide_with_google_adk_releases() -> None:
     assert js.file_name().startswith("P5-adk-js-2.0.0-")
     assert as_python.file_name().startswith("P5-2.0.0-")  # google-adk 2.0.0's would-be name
     assert js.identity() != as_python.identity()
+
+
+# -- releases the harness does not know ----------------------------------------------
+def test_a_fixture_of_a_release_newer_than_known_loads_with_a_warning(tmp_path, capsys):
+    from compaction_harness.cli import main
+
+    path = tmp_path / "U3-9.9.9-x.json"
+    path.write_bytes(encode(with_(adk_release="9.9.9")))
+    fixture = load_fixture(path)
+    note = newer_than_known(fixture)
+    assert note and "\n" not in note and "9.9.9" in note and NEWEST_KNOWN_RELEASE in note
+    assert newer_than_known(FIXTURE) is None
+    assert main(["show", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert err == f"warning: {note}\n"
+
+
+def test_the_gate_refuses_a_fixture_of_a_release_newer_than_known(tmp_path):
+    import test_repros
+
+    path = tmp_path / "U3-9.9.9-x.json"
+    path.write_bytes(encode(with_(adk_release="9.9.9")))
+    with pytest.raises(pytest.fail.Exception, match="newer than any release this harness knows"):
+        test_repros.test_fixture_holds(path)
+
+
+def test_the_newest_known_release_is_the_pin_and_nothing_goes_further():
+    import re
+
+    from compaction_harness import DEFAULT_ADK_RELEASE
+    from compaction_harness.known_faults import KNOWN_FAULTS
+
+    def version(release):
+        return tuple(int(x) for x in re.findall(r"\d+", release)[:3])
+
+    root = Path(__file__).resolve().parents[1]
+    assert NEWEST_KNOWN_RELEASE == DEFAULT_ADK_RELEASE
+    matrix = json.loads((root / "docs" / "release-matrix.json").read_text())
+    named = set(matrix["releases"]) | {r for f in KNOWN_FAULTS for r in f.releases}
+    named |= {
+        p.name.split("-")[1]
+        for p in (root / "tests" / "repros").glob("*.json")
+        if "-adk-js-" not in p.name
+    }
+    assert max(named, key=version) == NEWEST_KNOWN_RELEASE

@@ -560,3 +560,58 @@ def test_the_plugin_knows_the_makefiles_adk_js_test_files():
     makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
     listed = re.search(r"^ADKJS_TESTS := (.*)$", makefile, re.M).group(1).split()
     assert sorted(Path(p).name for p in listed) == sorted(pytest_plugin.ADKJS_TEST_FILES)
+
+
+def test_an_unwritable_repro_folder_stops_a_campaign_in_one_line(pytester, tmp_path):
+    # A path under a regular file cannot be written, even by root (for whom a
+    # read-only folder is writable): said before any example runs.
+    pytester.makepyfile(test_planted=QUICK_BROKEN_PROPERTY)
+    (tmp_path / "a-file").write_text("")
+    blocked = tmp_path / "a-file" / "repros"
+    done = _campaign(pytester, tmp_path, 600, "--repro-dir", str(blocked))
+    assert done.returncode == 2, done.stdout[-3000:]
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"error: the repro folder {blocked} is not writable")
+    assert "--repro-dir" in done.stderr
+    assert "test_planted_stall" not in done.stdout
+
+
+REPRO_FOLDER_LOST_PROPERTY = (
+    QUICK_STALL
+    + """
+import os
+import shutil
+
+
+@pytest.mark.property
+@given(case=stalled_cases())
+def test_planted_stall(case):
+    try:
+        check_unit_case(case, strict(case))
+    except InvariantViolation:
+        # The repro folder goes away during the campaign (a file takes its
+        # place): the fixture can no longer be written there.
+        repros = Path(os.environ["PLANTED_REPROS"])
+        if repros.is_dir():
+            shutil.rmtree(repros)
+            repros.write_text("")
+        raise
+"""
+)
+
+
+def test_a_repro_folder_refusing_mid_campaign_keeps_the_fixture_elsewhere(
+    pytester, tmp_path, monkeypatch
+):
+    pytester.makepyfile(test_planted=REPRO_FOLDER_LOST_PROPERTY)
+    monkeypatch.setenv("PLANTED_REPROS", str(tmp_path / "repros"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    done = _campaign(pytester, tmp_path, 600)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    fallback = tmp_path / "tmp" / "compaction-harness-repros"
+    (kept,) = fallback.glob("U3-*.json")
+    assert "shrinking was cut short" not in done.stdout
+    assert f"written to {fallback} instead" in done.stdout
+    assert "NEW: 1 of 1 campaign items found a failure" in done.stdout
+    assert kept.name in done.stdout

@@ -20,7 +20,7 @@ from typing import Any
 
 from . import reference
 from .envs import EnvError
-from .fixtures import Fixture, FixtureError, load_fixture
+from .fixtures import Fixture, FixtureError, load_fixture, newer_than_known
 from .model import Session, _one_line
 
 __all__ = ["main"]
@@ -70,10 +70,15 @@ def _load_each(paths: Sequence[str]) -> list[tuple[Path, Fixture | None]]:
             loaded.append((path, None))
             continue
         try:
-            loaded.append((path, load_fixture(path)))
+            fixture = load_fixture(path)
         except FixtureError as exc:
             _error(str(exc))
             loaded.append((path, None))
+            continue
+        newer = newer_than_known(fixture)
+        if newer:
+            print(f"warning: {newer}", file=sys.stderr, flush=True)
+        loaded.append((path, fixture))
     return loaded
 
 
@@ -427,15 +432,14 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 def _cmd_minimize(args: argparse.Namespace) -> int:
     from .adk import ADK_RELEASE, session_from_json
-    from .fixtures import Fixture, write_fixture
+    from .fixtures import Fixture, unwritable, write_fixture
     from .minimize import MinimizeError, minimize
 
     path = Path(args.session)
     out = Path(args.out)
-    try:  # refuse an unusable --out now, not after the search
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(f"--out {out}: cannot write there: {exc.strerror or exc}") from None
+    problem = unwritable(out)  # refuse an unusable --out now, not after the search
+    if problem:
+        raise CliError(f"--out: {problem}")
     if path.is_file() and path.stat().st_size > MAX_SESSION_BYTES:
         raise CliError(f"{path}: larger than {MAX_SESSION_BYTES} bytes; cut the session first")
     try:
@@ -492,7 +496,12 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
         known_fault=smallest.fault,
         note=f"minimized from a {len(session)}-event session, anonymised",
     )
-    written, new = write_fixture(fixture, out)
+    try:
+        written, new = write_fixture(fixture, out)
+    except OSError as exc:  # the folder changed during the search
+        raise CliError(
+            f"--out: cannot write the fixture into {out}: {exc.strerror or exc}"
+        ) from None
     print(
         f"{'wrote' if new else 'already present'}: {written} ({len(smallest.case.session)} events)"
     )

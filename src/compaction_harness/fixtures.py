@@ -60,6 +60,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import DEFAULT_ADK_RELEASE
+from .envs import FIRST_RELEASE_WITH_COMPACTION
 from .invariants import INVARIANTS
 from .known_faults import fault_for
 from .metamorphic import MetamorphicCase
@@ -73,11 +75,19 @@ __all__ = [
     "SCHEMA_VERSION",
     "Fixture",
     "FixtureError",
+    "fallback_repro_dir",
     "load_fixture",
+    "newer_than_known",
+    "unwritable",
     "write_fixture",
 ]
 
 SCHEMA_VERSION = 3
+#: The newest google-adk release the harness knows: its pin (the default
+#: target; the release matrix and the known faults go no further, a test
+#: checks). A fixture of a newer release loads with a warning in show and
+#: replay, and the gate refuses it in tests/repros.
+NEWEST_KNOWN_RELEASE = DEFAULT_ADK_RELEASE
 MAX_FIXTURE_BYTES = 5_000_000
 KNOWN_INVARIANTS = tuple(INVARIANTS)
 _RELEASE = re.compile(r"^\d+\.\d+\.\d+((a|b|rc)\d+)?$")
@@ -251,6 +261,26 @@ def write_fixture(fixture: Fixture, directory: Path) -> tuple[Path, bool]:
         os.unlink(tmp)
 
 
+def unwritable(directory: Path) -> str | None:
+    """Why fixtures cannot be written into ``directory`` (one line), or None:
+    creates it if needed and writes and removes a probe file, so a folder
+    that is read-only, or a path under a regular file, is said before any
+    search runs rather than when its first failure is lost."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".tmp-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return f"the repro folder {directory} is not writable: {exc.strerror or exc}"
+    return None
+
+
+def fallback_repro_dir() -> Path:
+    """Where a campaign writes the fixtures its repro folder refused (and says so)."""
+    return Path(tempfile.gettempdir()) / "compaction-harness-repros"
+
+
 def load_fixture(path: str | os.PathLike[str]) -> Fixture:
     """Load and validate a fixture file; raises :class:`FixtureError`."""
     path = Path(path)
@@ -414,6 +444,9 @@ def _parse(data: Any, path: Path) -> Fixture:
     release = data["adk_release"]
     if not isinstance(release, str) or not _RELEASE.match(release):
         raise ModelError(f"adk_release: expected a release number like 2.13.0, got {release!r}")
+    if _version(release) < FIRST_RELEASE_WITH_COMPACTION:
+        first = ".".join(map(str, FIRST_RELEASE_WITH_COMPACTION))
+        raise ModelError(f"adk_release {release}: event compaction exists only from {first} on")
     if data["kind"] == "script":
         if "session" in data:
             raise ModelError("session: a script fixture's input is its script (in 'call')")
@@ -444,11 +477,31 @@ def _parse(data: Any, path: Path) -> Fixture:
     )
 
 
+def _version(release: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", release)[:3])
+
+
+def newer_than_known(fixture: Fixture) -> str | None:
+    """One line when ``fixture`` was found on a google-adk release newer than
+    :data:`NEWEST_KNOWN_RELEASE` (its verdicts rest on known faults that were
+    never checked there), else None."""
+    if fixture.is_js or _version(fixture.adk_release) <= _version(NEWEST_KNOWN_RELEASE):
+        return None
+    return (
+        f"{fixture.path or 'fixture'}: adk_release {fixture.adk_release} is newer than any "
+        f"release this harness knows ({NEWEST_KNOWN_RELEASE}): its known faults were never "
+        "checked there"
+    )
+
+
 def _common(data: dict[str, Any]) -> list[str]:
     """Check the answer and annotation fields every fixture may carry; the violations."""
     for key in ("expected", "observed"):
         if key in data and not isinstance(data[key], dict):
             raise ModelError(f"{key}: expected an object")
+    if "session" in data.get("observed", {}):
+        # The events a script stored, as show renders them: as strict as the input.
+        Session.from_json(data["observed"]["session"], "observed.session")
     violations = data.get("violations", [])
     if not isinstance(violations, list) or not all(isinstance(v, str) for v in violations):
         raise ModelError("violations: expected a list of strings")

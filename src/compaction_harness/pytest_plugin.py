@@ -157,10 +157,8 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     unreachable FUZZ_DB, ``--fuzz-worker`` without one, or ADK-JS's tests
     without Node, is one line ``error: ...`` on standard error and exit
     status 2 (not one traceback per test)."""
-    campaign = (
-        config.getoption("--fuzz-seconds") is not None
-        or config.getoption("hypothesis_profile", None) == "fuzz"
-    )
+    budget = config.getoption("--fuzz-seconds")
+    campaign = budget is not None or config.getoption("hypothesis_profile", None) == "fuzz"
     problem = None
     if config.getoption("--fuzz-worker") and not SHARED_DB_URL:
         problem = (
@@ -174,6 +172,13 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
             adk_js.node_path()
         except adk_js.AdkJsUnavailable as exc:
             problem = str(exc)
+    if problem is None and budget is not None and not config.getoption("--fuzz-worker"):
+        from .fixtures import unwritable
+
+        # Said now, in one line, not as a lost failure when the first one is found.
+        problem = unwritable(_repro_dir(config))
+        if problem:
+            problem += " (make it writable, or give PYTEST_ARGS=--repro-dir=DIR)"
     if problem is None and campaign and SHARED_DB_URL:
         try:
             if _SHARED_DB_ERROR is not None:
@@ -207,9 +212,8 @@ def pytest_configure(config: pytest.Config) -> None:
     budget = config.getoption("--fuzz-seconds")
     if budget is not None and not budget > 0:
         raise pytest.UsageError(f"--fuzz-seconds must be a positive number, got {budget}")
-    default = ("tests", "repros") if budget is not None else ("build", "repros")
-    repro = config.getoption("--repro-dir") or str(config.rootpath.joinpath(*default))
-    config._harness_repro_dir = Path(repro)  # type: ignore[attr-defined]
+    repro = _repro_dir(config)
+    config._harness_repro_dir = repro  # type: ignore[attr-defined]
     # Fixtures recorded before this campaign began: meeting one again is not new.
     config._harness_recorded = (  # type: ignore[attr-defined]
         {p.name for p in Path(repro).glob("*.json")} if budget is not None else set()
@@ -221,6 +225,14 @@ def pytest_configure(config: pytest.Config) -> None:
         if config.option.verbose < 0:
             # `-q`: the campaign summary, without Hypothesis's per-item statistics.
             config.option.hypothesis_show_statistics = False
+
+
+def _repro_dir(config: pytest.Config) -> Path:
+    """Where failing properties write fixtures: ``--repro-dir``, else
+    tests/repros in a campaign and build/repros otherwise."""
+    campaign = config.getoption("--fuzz-seconds") is not None
+    default = ("tests", "repros") if campaign else ("build", "repros")
+    return Path(config.getoption("--repro-dir") or config.rootpath.joinpath(*default))
 
 
 def _shards(config: pytest.Config) -> int:
@@ -465,7 +477,17 @@ def _handle_failure(item: pytest.Function, exc: InvariantViolation, clock: _Cloc
                 f"the writer's next round replays it and writes {fixture.file_name()}"
             )
         return False
-    path, new = write_fixture(fixture, directory)
+    try:
+        path, new = write_fixture(fixture, directory)
+    except OSError as refused:
+        # The folder became unwritable during the campaign: keep the failure
+        # in a fallback folder and say where (its example stays in the database).
+        from .fixtures import fallback_repro_dir
+
+        why = f"{os.path.relpath(directory)}: {refused.strerror or refused}"
+        path, new = write_fixture(fixture, fallback_repro_dir())
+        props.append(("repro_fallback", why))
+        exc.add_note(f"could not write the fixture to {why}; written to {path} instead")
     shown = os.path.relpath(path)
     props.append(("repro_fixture", shown))
     props.append(("repro_fixture_new", new))
@@ -605,6 +627,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             f"fixtures written: {named(written) or 'none'}"
             + (f"; already present: {named(present)}" if present else "")
         )
+        refused = sorted({p["repro_fallback"] for p in found if "repro_fallback" in p})
+        if refused:
+            from .fixtures import fallback_repro_dir
+
+            write(
+                f"the repro folder refused the fixtures ({'; '.join(refused)}): they were "
+                f"written to {fallback_repro_dir()} instead; move them into the repro folder "
+                "to keep them"
+            )
         shared = sorted({p["shared_failure"] for _, _, p in failed if "shared_failure" in p})
         if shared and ("lost" in problems or "refuses writes" in problems):
             # Either way a failure of this campaign may never have reached the
