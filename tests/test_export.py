@@ -21,18 +21,21 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
 import upstream_fixes
+from hypothesis import HealthCheck, given, settings
 
 from compaction_harness._pysource import ADK_PYINK_CONFIG, LINE_LENGTH
 from compaction_harness.adk import ADK_RELEASE
+from compaction_harness.cases import run_case
 from compaction_harness.export import ExportError, export_test, name_of_test
-from compaction_harness.fixtures import load_fixture
+from compaction_harness.fixtures import Fixture, load_fixture, write_fixture
 from compaction_harness.known_faults import fault_for
 from compaction_harness.verdicts import judge_fixture
+from strategies import scripts, token_cases, unit_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 REPROS = ROOT / "tests" / "repros"
@@ -89,6 +92,8 @@ class Exported:
     skipped: dict[str, str]
     #: fixture file name -> the reason export gave for refusing it
     refused: dict[str, str]
+    #: test name -> the fixture it was exported from
+    fixtures: dict[str, Fixture] = field(default_factory=dict)
 
 
 def _export_elsewhere(python: Path, fixture: Path) -> str:
@@ -110,6 +115,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Exported:
     tests: dict[str, tuple[str, str, str | None]] = {}
     skipped: dict[str, str] = {}
     refused: dict[str, str] = {}
+    fixtures: dict[str, Fixture] = {}
     for path in sorted(REPROS.glob("*.json")):
         fixture = load_fixture(path)
         expected = expected_refusal(fixture)
@@ -139,8 +145,9 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Exported:
         name = name_of_test(fixture)
         (folder / f"{name}.py").write_text(source, encoding="utf-8")
         tests[name] = (path.name, fixture.adk_release, fixture.known_fault)
+        fixtures[name] = fixture
     assert tests, "no fixture was exported"
-    return Exported(folder, tests, skipped, refused)
+    return Exported(folder, tests, skipped, refused, fixtures)
 
 
 def test_every_committed_fixture_exports_or_is_refused_for_a_stated_reason(exported) -> None:
@@ -151,22 +158,22 @@ def test_every_committed_fixture_exports_or_is_refused_for_a_stated_reason(expor
     assert {"unit", "token", "script", "pipeline"} <= kinds
 
 
-def test_exports_pass_adk_pythons_pyink_and_flake_checks(exported) -> None:
+def _upstream_checks(folder: Path) -> str:
     """pyink with adk-python's configuration (``[tool.pyink]``: 80 columns,
     two-space indentation), and ruff's pyflakes rules with lines of at most 80
-    (adk-python has no ruff settings), on every exported file."""
+    (adk-python has no ruff settings), on every ``test_*.py`` of ``folder``:
+    what they said, or "" when both pass."""
     for tool in ("pyink", "ruff"):
         if importlib.util.find_spec(tool) is None:
             pytest.skip(f"{tool} is not installed (the [upstream] extra: make env installs it)")
-    config = exported.folder / "adk-pyproject.toml"
+    config = folder / "adk-pyproject.toml"
     config.write_text(ADK_PYINK_CONFIG, encoding="utf-8")
-    files = sorted(str(p) for p in exported.folder.glob("test_*.py"))
+    files = sorted(str(p) for p in folder.glob("test_*.py"))
     pyink = subprocess.run(
         [sys.executable, "-m", "pyink", "--config", str(config), "--check", "--diff", *files],
         capture_output=True,
         text=True,
     )
-    assert pyink.returncode == 0, pyink.stdout + pyink.stderr
     ruff = subprocess.run(
         [
             sys.executable,
@@ -185,7 +192,78 @@ def test_exports_pass_adk_pythons_pyink_and_flake_checks(exported) -> None:
         capture_output=True,
         text=True,
     )
-    assert ruff.returncode == 0, ruff.stdout + ruff.stderr
+    said = [p.stdout + p.stderr for p in (pyink, ruff) if p.returncode != 0]
+    return "\n".join(said)
+
+
+def test_exports_pass_adk_pythons_pyink_and_flake_checks(exported) -> None:
+    said = _upstream_checks(exported.folder)
+    assert not said, said
+
+
+def _export_drawn(folder: Path, fixture: Fixture) -> bool:
+    """Write ``fixture``'s export into ``folder``; False when export refuses it
+    for what running it shows (no failing call, a credential request)."""
+    try:
+        source = export_test(fixture)
+    except ExportError as exc:
+        assert HOLDS in str(exc) or CREDENTIAL in str(exc), str(exc)
+        return False
+    (folder / f"{name_of_test(fixture)}.py").write_text(source, encoding="utf-8")
+    return True
+
+
+#: How many drawn cases of each kind the next test exports (at least).
+DRAWN = 40
+
+
+def test_exports_of_drawn_cases_pass_adk_pythons_pyink_and_flake_checks(tmp_path: Path) -> None:
+    """Not only the committed fixtures: whatever a campaign can write. Unit
+    and token cases (every retention, 0 included) and emulated pipeline
+    scripts that break an invariant on the installed release, drawn
+    derandomised by the campaign's own strategies, exported and checked as
+    above (an unused name is pyflakes' F401 or F841)."""
+    drawn: dict[str, int] = {"unit": 0, "token": 0, "script": 0}
+
+    def keep(kind: str, case, invariant: str) -> None:
+        fixture = Fixture(kind, invariant, ADK_RELEASE, case, {}, {})
+        drawn[kind] += _export_drawn(tmp_path, fixture)
+
+    quick = settings(
+        derandomize=True,
+        database=None,
+        deadline=None,
+        max_examples=DRAWN,
+        suppress_health_check=list(HealthCheck),
+    )
+
+    @quick
+    @given(case=unit_cases())
+    def units(case) -> None:
+        keep("unit", case, "U3")
+
+    @quick
+    @given(case=token_cases())
+    def tokens(case) -> None:
+        keep("token", case, "U5")
+
+    @settings(quick, max_examples=20 * DRAWN)
+    @given(script=scripts(database=False))
+    def pipelines(script) -> None:
+        if drawn["script"] >= DRAWN:
+            return
+        outcome = run_case(script)
+        found = [*outcome.violations, *(v for v, _ in outcome.known)]
+        found = [v for v in found if v.invariant not in ("P0", "P7")]
+        if found:
+            keep("script", script, found[0].invariant)
+
+    units()
+    tokens()
+    pipelines()
+    assert drawn == {"unit": DRAWN, "token": DRAWN, "script": DRAWN}, drawn
+    said = _upstream_checks(tmp_path)
+    assert not said, said
 
 
 def test_exports_carry_adk_pythons_license_header(exported) -> None:
@@ -244,23 +322,53 @@ def _by_assertion(outcome: str) -> bool:
     )
 
 
-def _fault_present(release: str, fault: str | None, fixture_release: str) -> bool:
-    if fault is not None:
-        known = fault_for(fault)
-        return known is not None and known.applies_to(release)
-    return release == fixture_release  # a fault fixed since: present on its release only
+def expected_outcome(fixture: Fixture, release: str) -> str | None:
+    """What the export of ``fixture`` must do on google-adk ``release``:
+    ``"fails"`` (by its own assertion: the fault is there), ``"passes"`` (it
+    is not), or None (nothing says: not asserted).
+
+    A fixture marked with a known fault: it fails where the fault applies
+    (``known_faults.py``), and passes on the installed release, the newest,
+    where it does not. An unmarked fixture (a new finding, or one a campaign
+    wrote with ``HARNESS_KNOWN_FAULTS=off``) failed on its own release, so its
+    export fails there; on the installed release it fails exactly when the
+    gate's own replay there breaks the fixture's invariant (known fault or
+    not): an unmarked fixture of an older release whose fault persists fails
+    on the newest release too."""
+    if fixture.known_fault is not None:
+        known = fault_for(fixture.known_fault)
+        if known is not None and known.applies_to(release):
+            return "fails"
+        return "passes" if release == ADK_RELEASE else None
+    if release == fixture.adk_release:
+        return "fails"
+    if release != ADK_RELEASE:
+        return None
+    verdict = judge_fixture(fixture).verdict
+    broken = {v.invariant for v in verdict.new} | {v.invariant for v, _ in verdict.known}
+    return "fails" if fixture.invariant in broken else "passes"
 
 
-def test_exports_fail_with_the_fault_and_pass_where_it_is_absent(exported) -> None:
-    """Every export fails by its own assertion on its fixture's release (where
-    the fault is); on the installed release, the newest, an export of a
-    fault that release no longer has passes; and on the installed release
-    with ``upstream_fixes`` (each faulty function replaced by a fixed one),
-    every export whose fault that plugin fixes passes."""
+def _fixed_by_the_plugin(exported: Exported) -> list[str]:
+    """The exports of a fault ``upstream_fixes`` fixes that fail on the installed release."""
+    return sorted(
+        name
+        for name, (_, _, fault) in exported.tests.items()
+        if fault in upstream_fixes.FIXED
+        and expected_outcome(exported.fixtures[name], ADK_RELEASE) == "fails"
+    )
+
+
+def _check_outcomes(exported: Exported) -> set[str]:
+    """Run every export on its fixture's release and on the installed one and
+    check each outcome against :func:`expected_outcome`; what was seen
+    (``"<fixture> fails on <release>"``, ``"<fixture> passes on <release>"``)."""
     releases = {release for _, release, _ in exported.tests.values()} | {ADK_RELEASE}
     seen: set[str] = set()
     for release in sorted(releases):
         python = release_python(release)
+        if python is None:  # no environment of that release here: its own run is left out
+            continue
         names = sorted(
             name
             for name, (_, fixture_release, _) in exported.tests.items()
@@ -268,43 +376,70 @@ def test_exports_fail_with_the_fault_and_pass_where_it_is_absent(exported) -> No
         )
         got = _outcomes(python, exported.folder, names)
         for name in names:
-            fixture, fixture_release, fault = exported.tests[name]
-            if _fault_present(release, fault, fixture_release):
+            fixture = exported.tests[name][0]
+            expected = expected_outcome(exported.fixtures[name], release)
+            if expected == "fails":
                 assert _by_assertion(got[name]), (release, fixture, got[name])
                 seen.add(f"{fixture} fails on {release}")
-            elif release == ADK_RELEASE:  # the newest release: every other fault fixed
+            elif expected == "passes":
                 assert got[name] == "passed", (release, fixture, got[name])
                 seen.add(f"{fixture} passes on {release}")
-    fixed = sorted(
-        name
-        for name, (_, release, fault) in exported.tests.items()
-        if fault in upstream_fixes.FIXED and _fault_present(ADK_RELEASE, fault, release)
-    )
+    return seen
+
+
+def test_exports_fail_with_the_fault_and_pass_where_it_is_absent(exported) -> None:
+    """Every export fails by its own assertion on its fixture's release (where
+    the fault is); on the installed release, the newest, an export of a
+    fault that release no longer has passes (:func:`expected_outcome`); and
+    on the installed release with ``upstream_fixes`` (each faulty function
+    replaced by a fixed one), every export whose fault that plugin fixes
+    passes."""
+    seen = _check_outcomes(exported)
+    fixed = _fixed_by_the_plugin(exported)
     assert fixed, "no export of a fault the plugin fixes"
     patched = _outcomes(Path(sys.executable), exported.folder, fixed, "-p", "upstream_fixes")
     for name in fixed:
         assert patched[name] == "passed", (exported.tests[name][0], patched[name])
         seen.add(f"{exported.tests[name][0]} passes with upstream_fixes")
-    # Every export fails on its own release; and passes somewhere unless its
-    # fault is one the plugin does not fix.
-    for fixture, release, fault in exported.tests.values():
+    # Every export fails on its own release; and passes somewhere when its
+    # fault is gone from the installed release or is one the plugin fixes (a
+    # failure no known fault explains, on the newest release, passes nowhere
+    # yet: test_repros reports it as the new failure it is).
+    for name, (fixture, _, fault) in exported.tests.items():
         assert any(s.startswith(f"{fixture} fails") for s in seen), fixture
-        if fault is None and release == ADK_RELEASE:
-            # A failure no known fault explains, on the newest release: nothing
-            # passes it yet, and test_repros reports it as the new failure it is.
-            continue
-        if fault is None or fault in upstream_fixes.FIXED:
+        gone = expected_outcome(exported.fixtures[name], ADK_RELEASE) == "passes"
+        if gone or (fault in upstream_fixes.FIXED and name in fixed):
             assert any(s.startswith(f"{fixture} passes") for s in seen), fixture
+
+
+def test_an_unmarked_fixture_of_an_older_release_fails_where_its_fault_persists(
+    tmp_path: Path,
+) -> None:
+    # What `HARNESS_KNOWN_FAULTS=off make fuzz ADK=<older>` writes: the failure
+    # of a fault the newest release still has, with no known_fault. Its export
+    # fails on the installed release too (the old rule, "a fault fixed since",
+    # expected it to pass there and turned the gate red).
+    release = "2.12.0"
+    name = "U3-2.13.0-e3f99bee2b15adeb.json"  # dead-call-retry-skipped-at-invocation-boundary
+    marked = load_fixture(REPROS / name)
+    assert fault_for(marked.known_fault).applies_to(release)
+    unmarked = replace(marked, adk_release=release, known_fault=None, path=None)
+    path, _ = write_fixture(unmarked, tmp_path)
+    fixture = load_fixture(path)
+    folder = tmp_path / "exported"
+    folder.mkdir()
+    (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    test = name_of_test(fixture)
+    (folder / f"{test}.py").write_text(export_test(fixture), encoding="utf-8")
+    one = Exported(folder, {test: (path.name, release, None)}, {}, {}, {test: fixture})
+    assert expected_outcome(fixture, ADK_RELEASE) == "fails"
+    assert f"{path.name} fails on {ADK_RELEASE}" in _check_outcomes(one)
 
 
 def test_every_fix_of_the_plugin_is_shown_by_an_export(exported) -> None:
     """Each fault ``upstream_fixes`` fixes has an export that fails without
     the plugin (checked above) and passes with it."""
-    fixed = [
-        name
-        for name, (_, release, fault) in exported.tests.items()
-        if fault in upstream_fixes.FIXED and _fault_present(ADK_RELEASE, fault, release)
-    ]
+    fixed = _fixed_by_the_plugin(exported)
     assert {exported.tests[n][2] for n in fixed} == upstream_fixes.FIXED
 
 

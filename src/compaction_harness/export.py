@@ -25,8 +25,10 @@ Fixture kinds:
 
 from __future__ import annotations
 
+import ast
 import datetime
 import textwrap
+from collections.abc import Iterable
 
 from . import reference
 from ._pysource import LINE_LENGTH, Atom, Group, Strings, call, list_of, render
@@ -100,18 +102,27 @@ def export_test(fixture: Fixture, *, year: int | None = None) -> str:
         raise ExportError(
             f"{_where(fixture)}: fixtures of kind {fixture.kind!r} cannot be exported"
         )
-    lines = [*module_head(fixture, imports, year=year)]
-    if strings.definitions():
-        lines += [*strings.definitions(), ""]
+    rest = [*strings.definitions(), ""] if strings.definitions() else []
     if "_AUTH_CONFIG" in "\n".join(body):
-        lines += [
+        rest += [
             "_AUTH_CONFIG = AuthConfig(",
             "    auth_scheme=APIKey(**{'in': APIKeyIn.header, 'name': 'x-api-key'})",
             ")",
             "",
         ]
-    lines += ["", f"def {name_of_test(fixture)}():", *body]
+    rest += ["", f"def {name_of_test(fixture)}():", *body]
+    lines = [*module_head(fixture, used_imports(imports, rest), year=year), *rest]
     return "\n".join(lines) + "\n"
+
+
+def used_imports(imports: Iterable[str], rest: list[str]) -> list[str]:
+    """The lines of ``imports`` whose name the module's ``rest`` (its lines
+    after the imports) reads, so that no export imports what it does not use
+    (pyflakes' F401): ``import x`` binds ``x``, ``from m import x [as y]``
+    binds ``x`` (``y``)."""
+    tree = ast.parse("\n".join(rest))
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return [line for line in imports if line.split()[-1] in read]
 
 
 def _where(fixture: Fixture) -> str:
@@ -316,9 +327,9 @@ def _token_body(case: TokenCase, strings: Strings) -> tuple[list[str], list[str]
     candidates = reference.token_candidates(session)
     taken = reference.token_threshold_range(session, k)
     lines = _events_lines(session, strings)
-    lines += render(list_of(_positions("events", list(candidates))), "  ", "candidates = ")
-    lines.append("")
-    if k > 0:
+    if k > 0:  # only the split reads the candidates
+        lines += render(list_of(_positions("events", list(candidates))), "  ", "candidates = ")
+        lines.append("")
         split = reference.safe_token_split(session, candidates, k)
         lines += [
             "  split = compaction._safe_token_compaction_split_index(",
@@ -327,6 +338,8 @@ def _token_body(case: TokenCase, strings: Strings) -> tuple[list[str], list[str]
             f"  assert split == {split}",
             "",
         ]
+    else:
+        lines.append("")
     has_summary = reference.latest_summary(session) is not None
     lines += [
         "  result = compaction._events_to_compact_for_token_threshold(",
@@ -344,4 +357,4 @@ def _token_body(case: TokenCase, strings: Strings) -> tuple[list[str], list[str]
     return imports, lines
 
 
-__all__ += ["module_head", "name_of_test"]
+__all__ += ["module_head", "name_of_test", "used_imports"]

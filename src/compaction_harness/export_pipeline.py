@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._pysource import Atom, Group, Strings, call, list_of, render
-from .export import ExportError, module_head, name_of_test
+from .export import ExportError, module_head, name_of_test, used_imports
 from .fixtures import Fixture
 from .invariants import Violation
 
@@ -417,14 +417,13 @@ class _Writer:
             '  """The session as stored before the call (earlier summaries included)."""',
             *render(events, "  ", "return "),
         ]
-        lines = module_head(self.fixture, sorted(self.imports), year=year)
-        if self.strings.definitions():
-            lines += [*self.strings.definitions(), ""]
-        lines.append("")
+        rest = [*self.strings.definitions(), ""] if self.strings.definitions() else []
+        rest.append("")
         for helper in [*self.helpers, "\n".join(events_fn)]:
-            lines += [*helper.splitlines(), "", ""]
-        lines += [f"def {name_of_test(self.fixture)}():", *body]
-        return "\n".join(lines) + "\n"
+            rest += [*helper.splitlines(), "", ""]
+        rest += [f"def {name_of_test(self.fixture)}():", *body]
+        imports = used_imports(sorted(self.imports), rest)
+        return "\n".join([*module_head(self.fixture, imports, year=year), *rest]) + "\n"
 
     def need(self, *names: str) -> None:
         """Add the named helpers (and what they need), once each."""
