@@ -593,6 +593,7 @@ class Pipeline:
         faithful: bool = False,
         clock: Any = None,
         new_id: Any = None,
+        root: str = AGENT,
     ) -> None:
         import asyncio
         import itertools
@@ -601,6 +602,9 @@ class Pipeline:
         from google.adk.apps.app import App
 
         self._sliding = _helper("_run_compaction_for_sliding_window")
+        #: The root agent's name: the harness's own ``agent``, or the name a
+        #: recorded session's app gave it (its events are judged as that agent's).
+        self.AGENT = root
         self.faithful = faithful
         self.storage = storage
         self.summary_size = summary
@@ -799,7 +803,7 @@ class Pipeline:
             return False
         return _compaction_request_processor() is not None
 
-    def before_model_call(self, agent_name: str = AGENT, branch: str | None = None) -> bool:
+    def before_model_call(self, agent_name: str | None = None, branch: str | None = None) -> bool:
         """What the LLM flow runs before each model call: on releases with
         :attr:`compacts_before_model_calls`, the flow's own
         ``CompactionRequestProcessor`` for the agent ``agent_name`` on
@@ -808,6 +812,7 @@ class Pipeline:
         Returns whether it made a summary."""
         if not self.compacts_before_model_calls:
             return False
+        agent_name = agent_name or self.AGENT
         config = self.app.events_compaction_config
         if self.faithful:
             made = self._loop.run_until_complete(self._run_request_processor(agent_name, branch))
@@ -864,7 +869,7 @@ class Pipeline:
         return await fn(**arguments)
 
     def calls_to_replay(
-        self, invocation_id: str, tools: Sequence[str], agent_name: str = AGENT
+        self, invocation_id: str, tools: Sequence[str], agent_name: str | None = None
     ) -> tuple[str, ...]:
         """Ids of the calls ADK's flow runs again before it calls the model of
         ``agent_name`` in ``invocation_id`` (no branch), or ``()``.
@@ -939,7 +944,7 @@ class Pipeline:
         strip_counts: frozenset[int] = frozenset(),
         *,
         before_model_call: bool = False,
-        agent_name: str = AGENT,
+        agent_name: str | None = None,
         branch: str | None = None,
     ) -> bool:
         """Whether ADK's token-threshold compaction would call the summariser now.
@@ -958,6 +963,7 @@ class Pipeline:
 
         run_token = _helper("_run_compaction_for_token_threshold")
         app = self.app
+        agent_name = agent_name or self.AGENT
 
         async def entry_point(config: Any, session: Any, service: Any) -> None:
             if before_model_call:
@@ -1002,7 +1008,7 @@ class Pipeline:
         self,
         *,
         without_summaries: bool = False,
-        agent_name: str = AGENT,
+        agent_name: str | None = None,
         branch: str | None = None,
         time_ordered: bool = False,
     ) -> list[PromptContent]:
@@ -1013,6 +1019,7 @@ class Pipeline:
         of P4: what the prompt builder shows of the raw events).
         ``time_ordered``: the events put in order of timestamp, then id, as
         ``DatabaseSessionService.get_session`` returns them."""
+        agent_name = agent_name or self.AGENT
         events = _tag_untagged(self.session.events)
         if time_ordered:
             events.sort(key=lambda e: (e.timestamp, e.id))
@@ -1029,7 +1036,7 @@ class Pipeline:
     def prompt_chars_of(
         self,
         positions: Sequence[int],
-        agent_name: str = AGENT,
+        agent_name: str | None = None,
         branch: str | None = None,
         *,
         compacted: Sequence[int] = (),
@@ -1045,6 +1052,7 @@ class Pipeline:
         must restore to keep that response paired; older releases restore
         nothing and the count leaves it out as they do.
         """
+        agent_name = agent_name or self.AGENT
         events = self.session.events
         chosen = [events[i] for i in sorted(positions)]
         if compacted:
@@ -1061,7 +1069,7 @@ class Pipeline:
 
     def prompt_chars(
         self,
-        agent_name: str = AGENT,
+        agent_name: str | None = None,
         branch: str | None = None,
         *,
         leave_out: Collection[str] = (),
@@ -1071,6 +1079,7 @@ class Pipeline:
         ``leave_out``: ids of stored events to assemble the prompt without (the
         cost profile leaves out the summaries an invocation made, to size the
         prompt as it would be had that invocation compacted nothing)."""
+        agent_name = agent_name or self.AGENT
         events = [e for e in self.session.events if e.id not in leave_out]
         return prompt_chars(self._contents(events, agent_name, branch))
 
@@ -1085,7 +1094,7 @@ class Pipeline:
         return _get_contents(branch, events, agent_name)
 
     def database_prompt(
-        self, agent_name: str = AGENT, branch: str | None = None
+        self, agent_name: str | None = None, branch: str | None = None
     ) -> list[PromptContent]:
         """P7: the prompt after a round trip through ``DatabaseSessionService``.
 
@@ -1096,6 +1105,7 @@ class Pipeline:
         prompt is assembled from what came back. Raises :class:`NotApplicable`
         without the extra.
         """
+        agent_name = agent_name or self.AGENT
         if self.storage == "database":
             again = self._loop.run_until_complete(
                 self._service.get_session(

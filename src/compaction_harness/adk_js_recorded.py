@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import adk_js
-from .adk_js import AGENT, JsCompactor, JsRun, NotApplicable
+from .adk_js import JsCompactor, JsRun, NotApplicable
 from .model import REQUEST_CONFIRMATION_CALL, Call, Response, Session, Step
 from .pipeline import FRAMEWORK_CALLS, PipelineCase, from_model
 from .scripts import Script, ScriptConfig
@@ -249,7 +249,7 @@ def translate_confirmations(case: PipelineCase) -> Translation:
         if step.confirmations and step.responses:
             c = step.confirmations[0]
             if (
-                step.author != AGENT
+                step.author != case.root
                 or len(step.responses) != 1
                 or not _bare(
                     step, responses=(Response(c, step.responses[0].name),), confirmations=(c,)
@@ -261,7 +261,7 @@ def translate_confirmations(case: PipelineCase) -> Translation:
             if (
                 before is None
                 or opens(k)
-                or before.author != AGENT
+                or before.author != case.root
                 or not _bare(before, calls=(call,), prompt_tokens=before.prompt_tokens)
             ):
                 raise refuse(k, "the placeholder does not follow its call alone in its invocation")
@@ -271,7 +271,7 @@ def translate_confirmations(case: PipelineCase) -> Translation:
                 after is None
                 or request is None
                 or opens(k + 1)
-                or after.author != AGENT
+                or after.author != case.root
                 or request.name != REQUEST_CONFIRMATION_CALL
                 or not _bare(after, calls=(request,), long_running=(request.id,))
             ):
@@ -303,7 +303,7 @@ def translate_confirmations(case: PipelineCase) -> Translation:
             if (
                 after is None
                 or opens(k + 1)
-                or after.author != AGENT
+                or after.author != case.root
                 or not _bare(after, responses=(Response(call.id, call.name),))
             ):
                 raise refuse(
@@ -361,7 +361,7 @@ def recorded_actions(case: PipelineCase) -> RecordedActions:
             opener = step.text if step.author == "user" else None
         previous = step.invocation
         if from_model(dataclasses.replace(step, branch=None)):
-            out.openers[len(out.actions)] = opener if step.author == AGENT else None
+            out.openers[len(out.actions)] = opener if step.author == case.root else None
             out.actions.append(
                 {
                     "do": "model_call",

@@ -336,7 +336,9 @@ def _parse_case(kind: str, call: Any, session: Session) -> Any:
     * ``token``: ``{"retention": event_retention_size}``;
     * ``metamorphic``: ``{"relation", "window"}``, plus ``index`` and
       ``call_id`` (``added_response``) or ``retention`` (``isolation_scope``);
-    * ``pipeline``: ``{"config", "ends", "max_invocation_events"}``.
+    * ``pipeline``: ``{"config", "ends", "max_invocation_events"}``, and
+      optionally ``invariants`` and ``agents`` (the app's agent names, the
+      root first; a recorded session's own).
     """
     if kind == "metamorphic":
         return _parse_metamorphic(call, session)
@@ -358,7 +360,7 @@ def _parse_case(kind: str, call: Any, session: Session) -> Any:
 def _parse_pipeline(call: Any, session: Session) -> PipelineCase:
     if not isinstance(call, dict) or not {"config", "ends"} <= set(call):
         raise ModelError("call: expected an object with the fields 'config' and 'ends'")
-    extra = sorted(set(call) - {"config", "ends", "max_invocation_events", "invariants"})
+    extra = sorted(set(call) - {"config", "ends", "max_invocation_events", "invariants", "agents"})
     if extra:
         raise ModelError(f"call: unknown field {extra[0]!r}")
     invariants = call.get("invariants")
@@ -374,8 +376,16 @@ def _parse_pipeline(call: Any, session: Session) -> PipelineCase:
     limit = call.get("max_invocation_events", 6)
     if type(limit) is not int or limit < 1:
         raise ModelError("call.max_invocation_events: expected a positive integer")
+    agents = call.get("agents", [])
+    if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents):
+        raise ModelError("call.agents: expected a list of agent names, the root first")
     return PipelineCase(
-        config, session, tuple(ends), limit, None if invariants is None else tuple(invariants)
+        config,
+        session,
+        tuple(ends),
+        limit,
+        None if invariants is None else tuple(invariants),
+        agents=tuple(agents),
     )
 
 

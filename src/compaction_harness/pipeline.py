@@ -931,6 +931,12 @@ class PipelineCase:
         invariants: the pipeline invariants checked (None: all of P1 to P7);
             a campaign narrowed by HARNESS_PIPELINE_INVARIANTS records its
             choice, so a replay checks what the campaign checked.
+        agents: the names of the app's agents, the root first (empty: the
+            harness's own root ``agent``). A recorded session carries the
+            names its app gave them (``assistant``, say): the replay's root
+            agent has the root's name, so ADK reads the root's events as its
+            own (its token counts, its replies), and an event authored by a
+            listed sub-agent is preceded by that sub-agent's model call.
     """
 
     config: Mapping[str, int | None]
@@ -939,6 +945,7 @@ class PipelineCase:
     max_invocation_events: int = 6
     invariants: tuple[str, ...] | None = None
     origin: Session | None = field(default=None, compare=False, repr=False)
+    agents: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if set(self.config) != set(CONFIG_KEYS):
@@ -956,6 +963,15 @@ class PipelineCase:
             raise ModelError(
                 f"call.invariants: expected a non-empty list of {', '.join(PIPELINE_INVARIANTS)}"
             )
+        if len(set(self.agents)) != len(self.agents) or any(
+            not isinstance(a, str) or not a or a == "user" for a in self.agents
+        ):
+            raise ModelError("call.agents: expected distinct agent names (not 'user'), root first")
+
+    @property
+    def root(self) -> str:
+        """The root agent's name."""
+        return self.agents[0] if self.agents else "agent"
 
     @property
     def window(self) -> tuple[int, ...]:
@@ -969,6 +985,8 @@ class PipelineCase:
         }
         if self.invariants is not None:
             out["invariants"] = list(self.invariants)
+        if self.agents:
+            out["agents"] = list(self.agents)
         return out
 
     def render(self) -> str:
@@ -977,7 +995,8 @@ class PipelineCase:
         for k, line in enumerate(lines):
             out.append(line)
             out += ["  ---- end of invocation: compaction runs"] * list(self.ends).count(k + 1)
-        return "\n".join(out) + f"\nconfig: {dict(self.config)}"
+        agents = f"\nagents: {', '.join(self.agents)} (root first)" if self.agents else ""
+        return "\n".join(out) + f"\nconfig: {dict(self.config)}" + agents
 
     def __repr__(self) -> str:
         return f"PipelineCase({dict(self.config)!r}, {self.session!r}, ends={self.ends!r})"
@@ -1001,10 +1020,16 @@ class PipelineRun:
         max_invocation_events: int = 6,
         *,
         strict_provider: bool = False,
+        agents: Sequence[str] = (),
         **pipeline_options: Any,
     ) -> None:
         from .adk import Pipeline
 
+        #: The app's agents, the root first (see ``PipelineCase.agents``).
+        self.agents = tuple(agents) or ("agent",)
+        self.root = self.agents[0]
+        if agents:
+            pipeline_options = {**pipeline_options, "root": self.root}
         self.config = dict(config)
         self.max_invocation_events = max_invocation_events
         self.strict_provider = strict_provider
@@ -1035,21 +1060,26 @@ class PipelineRun:
         first (P2, P4)."""
         found: list[Violation] = []
         if from_model(step):
-            found = self.model_call()
+            # The agent that wrote the reply made the call: a listed sub-agent,
+            # else the root (older fixtures name no agents).
+            found = self.model_call(step.author if step.author in self.agents else self.root)
         if opens_invocation:
             self.opener = step.text if step.author == "user" else None
         self.appended.append(step)
         self.pipeline.append(step)
         return found
 
-    def model_call(self, agent_name: str = "agent", branch: str | None = None) -> list[Violation]:
+    def model_call(
+        self, agent_name: str | None = None, branch: str | None = None
+    ) -> list[Violation]:
         """A model call of ``agent_name`` on ``branch``: the flow's request
         processors (:meth:`request_processors`), then the request they built is
         sent (:meth:`check_request`)."""
+        agent_name = agent_name or self.root
         return self.request_processors(agent_name, branch) + self.check_request(agent_name, branch)
 
     def request_processors(
-        self, agent_name: str = "agent", branch: str | None = None
+        self, agent_name: str | None = None, branch: str | None = None
     ) -> list[Violation]:
         """The flow's request processors of one step of ``agent_name`` on
         ``branch``: token-threshold compaction on releases that run it before
@@ -1059,6 +1089,7 @@ class PipelineRun:
         request is judged only by :meth:`check_request`."""
         if not self.pipeline.compacts_before_model_calls:
             return []
+        agent_name = agent_name or self.root
         return self._compact(
             lambda: self.pipeline.before_model_call(agent_name, branch),
             before_model_call=True,
@@ -1066,13 +1097,14 @@ class PipelineRun:
         )
 
     def check_request(
-        self, agent_name: str = "agent", branch: str | None = None
+        self, agent_name: str | None = None, branch: str | None = None
     ) -> list[Violation]:
         """The request of ``agent_name`` on ``branch`` is sent to the model:
         P2 and P4 on the prompt ADK assembles, and P7 when the session lives in
         a database."""
         from .adk import prunes_orphaned_calls
 
+        agent_name = agent_name or self.root
         out: list[Violation] = []
         steps = self.pipeline.steps()
         prompt = self.pipeline.prompt(agent_name=agent_name, branch=branch)
@@ -1166,12 +1198,13 @@ class PipelineRun:
         *,
         before_model_call: bool,
         check_stale: bool = True,
-        agent: tuple[str, str | None] = ("agent", None),
+        agent: tuple[str, str | None] | None = None,
     ) -> list[Violation]:
         """Run one of ADK's compaction entry points (``compact``: before a model
         call, or at an invocation's end) with P6's second and third clauses
         around it (the second only where ``check_stale``: the token path runs),
         then P1, P5 and P6 on the summaries it made."""
+        agent = agent or (self.root, None)
         before = self.pipeline.steps()
         prompt_before = self.pipeline.prompt()
         # What ADK's own summaries covered: a summary that takes events only a
@@ -1260,7 +1293,7 @@ class PipelineRun:
         steps: Session,
         *,
         before_model_call: bool = False,
-        agent: tuple[str, str | None] = ("agent", None),
+        agent: tuple[str, str | None] | None = None,
     ) -> list[Violation]:
         """P6 (second clause) on ``steps``, the session before compaction runs:
         ADK's token trigger (at the invocation's end, or ``before_model_call``)
@@ -1269,7 +1302,7 @@ class PipelineRun:
         if not stale or self.config.get("token_threshold") is None:
             return []
         self.stale_checks += 1
-        name, branch = agent
+        name, branch = agent or (self.root, None)
 
         def fires(strip: frozenset[int] = frozenset()) -> bool:
             return self.pipeline.token_trigger_fires(
@@ -1279,7 +1312,7 @@ class PipelineRun:
         return check_stale_counts(fires(), fires(stale), stale)
 
     def database_round_trip(
-        self, agent_name: str = "agent", branch: str | None = None
+        self, agent_name: str | None = None, branch: str | None = None
     ) -> list[Violation]:
         """P7: the session stored in and reloaded from ``DatabaseSessionService``
         (SQLite) yields the same prompt as the one in hand."""
@@ -1296,6 +1329,7 @@ class PipelineRun:
             tuple(self.ends),
             self.max_invocation_events,
             invariants=invariants,
+            agents=() if self.agents == ("agent",) else self.agents,
         )
 
     def outcome(self, violations: list[Violation]) -> UnitOutcome:
@@ -1402,7 +1436,7 @@ def run_pipeline_case(
     ``triage`` nothing is classified and the run never stops: ``violations``
     holds every violation of every operation (for counterfactual replays).
     """
-    run = PipelineRun(case.config, case.max_invocation_events)
+    run = PipelineRun(case.config, case.max_invocation_events, agents=case.agents)
     chosen = set(case.invariants) if case.invariants else None
     judge = Triage(lambda: run.case(), release, chosen, triage)
 
@@ -1456,4 +1490,53 @@ def crash_violation(what: str, exc: BaseException) -> Violation:
         expected="no exception",
         observed=f"{type(exc).__name__}: {exc}",
         details={"cause": "exception", "exception": type(exc).__name__},
+    )
+
+
+def recorded_agents(session: Session) -> tuple[str, ...]:
+    """The agents that wrote a recorded session's events, in order of their
+    first event (the first taken as the root): what a session tells of its
+    app's agents when nothing else does. ADK stores no agent tree, so a
+    root that never writes an event (a custom orchestrator) must be named."""
+    names: list[str] = []
+    for step in session:
+        if step.compaction is None and step.author != "user" and step.author not in names:
+            names.append(step.author)
+    return tuple(names)
+
+
+def recorded_case(
+    session: Session,
+    config: Mapping[str, int | None],
+    *,
+    agents: Sequence[str] = (),
+    invariants: tuple[str, ...] | None = None,
+) -> PipelineCase:
+    """A session that ADK's ``Runner`` recorded, as a case to replay with the
+    configuration it ran with (``config``: the keys of :data:`CONFIG_KEYS`,
+    None where unset) and its app's agents (``agents``, the root first;
+    default :func:`recorded_agents`).
+
+    The compaction events the run stored are left out: the replay runs ADK's
+    compaction with the same configuration, at the same points (an
+    invocation ends after the last event of each run of one invocation id;
+    a reply is preceded by its model call), and judges what it makes. Every
+    other event is appended as recorded (ids, authors, times, token counts).
+    """
+    steps = tuple(s for s in session if s.compaction is None)
+    ends = [
+        k + 1
+        for k in range(len(steps))
+        if k + 1 == len(steps) or steps[k + 1].invocation != steps[k].invocation
+    ]
+    full = {key: config.get(key) for key in CONFIG_KEYS}
+    unknown = sorted(set(config) - set(CONFIG_KEYS))
+    if unknown:
+        raise ModelError(f"config: unknown key {unknown[0]!r} (expected {', '.join(CONFIG_KEYS)})")
+    return PipelineCase(
+        full,
+        Session(steps),
+        tuple(ends),
+        invariants=invariants,
+        agents=tuple(agents) or recorded_agents(session),
     )

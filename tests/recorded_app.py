@@ -1,0 +1,199 @@
+"""Test support: real sessions, recorded by ADK's own ``Runner``.
+
+An ADK app as a user writes one: a root ``LlmAgent`` named ``assistant``
+(not the harness's ``agent``), a scripted ``BaseLlm`` that replies ``OK.``
+(the same text at every turn) or calls tools as its script says, the tools
+``get_weather`` (a ``FunctionTool``) and ``start_export`` (a
+``LongRunningFunctionTool`` whose job reports back later), and an ``App``
+with an ``EventsCompactionConfig`` whose summariser is ADK's
+``LlmEventSummarizer`` over a scripted summary model. :func:`record` runs the
+turns through ``Runner.run_async`` on an ``InMemorySessionService`` and
+returns the session as that service stores it (``Session.model_dump_json()``),
+the format ``minimize`` and ``replay`` read.
+
+Each model reply carries usage metadata (four characters a token of what the
+model was sent), as a real model's does, so ADK's token trigger reads the
+counts it reads in production.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from google.adk.agents.llm_agent import LlmAgent
+from google.adk.apps.app import App, EventsCompactionConfig
+from google.adk.apps.llm_event_summarizer import LlmEventSummarizer
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_response import LlmResponse
+from google.adk.runners import Runner
+from google.adk.sessions.in_memory_session_service import InMemorySessionService
+from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.long_running_tool import LongRunningFunctionTool
+from google.genai import types
+
+ROOT = "assistant"
+APP = "weather_app"
+USER = "user-1"
+
+#: One model reply: ``"OK."`` (any text), ``("call", tool, ...)`` (calls to
+#: the tools named, in one event: parallel calls when more than one).
+Reply = str | tuple[str, ...]
+#: One turn: the user's message (or ``("answer", tool)``: the client answers
+#: the pending long-running call of that tool) and the model's replies in order.
+Turn = tuple[str | tuple[str, str], Sequence[Reply]]
+
+
+def get_weather(city: str) -> dict:
+    """Returns the weather of a city."""
+    return {"city": city, "forecast": "sunny"}
+
+
+def start_export(what: str) -> dict:
+    """Starts an export; the job reports back later."""
+    return {"status": "pending"}
+
+
+def _chars(request: Any) -> int:
+    total = 0
+    for content in request.contents or []:
+        for part in content.parts or []:
+            total += len(part.text or "")
+            if part.function_call:
+                total += len(part.function_call.name or "") + len(
+                    json.dumps(part.function_call.args or {})
+                )
+            if part.function_response:
+                total += len(part.function_response.name or "") + len(
+                    json.dumps(part.function_response.response or {})
+                )
+    return total
+
+
+def _usage(given: int, out: int) -> types.GenerateContentResponseUsageMetadata:
+    return types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=given // 4,
+        candidates_token_count=out // 4,
+        total_token_count=given // 4 + out // 4,
+    )
+
+
+class ScriptedLlm(BaseLlm):
+    """Replies as the script says, one reply per model call."""
+
+    replies: list[Any] = []
+    calls: int = 0
+
+    async def generate_content_async(self, llm_request, stream: bool = False):
+        reply = self.replies.pop(0) if self.replies else "OK."
+        given = _chars(llm_request) + len(str(llm_request.config.system_instruction or ""))
+        if isinstance(reply, str):
+            parts = [types.Part(text=reply)]
+        else:
+            parts = []
+            for tool in reply[1:]:
+                self.calls += 1
+                args = {"city": "Paris"} if tool == "get_weather" else {"what": "report"}
+                parts.append(
+                    types.Part(
+                        function_call=types.FunctionCall(
+                            id=f"call_{self.calls}", name=tool, args=args
+                        )
+                    )
+                )
+        yield LlmResponse(
+            content=types.Content(role="model", parts=parts), usage_metadata=_usage(given, 8)
+        )
+
+
+class SummaryLlm(BaseLlm):
+    """The summariser's model: a short summary, with usage metadata."""
+
+    async def generate_content_async(self, llm_request, stream: bool = False):
+        given = _chars(llm_request)
+        yield LlmResponse(
+            content=types.Content(role="model", parts=[types.Part(text="Summary of the talk.")]),
+            usage_metadata=_usage(given, 20),
+        )
+
+
+#: Plain turns: a weather question answered by a tool call, then "OK." turns.
+PLAIN: tuple[Turn, ...] = (
+    ("What is the weather in Paris?", [("call", "get_weather"), "OK."]),
+    ("Thanks.", ["OK."]),
+    ("And tomorrow?", [("call", "get_weather"), "OK."]),
+    ("Fine.", ["OK."]),
+    ("Good.", ["OK."]),
+    ("And in Rome?", [("call", "get_weather"), "OK."]),
+    ("Nice.", ["OK."]),
+    ("And in Oslo?", [("call", "get_weather"), "OK."]),
+    ("Bye.", ["OK."]),
+)
+
+#: With ``token_threshold=110, event_retention_size=2``: the count reaches the
+#: threshold at the first model call of "And in Oslo?", so ADK's compaction
+#: before the second model call of that invocation summarises the running
+#: user message (known fault 5, token-compaction-summarises-the-running-request).
+FAULT5: tuple[Turn, ...] = (
+    *PLAIN[:-2],
+    ("Sure.", ["OK."]),
+    ("Right.", ["OK."]),
+    ("Ok then.", ["OK."]),
+    *PLAIN[-2:],
+)
+TOKEN_CONFIG = {"token_threshold": 110, "event_retention_size": 2}
+
+
+def record(
+    config: dict[str, int | None],
+    turns: Sequence[Turn] = PLAIN,
+    *,
+    root: str = ROOT,
+) -> str:
+    """The session ADK's ``Runner`` stores for ``turns`` with the trigger
+    values ``config`` (keys of ``EventsCompactionConfig``; None: unset), as
+    ``InMemorySessionService`` stores it (``Session.model_dump_json()``)."""
+    return asyncio.run(_record(config, turns, root))
+
+
+async def _record(config: dict[str, int | None], turns: Sequence[Turn], root: str) -> str:
+    model = ScriptedLlm(model="scripted")
+    model.replies = [r for _, replies in turns for r in replies]
+    agent = LlmAgent(
+        name=root,
+        model=model,
+        instruction="You answer weather questions.",
+        tools=[FunctionTool(get_weather), LongRunningFunctionTool(start_export)],
+    )
+    compaction = EventsCompactionConfig(
+        summarizer=LlmEventSummarizer(llm=SummaryLlm(model="summary")),
+        **{k: v for k, v in config.items() if v is not None},
+    )
+    app = App(name=APP, root_agent=agent, events_compaction_config=compaction)
+    service = InMemorySessionService()
+    runner = Runner(app=app, session_service=service)
+    session = await service.create_session(app_name=APP, user_id=USER)
+    for message, _ in turns:
+        if isinstance(message, tuple):  # the client answers a long-running call
+            stored = await service.get_session(app_name=APP, user_id=USER, session_id=session.id)
+            pending = [
+                c
+                for e in stored.events
+                for c in e.get_function_calls()
+                if c.name == message[1] and c.id in (e.long_running_tool_ids or ())
+            ]
+            part = types.Part(
+                function_response=types.FunctionResponse(
+                    id=pending[-1].id, name=message[1], response={"status": "done"}
+                )
+            )
+            content = types.Content(role="user", parts=[part])
+        else:
+            content = types.Content(role="user", parts=[types.Part(text=message)])
+        async for _ in runner.run_async(user_id=USER, session_id=session.id, new_message=content):
+            pass
+    stored = await service.get_session(app_name=APP, user_id=USER, session_id=session.id)
+    await runner.close()
+    return stored.model_dump_json()
