@@ -239,7 +239,7 @@ def test_show_keeps_each_step_on_its_line_whatever_the_strings(capsys, tmp_path:
     [
         ([], ["Exit status: show and export: 0 done, 2 bad input (show never re-checks", "replay"]),
         (["show"], ["fixture", "timeline"]),
-        (["replay"], ["FIXTURE", "Exit 0", "--adk"]),
+        (["replay"], ["FIXTURE", "Exit 0", "--adk", "3 when --driver names a driver"]),
     ],
     ids=["top", "show", "replay"],
 )
@@ -664,6 +664,47 @@ def test_replay_runs_a_script_fixture_on_the_driver_asked_for(capsys) -> None:
         code, out, _ = run(capsys, "replay", "--driver", driver, fixture)
         assert code == 0, out
         assert out.startswith("XFAIL ") and "partial-answer-to-parallel-calls" in out
+
+
+# Fault 6 on the emulating driver, which reloads the session at every model
+# call; the Runner reloads it only when a request starts, and no request of
+# this script starts after the reordered replies are stored.
+ROUND_TRIP_MID_REQUEST = REPROS / "P7-2.13.0-5167e90ad3141661.json"
+
+
+@on_2_13
+def test_replay_on_a_driver_that_cannot_reproduce_the_shape_says_so(capsys) -> None:
+    code, out, _ = run(capsys, "replay", "--driver", "runner", str(ROUND_TRIP_MID_REQUEST))
+    assert code == 3, out
+    first = out.splitlines()[0]
+    assert first.startswith("NOREPRO "), out
+    assert "the runner driver cannot reproduce this fixture's shape: the Runner loads " in first
+    assert "no request of this script starts after steps 1 and 2" in first
+    assert "database-reload-reorders-events-by-timestamp: ADK fixed nothing" in first
+    assert "known_faults.py" not in out and "remove 2.13.0" not in out
+    assert out.rstrip().endswith(", 1 not reproducible on the runner driver")
+    # The fixture's own driver still shows the fault.
+    code, out, _ = run(capsys, "replay", str(ROUND_TRIP_MID_REQUEST))
+    assert code == 0 and out.startswith("XFAIL "), out
+
+
+@on_2_13
+def test_replay_on_another_driver_advises_an_edit_only_when_its_own_driver_holds_too(
+    capsys, monkeypatch
+) -> None:
+    from compaction_harness import adk
+
+    # As if ADK had fixed fault 6: a reload gives the session back as stored.
+    monkeypatch.setattr(
+        adk.Pipeline,
+        "database_prompt",
+        lambda self, agent_name="agent", branch=None: self.prompt(
+            agent_name=agent_name, branch=branch
+        ),
+    )
+    code, out, _ = run(capsys, "replay", "--driver", "runner", str(ROUND_TRIP_MID_REQUEST))
+    assert code == 1, out
+    assert out.startswith("XPASS ") and "remove 2.13.0 from its releases in known_faults.py" in out
 
 
 def test_replay_on_the_runner_refuses_other_fixture_kinds_in_one_line(capsys) -> None:

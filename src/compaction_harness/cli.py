@@ -4,7 +4,8 @@ Exit status: 0 when every fixture holds (or fails only as a recorded known
 upstream fault of the installed release), 1 when one fails an invariant, 2 for
 bad input (a fixture that cannot be loaded, an unknown release, a release
 without the helper a fixture needs) -- always with one line naming the
-problem, never a traceback.
+problem, never a traceback; ``replay --driver`` exits 3 when that driver
+cannot reproduce a fixture's shape (``NOREPRO``, see ``verdicts.py``).
 """
 
 from __future__ import annotations
@@ -294,7 +295,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from .adk_js import AdkJsUnavailable
     from .verdicts import judge_fixture
 
-    counts = {"ok": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "bad": 0}
+    counts = {"ok": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "NOREPRO": 0, "bad": 0}
     unavailable = 0  # of counts["bad"]: ADK-JS fixtures without Node or the package
     status = 0
     report: list[dict[str, Any]] = []
@@ -304,21 +305,22 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             status = 2
             report.append({"path": str(path), "label": "bad", "reason": "unreadable fixture"})
             continue
+        if args.driver is not None and (fixture.kind != "script" or fixture.is_js):
+            message = (
+                f"--driver {args.driver} replays script fixtures only; this is "
+                + ("an ADK-JS fixture" if fixture.is_js else f"a {fixture.kind} fixture")
+                + (" (it runs on the Node driver)" if fixture.is_js else "")
+            )
+            _error(f"{path}: {message}")
+            counts["bad"] += 1
+            status = 2
+            report.append({"path": str(path), "label": "bad", "reason": message})
+            continue
+        recorded = fixture
         if args.driver is not None:
-            if fixture.kind != "script" or fixture.is_js:
-                message = (
-                    f"--driver {args.driver} replays script fixtures only; this is "
-                    + ("an ADK-JS fixture" if fixture.is_js else f"a {fixture.kind} fixture")
-                    + (" (it runs on the Node driver)" if fixture.is_js else "")
-                )
-                _error(f"{path}: {message}")
-                counts["bad"] += 1
-                status = 2
-                report.append({"path": str(path), "label": "bad", "reason": message})
-                continue
             fixture = _with_driver(fixture, args.driver)
         try:
-            judged = judge_fixture(fixture)
+            judged = judge_fixture(recorded, driver=args.driver)
         except NotApplicable as exc:
             _error(f"{path}: cannot be replayed here: {exc}")
             counts["bad"] += 1
@@ -334,7 +336,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             continue
         counts[judged.label] += 1
         if judged.failed:
-            status = max(status, 1)
+            status = _worst(status, 1)
+        elif judged.label == "NOREPRO":
+            status = _worst(status, 3)
         if args.json:
             report.append(_replay_entry(path, fixture, judged))
             continue
@@ -347,7 +351,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             # One @google/adk is installed: a fixture written on another one
             # replays on it, and the line says so rather than passing silently.
             where += f" (found on @google/adk {fixture.adk_release})"
-        reason = f": {judged.reason}" if judged.label in ("XFAIL", "XPASS") else ""
+        reason = f": {judged.reason}" if judged.label in ("XFAIL", "XPASS", "NOREPRO") else ""
         print(f"{judged.label:5} {where}{reason}")
         verdict = judged.verdict
         shown = list(verdict.new) if verdict.new else [v for v, _ in verdict.known]
@@ -367,6 +371,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         f"{counts['ok']} held, {counts['FAIL']} failed, {counts['XFAIL']} known upstream "
         f"faults, {counts['XPASS']} known faults no longer seen"
         + (
+            f", {counts['NOREPRO']} not reproducible on the {args.driver} driver"
+            if counts["NOREPRO"]
+            else ""
+        )
+        + (
             f", {counts['bad'] - unavailable} not replayed (bad input)"
             if counts["bad"] > unavailable
             else ""
@@ -378,6 +387,15 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         )
     )
     return status
+
+
+#: Which exit status of ``replay`` wins when fixtures differ: bad input, then a
+#: failure, then a driver that cannot reproduce a fixture's shape, then 0.
+_SEVERITY = {0: 0, 3: 1, 1: 2, 2: 3}
+
+
+def _worst(status: int, other: int) -> int:
+    return max(status, other, key=_SEVERITY.__getitem__)
 
 
 def _about(path: Path, fixture: Fixture) -> dict[str, Any]:
@@ -672,7 +690,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit status: show and export: 0 done, 2 bad input (show never re-checks a "
         "fixture); replay: 0 all hold or fail only as known upstream faults, 1 a fixture "
         "fails or a known fault no longer shows, 2 bad input (each readable fixture is "
-        "replayed all the same); minimize: 0 a fixture written, 1 the session holds, 2 bad "
+        "replayed all the same), 3 --driver names a driver that cannot reproduce a "
+        "fixture's shape (NOREPRO); minimize: 0 a fixture written, 1 the session holds, 2 bad "
         "input; profile: 0 profiled, 1 google-adk raised during the run, 2 bad input. "
         "Inside an environment made by `make env`: .venv/adk-<release>/bin/python -m "
         "compaction_harness ...",
@@ -699,7 +718,10 @@ def build_parser() -> argparse.ArgumentParser:
         "expected failure (XFAIL). Every readable fixture is replayed; an unreadable one is "
         "reported in one line. Exit 0 when all hold or fail only as expected; 1 when one "
         "fails, or the known fault a fixture is marked with no longer shows (XPASS); 2 for "
-        "bad input (the worst status wins).",
+        "bad input; 3 when --driver names a driver that cannot reproduce a fixture's shape "
+        "(NOREPRO: the fault it is marked with does not show there, but still shows on the "
+        "fixture's own driver, so ADK fixed nothing and its releases stay as they are). The "
+        "worst status wins: 2, then 1, then 3.",
     )
     replay.add_argument(
         "fixtures", nargs="+", metavar="FIXTURE", help="fixture files, or directories of them"
@@ -708,7 +730,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--json",
         action="store_true",
         help="print one JSON document instead of text: the release, the counts, and per "
-        "fixture its label (ok, FAIL, XFAIL, XPASS, n/a, bad), the known faults met, the "
+        "fixture its label (ok, FAIL, XFAIL, XPASS, NOREPRO, n/a, bad), the known faults met, the "
         "known faults it shows whatever releases they are recorded on, the new violations "
         "and the invariants broken (the exit status is the same)",
     )
@@ -717,7 +739,9 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("runner", "emulated"),
         help="run script fixtures on this driver (default: the one each fixture records): "
         "runner = ADK's own Runner with a scripted model and real tools, emulated = the "
-        "fast emulating driver; other fixture kinds are refused",
+        "fast emulating driver; other fixture kinds are refused. A fixture whose known "
+        "fault shows on its own driver but not on this one is NOREPRO (exit 3), with the "
+        "reason this driver cannot reproduce its shape",
     )
     target = replay.add_mutually_exclusive_group()
     target.add_argument("--adk", metavar="RELEASE", help="replay in that release's environment")

@@ -22,6 +22,10 @@ which are new. This module is where that decision lives.
   ``FAIL``  it shows a violation no known fault explains (1)
   ``XPASS`` it is marked with a known fault of this release that no
             longer shows: ADK may have fixed it (1)
+  ``NOREPRO`` replayed on a driver other than the one it records, it does
+            not show its known fault, which the fixture's own driver still
+            shows on this release: that driver cannot reproduce the
+            fixture's shape (the reason says why), and ADK fixed nothing (3)
   ========= =============================================================
 """
 
@@ -155,9 +159,65 @@ class FixtureVerdict:
         return self.label in ("FAIL", "XPASS")
 
 
-def judge_fixture(fixture: Any, release: str | None = None) -> FixtureVerdict:
+def judge_fixture(
+    fixture: Any, release: str | None = None, *, driver: str | None = None
+) -> FixtureVerdict:
     """Replay ``fixture`` (a :class:`~compaction_harness.fixtures.Fixture`) and
-    judge it as the gate does. Raises ``NotApplicable`` like :func:`check`."""
+    judge it as the gate does. Raises ``NotApplicable`` like :func:`check`.
+
+    ``driver``: run a script fixture on that driver (``emulated`` or
+    ``runner``) instead of the one it records. Where that gives ``XPASS``,
+    the fixture is run on its own driver too: when the marked fault shows
+    there, ADK fixed nothing, and the verdict is ``NOREPRO`` with the reason
+    :func:`compaction_harness.driver.shortfall` finds, never the advice to
+    edit the fault's releases."""
+    recorded = _recorded_driver(fixture)
+    if driver is None or recorded is None or driver == recorded:
+        return _judge(fixture, release)
+    judged = _judge(_on(fixture, driver), release)
+    if judged.label != "XPASS":
+        return judged
+    own = _judge(fixture, release)
+    if fixture.known_fault not in own.verdict.faults:
+        return judged  # its own driver does not show it either: ADK may have fixed it
+    from .driver import shortfall
+
+    why = shortfall(
+        _on(fixture, driver).case,
+        driver,
+        judged.verdict.outcome,
+        recorded,
+        own.verdict.outcome,
+        fixture.known_fault,
+    )
+    return FixtureVerdict(
+        "NOREPRO",
+        judged.verdict,
+        f"the {driver} driver cannot reproduce this fixture's shape: {why} (on its own "
+        f"{recorded} driver it shows {fixture.known_fault}: ADK fixed nothing)",
+    )
+
+
+def _recorded_driver(fixture: Any) -> str | None:
+    """The driver a google-adk script fixture records; None for other fixtures."""
+    if fixture.kind != "script" or getattr(fixture, "sdk", "python") != "python":
+        return None
+    return fixture.case.config.driver
+
+
+def _on(fixture: Any, driver: str) -> Any:
+    """``fixture`` with its script run on ``driver``."""
+    from dataclasses import replace
+
+    from .scripts import Script
+
+    script = fixture.case
+    if script.config.driver == driver:
+        return fixture
+    return replace(fixture, case=Script(replace(script.config, driver=driver), script.operations))
+
+
+def _judge(fixture: Any, release: str | None) -> FixtureVerdict:
     from .known_faults import fault_for
 
     verdict = check(fixture.case, release)
