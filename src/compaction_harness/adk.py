@@ -40,6 +40,7 @@ from .model import REQUEST_CREDENTIAL_CALL, Call, Compaction, Response, Session,
 __all__ = [
     "ADK_RELEASE",
     "NotApplicable",
+    "UnreadableEvents",
     "events_to_compact_for_token_threshold",
     "from_adk_events",
     "helper_availability",
@@ -59,6 +60,47 @@ ADK_RELEASE: str = _adk_version.__version__
 
 class NotApplicable(Exception):
     """The installed release lacks what a property needs; ``str()`` says what."""
+
+
+class UnreadableEvents(Exception):
+    """What google-adk returned cannot be read as the events it claims to be:
+    a field of an ``Event`` it handed back does not hold the type ADK's own
+    models declare (a reloaded summary's ``compacted_content`` as a plain dict,
+    say). ``str()`` names the event and the field; ``cause`` is the exception
+    met while reading it. Raised by :func:`from_adk_events`, the one function
+    that reads what ADK returns, so every driver judges it the same way: a P0
+    violation of ADK (``pipeline.crash_violation``), never a harness
+    traceback."""
+
+    def __init__(self, message: str, cause: BaseException) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+#: The fields of an event that the harness reads, with the type ADK declares.
+def _declared_fields() -> tuple[tuple[str, type], ...]:
+    return (
+        ("content", types.Content),
+        ("actions", EventActions),
+        ("actions.compaction", EventCompaction),
+        ("actions.compaction.compacted_content", types.Content),
+        ("usage_metadata", types.GenerateContentResponseUsageMetadata),
+    )
+
+
+def _what_is_wrong(event: Any) -> str:
+    """The first field of ``event`` that holds something other than the type
+    ADK declares for it (None is absent, not wrong), as ``field is a dict, not
+    Content``; empty when every field has its type."""
+    for path, declared in _declared_fields():
+        value: Any = event
+        for name in path.split("."):
+            value = getattr(value, name, None) if not isinstance(value, dict) else value.get(name)
+            if value is None:
+                break
+        if value is not None and not isinstance(value, declared):
+            return f"{path} is a {type(value).__name__}, not {declared.__name__}"
+    return ""
 
 
 # -- model -> ADK ----------------------------------------------------------
@@ -183,47 +225,56 @@ def from_adk_events(events: Sequence[Event]) -> Session:
 
     Only the first text part of an event is kept; everything compaction reads
     is kept exactly. Fields an older release's events lack read as absent.
+    Raises :class:`UnreadableEvents` when an event ADK returned cannot be
+    read (a field that does not hold its declared type).
     """
     steps = []
-    for event in events:
-        texts = [p.text for p in (event.content.parts or [])] if event.content else []
-        texts = [t for t in texts if t is not None]
-        compaction = event.actions.compaction if event.actions else None
-        summary_parts = compaction.compacted_content.parts or [] if compaction is not None else []
-        usage = event.usage_metadata
-        steps.append(
-            Step(
-                invocation=event.invocation_id or "",
-                author=event.author or "",
-                timestamp=float(event.timestamp),
-                text=texts[0] if texts else None,
-                calls=tuple(Call(c.id or "", c.name or "") for c in event.get_function_calls()),
-                responses=tuple(
-                    Response(r.id or "", r.name or "") for r in event.get_function_responses()
-                ),
-                long_running=tuple(sorted(event.long_running_tool_ids or ())),
-                confirmations=tuple(
-                    sorted(getattr(event.actions, "requested_tool_confirmations", None) or {})
-                ),
-                auth_requests=tuple(
-                    sorted(getattr(event.actions, "requested_auth_configs", None) or {})
-                ),
-                compaction=(
-                    Compaction(
-                        compaction.start_timestamp,
-                        compaction.end_timestamp,
-                        " ".join(p.text for p in summary_parts if p.text) or "summary",
-                    )
-                    if compaction is not None
-                    else None
-                ),
-                rewind_before=getattr(event.actions, "rewind_before_invocation_id", None),
-                branch=event.branch,
-                isolation_scope=getattr(event, "isolation_scope", None),
-                prompt_tokens=usage.prompt_token_count if usage is not None else None,
-            )
-        )
+    for position, event in enumerate(events):
+        try:
+            steps.append(_step_of(event))
+        except Exception as exc:
+            wrong = _what_is_wrong(event) or f"{type(exc).__name__}: {exc}"
+            raise UnreadableEvents(
+                f"google-adk returned an unreadable event (position {position}, "
+                f"id {getattr(event, 'id', None)!r}): {wrong}",
+                exc,
+            ) from exc
     return Session(tuple(steps))
+
+
+def _step_of(event: Event) -> Step:
+    """The model of one event (see :func:`from_adk_events`)."""
+    texts = [p.text for p in (event.content.parts or [])] if event.content else []
+    texts = [t for t in texts if t is not None]
+    compaction = event.actions.compaction if event.actions else None
+    summary_parts = compaction.compacted_content.parts or [] if compaction is not None else []
+    usage = event.usage_metadata
+    return Step(
+        invocation=event.invocation_id or "",
+        author=event.author or "",
+        timestamp=float(event.timestamp),
+        text=texts[0] if texts else None,
+        calls=tuple(Call(c.id or "", c.name or "") for c in event.get_function_calls()),
+        responses=tuple(Response(r.id or "", r.name or "") for r in event.get_function_responses()),
+        long_running=tuple(sorted(event.long_running_tool_ids or ())),
+        confirmations=tuple(
+            sorted(getattr(event.actions, "requested_tool_confirmations", None) or {})
+        ),
+        auth_requests=tuple(sorted(getattr(event.actions, "requested_auth_configs", None) or {})),
+        compaction=(
+            Compaction(
+                compaction.start_timestamp,
+                compaction.end_timestamp,
+                " ".join(p.text for p in summary_parts if p.text) or "summary",
+            )
+            if compaction is not None
+            else None
+        ),
+        rewind_before=getattr(event.actions, "rewind_before_invocation_id", None),
+        branch=event.branch,
+        isolation_scope=getattr(event, "isolation_scope", None),
+        prompt_tokens=usage.prompt_token_count if usage is not None else None,
+    )
 
 
 # -- the real helpers --------------------------------------------------------

@@ -168,6 +168,7 @@ from .adk import (
     _EVENT_KEY,
     ADK_RELEASE,
     NotApplicable,
+    UnreadableEvents,
     _dispose,
     _no_disk_waits,
     _prompt_of,
@@ -969,7 +970,11 @@ class _Driver:
             if self.crash is not None:
                 return
             self.upcoming = ops[k + 1] if k + 1 < len(ops) else None
-            await self.apply(op)
+            try:
+                await self.apply(op)
+            except UnreadableEvents as exc:  # P0: what ADK returned cannot be read
+                self.crash = exc
+                return
         if self.crash is None:
             await self.end_run("the script's end")
 
@@ -1836,7 +1841,12 @@ async def _finish(driver: _Driver) -> None:
     record = driver.record
     held = list(driver.view.events) if driver.view is not None else []
     record.events = held
-    record.session = from_adk_events(held)
+    try:
+        record.session = from_adk_events(held)
+    except UnreadableEvents as exc:  # P0 (what ADK returned), not a harness traceback
+        record.session = Session(())
+        if driver.crash is None:
+            driver.crash = exc
 
 
 def _triage(record: RunnerRun, found: list[Violation], release: str | None, triage: bool) -> None:

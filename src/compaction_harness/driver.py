@@ -655,7 +655,7 @@ class ScriptRun:
         out.add(f"call ids: {config.call_ids.replace('_', ' ')}")
         if config.system_chars or config.tools_chars:
             out.add("tokens: system instruction or tool declarations")
-        steps = self.run.pipeline.steps()
+        steps = self.run.readable_steps()
         raw = [s for s in steps if s.compaction is None]
         for before, after in itertools.pairwise(raw):
             if after.timestamp == before.timestamp:
@@ -688,8 +688,8 @@ class ScriptRun:
         positions each summary was given), ``prompt`` (the prompt checked
         last)."""
         base = self.run.outcome(violations)
-        steps = self.run.pipeline.steps()
-        origins = self.run.pipeline.origins()
+        steps = self.run.readable_steps()
+        origins = self.run.pipeline.origins() if len(steps) else []
         base.observed["session"] = steps.to_json()
         base.observed["origin"] = [
             self.origin[o] if o is not None else step.compaction.summary.split("\n", 1)[0]

@@ -1345,7 +1345,7 @@ class PipelineRun:
             except Exception:  # the prompt builder itself fails (P0): none to record
                 prompt = []
         stored: list[int | str] = []
-        for step, origin in zip(self.pipeline.steps(), self.pipeline.origins(), strict=True):
+        for step, origin in zip(self.readable_steps(), self.pipeline.origins(), strict=False):
             stored.append(origin if origin is not None else step.compaction.summary)
         return UnitOutcome(
             violations,
@@ -1356,6 +1356,17 @@ class PipelineRun:
                 "prompt": [[role, [list(p) for p in parts]] for role, parts in prompt],
             },
         )
+
+    def readable_steps(self) -> Session:
+        """The stored session as the model reads it, for an outcome: empty when
+        ADK returned events that cannot be read (that is a P0 of its own,
+        reported where it was met, see :func:`crash_violation`)."""
+        from .adk import UnreadableEvents
+
+        try:
+            return self.pipeline.steps()
+        except UnreadableEvents:
+            return Session(())
 
     def close(self) -> None:
         self.pipeline.close()
@@ -1483,7 +1494,25 @@ def _crashed(found: list[Violation]) -> bool:
 
 def crash_violation(what: str, exc: BaseException) -> Violation:
     """P0: ADK raised ``exc`` during ``what`` (compaction, prompt assembly or
-    the session service)."""
+    the session service), or returned there what cannot be read
+    (:class:`~compaction_harness.adk.UnreadableEvents`: the violation names
+    the event and the field, and ``details["exception"]`` the error met
+    reading it)."""
+    from .adk import UnreadableEvents
+
+    if isinstance(exc, UnreadableEvents):
+        cause = exc.cause
+        return Violation(
+            "P0",
+            f"{exc} (during {what})",
+            expected="events of the types ADK declares",
+            observed=f"{type(cause).__name__}: {cause}",
+            details={
+                "cause": "unreadable",
+                "exception": type(cause).__name__,
+                "unreadable": str(exc),
+            },
+        )
     return Violation(
         "P0",
         f"google-adk raised {type(exc).__name__} during {what}: {exc}",
