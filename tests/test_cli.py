@@ -777,3 +777,30 @@ def test_replaying_a_folder_without_node_counts_its_adk_js_fixtures_apart(
     out = capsys.readouterr().out.rstrip()
     assert out.endswith(", 1 ADK-JS fixtures not replayed (no Node or no package: `make js-env`)")
     assert "bad input" not in out
+
+
+# -- who observed it ----------------------------------------------------------------
+def test_an_adk_js_violation_says_adk_js_observed_it(capsys, monkeypatch):
+    # No Node needed: the replay's check is replaced by one that reports a
+    # new violation, as @google/adk's run would.
+    from compaction_harness import verdicts
+    from compaction_harness.invariants import Violation
+    from compaction_harness.unit import InvariantViolation, UnitOutcome
+
+    path = REPROS / "P0-adk-js-2.0.0-08ea5aac229385e5.json"
+    fixture = load_fixture(path)
+    violation = Violation("P0", "ADK-JS raised", expected=None, observed="Error")
+    outcome = UnitOutcome([violation], {}, {})
+    monkeypatch.setattr(
+        verdicts,
+        "check",
+        lambda case, release=None: verdicts.Verdict("2.0.0", (violation,), (), outcome),
+    )
+    code, out, _ = run(capsys, "replay", str(path))
+    assert code == 1, out
+    assert "observed (ADK-JS):" in out and "observed (ADK):" not in out
+    raised = str(InvariantViolation(fixture.case, outcome))
+    assert "observed (ADK-JS):" in raised and "observed (ADK):" not in raised
+    # A Python fixture's violations keep ADK's label.
+    python_fixture = load_fixture(REPROS / "U3-2.11.0-fa8ad53970ec0bb0.json")
+    assert "observed (ADK):" in str(InvariantViolation(python_fixture.case, outcome))

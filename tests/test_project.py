@@ -196,3 +196,23 @@ def test_sdk_js_without_node_is_one_line_and_exit_2(tmp_path: Path, goal: list[s
     assert done.returncode == 2, (done.stdout[-2000:], done.stderr[-2000:])
     assert done.stderr.count("\n") == 1, done.stderr[-2000:]
     assert "node" in done.stderr and "Traceback" not in done.stdout + done.stderr
+
+
+def test_the_readme_budget_bound_names_the_benchmark_that_measures_it(tmp_path: Path):
+    # The FUZZ_SECONDS row states a measured bound: the script that measures it
+    # exists and refuses, in one line, a --load it cannot make.
+    row = next(
+        line
+        for line in (ROOT / "README.md").read_text().splitlines()
+        if line.startswith("| `FUZZ_SECONDS=")
+    )
+    assert "bench/fuzz_budget.py --load" in row
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "fuzz_budget.py"), "--load", "--seconds", "1"],
+        env={**os.environ, "PATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stdout.count("\n") == 1 and "stress-ng is not installed" in done.stdout

@@ -95,7 +95,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from .invariants import Violation
 from .model import (
@@ -246,6 +246,8 @@ class JsCase:
 
     script: Script
     compactor: JsCompactor
+    #: Who gave a violation's observed answer (``Violation.render``).
+    observer: ClassVar[str] = "ADK-JS"
 
     @property
     def config(self):  # the script's configuration (a ScriptConfig)

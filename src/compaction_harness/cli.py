@@ -355,8 +355,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         print(f"{judged.label:5} {where}{reason}")
         verdict = judged.verdict
         shown = list(verdict.new) if verdict.new else [v for v, _ in verdict.known]
+        observer = getattr(fixture.case, "observer", "ADK")  # "ADK-JS" for ADK-JS's
         for violation in shown:
-            print("      " + str(violation).replace("\n", "\n      "))
+            print("      " + violation.render(observer).replace("\n", "\n      "))
         for repair in verdict.outcome.observed.get("repairs", []):
             print(f"      runner: {repair}")
         for reason in verdict.outcome.not_applicable:

@@ -90,6 +90,11 @@ class Violation:
         return str(self).splitlines()[0]
 
     def __str__(self) -> str:
+        return self.render()
+
+    def render(self, observer: str = "ADK") -> str:
+        """Invariant, message, ids and positions, then the reference's answer
+        and ``observer``'s (the SDK that ran: ``"ADK"``, or ``"ADK-JS"``)."""
         where = []
         if self.ids:
             where.append("ids " + ", ".join(self.ids))
@@ -101,7 +106,7 @@ class Violation:
         return (
             f"{self.invariant}: {self.message}{suffix}\n"
             f"    expected (reference): {self.expected!r}\n"
-            f"    observed (ADK):       {self.observed!r}"
+            f"    {f'observed ({observer}):':<21} {self.observed!r}"
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -169,7 +169,8 @@ class InvariantViolation(AssertionError):
         #: The failure came from a deliberately broken stand-in (a test showing
         #: an invariant fire), which a replay on real ADK cannot reproduce.
         self.planted = planted
-        body = "\n".join(str(v) for v in outcome.violations)
+        observer = getattr(case, "observer", "ADK")  # ADK-JS's cases say "ADK-JS"
+        body = "\n".join(v.render(observer) for v in outcome.violations)
         super().__init__(f"{len(outcome.violations)} violation(s):\n{body}\n\n{case.render()}")
 
 
