@@ -56,7 +56,7 @@ COVERAGE_MODULES := google.adk.apps.compaction,google.adk.flows.llm_flows.contex
 COVERAGE_REQUIRED := _longest_self_contained_prefix _provably_dead_call_ids \
   _safe_token_compaction_split_index
 
-.PHONY: help env js-env test fuzz fuzz-worker differential coverage bench gate-under-load matrix replay show lint format clean
+.PHONY: help env js-env test fuzz fuzz-worker differential coverage bench gate-under-load matrix tables replay show lint format clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -142,6 +142,10 @@ matrix: ## replay the fixtures and a seeded campaign on every release: build/mat
 	@py=$$($(ENV_PY)) || exit $$?; \
 	JOBS=$(JOBS) $$py -m compaction_harness.matrix --releases "$(RELEASES)" --seconds $(MATRIX_SECONDS) \
 	  --record docs/release-matrix.json
+
+tables: $(ADKJS_STAMP) ## rewrite README.md's generated cross-SDK summary and table from tests/repros/ (after adding fixtures)
+	@py=$$($(ENV_PY)) || exit $$?; \
+	$$py -m compaction_harness.cross_sdk --write README.md
 
 replay: ## re-check fixtures against the target: make replay FIXTURE=tests/repros/x.json
 	@py=$$($(ENV_PY)) || exit $$?; \

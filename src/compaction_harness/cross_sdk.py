@@ -1,7 +1,7 @@
 """Every Python fixture replayed on ADK for TypeScript: the cross-SDK table.
 
-``python -m compaction_harness.cross_sdk [--markdown] [FIXTURE_DIR]`` (default
-``tests/repros``) runs each Python fixture of kind ``script`` whose script
+``python -m compaction_harness.cross_sdk [--markdown | --write README.md]
+[FIXTURE_DIR]`` (default ``tests/repros``) runs each Python fixture of kind ``script`` whose script
 ADK-JS can represent, and each of kind ``pipeline`` (a recorded google-adk
 session, replayed event by event by :mod:`compaction_harness.adk_js_recorded`)
 whose steps it can represent, on ADK-JS (:mod:`compaction_harness.adk_js`, the Node
@@ -35,8 +35,14 @@ it), and the ADK-JS verdict, one of:
 A script with database storage also runs on ADK-JS's
 ``DatabaseSessionService`` and is judged on P7 (``adk_js.check_case``).
 
-Exit status: 0 the table was made, 1 a fixture FAILS on ADK-JS, 2 bad input
-or no Node (one line on standard error).
+``--write FILE`` (``make tables``) rewrites what lies between the markers
+:data:`BEGIN` and :data:`END` in ``FILE`` (the README) with the summary line
+and the table (:func:`generated`); :func:`stale` says in one line when a
+file's copy is not what the command writes (the JS gate's check).
+
+Exit status: 0 the table was made, 1 a fixture FAILS on ADK-JS (``--write``
+writes the table all the same), 2 bad input or no Node (one line on
+standard error).
 """
 
 from __future__ import annotations
@@ -45,18 +51,34 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from . import adk_js
 from .fixtures import Fixture, FixtureError, load_fixture
 
-__all__ = ["CrossRow", "cross_row", "cross_table", "main", "markdown", "python_releases"]
+__all__ = [
+    "BEGIN",
+    "END",
+    "CrossRow",
+    "cross_row",
+    "cross_table",
+    "generated",
+    "main",
+    "markdown",
+    "python_releases",
+    "stale",
+    "summary",
+    "write",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "repros"
 MATRIX = ROOT / "docs" / "release-matrix.json"
+#: The markers around what ``--write`` (``make tables``) writes into the README.
+BEGIN = "<!-- written by `make tables`: edit cross_sdk.py, not this -->"
+END = "<!-- end of what `make tables` writes -->"
 
 
 @dataclass(frozen=True)
@@ -71,6 +93,8 @@ class CrossRow:
     python: tuple[str, ...] | None
     verdict: str
     detail: str = ""
+    #: the fixture's kind (``script``, ``pipeline``, ``unit``, ...)
+    kind: str = ""
 
     @property
     def adk_js(self) -> str:
@@ -93,6 +117,10 @@ def python_releases(name: str, matrix: dict[str, Any]) -> tuple[str, ...] | None
 def cross_row(fixture: Fixture, matrix: dict[str, Any]) -> CrossRow:
     """Run ``fixture`` (a Python fixture) on ADK-JS and make its row. Raises
     :class:`~compaction_harness.adk_js.AdkJsUnavailable` without Node."""
+    return replace(_row(fixture, matrix), kind=fixture.kind)
+
+
+def _row(fixture: Fixture, matrix: dict[str, Any]) -> CrossRow:
     name = fixture.path.name if fixture.path else fixture.file_name()
     python = python_releases(name, matrix)
     if fixture.kind == "pipeline":
@@ -177,6 +205,64 @@ def markdown(rows: Sequence[CrossRow], version: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def summary(rows: Sequence[CrossRow]) -> str:
+    """The sentence above the README's table: how many Python fixtures get a
+    verdict (scripts and recorded sessions, how many of them on the stand-in
+    or translated) and what the verdicts are."""
+    judged = [r for r in rows if r.verdict != "n/a"]
+    scripts = [r for r in judged if r.kind == "script"]
+    recorded = [r for r in judged if r.kind == "pipeline"]
+
+    def on_stand_in(some: list[CrossRow]) -> int:
+        return sum("stand-in:" in r.detail for r in some)
+
+    count = {v: sum(r.verdict == v for r in rows) for v in ("holds", "known", "FAILS", "n/a")}
+    return (
+        f"Of the {len(rows)} Python fixtures, {len(judged)} get a verdict: "
+        f"{len(scripts)} scripts ({on_stand_in(scripts)} sliding-window on the stand-in) and "
+        f"{len(recorded)} recorded sessions ({on_stand_in(recorded)} on the stand-in, "
+        f"{sum('translated:' in r.detail for r in recorded)} translated); "
+        f"{count['holds']} hold, {count['known']} show only known ADK-JS faults, "
+        f"{count['FAILS'] or 'none'} FAILS. The other {count['n/a']} are n/a."
+    )
+
+
+def generated(rows: Sequence[CrossRow], version: str) -> str:
+    """What ``--write`` puts between :data:`BEGIN` and :data:`END`: the
+    summary sentence and the table."""
+    return f"{summary(rows)}\n\n{markdown(rows, version)}"
+
+
+def _parts(text: str, name: str) -> tuple[str, str, str]:
+    """``text`` cut at the markers: (before and BEGIN, between, END and after)."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"{name} has no cross-SDK table between the markers {BEGIN} and {END}")
+    start += len(BEGIN)
+    return text[:start], text[start:end], text[end:]
+
+
+def stale(path: Path, rows: Sequence[CrossRow], version: str) -> str | None:
+    """None when ``path`` holds what ``--write`` would write; else one line
+    saying so and naming the command (``ValueError`` without the markers)."""
+    _, between, _ = _parts(path.read_text(encoding="utf-8"), path.name)
+    if between == f"\n{generated(rows, version)}":
+        return None
+    return f"{path.name}'s cross-SDK table is stale: run `make tables`"
+
+
+def write(path: Path, rows: Sequence[CrossRow], version: str) -> bool:
+    """Rewrite what lies between the markers in ``path``; whether it changed
+    (``ValueError`` without the markers)."""
+    text = path.read_text(encoding="utf-8")
+    before, between, after = _parts(text, path.name)
+    fresh = f"\n{generated(rows, version)}"
+    if between == fresh:
+        return False
+    path.write_text(before + fresh + after, encoding="utf-8")
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m compaction_harness.cross_sdk",
@@ -184,15 +270,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         "cross-SDK table (fixture, Python releases, ADK-JS verdict).",
     )
     parser.add_argument("corpus", nargs="?", default=str(CORPUS), help="fixture folder")
-    parser.add_argument("--markdown", action="store_true", help="print the README's table")
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--markdown", action="store_true", help="print the README's table")
+    shown.add_argument(
+        "--write",
+        metavar="FILE",
+        help="rewrite the summary and the table between the markers in FILE (make tables)",
+    )
     args = parser.parse_args(argv)
+    target = Path(args.write) if args.write else None
     try:
+        if target is not None:
+            _parts(target.read_text(encoding="utf-8"), str(target))  # refuse before running
         rows = cross_table(Path(args.corpus))
         version = adk_js.package_version()
-    except (FixtureError, adk_js.AdkJsUnavailable) as exc:
+    except (FixtureError, adk_js.AdkJsUnavailable, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if args.markdown:
+    failing = sum(r.verdict == "FAILS" for r in rows)
+    if target is not None:
+        changed = write(target, rows, version)
+        print(f"{target}: {'rewritten' if changed else 'unchanged'}: {summary(rows)}")
+        if failing:
+            print(f"{failing} Python fixtures FAIL on ADK-JS (a finding)", file=sys.stderr)
+    elif args.markdown:
         print(markdown(rows, version), end="")
     else:
         for row in rows:
@@ -202,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{len(rows)} Python fixtures on @google/adk {version}: "
             + ", ".join(f"{n} {v}" for v, n in counts.items())
         )
-    return 1 if any(r.verdict == "FAILS" for r in rows) else 0
+    return 1 if failing else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,90 @@
+"""The README's generated text: `make tables` writes it, a stale copy is one line.
+
+``python -m compaction_harness.cross_sdk --write README.md`` (``make tables``)
+rewrites the cross-SDK summary and table between two markers; the JS gate
+(``tests/test_adk_js.py``) compares the README with what it would write and,
+when they differ, says so in one line naming ``make tables`` (a new fixture
+changes the table: a multi-kilobyte diff told no one what to run). Nothing
+here needs Node: the rows are made by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compaction_harness import cross_sdk
+from compaction_harness.cross_sdk import BEGIN, END, CrossRow
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ROWS = [
+    CrossRow("P1-2.13.0-0000000000000001.json", ("2.13.0",), "holds", "", "script"),
+    CrossRow(
+        "P2-2.13.0-0000000000000002.json",
+        None,
+        "known",
+        "js-late-answer (stand-in: token_based threshold=0, retention=1)",
+        "script",
+    ),
+    CrossRow("U3-2.13.0-0000000000000003.json", (), "n/a", "unit fixture: ...", "unit"),
+]
+
+
+def _readme(tmp_path: Path, between: str) -> Path:
+    path = tmp_path / "README.md"
+    path.write_text(f"# title\n\nprose\n\n{BEGIN}\n{between}{END}\n\n## after\n", encoding="utf-8")
+    return path
+
+
+def test_make_tables_rewrites_only_what_lies_between_the_markers(tmp_path: Path) -> None:
+    path = _readme(tmp_path, "an old table\n")
+    assert (
+        cross_sdk.stale(path, ROWS, "2.0.0")
+        == "README.md's cross-SDK table is stale: run `make tables`"
+    )
+    assert cross_sdk.write(path, ROWS, "2.0.0") is True
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith(f"# title\n\nprose\n\n{BEGIN}\n")
+    assert text.endswith(f"{END}\n\n## after\n")
+    assert cross_sdk.generated(ROWS, "2.0.0") in text and "an old table" not in text
+    assert cross_sdk.stale(path, ROWS, "2.0.0") is None
+    assert cross_sdk.write(path, ROWS, "2.0.0") is False  # unchanged: not written again
+
+
+def test_a_new_fixture_makes_the_table_stale_in_one_line(tmp_path: Path) -> None:
+    path = _readme(tmp_path, "")
+    cross_sdk.write(path, ROWS, "2.0.0")
+    new = CrossRow("P5-2.13.0-0000000000000004.json", None, "holds", "", "pipeline")
+    said = cross_sdk.stale(path, [*ROWS, new], "2.0.0")
+    assert said == "README.md's cross-SDK table is stale: run `make tables`"
+    cross_sdk.write(path, [*ROWS, new], "2.0.0")
+    assert cross_sdk.stale(path, [*ROWS, new], "2.0.0") is None
+
+
+def test_the_summary_counts_come_from_the_rows() -> None:
+    assert cross_sdk.summary(ROWS) == (
+        "Of the 3 Python fixtures, 2 get a verdict: 2 scripts (1 sliding-window on the "
+        "stand-in) and 0 recorded sessions (0 on the stand-in, 0 translated); 1 hold, 1 show "
+        "only known ADK-JS faults, none FAILS. The other 1 are n/a."
+    )
+
+
+def test_the_readme_has_the_markers_and_no_hand_counted_cross_sdk_summary() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert text.count(BEGIN) == 1 and text.count(END) == 1 and text.index(BEGIN) < text.index(END)
+    before, after = text.split(BEGIN)[0], text.split(END)[1]
+    assert "Python fixtures, " not in before + after  # the counts are written, not typed
+    assert "`make tables`" in before
+
+
+def test_write_refuses_a_file_without_the_markers_in_one_line(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "README.md"
+    path.write_text("# no table here\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no cross-SDK table between the markers"):
+        cross_sdk.stale(path, ROWS, "2.0.0")
+    assert cross_sdk.main(["--write", str(path)]) == 2  # refused before anything runs
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert path.read_text(encoding="utf-8") == "# no table here\n"
