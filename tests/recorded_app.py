@@ -197,3 +197,19 @@ async def _record(config: dict[str, int | None], turns: Sequence[Turn], root: st
     stored = await service.get_session(app_name=APP, user_id=USER, session_id=session.id)
     await runner.close()
     return stored.model_dump_json()
+
+
+#: A long-running export, parallel calls, and two parallel long-running calls
+#: of which the client answers only the second ("OK." every turn).
+LONG_RUNNING: tuple[Turn, ...] = (
+    ("Export the report.", [("call", "start_export"), "OK."]),
+    ("Thanks.", ["OK."]),
+    ("Weather in Paris and Rome?", [("call", "get_weather", "get_weather"), "OK."]),
+    (("answer", "start_export"), ["OK."]),
+    ("Fine.", ["OK."]),
+    ("Export again.", [("call", "start_export", "start_export"), "OK."]),
+    ("Good.", ["OK."]),
+    (("answer", "start_export"), ["OK."]),
+    ("Bye.", ["OK."]),
+    ("Bye again.", ["OK."]),
+)

@@ -8,10 +8,16 @@ import dataclasses
 from importlib import metadata
 
 import pytest
-from recorded_app import FAULT5, PLAIN, TOKEN_CONFIG, record
+from recorded_app import FAULT5, LONG_RUNNING, PLAIN, TOKEN_CONFIG, record
 
-from compaction_harness.adk import session_from_json
-from compaction_harness.pipeline import recorded_agents, recorded_case, run_pipeline_case
+from compaction_harness.adk import ShownText, session_from_json
+from compaction_harness.model import Session, Step
+from compaction_harness.pipeline import (
+    check_nothing_lost,
+    recorded_agents,
+    recorded_case,
+    run_pipeline_case,
+)
 
 on_2_13 = pytest.mark.skipif(
     metadata.version("google-adk") != "2.13.0", reason="outcomes recorded for google-adk 2.13.0"
@@ -61,3 +67,43 @@ def test_the_recorded_fault_5_still_fires():
     triaged = run_pipeline_case(case)
     assert triaged.violations == []
     assert [f for _, f in triaged.known] == ["token-compaction-summarises-the-running-request"]
+
+
+@on_2_13
+def test_a_model_that_repeats_its_reply_gets_no_false_p4():
+    # The client answers a long-running call after an "OK." turn: ADK's prompt
+    # builder drops the events between the call and its newest answer
+    # (_rearrange_events_for_latest_function_response), from the baseline as
+    # from the prompt. Compared by text, another turn's "OK." made the
+    # baseline seem to show two dropped "OK." events: two false P4 alarms.
+    case = recorded_case(session_from_json(record(TOKEN_CONFIG, LONG_RUNNING)), TOKEN_CONFIG)
+    assert summaries(run_pipeline_case(case, triage=False)) == []
+
+
+def _prompt(*contents):
+    return [(role, tuple(("text", ShownText(t, e)) for t, e in parts)) for role, parts in contents]
+
+
+def test_p4_tells_two_events_with_one_text_apart():
+    steps = Session(
+        (
+            Step("i1", "user", 1.0, text="hi"),
+            Step("i1", "agent", 2.0, text="OK."),
+            Step("i2", "user", 3.0, text="again"),
+            Step("i2", "agent", 4.0, text="OK."),
+        )
+    )
+    baseline = _prompt(
+        ("user", [("hi", "0")]),
+        ("model", [("OK.", "1")]),
+        ("user", [("again", "2")]),
+        ("model", [("OK.", "3")]),
+    )
+    # The first "OK." is gone and no summary took it: lost, although the
+    # prompt still carries its text (the second reply's).
+    lost = _prompt(("user", [("hi", "0")]), ("user", [("again", "2")]), ("model", [("OK.", "3")]))
+    assert [v.positions for v in check_nothing_lost(steps, lost, [], baseline)] == [(1,)]
+    assert check_nothing_lost(steps, baseline, [], baseline) == []
+    # A text part that names no event (relayed context) shows its text's events.
+    relayed = _prompt(("user", [("hi", ""), ("OK.", ""), ("again", "")]))
+    assert check_nothing_lost(steps, relayed, [], baseline) == []

@@ -468,9 +468,43 @@ def session_from_json(text: str) -> Session:
 #: ("response", id, name, event), where ``event`` is the position (as a string)
 #: of the session event the response part came from: a call id may be answered
 #: more than once (an interim, then the final result; a pending confirmation,
-#: then the real result), and P4 must tell those answers apart.
+#: then the real result), and P4 must tell those answers apart. A text is a
+#: :class:`ShownText`, which names its event the same way (P4 is checked by
+#: event identity: a model that answers "OK." at every turn writes many
+#: events with one text).
 PromptPart = tuple[str, ...]
 _EVENT_KEY = "harness_event"
+
+
+class ShownText(str):
+    """A prompt's text part (equal to, and used as, its text) that names the
+    session event it came from: ``event``, its position as a string, or
+    ``""`` when the prompt builder made the part itself (another agent's
+    message relayed as context, a summary's text on releases that relay it)
+    or the prompt came from elsewhere (JSON, ADK-JS)."""
+
+    event: str = ""
+
+    def __new__(cls, text: str, event: str = "") -> ShownText:
+        made = super().__new__(cls, text)
+        made.event = event
+        return made
+
+    def __reduce__(self) -> Any:
+        return (ShownText, (str(self), self.event))
+
+
+#: Whether the installed google-genai's ``Part`` has ``part_metadata``, where a
+#: text part names its event for the prompt (see :func:`_tag_untagged`).
+_TEXT_TAGS = "part_metadata" in types.Part.model_fields
+
+
+def _text_event(part: Any) -> str:
+    metadata = getattr(part, "part_metadata", None) if _TEXT_TAGS else None
+    event = metadata.get(_EVENT_KEY, "") if isinstance(metadata, dict) else ""
+    return event if isinstance(event, str) else ""
+
+
 #: One content of an assembled prompt: (role, parts).
 PromptContent = tuple[str, tuple[PromptPart, ...]]
 
@@ -495,7 +529,9 @@ def _prompt_of(
                 event = positions.get(event, event) if isinstance(event, str) else event
                 parts.append(("response", r.id or "", r.name or "", str(event)))
             elif p.text is not None:
-                parts.append(("text", p.text))
+                event = _text_event(p)
+                event = str(positions[event]) if event in positions else ""
+                parts.append(("text", ShownText(p.text, event)))
         out.append((content.role or "", tuple(parts)))
     return out
 
@@ -536,19 +572,40 @@ def _summary_number(text: str) -> int | None:
 
 def _tag_untagged(events: Sequence[Event]) -> list[Event]:
     """``events``, with copies in place of those whose function responses do
-    not name their event (``Pipeline.append(tag=False)``) that do; the
-    originals are untouched."""
+    not name their event (``Pipeline.append(tag=False)``) that do, and whose
+    text parts name it in their ``part_metadata`` (read back by
+    :func:`_prompt_of`; ADK's contents assembly copies a part with its
+    metadata, and neither its size estimates nor anything else it does read
+    it). The originals are untouched."""
     out = []
     for event in events:
         parts = event.content.parts or [] if event.content else []
-        if all(
+        if not all(
             p.function_response is None or _EVENT_KEY in (p.function_response.response or {})
             for p in parts
         ):
-            out.append(event)
+            event = named_copy(event)
         else:
-            out.append(named_copy(event))
+            event = _texts_named(event)
+        out.append(event)
     return out
+
+
+def _texts_named(event: Event) -> Event:
+    """``event``, or a copy (the content and its text parts copied, nothing
+    deeper) whose text parts name it (see :func:`_tag_untagged`)."""
+    parts = event.content.parts or [] if event.content else []
+    if not _TEXT_TAGS or all(p.text is None or _text_event(p) == event.id for p in parts):
+        return event
+    named = [
+        p
+        if p.text is None
+        else p.model_copy(
+            update={"part_metadata": {**(p.part_metadata or {}), _EVENT_KEY: event.id}}
+        )
+        for p in parts
+    ]
+    return event.model_copy(update={"content": event.content.model_copy(update={"parts": named})})
 
 
 def request_text_chars(llm_request: Any) -> int:
@@ -574,7 +631,8 @@ def summary_reply(text: str, given: int) -> Any:
 
 def named_copy(event: Event) -> Event:
     """A deep copy of ``event`` whose function-response parts name it
-    (``_EVENT_KEY``: the event's id, replacing any tag they held)."""
+    (``_EVENT_KEY``: the event's id, replacing any tag they held), and whose
+    text parts name it too (in their ``part_metadata``, see :func:`_tag_untagged`)."""
     copy = event.model_copy(deep=True)
     for part in copy.content.parts or []:
         if part.function_response is not None:
@@ -582,6 +640,8 @@ def named_copy(event: Event) -> Event:
                 **(part.function_response.response or {}),
                 _EVENT_KEY: event.id,
             }
+        elif part.text is not None and _TEXT_TAGS:
+            part.part_metadata = {**(part.part_metadata or {}), _EVENT_KEY: event.id}
     return copy
 
 

@@ -116,6 +116,7 @@ from .pipeline import (
     check_prompt,
     check_range_safety,
     covered_by_records,
+    parts_of,
 )
 from .scripts import (
     Answer,
@@ -2177,7 +2178,7 @@ def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
     if run.calls[k].get("by_identity") is None:
         return False
     counterfactual = run.prompt(run.calls[k], "by_identity")
-    parts = {p for _, ps in counterfactual for p in ps}
+    parts = parts_of(counterfactual)
     steps = run.stored.steps
     if violation.details.get("cause") == "opener missing":
         opener = run.calls[k]["opener"]

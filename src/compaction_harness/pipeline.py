@@ -78,6 +78,7 @@ __all__ = [
     "from_model",
     "liveness_bound",
     "newest_real_count",
+    "parts_of",
     "run_pipeline_case",
     "stale_counts",
 ]
@@ -577,11 +578,31 @@ def _shows(part: str, text: str) -> bool:
     return part == text or text in part.splitlines() or part.endswith(f" said: {text}")
 
 
+def parts_of(prompt: Prompt) -> set[tuple[str, ...]]:
+    """A prompt's parts as a set, each text part as ``("text", text, event)``:
+    ``event`` the position of the stored event it came from (``""`` when the
+    prompt does not say: see ``adk.ShownText``), so that two events with one
+    text stay two parts (P4 is checked by event identity)."""
+    return {
+        ("text", str(p[1]), getattr(p[1], "event", "")) if p[0] == "text" else p
+        for _, ps in prompt
+        for p in ps
+    }
+
+
 def _visible(step: Step, position: int, parts: set[tuple[str, ...]]) -> bool:
     """Whether the event at ``position`` of the stored session is among a
-    prompt's ``parts``: its text, or all its function calls and responses (a
-    response part names the event it came from, see ``adk.PromptPart``)."""
-    if step.text is not None and any(_shows(p[1], step.text) for p in parts if p[0] == "text"):
+    prompt's ``parts`` (:func:`parts_of`), by event identity: a text part
+    that names this event, or all its function calls and responses (a
+    response part names the event it came from, see ``adk.PromptPart``). A
+    text part that names no event (another agent's message relayed as
+    context; a prompt that carries no identities, as ADK-JS's) shows every
+    event whose text it carries: equality is all such a part can tell."""
+    if step.text is not None and any(
+        p[2] == str(position) if len(p) > 2 and p[2] else _shows(p[1], step.text)
+        for p in parts
+        if p[0] == "text"
+    ):
         return True
     calls = {("call", c.id, c.name) for c in step.calls}
     responses = {("response", r.id, r.name, str(position)) for r in step.responses}
@@ -701,9 +722,9 @@ def check_nothing_lost(
     covered = covered_by_kept(prompt, summaries) | covered_by_records(steps, records, pairs=True)
     live = reference.live_events(steps)
     live_ids = {id(s) for s in live}
-    prompt_parts = {p for _, ps in prompt for p in ps}
+    prompt_parts = parts_of(prompt)
     orphaned = _orphaned_calls(steps) if pruned else {}
-    baseline_parts = {p for _, ps in baseline for p in ps}
+    baseline_parts = parts_of(baseline)
     ranges = kept_ranges(steps, prompt)
     return [
         Violation(
@@ -1262,7 +1283,7 @@ class PipelineRun:
             # ranges left them out (see known faults).
             steps = self.pipeline.steps()
             prompt = self.pipeline.prompt(agent_name=agent[0], branch=agent[1])
-            parts = {p for _, ps in prompt for p in ps}
+            parts = parts_of(prompt)
             given = {i for _, taken, _ in self.pipeline.summaries for i in taken}
             found[0].details["outside_ranges"] = any(
                 i < len(steps) and _visible(steps[i], i, parts) for i in given
