@@ -208,8 +208,9 @@ def differential_scripts(
       compacted; a fine clock (no ties) and a one-second clock (every event
       of an invocation in one tick) mean the same to both drivers;
     * with database storage, a fine clock and no ``Tie``: the database gives
-      events of equal timestamp back in the order of their ids, which are
-      random in the ``Runner``;
+      events of equal timestamp back in the order of their ids, which each
+      driver draws in a sequence of its own (``driver.ScriptIds``: a function
+      of the script, but not the same ids for both);
     * ``answers=False`` leaves out ``Answer`` and ``Reply``, for ``Runner``
       paths on which a client's function response starts an invocation of
       its own (``adk_runner.answers_continue_invocation``);

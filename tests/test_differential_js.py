@@ -414,3 +414,24 @@ def test_adk_js_runner_answers_a_second_credential_call_in_the_authorised_invoca
     assert names == ["calendar", "adk_request_credential", "calendar"]
     assert _responses(events[-2])[0][:2] == ("calendar", _calls(events[-3])[0][1])
     assert compare_script(comparable(script)) == []
+
+
+# -- determinism: one answer per request ---------------------------------------------------------
+def test_the_runner_mode_draws_the_same_ids_on_every_run() -> None:
+    # ADK-JS draws invocation ids, `adk-` call ids and session ids with
+    # randomUUID (utils/env_aware_utils.js): the Node driver seeds it per
+    # request, as it seeds Math.random for event ids, so a request replays
+    # exactly.
+    script = Script(TOKEN, (Open(), Calls(count=2), Text(), Open(), Text()))
+    request = runner_request(script)
+    stored = []
+    for _ in range(2):
+        answer = adk_js.driver().request(request)
+        assert answer.get("ok"), answer
+        stored.append([answer["events"][i] for i in answer["stored"]])
+    assert stored[0] == stored[1]
+    # (A summary has no invocation id.)
+    invocations = list(dict.fromkeys(e["invocationId"] for e in stored[0] if e["invocationId"]))
+    assert len(invocations) == 2 and all(i.startswith("e-") for i in invocations)
+    ids = [e["id"] for e in stored[0]]
+    assert len(set(ids)) == len(ids) >= 5 and ids != sorted(ids)

@@ -41,9 +41,12 @@
 //     its first line, so the harness finds it in the prompt.
 //
 // Determinism: while a request runs, Date.now returns the request's clock
-// (the `now` of the current action, in milliseconds) and Math.random is a
+// (the `now` of the current action, in milliseconds), Math.random is a
 // seeded generator (createNewEventId in dist/esm/events/event.js draws event
-// ids from it), so a request replays exactly.
+// ids from it), and globalThis.crypto.randomUUID a second one (randomUUID in
+// dist/esm/utils/env_aware_utils.js calls it: invocation ids, `adk-` function
+// call ids, session ids), so a request replays exactly; the second generator
+// leaves the first's sequence, and so the event ids, as they were.
 //
 // Request (one line):
 //   {"id": any, "agent": "agent", "compactor": {"name": "token_based",
@@ -93,6 +96,7 @@ process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
 
 const realNow = Date.now;
 const realRandom = Math.random;
+const realRandomUUID = globalThis.crypto.randomUUID;
 
 let adk;
 try {
@@ -130,6 +134,17 @@ const COMPACTORS = {
   thought_pruning: (o) => new TrajectoryThoughtPruningCompactor(o),
   agent_controlled: (o, s) => new AgentControlledContextCompactor({ ...o, summarizer: s }),
 };
+
+// A uuid (version 4 layout) from the generator `random`.
+function seededUUID(random) {
+  return () => {
+    const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16));
+    hex[12] = "4";
+    hex[16] = ((parseInt(hex[16], 16) & 3) | 8).toString(16);
+    const h = hex.join("");
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  };
+}
 
 function mulberry32(seed) {
   let a = seed >>> 0;
@@ -681,7 +696,9 @@ for await (const line of lines) {
     answer({ id: null, ok: false, error: `malformed request: ${error.message}` });
     continue;
   }
-  Math.random = mulberry32(Number.isInteger(request.seed) ? request.seed : 0);
+  const seed = Number.isInteger(request.seed) ? request.seed : 0;
+  Math.random = mulberry32(seed);
+  globalThis.crypto.randomUUID = seededUUID(mulberry32(seed ^ 0x5eed));
   try {
     answer({
       id: request.id ?? null,
@@ -692,5 +709,6 @@ for await (const line of lines) {
   } finally {
     Date.now = realNow;
     Math.random = realRandom;
+    globalThis.crypto.randomUUID = realRandomUUID;
   }
 }

@@ -734,6 +734,11 @@ class Pipeline:
             from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
             self._service = InMemorySessionService()
+        #: Ids of every event appended to the session service (ADK's summaries
+        #: and the harness's events alike), in the order they were appended:
+        #: the order an in-memory session keeps, whatever a reload gives back.
+        self.stored_order: list[str] = []
+        self._record_appends()
         self.session = self._loop.run_until_complete(
             self._service.create_session(app_name="harness", user_id="u")
         )
@@ -870,6 +875,26 @@ class Pipeline:
             ) from None
         _no_disk_waits(service.db_engine)
         return service
+
+    def _record_appends(self) -> None:
+        """Note in :attr:`stored_order` every event appended to the service."""
+        service, real = self._service, self._service.append_event
+        order = self.stored_order
+
+        async def append_event(session: Any, event: Event, *args: Any, **kwargs: Any) -> Any:
+            made = await real(session, event, *args, **kwargs)
+            order.append(event.id)
+            return made
+
+        service.append_event = append_event
+
+    def as_stored(self) -> list[Event]:
+        """The session in hand's events in the order they were appended (an
+        in-memory session's order; a reload from a database may differ)."""
+        by_id = {e.id: e for e in self.session.events}
+        order = [by_id[i] for i in dict.fromkeys(self.stored_order) if i in by_id]
+        noted = {e.id for e in order}
+        return order + [e for e in self.session.events if e.id not in noted]
 
     def reload(self) -> None:
         """Read the session afresh from its service, as a server handling a new
@@ -1122,6 +1147,7 @@ class Pipeline:
         agent_name: str | None = None,
         branch: str | None = None,
         time_ordered: bool = False,
+        as_stored: bool = False,
     ) -> list[PromptContent]:
         """``LlmRequest.contents`` as ADK assembles them for ``agent_name`` on
         ``branch``, with function call ids kept (as for models that pair by id).
@@ -1129,9 +1155,11 @@ class Pipeline:
         ``without_summaries``: as if no compaction had happened (the baseline
         of P4: what the prompt builder shows of the raw events).
         ``time_ordered``: the events put in order of timestamp, then id, as
-        ``DatabaseSessionService.get_session`` returns them."""
+        ``DatabaseSessionService.get_session`` returns them.
+        ``as_stored``: the events in the order they were appended
+        (:meth:`as_stored`), as an in-memory session holds them."""
         agent_name = agent_name or self.AGENT
-        events = _tag_untagged(self.session.events)
+        events = _tag_untagged(self.as_stored() if as_stored else self.session.events)
         if time_ordered:
             events.sort(key=lambda e: (e.timestamp, e.id))
         if without_summaries:

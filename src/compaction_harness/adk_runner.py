@@ -110,6 +110,15 @@ there. Timestamps are deterministic, but how often the clock is read per
 event is ADK's business: compare them by order and ties only, and not at a
 millisecond resolution, where that count decides which events share a tick.
 
+Ids
+---
+Every id ADK draws during the run (``Event.new_id``, invocation ids,
+``adk-`` function call ids, the session's id) comes from
+:func:`compaction_harness.driver.sdk_ids`: a function of the script's
+configuration, the kind of id and how many of that kind came before, so a
+replay draws the same ids and a database breaks a timestamp tie by event id
+the same way every time (uuids drawn at random broke it either way).
+
 Storage
 -------
 In memory, one ``InMemorySessionService`` and one ``Runner`` serve the whole
@@ -184,7 +193,7 @@ from .adk import (
     summary_reply,
     summary_text,
 )
-from .driver import EPOCH, STEP, THINK
+from .driver import EPOCH, STEP, THINK, ScriptIds, sdk_ids
 from .invariants import Violation
 from .model import REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL, Session
 from .pipeline import (
@@ -1758,7 +1767,7 @@ def run_script_with_runner(
         _ACTIVE = driver
         platform_time.set_time_provider(driver.clock)
         try:
-            with _watching_token_trigger(driver):
+            with _watching_token_trigger(driver), sdk_ids(ScriptIds(script)):
                 loop.run_until_complete(driver.execute())
         finally:
             loop.run_until_complete(_finish(driver))

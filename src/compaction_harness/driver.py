@@ -35,8 +35,15 @@ real ``Runner`` was seen to store with a scripted model and real tools, on
 
 Time comes from a clock of the script's resolution: 0.4 ms between the events
 of a run, 7 s before a user's next message, ties where the script says, and
-hosts whose clocks lag (``Skew``). Ids are deterministic (a run replays
-exactly) and unordered, like ADK's uuids.
+hosts whose clocks lag (``Skew``).
+
+Ids are a function of the script (:class:`ScriptIds`): the n-th id of each
+kind is a hash of the script's configuration, the kind and n, so a run
+replays exactly, and they sort in no particular order, like ADK's uuids (a
+database breaks timestamp ties by event id, so which way a tie goes depends
+on them). Every id ADK itself draws while a script runs comes from the same
+function (:func:`sdk_ids`: ``google.adk.platform.uuid``'s provider, installed
+for the run and restored after), in this driver and in the runner driver.
 
 Prompt token counts follow the token model: the prompt ADK assembles for the
 agent, counted as ADK's own estimate counts characters, plus the system
@@ -45,10 +52,14 @@ instruction and tool declarations, at four characters a token.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
+import json
 import math
-from collections.abc import Callable, Sequence
+import sys
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -81,7 +92,7 @@ from .scripts import (
 )
 from .unit import UnitOutcome
 
-__all__ = ["EPOCH", "ScriptRun", "run_script"]
+__all__ = ["EPOCH", "ScriptIds", "ScriptRun", "run_script", "sdk_ids"]
 
 #: Where the run's clock starts (seconds since the epoch: November 2023).
 EPOCH = 1_700_000_000.0
@@ -145,6 +156,67 @@ class _Pending:
     long_running: bool
 
 
+# -- ids --------------------------------------------------------------------------
+class ScriptIds:
+    """The ids of one run of a script: the n-th id of a kind is a hash of the
+    script's configuration (its ``driver`` left out: both drivers, and a
+    fixture of either, draw the same), the kind and n, formatted as a uuid.
+
+    The operations are left out of the seed on purpose: the runner driver
+    records the script as it ran it (with the operations it had to add), and
+    that script makes the same ADK calls in the same order, so it draws the
+    same ids as the script it was given; a seed that hashed the operations
+    would give its replay other ids, and a tie broken one way in the campaign
+    could break the other way in the replay."""
+
+    def __init__(self, script: Script) -> None:
+        config = script.config.to_json()
+        config.pop("driver", None)
+        text = json.dumps(config, sort_keys=True)
+        self.seed = hashlib.sha256(text.encode()).hexdigest()[:16]
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, kind: str) -> str:
+        number = self.counts[kind] = self.counts.get(kind, 0) + 1
+        digest = hashlib.sha256(f"{self.seed}:{kind}:{number}".encode()).hexdigest()
+        return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+    def sdk_draw(self, depth: int) -> str:
+        """An id ADK draws: its kind is the function that asked for it
+        (``new_id`` for ``Event.new_id``, ``new_invocation_context_id``,
+        ``generate_client_function_call_id``, ``create_session``, ...: the
+        frame ``depth`` levels up), so each kind keeps its own count."""
+        return self("adk." + sys._getframe(depth).f_code.co_name)
+
+
+@contextlib.contextmanager
+def sdk_ids(ids: ScriptIds) -> Iterator[None]:
+    """Every id ADK draws while the block runs comes from ``ids``: through
+    ``google.adk.platform.uuid``'s provider (a context variable: tasks
+    created inside the block inherit it), or, on releases without it, by
+    standing in for ``uuid.uuid4``. Restored when the block ends."""
+    try:
+        from google.adk.platform import uuid as platform_uuid
+    except ImportError:
+        platform_uuid = None
+    var = getattr(platform_uuid, "_id_provider_context_var", None)
+    if var is not None:
+        previous = var.get()
+        # (sdk_draw <- this lambda <- new_uuid <- the function that wants the id)
+        var.set(lambda: ids.sdk_draw(3))
+        try:
+            yield
+        finally:
+            var.set(previous)
+        return
+    real = uuid.uuid4
+    uuid.uuid4 = lambda: uuid.UUID(ids.sdk_draw(2))  # (sdk_draw <- lambda <- the caller)
+    try:
+        yield
+    finally:
+        uuid.uuid4 = real
+
+
 class ScriptRun:
     """One script executed operation by operation (see the module docstring).
 
@@ -168,17 +240,24 @@ class ScriptRun:
         self._true = EPOCH
         self._offset = 0.0
         self._tie = False
-        self._serial = 0
-        self.run = self.pipeline_run(
-            config.triggers,
-            1,
-            strict_provider=config.strict_provider,
-            storage=config.storage,
-            summary=config.summary,
-            faithful=True,
-            clock=self.stamp,
-            new_id=self.new_id,
-        )
+        #: Every id of the run, the harness's and ADK's own (see ScriptIds).
+        self.ids = ScriptIds(script)
+        self._sdk_ids = contextlib.ExitStack()
+        self._sdk_ids.enter_context(sdk_ids(self.ids))
+        try:
+            self.run = self.pipeline_run(
+                config.triggers,
+                1,
+                strict_provider=config.strict_provider,
+                storage=config.storage,
+                summary=config.summary,
+                faithful=True,
+                clock=self.stamp,
+                new_id=self.new_id,
+            )
+        except BaseException:
+            self._sdk_ids.close()
+            raise
         self.run.base_chars = config.system_chars + config.tools_chars
         self.running: str | None = None
         self.invocations: list[str] = []  # in the order they were opened
@@ -210,10 +289,9 @@ class ScriptRun:
         return round(ticks * resolution, 6)
 
     def new_id(self, kind: str) -> str:
-        """A deterministic id that sorts in no particular order, like a uuid4."""
-        self._serial += 1
-        digest = hashlib.sha256(f"{kind}:{self._serial}".encode()).hexdigest()
-        return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+        """The next id of ``kind`` (``event``, ``invocation``, ``call``): a
+        function of the script that sorts in no particular order, like a uuid4."""
+        return self.ids(kind)
 
     # -- appending --------------------------------------------------------------
     def _append(
@@ -699,7 +777,10 @@ class ScriptRun:
         return base
 
     def close(self) -> None:
-        self.run.close()
+        try:
+            self.run.close()
+        finally:
+            self._sdk_ids.close()
 
 
 def run_script(

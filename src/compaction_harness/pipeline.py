@@ -1336,11 +1336,16 @@ class PipelineRun:
         self, agent_name: str | None = None, branch: str | None = None
     ) -> list[Violation]:
         """P7: the session stored in and reloaded from ``DatabaseSessionService``
-        (SQLite) yields the same prompt as the one in hand."""
+        (SQLite) yields the same prompt as the in-memory one: the events in
+        the order they were appended (a session reloaded before an invocation
+        is already in the database's order, so the one in hand is not the
+        in-memory one)."""
         return check_round_trip(
-            self.pipeline.prompt(agent_name=agent_name, branch=branch),
+            self.pipeline.prompt(agent_name=agent_name, branch=branch, as_stored=True),
             self.pipeline.database_prompt(agent_name=agent_name, branch=branch),
-            self.pipeline.prompt(agent_name=agent_name, branch=branch, time_ordered=True),
+            self.pipeline.prompt(
+                agent_name=agent_name, branch=branch, as_stored=True, time_ordered=True
+            ),
         )
 
     def case(self, invariants: tuple[str, ...] | None = None) -> PipelineCase:
