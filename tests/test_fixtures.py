@@ -464,13 +464,15 @@ def test_an_adk_js_fixture_loads_without_node_and_round_trips(
 
 
 def test_a_python_fixture_without_sdk_loads_as_python_and_keeps_its_name() -> None:
-    # Every committed Python fixture is version 1 or 2, with no `sdk`: version 3
-    # reads it as "python", and its content hash (its name) is unchanged.
+    # A committed Python fixture of version 1 or 2 has no `sdk`: version 3
+    # reads it as "python", and its content hash (its name) is unchanged; one
+    # written since (version 3) keeps its name too.
     python = [p for p in sorted(REPROS.glob("*.json")) if "-adk-js-" not in p.name]
-    assert python
+    old = [p for p in python if json.loads(p.read_text())["schema_version"] in (1, 2)]
+    assert old
     for path in python:
         data = json.loads(path.read_text())
-        assert data["schema_version"] in (1, 2) and "sdk" not in data
+        assert data["schema_version"] in (1, 2, 3) and data.get("sdk", "python") == "python"
         fixture = load_fixture(path)
         assert fixture.sdk == "python" and not fixture.is_js
         assert fixture.file_name() == path.name
