@@ -41,11 +41,11 @@ def summaries_reload_as_dicts(monkeypatch):
     monkeypatch.setattr(DatabaseSessionService, "get_session", get_session)
 
 
-@pytest.mark.parametrize("driver", ["emulating", "runner"])
+@pytest.mark.parametrize("driver", ["emulated", "runner"])
 def test_an_unreadable_reloaded_summary_is_p0_with_a_fixture(
     driver, summaries_reload_as_dicts, tmp_path
 ):
-    script = SCRIPT if driver == "emulating" else replace_driver(SCRIPT, driver)
+    script = replace_driver(SCRIPT, driver)
     with pytest.raises(InvariantViolation) as failed:
         check_case(script)
     (violation,) = failed.value.outcome.violations
@@ -63,3 +63,42 @@ def replace_driver(script: Script, driver: str) -> Script:
 
 def test_the_same_script_holds_when_the_service_returns_what_it_declares():
     assert check_case(SCRIPT).violations == []
+
+
+@pytest.fixture
+def reload_copies_actions_unvalidated(monkeypatch):
+    """google-adk 1.18.0's reload planted in this release's storage: the
+    actions of every reloaded event are copied without validation
+    (``EventActions().model_copy(update=...)``), so nested models are dicts."""
+    from google.adk.events.event_actions import EventActions
+    from google.adk.sessions.schemas import v0, v1
+
+    for home in (v0.StorageEvent, v1.StorageEvent):
+        real = home.to_event
+
+        def to_event(self, *args, real=real, **kwargs):
+            event = real(self, *args, **kwargs)
+            if event.actions is not None:
+                event.actions = EventActions().model_copy(update=event.actions.model_dump())
+            return event
+
+        monkeypatch.setattr(home, "to_event", to_event)
+
+
+@pytest.mark.parametrize("driver", ["emulated", "runner"])
+def test_validating_reloaded_actions_removes_the_p0(driver, reload_copies_actions_unvalidated):
+    # Known fault database-reload-leaves-event-actions-as-dicts is the P0 that
+    # vanishes under its fix (adk.reloaded_actions_validated).
+    from compaction_harness.adk import reloaded_actions_validated
+    from compaction_harness.adk_runner import run_script_outcome
+    from compaction_harness.driver import run_script
+    from compaction_harness.known_faults import EVERY_RELEASE, matching_fault
+
+    script = replace_driver(SCRIPT, driver)
+    run = run_script_outcome if driver == "runner" else run_script
+    found = run(script, triage=False).violations
+    assert [v.invariant for v in found] == ["P0"]
+    fault = matching_fault(script, found[0], EVERY_RELEASE)
+    assert fault is not None and fault.id == "database-reload-leaves-event-actions-as-dicts"
+    with reloaded_actions_validated():
+        assert run(script, triage=False).violations == []

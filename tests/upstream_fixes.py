@@ -10,6 +10,11 @@ harness pins (2.13.0; ``google/adk/apps/compaction.py`` and
 ``google/adk/flows/llm_flows/context/_contents.py``). :data:`FIXED` names
 the known faults (``compaction_harness.known_faults``) they remove.
 
+Fault ``database-reload-leaves-event-actions-as-dicts`` (1.18.0) is fixed
+here too (:func:`_fix_reloaded_actions`) but not in :data:`FIXED`: 2.13.0
+does not have it, and its fixture (a database script) has no export to show
+the fix on.
+
 Fault ``compaction-assumes-events-are-stored-in-time-order`` has no fix here:
 ADK reads summaries and the prompt by timestamp throughout, and no single
 function can be replaced to remove that.
@@ -40,6 +45,7 @@ def pytest_configure(config) -> None:
     _fix_running_request()
     _fix_contents()
     _fix_summary_price()
+    _fix_reloaded_actions()
 
 
 def _fix_prefix() -> None:
@@ -162,3 +168,12 @@ def _fix_summary_price() -> None:
     from compaction_harness.adk import summary_price_from_adk_summaries
 
     summary_price_from_adk_summaries().__enter__()
+
+
+def _fix_reloaded_actions() -> None:
+    """Fault database-reload-leaves-event-actions-as-dicts: a session reloaded
+    from ``DatabaseSessionService`` holds each event's actions validated into
+    ``EventActions`` (``StorageEvent.to_event``), nested models included."""
+    from compaction_harness.adk import reloaded_actions_validated
+
+    reloaded_actions_validated().__enter__()

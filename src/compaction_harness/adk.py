@@ -1548,3 +1548,60 @@ class window_from_first_uncovered_event:
 
     def __exit__(self, *exc) -> None:
         _compaction._longest_self_contained_prefix = self.original
+
+
+class reloaded_actions_validated:
+    """Within ``with``, ``DatabaseSessionService`` gives back each stored
+    event's ``actions`` validated into ``EventActions``, nested models
+    included (``actions.compaction`` an ``EventCompaction``, its
+    ``compacted_content`` a ``types.Content``), as the event was appended: the
+    session a reload returns holds the same events as the session stored.
+    Wraps ``StorageEvent.to_event`` (``google/adk/sessions/
+    database_session_service.py``; ``sessions/schemas/v0.py`` and ``v1.py`` on
+    releases that moved it): the event it builds gets its actions validated
+    again. On google-adk 1.18.0 it rebuilds the actions with
+    ``EventActions().model_copy(update=self.actions.model_dump())``, a copy
+    that validates nothing, so every nested model comes back a plain dict.
+
+    For counterfactual replays (known-fault predicates) and as the fault's fix
+    (``tests/upstream_fixes.py``). Raises :class:`NotApplicable` on entry when
+    the release has no ``StorageEvent.to_event``.
+    """
+
+    def __enter__(self) -> None:
+        import warnings
+
+        self.homes = []
+        for module in (
+            "google.adk.sessions.database_session_service",
+            "google.adk.sessions.schemas.v0",
+            "google.adk.sessions.schemas.v1",
+        ):
+            try:
+                found = getattr(importlib.import_module(module), "StorageEvent", None)
+            except ImportError:
+                continue
+            if found is not None and hasattr(found, "to_event") and found not in self.homes:
+                self.homes.append(found)
+        if not self.homes:
+            raise NotApplicable(f"google-adk {ADK_RELEASE} has no StorageEvent.to_event")
+        self.originals = [home.to_event for home in self.homes]
+
+        def validated(original: Any) -> Any:
+            def to_event(storage: Any, *args: Any, **kwargs: Any) -> Event:
+                event = original(storage, *args, **kwargs)
+                if event.actions is not None:
+                    with warnings.catch_warnings():  # pydantic warns of the dicts it dumps
+                        warnings.simplefilter("ignore")
+                        dumped = event.actions.model_dump()
+                    event.actions = EventActions.model_validate(dumped)
+                return event
+
+            return to_event
+
+        for home, original in zip(self.homes, self.originals, strict=True):
+            home.to_event = validated(original)
+
+    def __exit__(self, *exc) -> None:
+        for home, original in zip(self.homes, self.originals, strict=True):
+            home.to_event = original

@@ -473,6 +473,22 @@ def _recorded_pending_call_blocks_a_resumed_window(case, violation: Violation) -
     return _gone_under(case, violation, window_from_first_uncovered_event())
 
 
+def _reloaded_actions_unvalidated(case, violation: Violation) -> bool:
+    """A P0 of a script whose session lives in a database (reading what ADK
+    returned, or ADK's own code reading it, failed) that disappears when the
+    database service validates the stored actions into ``EventActions`` on
+    reload (see :class:`~compaction_harness.adk.reloaded_actions_validated`)."""
+    if not (
+        isinstance(case, Script)
+        and case.config.storage == "database"
+        and violation.invariant == "P0"
+    ):
+        return False
+    from .adk import reloaded_actions_validated
+
+    return _gone_under(case, violation, reloaded_actions_validated())
+
+
 KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="dead-call-retry-skipped-at-invocation-boundary",
@@ -535,7 +551,11 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         releases=(
             "1.26.0",
             "1.28.0",
+            "1.31.1",
             "1.34.0",
+            "1.37.0",
+            "1.38.0",
+            "1.39.1",
             "2.0.0",
             "2.1.0",
             "2.2.0",
@@ -547,6 +567,8 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "2.7.1",
             "2.8.0",
             "2.9.0",
+            "2.9.2",
+            "2.10.0",
             "2.11.0",
             "2.12.0",
             "2.13.0",
@@ -578,7 +600,11 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "1.24.0",
             "1.26.0",
             "1.28.0",
+            "1.31.1",
             "1.34.0",
+            "1.37.0",
+            "1.38.0",
+            "1.39.1",
             "2.0.0",
             "2.1.0",
             "2.2.0",
@@ -590,6 +616,8 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "2.7.1",
             "2.8.0",
             "2.9.0",
+            "2.9.2",
+            "2.10.0",
             "2.11.0",
             "2.12.0",
             "2.13.0",
@@ -618,7 +646,11 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         releases=(
             "1.26.0",
             "1.28.0",
+            "1.31.1",
             "1.34.0",
+            "1.37.0",
+            "1.38.0",
+            "1.39.1",
             "2.0.0",
             "2.1.0",
             "2.2.0",
@@ -630,6 +662,8 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "2.7.1",
             "2.8.0",
             "2.9.0",
+            "2.9.2",
+            "2.10.0",
             "2.11.0",
             "2.12.0",
             "2.13.0",
@@ -660,7 +694,11 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "1.24.0",
             "1.26.0",
             "1.28.0",
+            "1.31.1",
             "1.34.0",
+            "1.37.0",
+            "1.38.0",
+            "1.39.1",
             "2.0.0",
             "2.1.0",
             "2.2.0",
@@ -672,6 +710,8 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "2.7.1",
             "2.8.0",
             "2.9.0",
+            "2.9.2",
+            "2.10.0",
             "2.11.0",
             "2.12.0",
             "2.13.0",
@@ -708,7 +748,11 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         releases=(
             "1.26.0",
             "1.28.0",
+            "1.31.1",
             "1.34.0",
+            "1.37.0",
+            "1.38.0",
+            "1.39.1",
             "2.0.0",
             "2.1.0",
             "2.2.0",
@@ -720,6 +764,8 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "2.7.1",
             "2.8.0",
             "2.9.0",
+            "2.9.2",
+            "2.10.0",
             "2.11.0",
             "2.12.0",
             "2.13.0",
@@ -769,7 +815,11 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         releases=(
             "1.26.0",
             "1.28.0",
+            "1.31.1",
             "1.34.0",
+            "1.37.0",
+            "1.38.0",
+            "1.39.1",
             "2.0.0",
             "2.1.0",
             "2.2.0",
@@ -781,6 +831,8 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "2.7.1",
             "2.8.0",
             "2.9.0",
+            "2.9.2",
+            "2.10.0",
             "2.11.0",
             "2.12.0",
             "2.13.0",
@@ -866,7 +918,19 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         id="orphaned-call-stalls-compaction-for-good",
         invariant=("U3", "U5", "P3", "P6"),
         # Derived from the release matrix (docs/release-matrix.json).
-        releases=("2.3.0", "2.4.0", "2.5.0", "2.6.1", "2.6.3", "2.7.1", "2.8.0", "2.9.0", "2.11.0"),
+        releases=(
+            "2.3.0",
+            "2.4.0",
+            "2.5.0",
+            "2.6.1",
+            "2.6.3",
+            "2.7.1",
+            "2.8.0",
+            "2.9.0",
+            "2.9.2",
+            "2.10.0",
+            "2.11.0",
+        ),
         title="an orphaned call at the start of the window stops compaction for good",
         explanation=(
             "google/adk/apps/compaction.py, _longest_self_contained_prefix (2.3.0 to "
@@ -915,7 +979,11 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "1.24.0",
             "1.26.0",
             "1.28.0",
+            "1.31.1",
             "1.34.0",
+            "1.37.0",
+            "1.38.0",
+            "1.39.1",
             "2.0.0",
             "2.1.0",
             "2.2.0",
@@ -941,12 +1009,16 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         invariant=("P0",),
         # Derived from the release matrix (docs/release-matrix.json).
         releases=(
+            "1.38.0",
+            "1.39.1",
             "2.5.0",
             "2.6.1",
             "2.6.3",
             "2.7.1",
             "2.8.0",
             "2.9.0",
+            "2.9.2",
+            "2.10.0",
             "2.11.0",
             "2.12.0",
             "2.13.0",
@@ -965,6 +1037,32 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
             "(the request processor runs there); the emulating driver does not model it."
         ),
         matches=_confirmation_finds_the_newer_call,
+    ),
+    KnownFault(
+        id="database-reload-leaves-event-actions-as-dicts",
+        invariant=("P0",),
+        # Found on 1.18.0 (adk-python issues 4000 and 4082); the other releases
+        # are derived by the release matrix.
+        releases=("1.18.0",),
+        title="a session reloaded from DatabaseSessionService holds its summaries' "
+        "actions as plain dicts, and the next request raises AttributeError",
+        explanation=(
+            "google/adk/sessions/database_session_service.py, StorageEvent.to_event: the "
+            "stored actions are rebuilt with EventActions().model_copy(update="
+            "self.actions.model_dump()), which copies without validating, so every nested "
+            "model comes back as a dict: a summary's actions.compaction (with its "
+            "compacted_content) is a dict, not an EventCompaction. Every later reader "
+            "fails: contents assembly (_process_compaction_events reads "
+            "compaction.start_timestamp) and the next compaction "
+            "(_run_compaction_for_sliding_window reads compaction.end_timestamp) raise "
+            "AttributeError(\"'dict' object has no attribute ...\"). A user who keeps "
+            "sessions in a database (every server that reloads the session per request) "
+            "sees the agent work until the first compaction, and then every request of "
+            "that session fail with an exception: the session cannot be continued. "
+            "Validating the actions into EventActions on reload (as later releases do, "
+            "EventActions.model_validate) makes the same script run without exception."
+        ),
+        matches=_reloaded_actions_unvalidated,
     ),
 )
 
