@@ -689,6 +689,34 @@ def test_replay_on_a_driver_that_cannot_reproduce_the_shape_says_so(capsys) -> N
 
 
 @on_2_13
+@pytest.mark.parametrize(
+    ("driver", "name", "why"),
+    [
+        # The Runner ends the invocation at the final text the script goes on after.
+        (
+            "runner",
+            "P4-2.13.0-cec7225956fce657.json",
+            "the Runner could not run the script as written (op 2: added end",
+        ),
+        # A runner fixture whose replay the Runner repairs: the emulating driver
+        # runs the script as written.
+        (
+            "emulated",
+            "P0-2.13.0-1574f6cf381756d6.json",
+            "the Runner, where it shows, ran the script with operations added or dropped",
+        ),
+    ],
+)
+def test_a_script_one_driver_runs_repaired_is_not_reproducible_on_the_other(
+    capsys, driver: str, name: str, why: str
+) -> None:
+    code, out, _ = run(capsys, "replay", "--driver", driver, str(REPROS / name))
+    assert code == 3, out
+    assert out.startswith("NOREPRO ") and why in out.splitlines()[0], out
+    assert "known_faults.py" not in out
+
+
+@on_2_13
 def test_replay_on_another_driver_advises_an_edit_only_when_its_own_driver_holds_too(
     capsys, monkeypatch
 ) -> None:

@@ -912,9 +912,15 @@ def shortfall(
     from .differential import compare_sessions
     from .model import Session
 
-    repairs = [*outcome.observed.get("repairs", ()), *witness.observed.get("repairs", ())]
+    repairs = outcome.observed.get("repairs", ())
     if repairs:
         return "the Runner could not run the script as written (" + "; ".join(repairs) + ")"
+    repairs = witness.observed.get("repairs", ())
+    if repairs:
+        return (
+            f"the Runner, where it shows, ran the script with operations added or dropped "
+            f"({'; '.join(repairs)}), and the {driver} driver runs it as written"
+        )
     mine = Session.from_json(outcome.observed.get("session", {"steps": []}))
     theirs = Session.from_json(witness.observed.get("session", {"steps": []}))
     emulated, real = (mine, theirs) if driver == "emulated" else (theirs, mine)
