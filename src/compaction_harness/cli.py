@@ -36,6 +36,9 @@ MAX_SESSION_EVENTS = 1_000
 MAX_SESSION_BYTES = 50_000_000
 
 
+#: The trigger flags of a recorded session's configuration (minimize, replay).
+CONFIG_FLAGS = ("compaction-interval", "overlap-size", "token-threshold", "event-retention-size")
+
 #: The pipeline-level invariants, as minimize --invariant takes them.
 PIPELINE_NAMES = ("P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7")
 
@@ -88,6 +91,50 @@ def _load_each(paths: Sequence[str]) -> list[tuple[Path, Fixture | None]]:
         except FixtureError as exc:
             _error(str(exc))
             loaded.append((path, None))
+    return loaded
+
+
+def _load_sessions(
+    args: argparse.Namespace, config: dict[str, int | None]
+) -> list[tuple[Path, Fixture | None]]:
+    """Each named recorded session as a ``pipeline`` fixture replayed with
+    ``config`` and ``args.agent`` (see ``pipeline.recorded_case``), or None
+    after its one-line error on stderr."""
+    from .adk import ADK_RELEASE, session_from_json
+    from .model import ModelError
+    from .pipeline import recorded_case
+
+    if config.get("compaction_interval") is None and config.get("token_threshold") is None:
+        raise CliError(
+            "--config: no trigger: give compaction_interval (a sliding window) or "
+            "token_threshold, as the session's EventsCompactionConfig had them"
+        )
+    loaded: list[tuple[Path, Fixture | None]] = []
+    for path in _expand(args.fixtures):
+        try:
+            if path.is_file() and path.stat().st_size > MAX_SESSION_BYTES:
+                raise CliError(f"larger than {MAX_SESSION_BYTES} bytes")
+            session = session_from_json(path.read_text(encoding="utf-8"))
+            case = recorded_case(session, config, agents=args.agent or ())
+        except (OSError, UnicodeDecodeError) as exc:
+            _error(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+            loaded.append((path, None))
+            continue
+        except (ValueError, ModelError, CliError) as exc:
+            _error(f"{path}: {exc}")
+            loaded.append((path, None))
+            continue
+        fixture = Fixture(
+            kind="pipeline",
+            invariant="P0",
+            adk_release=ADK_RELEASE,
+            case=case,
+            expected={},
+            observed={},
+            note="a recorded session, replayed with the configuration it ran with",
+            path=path,
+        )
+        loaded.append((path, fixture))
     return loaded
 
 
@@ -309,7 +356,15 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     unavailable = 0  # of counts["bad"]: ADK-JS fixtures without Node or the package
     status = 0
     report: list[dict[str, Any]] = []
-    for path, fixture in _load_each(args.fixtures):
+    config = _minimize_config(args)
+    if config is None and args.agent:
+        raise CliError(
+            "--agent names the agents of a recorded session's configuration: give --config too"
+        )
+    if config is not None and args.driver is not None:
+        raise CliError("--driver replays script fixtures; a recorded session has none")
+    loaded = _load_each(args.fixtures) if config is None else _load_sessions(args, config)
+    for path, fixture in loaded:
         if fixture is None:
             counts["bad"] += 1
             status = 2
@@ -732,9 +787,44 @@ def _reexec_in_target(args: argparse.Namespace) -> int:
     argv = [str(python), "-m", "compaction_harness", "replay", *args.fixtures]
     if args.driver is not None:
         argv += ["--driver", args.driver]
+    if args.config is not None:
+        argv += ["--config", args.config]
+    for flag in CONFIG_FLAGS:
+        value = getattr(args, flag.replace("-", "_"))
+        if value is not None:
+            argv += [f"--{flag}", str(value)]
+    for name in args.agent or ():
+        argv += ["--agent", name]
     sys.stdout.flush()
     os.execv(str(python), argv)
     return 2  # unreachable
+
+
+def _session_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """--config, the trigger flags and --agent: the configuration a recorded
+    session ran with (minimize, replay)."""
+    parser.add_argument(
+        "--config",
+        metavar="JSON",
+        help="the session's EventsCompactionConfig trigger values as a JSON object (keys "
+        "compaction_interval, overlap_size, token_threshold, event_retention_size; a missing "
+        "key or null: unset), or the path of a file holding one; the flags below override it",
+    )
+    for flag in CONFIG_FLAGS:
+        parser.add_argument(
+            f"--{flag}",
+            metavar="N",
+            type=_natural,
+            help=f"the session's EventsCompactionConfig.{flag.replace('-', '_')}",
+        )
+    parser.add_argument(
+        "--agent",
+        action="append",
+        metavar="NAME",
+        help="an agent of the session's app, the root first (repeat for sub-agents; default: "
+        "the authors of its events in order of their first event, the first as the root); "
+        "only with a configuration",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -776,11 +866,16 @@ def build_parser() -> argparse.ArgumentParser:
         "expected failure (XFAIL). Every readable fixture is replayed; an unreadable one is "
         "reported in one line. Exit 0 when all hold or fail only as expected; 1 when one "
         "fails, or the known fault a fixture is marked with no longer shows (XPASS); 2 for "
-        "bad input (the worst status wins).",
+        "bad input (the worst status wins). With the configuration a recorded session ran "
+        "with (--config or the trigger flags, and --agent), each FIXTURE is instead a session "
+        "as ADK's session services store it, replayed through ADK's compaction with that "
+        "configuration and its agents' names (its own summaries left out) and judged on "
+        "P0-P7 as a pipeline fixture is.",
     )
     replay.add_argument(
         "fixtures", nargs="+", metavar="FIXTURE", help="fixture files, or directories of them"
     )
+    _session_config_arguments(replay)
     replay.add_argument(
         "--json",
         action="store_true",
@@ -853,28 +948,7 @@ def build_parser() -> argparse.ArgumentParser:
         "U1-U5 (required). With one: any invariant that applies to it (default: every one "
         "that applies: U1-U4 with either trigger, U5 with a token threshold, P0-P7)",
     )
-    mini.add_argument(
-        "--config",
-        metavar="JSON",
-        help="the session's EventsCompactionConfig trigger values as a JSON object (keys "
-        "compaction_interval, overlap_size, token_threshold, event_retention_size; a missing "
-        "key or null: unset), or the path of a file holding one; the flags below override it",
-    )
-    for flag in ("compaction-interval", "overlap-size", "token-threshold", "event-retention-size"):
-        mini.add_argument(
-            f"--{flag}",
-            metavar="N",
-            type=_natural,
-            help=f"the session's EventsCompactionConfig.{flag.replace('-', '_')}",
-        )
-    mini.add_argument(
-        "--agent",
-        action="append",
-        metavar="NAME",
-        help="an agent of the session's app, the root first (repeat for sub-agents; default: "
-        "the authors of its events in order of their first event, the first as the root); "
-        "only with a configuration",
-    )
+    _session_config_arguments(mini)
     mini.add_argument(
         "--replay-examples",
         type=_positive,
