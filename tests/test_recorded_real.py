@@ -182,6 +182,21 @@ def test_minimize_reports_the_pipeline_fault_the_real_run_had(
     assert "XFAIL" in capsys.readouterr().out
 
 
+def test_minimize_refuses_user_as_an_agent_in_one_line(capsys, tmp_path):
+    code, out, err = _minimize(
+        capsys,
+        tmp_path,
+        "[]",
+        "--token-threshold",
+        "10",
+        "--event-retention-size",
+        "1",
+        "--agent",
+        "user",
+    )
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "not 'user'" in err, err
+
+
 def test_minimize_without_a_configuration_needs_a_unit_invariant(capsys, tmp_path):
     code, out, err = _minimize(capsys, tmp_path, "[]", "--agent", "assistant", "--invariant", "U3")
     assert (code, out) == (2, "") and err.count("\n") == 1 and "--config" in err
@@ -249,6 +264,7 @@ def test_replay_bad_configuration_is_exit_2_and_one_line(capsys, tmp_path):
         ["--config", '{"overlap_size": 1}'],
         ["--config", "{"],
         ["--token-threshold", "10", "--driver", "runner"],
+        ["--token-threshold", "10", "--agent", "user"],
     ):
         code = main(["replay", str(path), *argv])
         out, err = capsys.readouterr()

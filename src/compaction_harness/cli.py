@@ -548,7 +548,9 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
             )
             return 1
     else:
+        from .adk import NotApplicable
         from .minimize import Holds, minimize_recorded
+        from .model import ModelError
 
         try:
             found = minimize_recorded(
@@ -561,6 +563,8 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
             )
         except MinimizeError as exc:
             raise CliError(str(exc)) from None
+        except (ModelError, NotApplicable) as exc:
+            raise CliError(f"{path}: cannot be replayed with this configuration: {exc}") from None
         if isinstance(found, Holds):
             print(f"{path} holds on {where}: {found.covered}")
             return 1
