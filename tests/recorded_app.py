@@ -56,6 +56,11 @@ def start_export(what: str) -> dict:
     return {"status": "pending"}
 
 
+def start_job(what: str) -> None:
+    """Starts a job; returns nothing until the client reports its result."""
+    return None
+
+
 def _chars(request: Any) -> int:
     total = 0
     for content in request.contents or []:
@@ -165,7 +170,11 @@ async def _record(config: dict[str, int | None], turns: Sequence[Turn], root: st
         name=root,
         model=model,
         instruction="You answer weather questions.",
-        tools=[FunctionTool(get_weather), LongRunningFunctionTool(start_export)],
+        tools=[
+            FunctionTool(get_weather),
+            LongRunningFunctionTool(start_export),
+            LongRunningFunctionTool(start_job),
+        ],
     )
     compaction = EventsCompactionConfig(
         summarizer=LlmEventSummarizer(llm=SummaryLlm(model="summary")),
@@ -212,4 +221,15 @@ LONG_RUNNING: tuple[Turn, ...] = (
     (("answer", "start_export"), ["OK."]),
     ("Bye.", ["OK."]),
     ("Bye again.", ["OK."]),
+)
+
+
+#: Two parallel long-running jobs that return nothing; the client answers
+#: only the second: the next request pairs two calls with one response
+#: (known fault 7, partial-answer-to-parallel-calls-makes-an-invalid-request).
+PARTIAL: tuple[Turn, ...] = (
+    ("Hello.", ["OK."]),
+    ("Start two jobs.", [("call", "start_job", "start_job")]),
+    (("answer", "start_job"), ["OK."]),
+    ("Thanks.", ["OK."]),
 )

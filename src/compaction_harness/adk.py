@@ -944,7 +944,8 @@ class Pipeline:
         :attr:`compacts_before_model_calls`, the flow's own
         ``CompactionRequestProcessor`` for the agent ``agent_name`` on
         ``branch`` (in the faithful mode; otherwise the function inside it,
-        ``_run_compaction_for_token_threshold_config``, for the root agent).
+        ``_run_compaction_for_token_threshold_config``, for the same agent and
+        branch).
         Returns whether it made a summary."""
         if not self.compacts_before_model_calls:
             return False
@@ -954,7 +955,9 @@ class Pipeline:
             made = self._loop.run_until_complete(self._run_request_processor(agent_name, branch))
         else:
             made = self._loop.run_until_complete(
-                self._token_compaction_for_agent(self.session, self._service, config)
+                self._token_compaction_for_agent(
+                    self.session, self._service, config, agent_name, branch
+                )
             )
         self._token_compacted |= bool(made)
         return bool(made)
@@ -987,18 +990,31 @@ class Pipeline:
             pass
         return bool(getattr(context, "token_compaction_checked", False))
 
-    async def _token_compaction_for_agent(self, session: Any, service: Any, config: Any) -> bool:
+    async def _token_compaction_for_agent(
+        self,
+        session: Any,
+        service: Any,
+        config: Any,
+        agent_name: str | None = None,
+        branch: str | None = None,
+    ) -> bool:
         """``_run_compaction_for_token_threshold_config`` with the arguments
-        ``CompactionRequestProcessor`` passes for the root agent (its name, no
-        branch, no isolation scope)."""
+        ``CompactionRequestProcessor`` passes for the agent ``agent_name``
+        (default the root) on ``branch`` (no isolation scope): a recorded
+        session's sub-agent is compacted for as itself, with its own counts."""
+        from google.adk.agents.llm_agent import LlmAgent
+
         fn = _helper("_run_compaction_for_token_threshold_config")
+        name = agent_name or self.AGENT
         arguments: dict[str, Any] = {
             "config": config,
             "session": session,
             "session_service": service,
-            "agent": self.app.root_agent,
-            "agent_name": self.AGENT,
-            "current_branch": None,
+            "agent": self.app.root_agent
+            if name == self.AGENT
+            else LlmAgent(name=name, model="gemini-2.0-flash"),
+            "agent_name": name,
+            "current_branch": branch,
         }
         if "isolation_scope" in inspect.signature(fn).parameters:
             arguments["isolation_scope"] = None

@@ -37,6 +37,23 @@ MAX_SESSION_EVENTS = 1_000
 MAX_SESSION_BYTES = 50_000_000
 
 
+#: The trigger flags of a recorded session's configuration (minimize, replay).
+CONFIG_FLAGS = ("compaction-interval", "overlap-size", "token-threshold", "event-retention-size")
+
+#: The pipeline-level invariants, as minimize --invariant takes them.
+PIPELINE_NAMES = ("P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7")
+
+
+def _natural(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected at least 0, got {value}")
+    return value
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -79,6 +96,50 @@ def _load_each(paths: Sequence[str]) -> list[tuple[Path, Fixture | None]]:
         newer = newer_than_known(fixture)
         if newer:
             print(f"warning: {newer}", file=sys.stderr, flush=True)
+        loaded.append((path, fixture))
+    return loaded
+
+
+def _load_sessions(
+    args: argparse.Namespace, config: dict[str, int | None]
+) -> list[tuple[Path, Fixture | None]]:
+    """Each named recorded session as a ``pipeline`` fixture replayed with
+    ``config`` and ``args.agent`` (see ``pipeline.recorded_case``), or None
+    after its one-line error on stderr."""
+    from .adk import ADK_RELEASE, session_from_json
+    from .model import ModelError
+    from .pipeline import recorded_case
+
+    if config.get("compaction_interval") is None and config.get("token_threshold") is None:
+        raise CliError(
+            "--config: no trigger: give compaction_interval (a sliding window) or "
+            "token_threshold, as the session's EventsCompactionConfig had them"
+        )
+    loaded: list[tuple[Path, Fixture | None]] = []
+    for path in _expand(args.fixtures):
+        try:
+            if path.is_file() and path.stat().st_size > MAX_SESSION_BYTES:
+                raise CliError(f"larger than {MAX_SESSION_BYTES} bytes")
+            session = session_from_json(path.read_text(encoding="utf-8"))
+            case = recorded_case(session, config, agents=args.agent or ())
+        except (OSError, UnicodeDecodeError) as exc:
+            _error(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+            loaded.append((path, None))
+            continue
+        except (ValueError, ModelError, CliError) as exc:
+            _error(f"{path}: {exc}")
+            loaded.append((path, None))
+            continue
+        fixture = Fixture(
+            kind="pipeline",
+            invariant="P0",
+            adk_release=ADK_RELEASE,
+            case=case,
+            expected={},
+            observed={},
+            note="a recorded session, replayed with the configuration it ran with",
+            path=path,
+        )
         loaded.append((path, fixture))
     return loaded
 
@@ -142,6 +203,8 @@ def _pipeline_timeline(fixture: Fixture) -> list[str]:
             + (", ".join(f"#{i}" for i in given) or "nothing")
         )
     lines.append(f"config: {dict(case.config)}")
+    if getattr(case, "agents", ()):
+        lines.append(f"agents: {', '.join(case.agents)} (root first)")
     prompt = fixture.observed.get("prompt")
     if isinstance(prompt, list) and prompt:
         lines.append("prompt at the last check (role: parts):")
@@ -299,7 +362,15 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     unavailable = 0  # of counts["bad"]: ADK-JS fixtures without Node or the package
     status = 0
     report: list[dict[str, Any]] = []
-    for path, fixture in _load_each(args.fixtures):
+    config = _minimize_config(args)
+    if config is None and args.agent:
+        raise CliError(
+            "--agent names the agents of a recorded session's configuration: give --config too"
+        )
+    if config is not None and args.driver is not None:
+        raise CliError("--driver replays script fixtures; a recorded session has none")
+    loaded = _load_each(args.fixtures) if config is None else _load_sessions(args, config)
+    for path, fixture in loaded:
         if fixture is None:
             counts["bad"] += 1
             status = 2
@@ -474,39 +545,76 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
             f"{path}: {len(session)} events; minimize searches at most {MAX_SESSION_EVENTS} "
             "(cut the session to the stretch around the failure first)"
         )
-    try:
-        found = minimize(session, args.invariant, max_examples=args.max_examples)
-    except MinimizeError as exc:
-        raise CliError(str(exc)) from None
+    config = _minimize_config(args)
     where = f"google-adk {ADK_RELEASE}"
-    if found is None:
-        print(
-            f"{path} holds: no call ADK's compaction makes on its {len(session)} events "
-            f"(every invocation-aligned window, or for U5 every invocation end and retention) "
-            f"breaks {args.invariant} on {where}"
-        )
-        return 1
+    if config is None:
+        if args.agent:
+            raise CliError("--agent names the agents of a configuration: give --config too")
+        if args.invariant is None or args.invariant not in ("U1", "U2", "U3", "U4", "U5"):
+            raise CliError(
+                "--invariant U1-U5 is required without a configuration (with --config or the "
+                "trigger flags every invariant that applies is judged, P0-P7 included)"
+            )
+        try:
+            found = minimize(session, args.invariant, max_examples=args.max_examples)
+        except MinimizeError as exc:
+            raise CliError(str(exc)) from None
+        if found is None:
+            print(
+                f"{path} holds: no call ADK's compaction makes on its {len(session)} events "
+                f"(every invocation-aligned window, or for U5 every invocation end and retention) "
+                f"breaks {args.invariant} on {where}"
+            )
+            print(
+                "judged: only that invariant, with no configuration (give the session's with "
+                "--config to judge every invariant that applies to it, P0-P7 included)"
+            )
+            return 1
+    else:
+        from .adk import NotApplicable
+        from .minimize import Holds, minimize_recorded
+        from .model import ModelError
+
+        try:
+            found = minimize_recorded(
+                session,
+                config,
+                agents=args.agent or (),
+                invariant=args.invariant,
+                max_examples=args.max_examples,
+                pipeline_examples=args.replay_examples,
+            )
+        except MinimizeError as exc:
+            raise CliError(str(exc)) from None
+        except (ModelError, NotApplicable) as exc:
+            raise CliError(f"{path}: cannot be replayed with this configuration: {exc}") from None
+        if isinstance(found, Holds):
+            print(f"{path} holds on {where}: {found.covered}")
+            return 1
     given = found.given
-    print(f"{path} fails {args.invariant} on {where} as given: {given.violation.summary()}")
+    invariant = given.violation.invariant
+    print(f"{path} fails {invariant} on {where} as given: {given.violation.summary()}")
     if given.fault:
         print(f"this is the known upstream fault {given.fault} of {where}")
     smallest = found.smallest
     if found.shrunk:
         print(
             f"shrunk to {len(smallest.case.session)} events with the same failure "
-            f"({args.invariant}, ids {', '.join(smallest.violation.ids) or 'none'})"
+            f"({invariant}, ids {', '.join(smallest.violation.ids) or 'none'})"
         )
     else:
         print(
-            f"no smaller session shows the same failure (searched {args.max_examples} "
+            "no smaller session shows the same failure (searched "
+            f"{args.replay_examples if invariant.startswith('P') else args.max_examples} "
             "examples): the fixture is the failing call as given"
         )
     from .verdicts import check
 
     verdict = check(smallest.case)
+    kind = "pipeline" if invariant.startswith("P") else "token" if invariant == "U5" else "unit"
     fixture = Fixture(
-        kind="token" if args.invariant == "U5" else "unit",
-        invariant=args.invariant,
+        kind=kind,
+        invariant=invariant,
         adk_release=ADK_RELEASE,
         case=smallest.case,
         expected=verdict.outcome.expected,
@@ -532,6 +640,43 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
 #: session (each step assembles the whole prompt): on 2.13.0, 300 invocations
 #: took 19 to 25 s and 1000 took 340 s (sliding), measured 2026-12-01.
 MAX_PROFILE_INVOCATIONS = 300
+
+
+def _minimize_config(args: argparse.Namespace) -> dict[str, int | None] | None:
+    """minimize's configuration: --config (a JSON object, or a file holding
+    one) with the trigger flags over it; None when neither is given."""
+    from .pipeline import CONFIG_KEYS
+
+    config: dict[str, Any] | None = None
+    if args.config is not None:
+        text = args.config
+        if not text.lstrip().startswith("{"):
+            try:
+                text = Path(text).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise CliError(
+                    f"--config {args.config}: neither a JSON object nor a readable file: "
+                    f"{getattr(exc, 'strerror', None) or exc}"
+                ) from None
+        try:
+            config = json.loads(text)
+        except ValueError as exc:
+            raise CliError(f"--config: invalid JSON: {_one_line(str(exc))}") from None
+        if not isinstance(config, dict):
+            raise CliError("--config: expected a JSON object of trigger values")
+        unknown = sorted(set(config) - set(CONFIG_KEYS))
+        if unknown:
+            raise CliError(
+                f"--config: unknown key {unknown[0]!r} (expected {', '.join(CONFIG_KEYS)})"
+            )
+        for key, value in config.items():
+            if value is not None and (type(value) is not int or value < 0):
+                raise CliError(f"--config: {key}: expected a non-negative integer or null")
+    for key in CONFIG_KEYS:
+        value = getattr(args, key)
+        if value is not None:
+            config = {**(config or {}), key: value}
+    return config
 
 
 def _whole(option: str, text: str | None, low: int, high: int | None = None) -> int | None:
@@ -674,9 +819,44 @@ def _reexec_in_target(args: argparse.Namespace) -> int:
     argv = [str(python), "-m", "compaction_harness", "replay", *args.fixtures]
     if args.driver is not None:
         argv += ["--driver", args.driver]
+    if args.config is not None:
+        argv += ["--config", args.config]
+    for flag in CONFIG_FLAGS:
+        value = getattr(args, flag.replace("-", "_"))
+        if value is not None:
+            argv += [f"--{flag}", str(value)]
+    for name in args.agent or ():
+        argv += ["--agent", name]
     sys.stdout.flush()
     os.execv(str(python), argv)
     return 2  # unreachable
+
+
+def _session_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """--config, the trigger flags and --agent: the configuration a recorded
+    session ran with (minimize, replay)."""
+    parser.add_argument(
+        "--config",
+        metavar="JSON",
+        help="the session's EventsCompactionConfig trigger values as a JSON object (keys "
+        "compaction_interval, overlap_size, token_threshold, event_retention_size; a missing "
+        "key or null: unset), or the path of a file holding one; the flags below override it",
+    )
+    for flag in CONFIG_FLAGS:
+        parser.add_argument(
+            f"--{flag}",
+            metavar="N",
+            type=_natural,
+            help=f"the session's EventsCompactionConfig.{flag.replace('-', '_')}",
+        )
+    parser.add_argument(
+        "--agent",
+        action="append",
+        metavar="NAME",
+        help="an agent of the session's app, the root first (repeat for sub-agents; default: "
+        "the authors of its events in order of their first event, the first as the root); "
+        "only with a configuration",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -722,11 +902,16 @@ def build_parser() -> argparse.ArgumentParser:
         "bad input; 3 when --driver names a driver that cannot reproduce a fixture's shape "
         "(NOREPRO: the fault it is marked with does not show there, but still shows on the "
         "fixture's own driver, so ADK fixed nothing and its releases stay as they are). The "
-        "worst status wins: 2, then 1, then 3.",
+        "worst status wins: 2, then 1, then 3. With the configuration a recorded session ran "
+        "with (--config or the trigger flags, and --agent), each FIXTURE is instead a session "
+        "as ADK's session services store it, replayed through ADK's compaction with that "
+        "configuration and its agents' names (its own summaries left out) and judged on "
+        "P0-P7 as a pipeline fixture is.",
     )
     replay.add_argument(
         "fixtures", nargs="+", metavar="FIXTURE", help="fixture files, or directories of them"
     )
+    _session_config_arguments(replay)
     replay.add_argument(
         "--json",
         action="store_true",
@@ -779,16 +964,35 @@ def build_parser() -> argparse.ArgumentParser:
         "0-6). If it fails, Hypothesis's shrinker finds a minimal sub-sequence of its events "
         "with the same failure (invariant, known upstream fault, call ids); an event is never "
         "dropped apart from the events that answer it or that it answers. Writes the fixture, "
-        "marked when it is a known upstream fault. Exit 0 when a fixture was written, 1 when "
-        "the session holds, 2 for bad input.",
+        "marked when it is a known upstream fault. That judges the session with every "
+        "configuration at once; give the configuration it ran with (--config, or the trigger "
+        "flags) and it is judged as its app ran it instead: replayed through ADK's compaction "
+        "with those trigger values and its agents' names, U1-U4 checked on exactly the "
+        "prefix-helper calls and U5 on exactly the token-threshold splits that replay made "
+        "(none where the configuration has no such trigger), and every pipeline invariant "
+        "P0-P7 on the replay itself; a pipeline-level failure shrinks to a `pipeline` fixture "
+        "that replay judges with the same configuration and agents. A session that holds is "
+        "reported with the invariants and the configuration covered. Exit 0 when a fixture "
+        "was written, 1 when the session holds, 2 for bad input.",
+        epilog="Example: minimize session.json --token-threshold 110 --event-retention-size 2 "
+        '--agent assistant (or --config \'{"token_threshold": 110, "event_retention_size": '
+        "2}'). Without a configuration, --invariant (U1-U5) is required.",
     )
     mini.add_argument("session", metavar="SESSION.json", help="the recorded session")
     mini.add_argument(
         "--invariant",
-        required=True,
-        choices=["U1", "U2", "U3", "U4", "U5"],
-        help="the unit-level invariant the minimal session must break (U6 and the pipeline "
-        "invariants P1-P7 need more than a session: shrink those with `make fuzz`)",
+        choices=["U1", "U2", "U3", "U4", "U5", *PIPELINE_NAMES],
+        help="the invariant the minimal session must break. Without a configuration: one of "
+        "U1-U5 (required). With one: any invariant that applies to it (default: every one "
+        "that applies: U1-U4 with either trigger, U5 with a token threshold, P0-P7)",
+    )
+    _session_config_arguments(mini)
+    mini.add_argument(
+        "--replay-examples",
+        type=_positive,
+        default=200,
+        help="Hypothesis examples to search for a pipeline-level failure (200; each replays "
+        "the session through ADK)",
     )
     mini.add_argument(
         "--out", default="build/repros", help="fixture folder (default: build/repros)"

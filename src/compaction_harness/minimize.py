@@ -26,15 +26,38 @@ never read). Then, in two steps:
    does not have. When the search finds nothing smaller, the failing call as
    given is the fixture.
 
+**With the configuration the session ran with** (:func:`minimize_recorded`;
+``minimize --config``): the session is judged as its app ran it, not with
+configurations it never ran with. The session (its own summaries left out)
+is replayed through ADK's compaction with those trigger values and its
+agents' names (:func:`~compaction_harness.pipeline.recorded_case`), and
+
+* U1 to U4 are checked on exactly the calls of the prefix helper
+  (``_longest_self_contained_prefix``) that replay made, and U5 on exactly
+  the token-threshold splits it made (``_events_to_compact_for_token_threshold``,
+  with the configured ``event_retention_size``): none where the
+  configuration has no such trigger, or where ADK's trigger never fired;
+* every pipeline invariant (P0 to P7) is checked on the replay itself, known
+  upstream faults classified as ``replay`` does.
+
+The first failing helper call, else the first pipeline violation, is the
+failure. A unit-level failure shrinks as above (U5 keeping the configured
+retention); a pipeline-level one shrinks over sub-sequences of the session,
+each replayed with the same configuration and agents, and its fixture is a
+``pipeline`` fixture that ``replay`` judges with them. A session that holds
+is reported with the invariants and the configuration covered
+(:class:`Holds`).
+
 No shrinking algorithm is written here: Hypothesis's :func:`~hypothesis.find`
 does the search and the shrinking.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
@@ -44,17 +67,21 @@ from . import reference
 from .invariants import Violation
 from .metamorphic import canonical_names, rename
 from .model import Compaction, Session
+from .pipeline import CONFIG_KEYS, PIPELINE_INVARIANTS, PipelineCase, recorded_case
 from .unit import TokenCase, UnitCase
 from .verdicts import check, signature
 
 __all__ = [
     "MAX_RETENTION",
     "Failure",
+    "Holds",
     "MinimizeError",
     "Minimized",
     "anonymise",
+    "anonymous_agents",
     "failure_as_given",
     "minimize",
+    "minimize_recorded",
 ]
 
 #: The ``event_retention_size`` values tried for U5.
@@ -71,7 +98,7 @@ class Failure:
     """A failing call: the case, its first violation of the invariant, and the
     known upstream fault that explains it (None: a new failure)."""
 
-    case: UnitCase | TokenCase
+    case: UnitCase | TokenCase | PipelineCase
     violation: Violation
     fault: str | None
 
@@ -96,6 +123,21 @@ def _shift(timestamp: float, origin: float) -> float:
     return float(Decimal(repr(timestamp)) - Decimal(repr(origin)) + 1)
 
 
+def _author_names(session: Session, agents: Sequence[str] = ()) -> dict[str, str]:
+    """Author -> anonymous name (``user`` stays): ``agent0, agent1, ...`` in
+    order of first appearance, then the ``agents`` that wrote no event."""
+    table = {"user": "user"}
+    for author in [s.author for s in session if s.author] + list(agents):
+        table.setdefault(author, f"agent{len(table) - 1}")
+    return table
+
+
+def anonymous_agents(session: Session, agents: Sequence[str]) -> tuple[str, ...]:
+    """``agents`` (names of ``session``'s app) as :func:`anonymise` names them."""
+    table = _author_names(session, agents)
+    return tuple(table[a] for a in agents)
+
+
 def anonymise(session: Session) -> Session:
     """``session`` with every name, text and absolute time replaced, consistently.
 
@@ -111,7 +153,7 @@ def anonymise(session: Session) -> Session:
     origin = session.origin
     names: dict[str, dict[str, str]] = {
         "inv": {},
-        "author": {"user": "user"},
+        "author": _author_names(session),
         "branch": {},
         "scope": {},
     }
@@ -240,12 +282,14 @@ def _closed(session: Session, keep: Sequence[bool]) -> Session:
 
 
 @st.composite
-def _cases(draw, session: Session, invariant: str) -> UnitCase | TokenCase:
+def _cases(
+    draw, session: Session, invariant: str, retention: int | None = None
+) -> UnitCase | TokenCase:
     """A sub-sequence of ``session`` closed under answers (each event kept or
     dropped, shrinking towards dropped), then the call: for U1 to U4 a window
     of invocations (shrinking towards all of them, so that the shrinker's
     work is dropping events), for U5 the session at an invocation's end and a
-    retention size."""
+    retention size (``retention``: that one, the configured size)."""
     keep = draw(st.lists(st.booleans(), min_size=len(session), max_size=len(session)))
     live = reference.live_events(_closed(session, keep))
     runs = _invocations(live)
@@ -253,7 +297,8 @@ def _cases(draw, session: Session, invariant: str) -> UnitCase | TokenCase:
         return UnitCase(live, ())
     last = len(runs) - 1 - draw(st.integers(0, len(runs) - 1))
     if invariant == "U5":
-        return TokenCase(Session(live.steps[: runs[last][1]]), draw(st.integers(0, MAX_RETENTION)))
+        size = draw(st.integers(0, MAX_RETENTION)) if retention is None else retention
+        return TokenCase(Session(live.steps[: runs[last][1]]), size)
     first = draw(st.integers(0, last))
     return _unit_calls(live, first, last)
 
@@ -294,6 +339,235 @@ def minimize(session: Session, invariant: str, max_examples: int = 2000) -> Mini
     except NoSuchExample:
         return Minimized(given, given, shrunk=False)
     smallest = next(f for f in _failures(case) if f.signature == target)
+    if len(smallest.case.session) >= len(given.case.session):
+        return Minimized(given, given, shrunk=False)
+    return Minimized(given, smallest, shrunk=True)
+
+
+# -- with the configuration the session ran with ---------------------------------------
+#: The invariants each trigger makes ADK check (the helper calls it makes).
+SLIDING_LEVEL = ("U1", "U2", "U3", "U4")
+
+
+@dataclass(frozen=True)
+class Holds:
+    """A session that holds: ``covered`` says which invariants were judged,
+    on which calls, with which configuration and agents."""
+
+    covered: str
+
+
+def describe_config(config: Mapping[str, int | None], agents: Sequence[str]) -> str:
+    """``compaction_interval=2, overlap_size=1, ...; agents assistant (root)``."""
+    values = ", ".join(f"{k}={config.get(k)}" for k in CONFIG_KEYS)
+    names = ", ".join(agents) if agents else "agent"
+    return f"{values}; agents {names} (root first)"
+
+
+def applicable(config: Mapping[str, int | None]) -> tuple[str, ...]:
+    """The invariants that apply to a session run with ``config``: U1 to U4
+    with a sliding window (and with a token threshold, whose range ADK trims
+    with the same prefix helper), U5 with a token threshold, and every
+    pipeline invariant."""
+    out: list[str] = []
+    if config.get("compaction_interval") is not None or config.get("token_threshold") is not None:
+        out += SLIDING_LEVEL
+    if config.get("token_threshold") is not None:
+        out.append("U5")
+    return (*out, *PIPELINE_INVARIANTS)
+
+
+def helper_calls(case: PipelineCase) -> list[UnitCase | TokenCase]:
+    """The unit-level calls ADK's compaction makes when ``case`` is replayed:
+    each call of ``_longest_self_contained_prefix`` (as a :class:`UnitCase`:
+    the events it was given as the window of ``all_events``) and of
+    ``_events_to_compact_for_token_threshold`` (as a :class:`TokenCase` of the
+    events it was given and the retention it was asked for), in order. Calls
+    on the copies that P6's counterfactual makes are not ADK's and are left
+    out; the replay runs without triage, so no known-fault predicate's
+    counterfactual runs either."""
+    from . import adk
+    from .adk import _compaction, from_adk_events
+    from .pipeline import run_pipeline_case
+
+    calls: list[UnitCase | TokenCase] = []
+    counterfactual = [False]
+    prefix = getattr(_compaction, "_longest_self_contained_prefix", None)
+    token = getattr(_compaction, "_events_to_compact_for_token_threshold", None)
+    counting = adk.summariser_called
+
+    def recorded_prefix(events, *args, **kwargs):
+        if not counterfactual[0]:
+            everything = list(kwargs.get("all_events") or (args[0] if args else None) or events)
+            position = {id(e): i for i, e in enumerate(everything)}
+            if all(id(e) in position for e in events):
+                window = tuple(position[id(e)] for e in events)
+                calls.append(UnitCase(from_adk_events(everything), window))
+        return prefix(events, *args, **kwargs)
+
+    def recorded_token(*args, **kwargs):
+        if not counterfactual[0]:
+            events = kwargs.get("events", args[0] if args else None)
+            retention = kwargs.get("event_retention_size", args[1] if len(args) > 1 else None)
+            if events is not None and retention is not None:
+                calls.append(TokenCase(from_adk_events(list(events)), retention))
+        return token(*args, **kwargs)
+
+    def not_adks(*args, **kwargs):
+        counterfactual[0] = True
+        try:
+            return counting(*args, **kwargs)
+        finally:
+            counterfactual[0] = False
+
+    try:
+        if prefix is not None:
+            _compaction._longest_self_contained_prefix = recorded_prefix
+        if token is not None:
+            _compaction._events_to_compact_for_token_threshold = recorded_token
+        adk.summariser_called = not_adks
+        run_pipeline_case(case, triage=False)
+    finally:
+        if prefix is not None:
+            _compaction._longest_self_contained_prefix = prefix
+        if token is not None:
+            _compaction._events_to_compact_for_token_threshold = token
+        adk.summariser_called = counting
+    return calls
+
+
+def _pipeline_failure(case: PipelineCase, invariants: Sequence[str]) -> Failure | None:
+    verdict = check(case)
+    for violation in verdict.new:
+        if violation.invariant in invariants:
+            return Failure(case, violation, None)
+    for violation, fault in verdict.known:
+        if violation.invariant in invariants:
+            return Failure(case, violation, fault)
+    return None
+
+
+@st.composite
+def _recorded_cases(
+    draw, session: Session, config: Mapping[str, int | None], agents: Sequence[str]
+) -> PipelineCase:
+    """A sub-sequence of ``session`` closed under answers, as a recorded case
+    replayed with ``config`` and ``agents``."""
+    keep = draw(st.lists(st.booleans(), min_size=len(session), max_size=len(session)))
+    return recorded_case(_closed(session, keep), config, agents=agents)
+
+
+def minimize_recorded(
+    session: Session,
+    config: Mapping[str, Any],
+    *,
+    agents: Sequence[str] = (),
+    invariant: str | None = None,
+    max_examples: int = 2000,
+    pipeline_examples: int = 200,
+) -> Minimized | Holds:
+    """The failure ``session`` shows when judged with the configuration it
+    ran with (``config``: trigger values, the keys of
+    :data:`~compaction_harness.pipeline.CONFIG_KEYS`; ``agents``: its app's
+    agent names, the root first, default the authors of its events), and the
+    smallest case Hypothesis finds with the same failure; :class:`Holds`
+    when nothing applicable fails (see the module's docstring).
+
+    ``invariant``: only that one (it must apply to the configuration);
+    default every invariant that applies. ``max_examples``: the search's
+    examples for a unit-level failure, ``pipeline_examples`` for a
+    pipeline-level one (each replays the session through ADK).
+    """
+    from .pipeline import recorded_agents
+
+    unknown = sorted(set(config) - set(CONFIG_KEYS))
+    if unknown:
+        raise MinimizeError(
+            f"--config: unknown key {unknown[0]!r} (expected {', '.join(CONFIG_KEYS)})"
+        )
+    full = {k: config.get(k) for k in CONFIG_KEYS}
+    for key, value in full.items():
+        if value is not None and (type(value) is not int or value < 0):
+            raise MinimizeError(f"--config: {key}: expected a non-negative integer or null")
+    if full["compaction_interval"] is None and full["token_threshold"] is None:
+        raise MinimizeError(
+            "--config: no trigger: give compaction_interval (a sliding window) or "
+            "token_threshold, as the session's EventsCompactionConfig had them"
+        )
+    judged = applicable(full)
+    if invariant is not None and invariant not in judged:
+        raise MinimizeError(
+            f"--invariant {invariant}: does not apply to a session run with this configuration "
+            f"(applicable: {', '.join(judged)})"
+        )
+    chosen = (invariant,) if invariant else judged
+    names = tuple(agents) or recorded_agents(session)
+    anonymous = anonymise(session)
+    anonymous_names = anonymous_agents(session, names)
+    case = recorded_case(anonymous, full, agents=anonymous_names)
+    calls = helper_calls(case)
+    given: Failure | None = None
+    for call in calls:
+        level = "U5" if isinstance(call, TokenCase) else SLIDING_LEVEL
+        for inv in [i for i in chosen if i in level]:
+            given = _first_failure(call, inv)
+            if given is not None:
+                break
+        if given is not None:
+            break
+    pipeline_level = [i for i in chosen if i in PIPELINE_INVARIANTS]
+    if given is None and pipeline_level:
+        given = _pipeline_failure(case, pipeline_level)
+    setting = describe_config(full, names)
+    if given is None:
+        prefix = sum(isinstance(c, UnitCase) for c in calls)
+        token = len(calls) - prefix
+        parts = []
+        units = [i for i in chosen if i in SLIDING_LEVEL]
+        if units:
+            parts.append(f"{', '.join(units)} on the {prefix} prefix-helper call(s) ADK made")
+        if "U5" in chosen:
+            parts.append(f"U5 on the {token} token-threshold split(s) ADK made")
+        if pipeline_level:
+            parts.append(f"{', '.join(pipeline_level)} on the replay")
+        return Holds(f"{'; '.join(parts)}; with {setting}")
+    target = given.signature
+
+    if isinstance(given.case, PipelineCase):
+        strategy = _recorded_cases(anonymous, full, anonymous_names)
+        examples = pipeline_examples
+
+        def failures(candidate: Any) -> Iterator[Failure]:
+            verdict = check(candidate)
+            for violation in verdict.new:
+                yield Failure(candidate, violation, None)
+            for violation, fault in verdict.known:
+                yield Failure(candidate, violation, fault)
+
+    else:
+        strategy = _cases(anonymous, given.violation.invariant, full["event_retention_size"])
+        examples = max_examples
+        failures = _failures
+
+    def same_failure(candidate: Any) -> bool:
+        return any(found.signature == target for found in failures(candidate))
+
+    try:
+        smallest_case = find(
+            strategy,
+            same_failure,
+            settings=settings(
+                max_examples=examples,
+                database=None,
+                derandomize=True,
+                deadline=None,
+                phases=[Phase.generate, Phase.shrink],
+                suppress_health_check=list(HealthCheck),
+            ),
+        )
+    except NoSuchExample:
+        return Minimized(given, given, shrunk=False)
+    smallest = next(f for f in failures(smallest_case) if f.signature == target)
     if len(smallest.case.session) >= len(given.case.session):
         return Minimized(given, given, shrunk=False)
     return Minimized(given, smallest, shrunk=True)
