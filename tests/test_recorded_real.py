@@ -318,3 +318,25 @@ def test_a_sub_agent_is_compacted_for_as_itself_before_its_model_call():
         assert run.pipeline.summaries, "no summary before the helper's model calls"
     finally:
         run.close()
+
+
+def test_the_u5_search_keeps_the_configured_retention():
+    # Without a configuration the shrinker drew the retention too: a session
+    # run with event_retention_size=2 came back as a fixture with 5.
+    from hypothesis import find, settings
+    from hypothesis.errors import NoSuchExample
+
+    from compaction_harness.minimize import _cases
+    from compaction_harness.unit import TokenCase
+
+    session = Session(tuple(Step("i1" if k < 3 else "i2", "user", float(k)) for k in range(6)))
+    seen: set[int] = set()
+
+    def note(case) -> bool:
+        if isinstance(case, TokenCase):  # an empty sub-sequence draws no call
+            seen.add(case.retention)
+        return False
+
+    with pytest.raises(NoSuchExample):  # nothing is sought: every draw is seen
+        find(_cases(session, "U5", 2), note, settings=settings(max_examples=50, database=None))
+    assert seen == {2}
