@@ -312,6 +312,108 @@ def test_p4_fires_on_an_event_dropped_from_the_prompt_unsummarised() -> None:
     assert invariants(found) == ["P4"]
 
 
+def run_repeating(script: Script, compactor: JsCompactor | None = None) -> adk_js.JsRun:
+    """``script`` on ADK-JS with every reply of the model written as one
+    text ("o" repeated: as long as the reply it replaces, so every size,
+    trigger and split is unchanged), as a model that answers "OK." at every
+    turn writes it: events that share a text."""
+    compactor = compactor or adk_js.compactor_for(script)
+    built = adk_js.timeline(script)
+    for action in built.actions:
+        event = action.get("event") or {}
+        if action["do"] == "append" and event.get("author") != "user":
+            for part in event["content"]["parts"]:
+                if "text" in part:
+                    part["text"] = "o" * len(part["text"])
+    payload = {
+        "id": 0,
+        "compactor": compactor.to_json(),
+        "summary": script.config.summary,
+        "seed": 0,
+        "base_chars": script.config.system_chars + script.config.tools_chars,
+        "actions": built.actions,
+        "storage": "memory",
+    }
+    return adk_js.run_request(
+        script, compactor, payload, built.openers, lambda i: adk_js._origin(built, i)
+    )
+
+
+def verdicts(result: adk_js.JsRun) -> list[tuple[str, tuple[int, ...], str | None]]:
+    return sorted(
+        (v.invariant, v.positions, adk_js.known_fault(result, v)) for v in adk_js.check_run(result)
+    )
+
+
+#: Scripts whose verdicts must not change when the model repeats one reply
+#: text: a clean run, and losses (the time filter's, js-same-tick-hidden)
+#: of replies whose text a visible reply would repeat.
+REPEATABLE = [
+    (CLEAN, None),
+    (
+        Script(
+            token(50, 3),
+            (Open(), Calls(), Text(), Answer(again=True), Skew(seconds=10), Text(), Text()),
+        ),
+        None,
+    ),
+    (
+        Script(token(1, 1, resolution=1e-3), (Open(), Tie(), Text(), Text(), Text(), Text())),
+        JsCompactor("anchored", {"tokenThreshold": 1, "eventRetentionSize": 1}),
+    ),
+]
+
+
+@pytest.mark.parametrize(("script", "compactor"), REPEATABLE)
+def test_a_model_that_repeats_one_reply_gets_the_same_verdicts(script, compactor) -> None:
+    # P4 is checked by event identity (U6: changing texts changes nothing):
+    # each text of ADK-JS's contents names the event it came from
+    # (driver.mjs namedTexts), so a reply the prompt lost is not masked by
+    # a visible reply of the same text, and no alarm is raised for a
+    # reply that is there.
+    distinct, repeating = run(script, compactor), run_repeating(script, compactor)
+    texts = [s.text for s in repeating.stored.steps if s.author != "user" and s.text]
+    assert len(texts) >= 2 and len(set(texts)) < len(texts)  # the replies do repeat
+    assert verdicts(repeating) == verdicts(distinct)
+
+
+def test_p4_fires_on_a_lost_reply_whose_text_a_visible_reply_repeats() -> None:
+    result = run_repeating(CLEAN)
+    assert adk_js.check_run(result) == []
+    last = result.calls[-1]
+    replies = [k for k, (role, parts) in enumerate(last["contents"]) if role == "model" and parts]
+    steps = result.stored.steps
+    # Keep the prompt's one reply and add the lost one's twin: the newest
+    # reply, unsummarised, leaves the prompt while an older reply of the
+    # same text (summarised before) is shown in its place.
+    (shown,) = replies
+    newest = result.ids.index(last["contents"][shown][1][0][2])
+    older = next(k for k, s in enumerate(steps) if s.author != "user" and s.text and k < newest)
+    assert steps[older].text == steps[newest].text
+    last["contents"][shown] = ["model", [["text", steps[older].text, result.ids[older]]]]
+    found = adk_js.new_violations(result)
+    assert [(v.invariant, v.positions) for v in found] == [("P4", (newest,))]
+
+
+def test_a_text_part_that_names_no_event_shows_every_event_of_its_text() -> None:
+    # Prompts recorded before texts named their events (and texts ADK-JS
+    # makes itself) carry ["text", text]: equality is all they can tell.
+    result = run_repeating(CLEAN)
+    for call in result.calls:
+        call["contents"] = [
+            [role, [p[:2] if p[0] == "text" else p for p in parts]]
+            for role, parts in call["contents"]
+        ]
+    assert all(
+        getattr(p[1], "event", None) == ""
+        for c in result.calls
+        for _, parts in result.prompt(c)
+        for p in parts
+        if p[0] == "text"
+    )
+    assert adk_js.check_run(result) == []
+
+
 def test_p5_fires_on_a_sub_agent_summary_of_its_siblings_branches() -> None:
     script = Script(token(1, 1), (Open(), FanOut(), FanOut()))
     result = run(script)
@@ -1703,7 +1805,7 @@ def test_a_coarse_clock_user_model_swap_on_reload_is_js_db_tie_order(monkeypatch
     assert new == [] and [(v.invariant, v.details["fault"]) for v in known] == [
         ("P7", "js-db-tie-order")
     ]
-    assert known[0].expected[0] == [["text", "user 1 xxxxxxxxxxxxx"]]
+    assert known[0].expected[0] == [["text", "user 1 xxxxxxxxxxxxx", "e0"]]  # by event id
     assert known[0].observed[0][0][0] == "call"  # the model's call first
     assert adk_js.check_case(case).violations == []
 

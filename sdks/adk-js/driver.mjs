@@ -73,7 +73,9 @@
 // "baseline": the contents of the stored raw events (no compaction);
 // "by_identity": the contents if the latest summary hid exactly the events
 // summaries were given (the counterfactual of getActiveEvents' time filter).
-// A content part is ["text", text], ["call", id, name] or
+// A content part is ["text", text, event id] (["text", text] for a text no
+// event holds: a summary's, another agent's relayed message; see
+// namedTexts), ["call", id, name] or
 // ["response", id, name, event id]: ids come from the harness's tags (the
 // `harness_call` / `harness_event` keys of args and responses), because
 // getContents removes client-made `adk-` ids from what it sends the model
@@ -212,10 +214,37 @@ function partsOf(content) {
         String(r.harness_event ?? ""),
       ]);
     } else if (typeof p.text === "string") {
-      out.push(["text", p.text]);
+      // A text part names its event when it came from one (namedTexts);
+      // ADK-JS's own texts (a summary, another agent's message relayed as
+      // "For context:") name none.
+      out.push(typeof p.harness_event === "string" ? ["text", p.text, p.harness_event] : ["text", p.text]);
     }
   }
   return out;
+}
+
+// P4 is checked by event identity: the session view the content processor
+// reads at a model call, with copies of the events whose text parts carry
+// `harness_event` (the event's id), so that each text of the contents names
+// the event it came from (partsOf), even when many events share one text.
+// getContents copies every part with cloneDeep (content_processor_utils.js),
+// which keeps the property, and nothing there reads it. The stored events,
+// the ones the compactors read and count, and the contents' sizes (charsOf)
+// are untouched; compacted events and events without text are kept as they are.
+function namedTexts(session) {
+  const named = (e) =>
+    isCompactedEvent(e) || !(e.content?.parts ?? []).some((p) => typeof p.text === "string")
+      ? e
+      : {
+          ...e,
+          content: {
+            ...e.content,
+            parts: e.content.parts.map((p) =>
+              typeof p.text === "string" ? { ...p, harness_event: e.id } : p,
+            ),
+          },
+        };
+  return { ...session, events: session.events.map(named) };
 }
 
 function charsOf(contents) {
@@ -260,7 +289,7 @@ function eventJson(e) {
 
 async function contentsFor(session, agent, invocationId, branch, pluginManager, service) {
   const ctx = new InvocationContext({
-    session,
+    session: namedTexts(session),
     agent,
     invocationId,
     branch: branch ?? undefined,
@@ -432,7 +461,20 @@ async function runOn(service, request, actions, make, spec) {
         const llmRequest = { contents: [], toolsDict: {}, liveConnectConfig: {} };
         for (const p of agent.requestProcessors) {
           if (p !== processor && p !== CONTENT_REQUEST_PROCESSOR) continue;
-          for await (const yielded of p.runAsync(ctx, llmRequest)) {
+          // The content processor reads the session through namedTexts (a
+          // view made after compaction, so it holds what compaction left).
+          const on =
+            p === CONTENT_REQUEST_PROCESSOR
+              ? new InvocationContext({
+                  session: namedTexts(session),
+                  agent,
+                  invocationId,
+                  branch: action.branch ?? undefined,
+                  pluginManager,
+                  sessionService: service,
+                })
+              : ctx;
+          for await (const yielded of p.runAsync(on, llmRequest)) {
             record.seen(yielded);
             await service.appendEvent({ session, event: yielded });
           }

@@ -35,7 +35,7 @@ from google.adk.events.event_actions import EventActions, EventCompaction
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
-from .model import REQUEST_CREDENTIAL_CALL, Call, Compaction, Response, Session, Step
+from .model import REQUEST_CREDENTIAL_CALL, Call, Compaction, Response, Session, ShownText, Step
 
 __all__ = [
     "ADK_RELEASE",
@@ -474,24 +474,6 @@ def session_from_json(text: str) -> Session:
 #: events with one text).
 PromptPart = tuple[str, ...]
 _EVENT_KEY = "harness_event"
-
-
-class ShownText(str):
-    """A prompt's text part (equal to, and used as, its text) that names the
-    session event it came from: ``event``, its position as a string, or
-    ``""`` when the prompt builder made the part itself (another agent's
-    message relayed as context, a summary's text on releases that relay it)
-    or the prompt came from elsewhere (JSON, ADK-JS)."""
-
-    event: str = ""
-
-    def __new__(cls, text: str, event: str = "") -> ShownText:
-        made = super().__new__(cls, text)
-        made.event = event
-        return made
-
-    def __reduce__(self) -> Any:
-        return (ShownText, (str(self), self.event))
 
 
 #: Whether the installed google-genai's ``Part`` has ``part_metadata``, where a

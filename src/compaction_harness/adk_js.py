@@ -105,6 +105,7 @@ from .model import (
     Compaction,
     Response,
     Session,
+    ShownText,
     Step,
 )
 from .pipeline import (
@@ -1071,13 +1072,22 @@ class JsRun:
 
     def prompt(self, call: dict[str, Any], key: str = "contents") -> Prompt:
         """A call's contents in the checkers' form: a response part names the
-        stored position of its event (see ``adk.PromptPart``)."""
+        stored position of its event, and a text part is an
+        :class:`~compaction_harness.adk.ShownText` naming the stored position
+        of the event it came from (the driver's ``["text", text, event id]``;
+        ``""`` for a text no event holds, or a prompt recorded before texts
+        named their events), so P4 is checked by event identity (see
+        ``adk.PromptPart``)."""
         position = {event_id: str(k) for k, event_id in enumerate(self.ids)}
         return [
             (
                 role,
                 tuple(
-                    (p[0], p[1], p[2], position.get(p[3], p[3])) if p[0] == "response" else tuple(p)
+                    (p[0], p[1], p[2], position.get(p[3], p[3]))
+                    if p[0] == "response"
+                    else ("text", ShownText(p[1], position.get(p[2], "") if len(p) > 2 else ""))
+                    if p[0] == "text"
+                    else tuple(p)
                     for p in parts
                 ),
             )
@@ -2888,8 +2898,8 @@ def round_trip_violations(memory: JsRun, database: JsRun) -> list[Violation]:
 
 
 def _by_event_id(call: dict[str, Any]) -> Prompt:
-    """A call's contents in the checkers' form with each response part
-    naming its event by id (``e<n>``), comparable across two runs."""
+    """A call's contents in the checkers' form with each response and text
+    part naming its event by id (``e<n>``), comparable across two runs."""
     return [(role, tuple(tuple(p) for p in parts)) for role, parts in call["contents"]]
 
 

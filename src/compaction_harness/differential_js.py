@@ -281,8 +281,16 @@ def _order(a: float, b: float) -> str:
 
 
 def _prompt(contents: list[Any]) -> list[Any]:
+    # Without the event ids the emulating mode's parts carry (a response's,
+    # and a text's: driver.mjs's namedTexts): the Runner's prompts name none.
     return [
-        [role, [part[:3] if part[0] == "response" else part for part in parts]]
+        [
+            role,
+            [
+                part[:3] if part[0] == "response" else part[:2] if part[0] == "text" else part
+                for part in parts
+            ],
+        ]
         for role, parts in contents
     ]
 

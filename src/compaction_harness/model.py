@@ -36,6 +36,7 @@ __all__ = [
     "ModelError",
     "Response",
     "Session",
+    "ShownText",
     "Step",
     "relative_time",
     "render_step",
@@ -52,6 +53,26 @@ MAX_STRING = 100_000
 #: (2.x; ``google.adk.flows.llm_flows.functions`` in 1.x).
 REQUEST_CONFIRMATION_CALL = "adk_request_confirmation"
 REQUEST_CREDENTIAL_CALL = "adk_request_credential"
+
+
+class ShownText(str):
+    """A prompt's text part (equal to, and used as, its text) that names the
+    session event it came from: ``event``, its position as a string, or
+    ``""`` when the prompt builder made the part itself (another agent's
+    message relayed as context, a summary's text on releases that relay it)
+    or the prompt does not say (JSON, a prompt recorded before texts named
+    their events). adk-python's prompts (``adk._prompt_of``) and ADK-JS's
+    (``adk_js.JsRun.prompt``) both name it: P4 is checked by event identity."""
+
+    event: str = ""
+
+    def __new__(cls, text: str, event: str = "") -> ShownText:
+        made = super().__new__(cls, text)
+        made.event = event
+        return made
+
+    def __reduce__(self) -> Any:
+        return (ShownText, (str(self), self.event))
 
 
 class ModelError(ValueError):
