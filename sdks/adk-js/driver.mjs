@@ -46,7 +46,10 @@
 // ids from it), and globalThis.crypto.randomUUID a second one (randomUUID in
 // dist/esm/utils/env_aware_utils.js calls it: invocation ids, `adk-` function
 // call ids, session ids), so a request replays exactly; the second generator
-// leaves the first's sequence, and so the event ids, as they were.
+// leaves the first's sequence, and so the event ids, as they were. Both are
+// seeded from the request's "seed", which the harness makes a hash of the
+// script's configuration (adk_js.script_seed), so the ids are a function of
+// the script, not one sequence for every script.
 //
 // Request (one line):
 //   {"id": any, "agent": "agent", "compactor": {"name": "token_based",

@@ -150,6 +150,7 @@ __all__ = [
     "driver",
     "package_version",
     "run_script",
+    "script_seed",
     "timeline",
 ]
 
@@ -1164,11 +1165,27 @@ def as_adk_js_reads(steps: Session, records: Sequence[int]) -> Session:
     )
 
 
+def script_seed(script: Script) -> int:
+    """The seed of the driver's generators for ``script`` (driver.mjs: event
+    ids ADK-JS draws with ``Math.random``, ``randomUUID``'s invocation,
+    function-call and session ids): the first 32 bits of the hash
+    ``driver.ScriptIds`` seeds adk-python's ids with (SHA-256 of the
+    script's configuration, its ``driver`` left out, and not of its
+    operations, for the reason given there). The ids are a function of the
+    script, so a replay draws them again, while scripts of other
+    configurations break an id-decided tie each their own way (DESIGN,
+    Determinism)."""
+    config = script.config.to_json()
+    config.pop("driver", None)
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+    return int(digest[:8], 16)
+
+
 def run_script(
     script: Script,
     compactor: JsCompactor | None = None,
     *,
-    seed: int = 0,
+    seed: int | None = None,
     storage: str = "memory",
     reload: str = "adk",
 ) -> JsRun:
@@ -1181,6 +1198,8 @@ def run_script(
     re-sorted by (whole-millisecond timestamp, storage order): ADK-JS without
     ``js-db-tie-order``; ``stored`` in storage order alone, as
     ``InMemorySessionService`` keeps them: without ``js-db-time-order`` too.
+    ``seed``: the driver's generators' seed, :func:`script_seed` unless
+    given (tests pass another to see a tie broken the other way).
 
     Raises :class:`NotApplicable` (the script cannot be represented),
     :class:`AdkJsUnavailable` (no Node or no package) or :class:`RuntimeError`
@@ -1195,7 +1214,7 @@ def run_script(
         "id": 0,
         "compactor": compactor.to_json(),
         "summary": script.config.summary,
-        "seed": seed,
+        "seed": script_seed(script) if seed is None else seed,
         "base_chars": script.config.system_chars + script.config.tools_chars,
         "actions": built.actions,
         "storage": storage,
@@ -2795,7 +2814,7 @@ def observed(run: JsRun) -> dict[str, Any]:
     }
 
 
-def check_case(case: JsCase, *, seed: int = 0) -> Any:
+def check_case(case: JsCase, *, seed: int | None = None) -> Any:
     """Run ``case`` on ADK-JS and triage what it shows: a
     :class:`~compaction_harness.unit.UnitOutcome` whose ``violations`` are the
     new ones (no known fault explains them), ``known`` the (violation, fault
@@ -2830,7 +2849,7 @@ def triage(run: JsRun) -> tuple[list[Violation], list[tuple[Violation, str]]]:
 
 
 def check_js_round_trip(
-    case: JsCase, *, seed: int = 0, memory: JsRun | None = None
+    case: JsCase, *, seed: int | None = None, memory: JsRun | None = None
 ) -> tuple[list[Violation], list[Violation]]:
     """P7 on ADK-JS: run ``case`` on ``InMemorySessionService`` and on
     ``DatabaseSessionService`` (SQLite, the session reloaded before every
@@ -2927,7 +2946,7 @@ _REARRANGE_ERRORS = (
 
 
 def round_trip_fault(
-    case: JsCase, memory: JsRun, database: JsRun, violation: Violation, *, seed: int = 0
+    case: JsCase, memory: JsRun, database: JsRun, violation: Violation, *, seed: int | None = None
 ) -> str | None:
     """The known ADK-JS fault in ``DatabaseSessionService.getSession``'s
     order (``sessions/database_session_service.js``) that made the

@@ -486,7 +486,7 @@ def run_recorded(
     case: PipelineCase,
     compactor: JsCompactor | None = None,
     *,
-    seed: int = 0,
+    seed: int | None = None,
     mapping: Callable[[PipelineCase], RecordedActions] = recorded_actions,
 ) -> JsRun:
     """Replay ``case`` on ADK-JS with ``compactor`` (default: :func:`compactor_of`).
@@ -515,7 +515,7 @@ def run_recorded(
         "id": 0,
         "compactor": compactor.to_json(),
         "summary": script.config.summary,
-        "seed": seed,
+        "seed": adk_js.script_seed(script) if seed is None else seed,
         "base_chars": 0,
         "actions": built.actions,
     }
@@ -529,7 +529,9 @@ def run_recorded(
     return adk_js.run_request(script, compactor, payload, built.openers, origin)
 
 
-def check_recorded(case: PipelineCase, compactor: JsCompactor | None = None, *, seed: int = 0):
+def check_recorded(
+    case: PipelineCase, compactor: JsCompactor | None = None, *, seed: int | None = None
+):
     """Replay ``case`` on ADK-JS and triage it as ``adk_js.check_case``
     triages a script: a :class:`~compaction_harness.unit.UnitOutcome` with
     the new violations, the (violation, fault id) pairs in ``known``,

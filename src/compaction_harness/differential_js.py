@@ -67,7 +67,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .adk_js import AGENT, JsCompactor, NotApplicable, compactor_for, driver, run_script, timeline
+from .adk_js import (
+    AGENT,
+    JsCompactor,
+    NotApplicable,
+    compactor_for,
+    driver,
+    run_script,
+    script_seed,
+    timeline,
+)
 from .model import REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL
 from .scripts import (
     Answer,
@@ -227,7 +236,7 @@ def runner_request(script: Script, compactor: JsCompactor | None = None) -> dict
         "mode": "runner",
         "compactor": compactor.to_json(),
         "summary": script.config.summary,
-        "seed": 0,
+        "seed": script_seed(script),
         "base_chars": script.config.system_chars + script.config.tools_chars,
         "start": START_MS,
         "step": STEP_MS,
