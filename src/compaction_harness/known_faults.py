@@ -605,7 +605,12 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         # Seen on all 14 releases its fixture was replayed on.
         releases=(
             "1.16.0",
+            "1.17.0",
+            "1.18.0",
+            "1.19.0",
             "1.20.0",
+            "1.21.0",
+            "1.22.1",
             "1.23.0",
             "1.24.0",
             "1.24.1",
@@ -720,7 +725,12 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         # (1.16.0 to 2.13.0).
         releases=(
             "1.16.0",
+            "1.17.0",
+            "1.18.0",
+            "1.19.0",
             "1.20.0",
+            "1.21.0",
+            "1.22.1",
             "1.23.0",
             "1.24.0",
             "1.24.1",
@@ -1013,7 +1023,21 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         id="sliding-window-splits-call-pairs",
         invariant=("P1",),
         # Derived from the release matrix (docs/release-matrix.json).
-        releases=("1.16.0", "1.20.0", "1.23.0", "1.24.0", "1.24.1", "1.25.1", "1.26.0", "1.27.5"),
+        releases=(
+            "1.16.0",
+            "1.17.0",
+            "1.18.0",
+            "1.19.0",
+            "1.20.0",
+            "1.21.0",
+            "1.22.1",
+            "1.23.0",
+            "1.24.0",
+            "1.24.1",
+            "1.25.1",
+            "1.26.0",
+            "1.27.5",
+        ),
         title="sliding-window ranges ignore function calls and their responses",
         explanation=(
             "google/adk/apps/compaction.py, _run_compaction_for_sliding_window (1.16.0 to "
@@ -1036,7 +1060,12 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         # Derived from the release matrix (docs/release-matrix.json).
         releases=(
             "1.16.0",
+            "1.17.0",
+            "1.18.0",
+            "1.19.0",
             "1.20.0",
+            "1.21.0",
+            "1.22.1",
             "1.23.0",
             "1.24.0",
             "1.24.1",
@@ -1116,7 +1145,7 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         invariant=("P0",),
         # Found on 1.18.0 (adk-python issues 4000 and 4082); the other releases
         # are derived by the release matrix.
-        releases=("1.18.0",),
+        releases=("1.18.0", "1.19.0", "1.20.0", "1.21.0"),
         title="a session reloaded from DatabaseSessionService holds its summaries' "
         "actions as plain dicts, and the next request raises AttributeError",
         explanation=(
