@@ -550,7 +550,10 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         # replayed on (1.26.0 to 2.13.0).
         releases=(
             "1.26.0",
+            "1.27.5",
             "1.28.0",
+            "1.28.1",
+            "1.29.0",
             "1.30.0",
             "1.31.1",
             "1.32.0",
@@ -602,10 +605,21 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         # Seen on all 14 releases its fixture was replayed on.
         releases=(
             "1.16.0",
+            "1.17.0",
+            "1.18.0",
+            "1.19.0",
             "1.20.0",
+            "1.21.0",
+            "1.22.1",
+            "1.23.0",
             "1.24.0",
+            "1.24.1",
+            "1.25.1",
             "1.26.0",
+            "1.27.5",
             "1.28.0",
+            "1.28.1",
+            "1.29.0",
             "1.30.0",
             "1.31.1",
             "1.32.0",
@@ -657,7 +671,10 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         # fires, which releases before 2.6.1 require alongside the token threshold).
         releases=(
             "1.26.0",
+            "1.27.5",
             "1.28.0",
+            "1.28.1",
+            "1.29.0",
             "1.30.0",
             "1.31.1",
             "1.32.0",
@@ -708,10 +725,21 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         # (1.16.0 to 2.13.0).
         releases=(
             "1.16.0",
+            "1.17.0",
+            "1.18.0",
+            "1.19.0",
             "1.20.0",
+            "1.21.0",
+            "1.22.1",
+            "1.23.0",
             "1.24.0",
+            "1.24.1",
+            "1.25.1",
             "1.26.0",
+            "1.27.5",
             "1.28.0",
+            "1.28.1",
+            "1.29.0",
             "1.30.0",
             "1.31.1",
             "1.32.0",
@@ -770,8 +798,12 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         # show the same shape with the call ids stripped from the prompt, which
         # the recogniser (naming ids) does not match.
         releases=(
+            "1.25.1",
             "1.26.0",
+            "1.27.5",
             "1.28.0",
+            "1.28.1",
+            "1.29.0",
             "1.30.0",
             "1.31.1",
             "1.32.0",
@@ -844,7 +876,10 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         # release accepts their configuration.
         releases=(
             "1.26.0",
+            "1.27.5",
             "1.28.0",
+            "1.28.1",
+            "1.29.0",
             "1.30.0",
             "1.31.1",
             "1.32.0",
@@ -988,7 +1023,21 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         id="sliding-window-splits-call-pairs",
         invariant=("P1",),
         # Derived from the release matrix (docs/release-matrix.json).
-        releases=("1.16.0", "1.20.0", "1.24.0", "1.26.0"),
+        releases=(
+            "1.16.0",
+            "1.17.0",
+            "1.18.0",
+            "1.19.0",
+            "1.20.0",
+            "1.21.0",
+            "1.22.1",
+            "1.23.0",
+            "1.24.0",
+            "1.24.1",
+            "1.25.1",
+            "1.26.0",
+            "1.27.5",
+        ),
         title="sliding-window ranges ignore function calls and their responses",
         explanation=(
             "google/adk/apps/compaction.py, _run_compaction_for_sliding_window (1.16.0 to "
@@ -1011,10 +1060,21 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         # Derived from the release matrix (docs/release-matrix.json).
         releases=(
             "1.16.0",
+            "1.17.0",
+            "1.18.0",
+            "1.19.0",
             "1.20.0",
+            "1.21.0",
+            "1.22.1",
+            "1.23.0",
             "1.24.0",
+            "1.24.1",
+            "1.25.1",
             "1.26.0",
+            "1.27.5",
             "1.28.0",
+            "1.28.1",
+            "1.29.0",
             "1.30.0",
             "1.31.1",
             "1.32.0",
@@ -1085,7 +1145,7 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
         invariant=("P0",),
         # Found on 1.18.0 (adk-python issues 4000 and 4082); the other releases
         # are derived by the release matrix.
-        releases=("1.18.0",),
+        releases=("1.18.0", "1.19.0", "1.20.0", "1.21.0"),
         title="a session reloaded from DatabaseSessionService holds its summaries' "
         "actions as plain dicts, and the next request raises AttributeError",
         explanation=(
