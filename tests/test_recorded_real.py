@@ -250,10 +250,28 @@ def test_replay_of_a_recorded_session_reads_its_agents_names(capsys, tmp_path):
     code = main(["replay", str(path), "--compaction-interval", "2", "--overlap-size", "1"])
     out = capsys.readouterr().out
     assert code == 0 and "XFAIL" in out and "partial-answer-to-parallel-calls" in out
-    # Named wrongly, ADK reads the root's own calls as another agent's and the
-    # fault the real run had goes unseen: the names decide the verdict.
-    code = main(["replay", str(path), "--config", json.dumps(SLIDING), "--agent", "agent"])
-    assert code == 0 and capsys.readouterr().out.startswith("ok ")
+    # Named wrongly, ADK would read the root's own calls as another agent's
+    # and the fault the real run had would go unseen (the names decide the
+    # verdict): a name no event of the session bears out is refused instead.
+    for wrong in (["--agent", "agent"], ["--agent", "asistant", "--agent", "agent"]):
+        code = main(["replay", str(path), "--config", json.dumps(SLIDING), *wrong])
+        out, err = capsys.readouterr()
+        assert (code, out) == (2, "") and err.count("\n") == 1, err
+        assert "wrote no event of this session (its agents: assistant)" in err
+
+
+@on_2_13
+def test_minimize_refuses_an_agent_the_session_does_not_bear_out(capsys, tmp_path):
+    session = tmp_path / "session.json"
+    session.write_text(record(SLIDING, PARTIAL), encoding="utf-8")
+    # A typo of the only agent: judged as an agent with no events, a run that
+    # never happened (a newcomer's minimize wrote a U5 fixture from one).
+    argv = ["minimize", str(session), "--config", json.dumps(SLIDING), "--agent", "asistant"]
+    code = main([*argv, "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert "--agent: agent 'asistant' wrote no event of this session" in err
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
 
 
 def test_replay_bad_configuration_is_exit_2_and_one_line(capsys, tmp_path):

@@ -108,7 +108,7 @@ def _load_sessions(
     after its one-line error on stderr."""
     from .adk import ADK_RELEASE, session_from_json
     from .model import ModelError
-    from .pipeline import recorded_case
+    from .pipeline import check_agents, recorded_case
 
     if config.get("compaction_interval") is None and config.get("token_threshold") is None:
         raise CliError(
@@ -121,6 +121,7 @@ def _load_sessions(
             if path.is_file() and path.stat().st_size > MAX_SESSION_BYTES:
                 raise CliError(f"larger than {MAX_SESSION_BYTES} bytes")
             session = session_from_json(path.read_text(encoding="utf-8"))
+            check_agents(session, args.agent or ())
             case = recorded_case(session, config, agents=args.agent or ())
         except (OSError, UnicodeDecodeError) as exc:
             _error(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}")

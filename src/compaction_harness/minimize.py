@@ -66,7 +66,7 @@ from hypothesis.errors import NoSuchExample
 from . import reference
 from .invariants import Violation
 from .metamorphic import canonical_names, rename
-from .model import Compaction, Session
+from .model import Compaction, ModelError, Session
 from .pipeline import CONFIG_KEYS, PIPELINE_INVARIANTS, PipelineCase, recorded_case
 from .unit import TokenCase, UnitCase
 from .verdicts import check, signature
@@ -478,7 +478,7 @@ def minimize_recorded(
     examples for a unit-level failure, ``pipeline_examples`` for a
     pipeline-level one (each replays the session through ADK).
     """
-    from .pipeline import recorded_agents
+    from .pipeline import check_agents, recorded_agents
 
     unknown = sorted(set(config) - set(CONFIG_KEYS))
     if unknown:
@@ -501,6 +501,10 @@ def minimize_recorded(
             f"(applicable: {', '.join(judged)})"
         )
     chosen = (invariant,) if invariant else judged
+    try:
+        check_agents(session, agents)
+    except ModelError as error:
+        raise MinimizeError(f"--agent: {error}") from None
     names = tuple(agents) or recorded_agents(session)
     anonymous = anonymise(session)
     anonymous_names = anonymous_agents(session, names)

@@ -1560,6 +1560,34 @@ def recorded_agents(session: Session) -> tuple[str, ...]:
     return tuple(names)
 
 
+def check_agents(session: Session, agents: Sequence[str]) -> None:
+    """Refuse agent names that a recorded session does not bear out.
+
+    Each name given (``agents``, the root first) must have written an event
+    of ``session``, except a root named before the agents it runs (a custom
+    orchestrator writes no event of its own). A name the session never
+    mentions, a typo say, would be judged as an agent with no events: ADK
+    (``_latest_prompt_token_count(agent_name=...)`` of ``apps/compaction.py``)
+    finds no prompt count for it and estimates one, and the verdict is about
+    a run that never happened.
+
+    Raises :class:`ModelError` (one line) naming the agent and the session's
+    own agents.
+    """
+    authors = recorded_agents(session)
+    for k, name in enumerate(agents):
+        if name == "user":
+            raise ModelError(
+                "agent 'user': that is the author of the user's events; name the app's "
+                "agents (not 'user'), the root first"
+            )
+        if name not in authors and not (k == 0 and len(agents) > 1):
+            raise ModelError(
+                f"agent {name!r} wrote no event of this session "
+                f"(its agents: {', '.join(authors) or 'none'})"
+            )
+
+
 def recorded_case(
     session: Session,
     config: Mapping[str, int | None],
