@@ -30,6 +30,10 @@ PYTEST := -m pytest -p no:cacheprovider
 ifeq ($(filter $(SDK),python js),)
 $(error SDK=$(SDK): expected python or js)
 endif
+# A budget pytest would refuse with its multi-line usage message: one line instead.
+ifneq ($(shell echo '$(FUZZ_SECONDS)' | grep -Ex '[0-9]+([.][0-9]+)?'),$(FUZZ_SECONDS))
+$(error FUZZ_SECONDS=$(FUZZ_SECONDS): expected a number of seconds, such as 120)
+endif
 ADKJS_DIR := sdks/adk-js
 # Written after a successful `npm ci`, so the install runs once (and again
 # when the lock file changes). It lives inside the package, so removing

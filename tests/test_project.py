@@ -198,6 +198,20 @@ def test_sdk_js_without_node_is_one_line_and_exit_2(tmp_path: Path, goal: list[s
     assert "node" in done.stderr and "Traceback" not in done.stdout + done.stderr
 
 
+@pytest.mark.parametrize("budget", ["abc", "-5", "1e3", "60s"])
+def test_a_budget_that_is_not_a_number_of_seconds_is_one_line_and_exit_2(budget: str):
+    # pytest itself would print its whole usage message for --fuzz-seconds=abc.
+    done = subprocess.run(
+        [shutil.which("make") or "make", "fuzz", f"FUZZ_SECONDS={budget}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and done.stdout == "", done.stdout[-2000:]
+    assert done.stderr.count("\n") == 1 and f"FUZZ_SECONDS={budget}:" in done.stderr, done.stderr
+
+
 def test_the_readme_budget_bound_names_the_benchmark_that_measures_it(tmp_path: Path):
     # The FUZZ_SECONDS row states a measured bound: the script that measures it
     # exists and refuses, in one line, a --load it cannot make.
