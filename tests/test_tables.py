@@ -5,7 +5,10 @@ rewrites the cross-SDK summary and table between two markers; the JS gate
 (``tests/test_adk_js.py``) compares the README with what it would write and,
 when they differ, says so in one line naming ``make tables`` (a new fixture
 changes the table: a multi-kilobyte diff told no one what to run). Nothing
-here needs Node: the rows are made by hand.
+here needs Node: the rows are made by hand. ``fault_headers`` writes the
+releases after each known fault's name in the README's list, from
+``known_faults.py`` over the release matrix's order; the Python gate checks
+them here, in one line naming ``make tables`` when stale.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from compaction_harness import cross_sdk
+from compaction_harness import cross_sdk, fault_headers
 from compaction_harness.cross_sdk import BEGIN, END, CrossRow
+from compaction_harness.known_faults import KNOWN_FAULTS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,3 +92,65 @@ def test_write_refuses_a_file_without_the_markers_in_one_line(tmp_path: Path, ca
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
     assert path.read_text(encoding="utf-8") == "# no table here\n"
+
+
+# -- the known faults' releases (fault_headers) -------------------------------------------
+ORDER = ["1.16.0", "1.17.0", "1.18.0", "2.0.0", "2.1.0", "2.12.0", "2.13.0"]
+
+
+@pytest.mark.parametrize(
+    ("releases", "said"),
+    [
+        (["2.12.0", "2.13.0"], "2.12.0, 2.13.0"),  # a run of two
+        (["1.17.0", "1.18.0", "2.0.0"], "1.17.0 to 2.0.0"),  # a run of three
+        (["1.16.0", "2.0.0", "2.1.0", "2.12.0"], "1.16.0, 2.0.0 to 2.12.0"),
+        (["2.13.0", "1.16.0"], "1.16.0, 2.13.0"),  # in the matrix's order, not as given
+        (ORDER, "all 7 releases"),
+        (["1.17.0", "9.0.0"], "1.17.0, 9.0.0"),  # one the matrix lacks: after the runs
+        ([], ""),
+    ],
+)
+def test_release_spans_are_runs_over_the_matrix_order(releases, said):
+    assert fault_headers.spans(releases, ORDER) == said
+
+
+def test_the_readme_states_each_known_faults_releases_as_known_faults_py_does():
+    # Derived text goes stale when the matrix moves a release list: one line
+    # naming the command that rewrites it.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    order = fault_headers.matrix_order()
+    stale = fault_headers.stale_headers(readme, order)
+    if stale:
+        pytest.fail(
+            f"README.md's known-fault releases are stale ({', '.join(stale)}): run `make tables`",
+            pytrace=False,
+        )
+    # Every known fault has its entry (a fault the list lacks is not "current").
+    named = {m["id"] for m in fault_headers._HEADER.finditer(readme)}
+    assert {f.id for f in KNOWN_FAULTS} <= named
+
+
+def test_a_stale_fault_entry_is_rewritten_and_the_rest_kept(tmp_path, capsys):
+    fault = KNOWN_FAULTS[0]
+    readme = tmp_path / "README.md"
+    text = (
+        f"intro (kept; as is)\n\n1. **`{fault.id}`** ({fault.invariant[0]};\n   1.0.0 to 1.1.0). "
+        "Prose (kept).\n2. **`not-a-fault`** (P9; 1.0.0). Kept.\n"
+    )
+    readme.write_text(text, encoding="utf-8")
+    assert fault_headers.main(["--check", str(readme)]) == 1
+    assert capsys.readouterr().err == (
+        f"{readme}'s known-fault releases are stale ({fault.id}): run `make tables`\n"
+    )
+    assert fault_headers.main(["--write", str(readme)]) == 0
+    new = readme.read_text(encoding="utf-8")
+    expected = fault_headers.header(fault.id, fault_headers.matrix_order())
+    assert f"1. **`{fault.id}`** ({expected}). Prose (kept)." in new
+    assert new.startswith("intro (kept; as is)") and "**`not-a-fault`** (P9; 1.0.0)" in new
+    assert fault_headers.main(["--check", str(readme)]) == 0
+
+
+def test_fault_headers_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
+    assert fault_headers.main(["--check", str(tmp_path / "missing.md")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "missing.md: cannot read" in err
