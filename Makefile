@@ -31,7 +31,10 @@ ifeq ($(filter $(SDK),python js),)
 $(error SDK=$(SDK): expected python or js)
 endif
 # A budget pytest would refuse with its multi-line usage message: one line instead.
-ifneq ($(shell echo '$(FUZZ_SECONDS)' | grep -Ex '[0-9]+([.][0-9]+)?'),$(FUZZ_SECONDS))
+# (make's own functions, no shell: what is left once the digits are gone must be nothing or one dot)
+FUZZ_SECONDS_REST := $(FUZZ_SECONDS)
+$(foreach d,0 1 2 3 4 5 6 7 8 9,$(eval FUZZ_SECONDS_REST := $$(subst $(d),,$$(FUZZ_SECONDS_REST))))
+ifneq ($(words $(FUZZ_SECONDS))$(filter-out .,$(FUZZ_SECONDS_REST))$(filter .,$(FUZZ_SECONDS)),1)
 $(error FUZZ_SECONDS=$(FUZZ_SECONDS): expected a number of seconds, such as 120)
 endif
 ADKJS_DIR := sdks/adk-js

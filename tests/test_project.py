@@ -198,11 +198,11 @@ def test_sdk_js_without_node_is_one_line_and_exit_2(tmp_path: Path, goal: list[s
     assert "node" in done.stderr and "Traceback" not in done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("budget", ["abc", "-5", "1e3", "60s"])
+@pytest.mark.parametrize("budget", ["abc", "-5", "1e3", "60s", "1 2", "."])
 def test_a_budget_that_is_not_a_number_of_seconds_is_one_line_and_exit_2(budget: str):
     # pytest itself would print its whole usage message for --fuzz-seconds=abc.
     done = subprocess.run(
-        [shutil.which("make") or "make", "fuzz", f"FUZZ_SECONDS={budget}"],
+        [shutil.which("make") or "make", "--no-print-directory", "fuzz", f"FUZZ_SECONDS={budget}"],
         cwd=ROOT,
         capture_output=True,
         text=True,
