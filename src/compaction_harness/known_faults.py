@@ -493,8 +493,8 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="dead-call-retry-skipped-at-invocation-boundary",
         invariant=("U3", "U5", "P3", "P6"),
-        # Seen by replaying its fixtures on 14 releases from 1.16.0 to 2.13.0 (the
-        # retry, and with it the shortcut, arrived in 2.12.0).
+        # As the release matrix derives it (the retry, and with it the shortcut,
+        # arrived in 2.12.0).
         releases=("2.12.0", "2.13.0"),
         title="the provably-dead retry is skipped when the strict prefix ends an invocation",
         explanation=(
@@ -523,7 +523,6 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="reused-call-id-unprotects-newest-invocation-call",
         invariant=("U2", "U5", "P1"),
-        # Seen on 2.12.0 and 2.13.0 of the 14 releases its fixture was replayed on.
         releases=("2.12.0", "2.13.0"),
         title="a dead older call makes a newest-invocation call with the same id invisible",
         explanation=(
@@ -602,7 +601,7 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="summary-leaks-branch-events-to-siblings",
         invariant=("P5",),
-        # Seen on all 14 releases its fixture was replayed on.
+        # Every release of the matrix.
         releases=(
             "1.16.0",
             "1.17.0",
@@ -721,8 +720,7 @@ KNOWN_FAULTS: tuple[KnownFault, ...] = (
     KnownFault(
         id="database-reload-reorders-events-by-timestamp",
         invariant=("P7", "P2", "P3", "P4", "P6"),
-        # Its P7 fixture replays as this fault on all 14 releases of the matrix
-        # (1.16.0 to 2.13.0).
+        # Its P7 fixture replays as this fault on every release of the matrix.
         releases=(
             "1.16.0",
             "1.17.0",
