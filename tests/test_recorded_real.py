@@ -432,3 +432,17 @@ def test_the_u5_search_keeps_the_configured_retention():
     with pytest.raises(NoSuchExample):  # nothing is sought: every draw is seen
         find(_cases(session, "U5", 2), note, settings=settings(max_examples=50, database=None))
     assert seen == {2}
+
+
+def test_an_exported_error_event_keeps_its_error_code():
+    from google.adk.events.event import Event
+    from google.genai import types
+
+    from compaction_harness._pysource import Strings
+    from compaction_harness.export import _events_lines
+
+    step = Step("i1", "assistant", 2.0, error="RuntimeError")
+    source = "\n".join(line.strip() for line in _events_lines(Session((step,)), Strings()))
+    scope: dict = {"Event": Event, "types": types}
+    exec(source, scope)
+    assert from_adk_events(scope["events"]).steps == (step,)
