@@ -446,3 +446,17 @@ def test_an_exported_error_event_keeps_its_error_code():
     scope: dict = {"Event": Event, "types": types}
     exec(source, scope)
     assert from_adk_events(scope["events"]).steps == (step,)
+
+
+@on_2_13
+def test_replay_of_a_session_where_a_tool_raised(capsys, tmp_path):
+    # What a user runs on such a session: `replay SESSION --config CONFIG`.
+    for retention, verdict in ((1, "ok "), (0, "XFAIL ")):
+        config = {**CRASH_CONFIG, "event_retention_size": retention}
+        path = tmp_path / f"crash-r{retention}.json"
+        path.write_text(record(config, CRASH), encoding="utf-8")
+        code = main(["replay", str(path), "--config", json.dumps(config), "--agent", "assistant"])
+        out = capsys.readouterr().out
+        assert code == 0 and out.startswith(verdict), out
+        assert "'Audit my ledger.'" not in out
+        assert ("'Hello?'" in out) == (retention == 0), out
