@@ -3,8 +3,10 @@
 An ADK app as a user writes one: a root ``LlmAgent`` named ``assistant``
 (not the harness's ``agent``), a scripted ``BaseLlm`` that replies ``OK.``
 (the same text at every turn) or calls tools as its script says, the tools
-``get_weather`` (a ``FunctionTool``) and ``start_export`` (a
-``LongRunningFunctionTool`` whose job reports back later), and an ``App``
+``get_weather`` (a ``FunctionTool``), ``start_export`` (a
+``LongRunningFunctionTool`` whose job reports back later) and
+``audit_ledger`` (a ``FunctionTool`` that raises: the run raises, and ADK
+stores an error event after the call), and an ``App``
 with an ``EventsCompactionConfig`` whose summariser is ADK's
 ``LlmEventSummarizer`` over a scripted summary model. :func:`record` runs the
 turns through ``Runner.run_async`` on an ``InMemorySessionService`` and
@@ -61,6 +63,15 @@ def start_job(what: str) -> None:
     return None
 
 
+class LedgerUnreachable(RuntimeError):
+    """What ``audit_ledger`` raises."""
+
+
+def audit_ledger(what: str) -> dict:
+    """Audits the ledger; always fails."""
+    raise LedgerUnreachable("ledger unreachable")
+
+
 def _chars(request: Any) -> int:
     total = 0
     for content in request.contents or []:
@@ -85,13 +96,31 @@ def _usage(given: int, out: int) -> types.GenerateContentResponseUsageMetadata:
     )
 
 
+#: What the model was sent at each call of the latest :func:`record`: the
+#: running turn's message and the texts of the request's contents.
+REQUESTS: list[tuple[str, tuple[str, ...]]] = []
+
+
+def lost_openers() -> list[str]:
+    """The running user messages missing from a request of the latest
+    :func:`record` (each once, in order): what the real run lost."""
+    lost: list[str] = []
+    for message, texts in REQUESTS:
+        if message not in texts and message not in lost:
+            lost.append(message)
+    return lost
+
+
 class ScriptedLlm(BaseLlm):
     """Replies as the script says, one reply per model call."""
 
     replies: list[Any] = []
     calls: int = 0
+    turn: str = ""
 
     async def generate_content_async(self, llm_request, stream: bool = False):
+        texts = tuple(p.text for c in llm_request.contents or [] for p in c.parts or [] if p.text)
+        REQUESTS.append((self.turn, texts))
         reply = self.replies.pop(0) if self.replies else "OK."
         given = _chars(llm_request) + len(str(llm_request.config.system_instruction or ""))
         if isinstance(reply, str):
@@ -164,6 +193,7 @@ def record(
 
 
 async def _record(config: dict[str, int | None], turns: Sequence[Turn], root: str) -> str:
+    REQUESTS.clear()
     model = ScriptedLlm(model="scripted")
     model.replies = [r for _, replies in turns for r in replies]
     agent = LlmAgent(
@@ -174,6 +204,7 @@ async def _record(config: dict[str, int | None], turns: Sequence[Turn], root: st
             FunctionTool(get_weather),
             LongRunningFunctionTool(start_export),
             LongRunningFunctionTool(start_job),
+            FunctionTool(audit_ledger),
         ],
     )
     compaction = EventsCompactionConfig(
@@ -201,7 +232,13 @@ async def _record(config: dict[str, int | None], turns: Sequence[Turn], root: st
             content = types.Content(role="user", parts=[part])
         else:
             content = types.Content(role="user", parts=[types.Part(text=message)])
-        async for _ in runner.run_async(user_id=USER, session_id=session.id, new_message=content):
+        model.turn = message if isinstance(message, str) else ""
+        try:
+            async for _ in runner.run_async(
+                user_id=USER, session_id=session.id, new_message=content
+            ):
+                pass
+        except LedgerUnreachable:  # the run raises; the session keeps ADK's error event
             pass
     stored = await service.get_session(app_name=APP, user_id=USER, session_id=session.id)
     await runner.close()
@@ -232,4 +269,16 @@ PARTIAL: tuple[Turn, ...] = (
     ("Start two jobs.", [("call", "start_job", "start_job")]),
     (("answer", "start_job"), ["OK."]),
     ("Thanks.", ["OK."]),
+)
+
+
+#: ``audit_ledger`` raises: ADK stores its call, then an error event of the
+#: root (``error_code='LedgerUnreachable'``, no content); no model call
+#: follows it, and the run raises. The next turns run as usual.
+CRASH: tuple[Turn, ...] = (
+    ("What is the weather in Paris?", [("call", "get_weather"), "OK."]),
+    ("Thanks.", ["OK."]),
+    ("Audit my ledger.", [("call", "audit_ledger")]),
+    ("Hello?", ["OK."]),
+    ("Bye.", ["OK."]),
 )

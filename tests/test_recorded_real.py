@@ -9,14 +9,17 @@ import json
 from importlib import metadata
 
 import pytest
-from recorded_app import FAULT5, LONG_RUNNING, PARTIAL, PLAIN, TOKEN_CONFIG, record
+import recorded_app
+from recorded_app import CRASH, FAULT5, LONG_RUNNING, PARTIAL, PLAIN, TOKEN_CONFIG, record
 
-from compaction_harness.adk import ShownText, session_from_json
+from compaction_harness.adk import ShownText, from_adk_events, session_from_json, to_adk_event
 from compaction_harness.cli import main
 from compaction_harness.fixtures import load_fixture
-from compaction_harness.model import Session, Step
+from compaction_harness.model import Call, Response, Session, Step
 from compaction_harness.pipeline import (
+    PipelineRun,
     check_nothing_lost,
+    from_model,
     recorded_agents,
     recorded_case,
     run_pipeline_case,
@@ -81,6 +84,95 @@ def test_a_model_that_repeats_its_reply_gets_no_false_p4():
     # baseline seem to show two dropped "OK." events: two false P4 alarms.
     case = recorded_case(session_from_json(record(TOKEN_CONFIG, LONG_RUNNING)), TOKEN_CONFIG)
     assert summaries(run_pipeline_case(case, triage=False)) == []
+
+
+# -- a tool that raises: ADK's error event is no model reply -----------------------------
+#: With this configuration the run where ``audit_ledger`` raises is right:
+#: every request holds its running user message. With retention 0 it is not:
+#: the compaction before the model call of "Hello?" summarises it.
+CRASH_CONFIG = {"token_threshold": 30, "event_retention_size": 1}
+
+
+def _replayed_requests(case) -> int:
+    """How many model calls the replay of ``case`` makes for its agents."""
+    run = PipelineRun(case.config, agents=case.agents)
+    try:
+        previous = None
+        for step in case.session:
+            run.append(step, opens_invocation=step.invocation != previous)
+            previous = step.invocation
+        return len(run.requests)
+    finally:
+        run.close()
+
+
+@on_2_13
+def test_a_tool_that_raises_gets_no_false_p2():
+    # ADK stores the call, then a content-less error event of the root, and
+    # calls no model after it. Read as a model reply, the replay invented a
+    # model call there, ran token compaction before it and reported the
+    # running 'Audit my ledger.' lost from a prompt that was never sent.
+    session = session_from_json(record(CRASH_CONFIG, CRASH))
+    assert recorded_app.lost_openers() == []  # every real request held its message
+    errors = [(s.author, s.error, s.text, s.calls) for s in session if s.error is not None]
+    assert errors == [("assistant", "LedgerUnreachable", None, ())]
+    case = recorded_case(session, CRASH_CONFIG)
+    assert summaries(run_pipeline_case(case, triage=False)) == []
+    assert _replayed_requests(case) == len(recorded_app.REQUESTS)
+
+
+@on_2_13
+def test_a_tool_that_raises_then_a_real_loss_is_reported():
+    # Retention 0: the real run's request for "Hello?" held only the summary.
+    # The replay reported the imaginary 'Audit my ledger.' and missed it.
+    config = {**CRASH_CONFIG, "event_retention_size": 0}
+    case = recorded_case(session_from_json(record(config, CRASH)), config)
+    assert recorded_app.lost_openers() == ["Hello?"]
+    assert summaries(run_pipeline_case(case, triage=False)) == [
+        "P2: the user message 'Hello?' that opened the running invocation is not in the prompt"
+    ]
+
+
+def test_an_error_event_survives_json_and_adk_events():
+    step = Step("i1", "assistant", 2.0, error="RuntimeError")
+    assert step.to_json() == {
+        "invocation": "i1",
+        "author": "assistant",
+        "timestamp": 2.0,
+        "error": "RuntimeError",
+    }
+    assert Step.from_json(step.to_json()) == step
+    event = to_adk_event(step)
+    assert (event.error_code, event.content) == ("RuntimeError", None)
+    assert from_adk_events([event]).steps == (step,)
+    assert "error=RuntimeError" in Session((step,)).render()
+    # An event without an error writes no "error" key (fixtures keep their hash).
+    plain = Step("i1", "assistant", 2.0, text="OK.")
+    assert "error" not in plain.to_json() and to_adk_event(plain).error_code is None
+    assert from_adk_events([to_adk_event(plain)]).steps == (plain,)
+
+
+def test_only_an_error_after_a_call_or_adks_abort_seal_is_no_model_reply():
+    call = Step("i1", "assistant", 1.0, calls=(Call("c1", "audit"),))
+    failed = Step("i1", "assistant", 2.0, error="RuntimeError")
+    # The tool raised: the flow was running the call's tools, no model call.
+    assert not from_model(failed, before=call)
+    # ADK's seal of an aborted invocation is the framework's, not the model's.
+    assert not from_model(Step("i1", "assistant", 2.0, error="INVOCATION_ABORTED"))
+    # After a user message or a function response, the model was called: its
+    # response carried an error code (SAFETY, say) or the call raised.
+    user = Step("i1", "user", 0.5, text="hi")
+    answered = Step("i1", "assistant", 1.5, responses=(Response("c1", "audit"),))
+    assert from_model(Step("i1", "assistant", 2.0, error="SAFETY"), before=user)
+    assert from_model(failed, before=answered)
+    assert from_model(Step("i1", "assistant", 2.0, text="OK.", error="MAX_TOKENS"), before=call)
+    # The Runner compacts after an invocation only when its run completed.
+    session = Session((user, call, failed, Step("i2", "user", 3.0, text="next")))
+    assert recorded_case(session, TOKEN_CONFIG).ends == (4,)
+    sealed = Step("i1", "assistant", 2.0, error="INVOCATION_ABORTED")
+    assert recorded_case(Session((user, sealed)), TOKEN_CONFIG).ends == ()
+    refused = Step("i1", "assistant", 2.0, error="SAFETY")
+    assert recorded_case(Session((user, refused)), TOKEN_CONFIG).ends == (2,)
 
 
 def _prompt(*contents):
@@ -358,3 +450,31 @@ def test_the_u5_search_keeps_the_configured_retention():
     with pytest.raises(NoSuchExample):  # nothing is sought: every draw is seen
         find(_cases(session, "U5", 2), note, settings=settings(max_examples=50, database=None))
     assert seen == {2}
+
+
+def test_an_exported_error_event_keeps_its_error_code():
+    from google.adk.events.event import Event
+    from google.genai import types
+
+    from compaction_harness._pysource import Strings
+    from compaction_harness.export import _events_lines
+
+    step = Step("i1", "assistant", 2.0, error="RuntimeError")
+    source = "\n".join(line.strip() for line in _events_lines(Session((step,)), Strings()))
+    scope: dict = {"Event": Event, "types": types}
+    exec(source, scope)
+    assert from_adk_events(scope["events"]).steps == (step,)
+
+
+@on_2_13
+def test_replay_of_a_session_where_a_tool_raised(capsys, tmp_path):
+    # What a user runs on such a session: `replay SESSION --config CONFIG`.
+    for retention, verdict in ((1, "ok "), (0, "XFAIL ")):
+        config = {**CRASH_CONFIG, "event_retention_size": retention}
+        path = tmp_path / f"crash-r{retention}.json"
+        path.write_text(record(config, CRASH), encoding="utf-8")
+        code = main(["replay", str(path), "--config", json.dumps(config), "--agent", "assistant"])
+        out = capsys.readouterr().out
+        assert code == 0 and out.startswith(verdict), out
+        assert "'Audit my ledger.'" not in out
+        assert ("'Hello?'" in out) == (retention == 0), out

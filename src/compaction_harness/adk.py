@@ -22,6 +22,7 @@ old``
 
 from __future__ import annotations
 
+import enum
 import importlib
 import inspect
 from collections.abc import Collection, Sequence
@@ -177,6 +178,8 @@ def to_adk_event(step: Step) -> Event:
         fields["usage_metadata"] = types.GenerateContentResponseUsageMetadata(
             prompt_token_count=step.prompt_tokens
         )
+    if step.error is not None:
+        fields["error_code"] = step.error  # the model keeps no message: nothing reads it
     return Event(**_supported(Event, fields))
 
 
@@ -274,7 +277,18 @@ def _step_of(event: Event) -> Step:
         branch=event.branch,
         isolation_scope=getattr(event, "isolation_scope", None),
         prompt_tokens=usage.prompt_token_count if usage is not None else None,
+        error=_error_of(event),
     )
+
+
+def _error_of(event: Event) -> str | None:
+    """``Event.error_code`` (None on releases whose events lack it). A model
+    response's code may be a ``types.FinishReason``: its value is kept, as
+    the stored JSON holds it. The message is not kept: nothing reads it."""
+    code = getattr(event, "error_code", None)
+    if code is None:
+        return None
+    return code.value if isinstance(code, enum.Enum) else str(code)
 
 
 # -- the real helpers --------------------------------------------------------

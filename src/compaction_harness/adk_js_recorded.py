@@ -360,7 +360,8 @@ def recorded_actions(case: PipelineCase) -> RecordedActions:
             out.actions.append({"do": "invocation", "id": step.invocation})
             opener = step.text if step.author == "user" else None
         previous = step.invocation
-        if from_model(dataclasses.replace(step, branch=None)):
+        before = translation.case.session.steps[t - 1] if t else None
+        if from_model(dataclasses.replace(step, branch=None), before):
             out.openers[len(out.actions)] = opener if step.author == case.root else None
             out.actions.append(
                 {

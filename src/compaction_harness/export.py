@@ -262,6 +262,7 @@ def _step_node(step: Step, strings: Strings) -> Group:
         branch=strings(step.branch) if step.branch is not None else None,
         isolation_scope=strings(step.isolation_scope) if step.isolation_scope is not None else None,
         usage_metadata=usage,
+        error_code=strings(step.error) if step.error is not None else None,
     )
 
 

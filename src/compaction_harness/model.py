@@ -127,6 +127,10 @@ class Step:
         branch: ``Event.branch``.
         isolation_scope: ``Event.isolation_scope``.
         prompt_tokens: ``Event.usage_metadata.prompt_token_count``.
+        error: ``Event.error_code``: an error event (a tool or model call
+            that raised, a model response with an error code, ADK's seal of
+            an aborted invocation). Left out of the JSON when None, so
+            fixtures of events without an error keep their content hash.
     """
 
     invocation: str = ""
@@ -143,6 +147,7 @@ class Step:
     branch: str | None = None
     isolation_scope: str | None = None
     prompt_tokens: int | None = None
+    error: str | None = None
 
     def __post_init__(self) -> None:
         if type(self.timestamp) is not float:
@@ -195,7 +200,7 @@ class Step:
             path = f"{where}.{key}"
             if key in ("invocation", "author"):
                 kwargs[key] = _string(value, path)
-            elif key in ("text", "rewind_before", "branch", "isolation_scope"):
+            elif key in ("text", "rewind_before", "branch", "isolation_scope", "error"):
                 kwargs[key] = None if value is None else _string(value, path)
             elif key == "timestamp":
                 kwargs[key] = _number(value, path)
@@ -354,6 +359,8 @@ def render_step(step: Step, origin: float = 0.0) -> str:
         bits.append(f"rewind-before={e(step.rewind_before)}")
     if step.prompt_tokens is not None:
         bits.append(f"prompt_tokens={step.prompt_tokens}")
+    if step.error is not None:
+        bits.append(f"error={e(step.error)}")
     if step.text is not None and not step.calls and not step.responses and not step.compaction:
         bits.append(repr(step.text if len(step.text) <= 24 else step.text[:21] + "..."))
     return " ".join(bits)

@@ -58,6 +58,7 @@ from .model import (
 from .unit import UnitOutcome
 
 __all__ = [
+    "ABORT_ERROR",
     "PIPELINE_INVARIANTS",
     "PipelineCase",
     "PipelineRun",
@@ -75,12 +76,14 @@ __all__ = [
     "check_summariser_calls",
     "check_summary_bound",
     "chosen_invariants",
+    "ended_by_failure",
     "from_model",
     "liveness_bound",
     "newest_real_count",
     "parts_of",
     "run_pipeline_case",
     "stale_counts",
+    "tool_failed",
 ]
 
 #: The pipeline-level invariants, as the project's specification names them.
@@ -148,16 +151,51 @@ def liveness_bound(config: Mapping[str, int | None], steps: Session) -> int | No
     return bound
 
 
-def from_model(step: Step) -> bool:
+#: ``error_code`` of the events ADK's framework writes to seal an aborted
+#: invocation (``google.adk.events._abort_events``, 2.x): no model call
+#: precedes them.
+ABORT_ERROR = "INVOCATION_ABORTED"
+
+
+def from_model(step: Step, before: Step | None = None) -> bool:
     """Whether ``step`` is the model's output, so a model call (with a prompt)
     came just before it: an agent-authored event that is not a function
     response (the tool wrote it) and not only synthetic calls the framework
     makes to ask the user (``adk_request_confirmation``, ``adk_request_credential``).
     A step on a branch came from a sub-agent's model call, whose prompt is the
-    sub-agent's, not the one this pipeline assembles for the root agent."""
+    sub-agent's, not the one this pipeline assembles for the root agent.
+
+    An error event without content (``step.error``; ``before``: the event
+    appended just before it) is no reply when it seals an aborted invocation
+    (:data:`ABORT_ERROR`) or comes right after a call event of its agent and
+    invocation: a tool raised. Between a call event and its answer ADK's flow
+    only runs the tools; the exception ends the node, and the node runner
+    stores ``Event(error_code=<status or class name>, error_message=...)``
+    (``workflow/_node_runner.py``, 2.x) with no model call. Any other error
+    event came from a model call that was sent: a response whose error code
+    the model set (a finish or block reason) or a call that raised."""
     if step.author == "user" or step.responses or step.branch is not None:
         return False
+    if step.error == ABORT_ERROR or tool_failed(step, before):
+        return False
     return not step.calls or any(c.name not in FRAMEWORK_CALLS for c in step.calls)
+
+
+def tool_failed(step: Step, before: Step | None) -> bool:
+    """Whether ``step`` is the error event ADK stores when a tool of the call
+    event ``before`` raised: an error without content, of the call's agent,
+    branch and invocation, right after it (see :func:`from_model`)."""
+    return (
+        step.error is not None
+        and step.text is None
+        and not step.calls
+        and not step.responses
+        and before is not None
+        and bool(before.calls)
+        and not before.responses
+        and (before.author, before.branch, before.invocation)
+        == (step.author, step.branch, step.invocation)
+    )
 
 
 def live_positions(steps: Session) -> set[int]:
@@ -1080,7 +1118,7 @@ class PipelineRun:
         preceded by the model call that produced it, so the prompt is checked
         first (P2, P4)."""
         found: list[Violation] = []
-        if from_model(step):
+        if from_model(step, self.appended[-1] if self.appended else None):
             # The agent that wrote the reply made the call: a listed sub-agent,
             # else the root (older fixtures name no agents).
             found = self.model_call(step.author if step.author in self.agents else self.root)
@@ -1588,6 +1626,16 @@ def check_agents(session: Session, agents: Sequence[str]) -> None:
             )
 
 
+def ended_by_failure(last: Step, before: Step | None = None) -> bool:
+    """Whether an invocation whose last event is ``last`` (``before``: the
+    event just before it) failed, so ADK ran no compaction at its end: ADK
+    sealed it as aborted (:data:`ABORT_ERROR`), or a tool raised
+    (:func:`tool_failed`). A failed model call's
+    error event is not told apart from a model response with an error code
+    (neither follows a call event), so it counts as a completed invocation."""
+    return last.error == ABORT_ERROR or tool_failed(last, before)
+
+
 def recorded_case(
     session: Session,
     config: Mapping[str, int | None],
@@ -1605,12 +1653,18 @@ def recorded_case(
     invocation ends after the last event of each run of one invocation id;
     a reply is preceded by its model call), and judges what it makes. Every
     other event is appended as recorded (ids, authors, times, token counts).
+
+    An invocation that ended by failing (see :func:`ended_by_failure`) ends
+    without compaction: the Runner compacts after the agent's events only
+    when the run completes and was not aborted (``Runner._run_with_trace``,
+    2.x), and a tool's exception propagates out of ``run_async``.
     """
     steps = tuple(s for s in session if s.compaction is None)
     ends = [
         k + 1
         for k in range(len(steps))
-        if k + 1 == len(steps) or steps[k + 1].invocation != steps[k].invocation
+        if (k + 1 == len(steps) or steps[k + 1].invocation != steps[k].invocation)
+        and not ended_by_failure(steps[k], steps[k - 1] if k else None)
     ]
     full = {key: config.get(key) for key in CONFIG_KEYS}
     unknown = sorted(set(config) - set(CONFIG_KEYS))
