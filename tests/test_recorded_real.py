@@ -415,3 +415,20 @@ def test_the_u5_search_keeps_the_configured_retention():
     with pytest.raises(NoSuchExample):  # nothing is sought: every draw is seen
         find(_cases(session, "U5", 2), note, settings=settings(max_examples=50, database=None))
     assert seen == {2}
+
+
+def test_the_case_a_run_hands_to_known_fault_checks_keeps_the_summary_sizes():
+    # A known fault's predicate replays run.case(): without the sizes it
+    # would replay the session with summary#N texts, which ADK compacts after
+    # where the run's summaries did not.
+    from compaction_harness.pipeline import PipelineRun
+
+    sizes = ((1.0, 2.0, 300),)
+    run = PipelineRun(
+        EVERY_TURN | {"token_threshold": None, "event_retention_size": None}, summary_sizes=sizes
+    )
+    try:
+        run.append(Step("i1", "user", 1.0, text="hi"), opens_invocation=True)
+        assert run.case().summary_sizes == sizes
+    finally:
+        run.close()

@@ -1073,6 +1073,8 @@ class PipelineRun:
         #: Characters of the system instruction and tool declarations (the
         #: token model counts them in every prompt).
         self.base_chars = 0
+        #: A recorded run's summary sizes (see ``PipelineCase.summary_sizes``).
+        self.summary_sizes = tuple(pipeline_options.get("summary_sizes", ()))
         self.pipeline = Pipeline(**self.config, **pipeline_options)
         self.appended: list[Step] = []
         self.ends: list[int] = []
@@ -1372,6 +1374,7 @@ class PipelineRun:
             self.max_invocation_events,
             invariants=invariants,
             agents=() if self.agents == ("agent",) else self.agents,
+            summary_sizes=self.summary_sizes,
         )
 
     def outcome(self, violations: list[Violation]) -> UnitOutcome:
