@@ -432,3 +432,17 @@ def test_the_case_a_run_hands_to_known_fault_checks_keeps_the_summary_sizes():
         assert run.case().summary_sizes == sizes
     finally:
         run.close()
+
+
+def test_a_fixture_with_malformed_summary_sizes_is_refused_in_one_line():
+    from compaction_harness.fixtures import _parse_pipeline
+    from compaction_harness.model import ModelError
+
+    config = {**EVERY_TURN, "token_threshold": None, "event_retention_size": None}
+    case = _parse_pipeline(
+        {"config": config, "ends": [], "summary_sizes": [[1.0, 2.0, 30]]}, Session()
+    )
+    assert case.summary_sizes == ((1.0, 2.0, 30),)
+    for bad in ([[1.0, 2.0]], [[1.0, 2.0, -1]], [[1.0, 2.0, "30"]], {"a": 1}):
+        with pytest.raises(ModelError, match=r"call\.summary_sizes: expected a list of"):
+            _parse_pipeline({"config": config, "ends": [], "summary_sizes": bad}, Session())
