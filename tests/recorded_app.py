@@ -143,13 +143,16 @@ class ScriptedLlm(BaseLlm):
 
 
 class SummaryLlm(BaseLlm):
-    """The summariser's model: a short summary, with usage metadata."""
+    """The summariser's model: ``text`` (a short summary unless told), with
+    usage metadata."""
+
+    text: str = "Summary of the talk."
 
     async def generate_content_async(self, llm_request, stream: bool = False):
         given = _chars(llm_request)
         yield LlmResponse(
-            content=types.Content(role="model", parts=[types.Part(text="Summary of the talk.")]),
-            usage_metadata=_usage(given, 20),
+            content=types.Content(role="model", parts=[types.Part(text=self.text)]),
+            usage_metadata=_usage(given, len(self.text)),
         )
 
 
@@ -185,14 +188,18 @@ def record(
     turns: Sequence[Turn] = PLAIN,
     *,
     root: str = ROOT,
+    summary: str = SummaryLlm.model_fields["text"].default,
 ) -> str:
     """The session ADK's ``Runner`` stores for ``turns`` with the trigger
     values ``config`` (keys of ``EventsCompactionConfig``; None: unset), as
-    ``InMemorySessionService`` stores it (``Session.model_dump_json()``)."""
-    return asyncio.run(_record(config, turns, root))
+    ``InMemorySessionService`` stores it (``Session.model_dump_json()``);
+    ``summary``: the text of every summary the summariser writes."""
+    return asyncio.run(_record(config, turns, root, summary))
 
 
-async def _record(config: dict[str, int | None], turns: Sequence[Turn], root: str) -> str:
+async def _record(
+    config: dict[str, int | None], turns: Sequence[Turn], root: str, summary: str
+) -> str:
     REQUESTS.clear()
     model = ScriptedLlm(model="scripted")
     model.replies = [r for _, replies in turns for r in replies]
@@ -208,7 +215,7 @@ async def _record(config: dict[str, int | None], turns: Sequence[Turn], root: st
         ],
     )
     compaction = EventsCompactionConfig(
-        summarizer=LlmEventSummarizer(llm=SummaryLlm(model="summary")),
+        summarizer=LlmEventSummarizer(llm=SummaryLlm(model="summary", text=summary)),
         **{k: v for k, v in config.items() if v is not None},
     )
     app = App(name=APP, root_agent=agent, events_compaction_config=compaction)

@@ -366,6 +366,81 @@ def test_minimize_refuses_an_agent_the_session_does_not_bear_out(capsys, tmp_pat
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
 
 
+# -- the recorded summaries: their sizes, and evidence of the configuration ----------------
+EVERY_TURN = {"compaction_interval": 1, "overlap_size": 0}
+#: A real summariser's summary: far longer than the harness's ``summary#N``.
+LONG_SUMMARY = "The user asked about the weather in several cities. " * 6
+
+
+def _recorded_ranges(session: Session) -> list[tuple[float, float]]:
+    return [(s.compaction.start, s.compaction.end) for s in session if s.compaction is not None]
+
+
+@on_2_13
+def test_a_recording_with_long_summaries_replays_the_summaries_it_stored():
+    # ADK weighs the next range against the previous summary's size
+    # (_is_range_worth_compacting): the run skipped compactions after its long
+    # summaries that a replay with 9-character summary#N texts made (9, not 4).
+    session = session_from_json(record(EVERY_TURN, PLAIN, summary=LONG_SUMMARY))
+    stored = _recorded_ranges(session)
+    assert len(stored) == 4
+    outcome = run_pipeline_case(recorded_case(session, EVERY_TURN), triage=False)
+    assert summaries(outcome) == []
+    steps = [s for s in session if s.compaction is None]
+    stored_as = outcome.observed["stored"]  # per stored position, the appended step's index
+    times = [[steps[stored_as[p]].timestamp for p in g] for g in outcome.observed["summaries"]]
+    replayed = [(min(t), max(t)) for t in times]
+    assert replayed == stored
+    assert "recorded_differs" not in outcome.observed
+
+
+@on_2_13
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"compaction_interval": 2, "overlap_size": 0},
+        {"token_threshold": 100, "event_retention_size": 1},
+    ],
+)
+def test_a_recording_replayed_with_another_configuration_is_not_judged(capsys, tmp_path, config):
+    # The summaries the run stored are evidence of its configuration: a
+    # replay that makes others was given the wrong one, and what it shows is
+    # not ADK's fault (with a token threshold it said "ok").
+    path = tmp_path / "session.json"
+    path.write_text(record(EVERY_TURN, PLAIN, summary=LONG_SUMMARY), encoding="utf-8")
+    code = main(["replay", str(path), "--config", json.dumps(config)])
+    out, err = capsys.readouterr()
+    assert (code, err) == (3, ""), out
+    verdict, total = out.splitlines()
+    assert verdict.startswith(f"NOREPRO {path} on google-adk 2.13.0: the replay's compactions ")
+    assert "differ from the recorded run's: recorded 4, replayed " in verdict
+    assert "first difference at summary 1 (recorded covers #0-#3, replayed " in verdict
+    assert verdict.endswith("); check --config / --agent")
+    assert total.endswith("1 not replayed as recorded (check --config / --agent)")
+    code, out, err = _minimize(capsys, tmp_path, path.read_text(), "--config", json.dumps(config))
+    assert (code, err) == (3, "") and out.count("\n") == 1, out
+    assert "cannot be judged on google-adk 2.13.0: the replay's compactions differ" in out
+    assert not list((tmp_path / "out").glob("*.json"))  # no fixture written
+    # With the configuration it ran with, the same session holds.
+    assert main(["replay", str(path), "--config", json.dumps(EVERY_TURN)]) == 0
+    assert capsys.readouterr().out.startswith("ok ")
+
+
+@on_2_13
+def test_minimize_shrinks_with_the_recorded_summaries_sizes(capsys, tmp_path):
+    # The fixture minimize writes carries the sizes, so replay judges it as
+    # minimize did.
+    text = record(EVERY_TURN, PARTIAL, summary=LONG_SUMMARY)
+    code, out, err = _minimize(
+        capsys, tmp_path, text, "--config", json.dumps(EVERY_TURN), "--replay-examples", "20"
+    )
+    assert (code, err) == (0, ""), out
+    (path,) = (tmp_path / "out").glob("P2-*.json")
+    sizes = load_fixture(path).case.summary_sizes
+    assert sizes and {c for _, _, c in sizes} == {len(LONG_SUMMARY)}
+    assert main(["replay", str(path)]) == 0
+
+
 def test_replay_bad_configuration_is_exit_2_and_one_line(capsys, tmp_path):
     path = tmp_path / "session.json"
     path.write_text("[]", encoding="utf-8")
@@ -478,3 +553,34 @@ def test_replay_of_a_session_where_a_tool_raised(capsys, tmp_path):
         assert code == 0 and out.startswith(verdict), out
         assert "'Audit my ledger.'" not in out
         assert ("'Hello?'" in out) == (retention == 0), out
+
+
+def test_the_case_a_run_hands_to_known_fault_checks_keeps_the_summary_sizes():
+    # A known fault's predicate replays run.case(): without the sizes it
+    # would replay the session with summary#N texts, which ADK compacts after
+    # where the run's summaries did not.
+    from compaction_harness.pipeline import PipelineRun
+
+    sizes = ((1.0, 2.0, 300),)
+    run = PipelineRun(
+        EVERY_TURN | {"token_threshold": None, "event_retention_size": None}, summary_sizes=sizes
+    )
+    try:
+        run.append(Step("i1", "user", 1.0, text="hi"), opens_invocation=True)
+        assert run.case().summary_sizes == sizes
+    finally:
+        run.close()
+
+
+def test_a_fixture_with_malformed_summary_sizes_is_refused_in_one_line():
+    from compaction_harness.fixtures import _parse_pipeline
+    from compaction_harness.model import ModelError
+
+    config = {**EVERY_TURN, "token_threshold": None, "event_retention_size": None}
+    case = _parse_pipeline(
+        {"config": config, "ends": [], "summary_sizes": [[1.0, 2.0, 30]]}, Session()
+    )
+    assert case.summary_sizes == ((1.0, 2.0, 30),)
+    for bad in ([[1.0, 2.0]], [[1.0, 2.0, -1]], [[1.0, 2.0, "30"]], {"a": 1}):
+        with pytest.raises(ModelError, match=r"call\.summary_sizes: expected a list of"):
+            _parse_pipeline({"config": config, "ends": [], "summary_sizes": bad}, Session())

@@ -25,6 +25,7 @@ from __future__ import annotations
 import enum
 import importlib
 import inspect
+import json
 from collections.abc import Collection, Sequence
 from functools import cache, cached_property
 from typing import Any
@@ -657,6 +658,22 @@ def summary_text(number: int, given_chars: int, size: str, threshold: int | None
     return label + "\n" + "s" * max(0, chars - len(label) - 1)
 
 
+def serialized_chars(text: str) -> int:
+    """The characters a summary text takes in ADK's size check: its length
+    as a JSON string, quotes aside (``_serialized_size`` measures a summary's
+    content as JSON)."""
+    return len(json.dumps(text, ensure_ascii=False)) - 2
+
+
+def sized_summary_text(number: int, chars: int) -> str:
+    """``summary#N``, then filler so that the text takes ``chars`` characters
+    in ADK's size check (:func:`serialized_chars`; never shorter than the
+    label)."""
+    label = f"summary#{number}"
+    filler = chars - serialized_chars(label) - serialized_chars("\n")
+    return label if filler < 0 else label + "\n" + "s" * filler
+
+
 class Pipeline:
     """A real ADK session driven step by step, as the runtime drives one.
 
@@ -701,6 +718,7 @@ class Pipeline:
         clock: Any = None,
         new_id: Any = None,
         root: str = AGENT,
+        summary_sizes: Sequence[tuple[float, float, int]] = (),
     ) -> None:
         import asyncio
         import itertools
@@ -715,6 +733,10 @@ class Pipeline:
         self.faithful = faithful
         self.storage = storage
         self.summary_size = summary
+        #: A recorded session's summaries, (start, end, characters) each in
+        #: the order the run stored them: the recorder's summaries take their
+        #: sizes (see :meth:`recorded_text`).
+        self.summary_sizes = tuple(summary_sizes)
         self._clock = clock
         counter = itertools.count(1)
         self._new_id = new_id or (lambda kind: Event.new_id())
@@ -790,6 +812,21 @@ class Pipeline:
         configured size (``given_chars``: the size of what it was given)."""
         return summary_text(number, given_chars, self.summary_size, self.token_threshold)
 
+    def recorded_text(self, number: int, start: float, end: float) -> str:
+        """The text of summary ``number`` over ``[start, end]`` when the
+        summaries a recorded run stored are known: ``summary#N``, then filler
+        to the size of the recorded summary with that range, else of the
+        recorded summary of that number in order (else the last one). ADK
+        weighs the next range against the previous summary's size before it
+        compacts again (2.13.0's ``_is_range_worth_compacting``), so a replay
+        whose summaries had another size would compact where the run did not."""
+        sizes = self.summary_sizes
+        chars = next(
+            (c for s, e, c in sizes if (s, e) == (start, end)),
+            sizes[min(number, len(sizes) - 1)][2],
+        )
+        return sized_summary_text(number, chars)
+
     def _summarizer(self) -> Any:
         pipeline = self
         if self.faithful:
@@ -828,9 +865,12 @@ class Pipeline:
         class Recorder(BaseEventsSummarizer):
             async def maybe_summarize_events(self, *, events: list[Event]) -> Event | None:
                 number = pipeline._record(events)
-                text = pipeline.summary_text(number, 0)
-                pipeline.summary_texts.append(text)
                 stamps = [e.timestamp for e in events]
+                if pipeline.summary_sizes:
+                    text = pipeline.recorded_text(number, min(stamps), max(stamps))
+                else:
+                    text = pipeline.summary_text(number, 0)
+                pipeline.summary_texts.append(text)
                 return Event(
                     author="model",
                     # Deterministic, and just after the newest event, as a

@@ -426,6 +426,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         reason = f": {judged.reason}" if judged.label in ("XFAIL", "XPASS", "NOREPRO") else ""
         print(f"{judged.label:5} {where}{reason}")
         verdict = judged.verdict
+        if "recorded_differs" in verdict.outcome.observed:
+            continue  # another configuration's violations: the reason line says it all
         shown = list(verdict.new) if verdict.new else [v for v, _ in verdict.known]
         observer = getattr(fixture.case, "observer", "ADK")  # "ADK-JS" for ADK-JS's
         for violation in shown:
@@ -445,6 +447,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         f"faults, {counts['XPASS']} known faults no longer seen"
         + (
             f", {counts['NOREPRO']} not reproducible on the {args.driver} driver"
+            if counts["NOREPRO"] and args.driver
+            else f", {counts['NOREPRO']} not replayed as recorded (check --config / --agent)"
             if counts["NOREPRO"]
             else ""
         )
@@ -573,7 +577,7 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
             return 1
     else:
         from .adk import NotApplicable
-        from .minimize import Holds, minimize_recorded
+        from .minimize import Differs, Holds, minimize_recorded
         from .model import ModelError
 
         try:
@@ -592,6 +596,9 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
         if isinstance(found, Holds):
             print(f"{path} holds on {where}: {found.covered}")
             return 1
+        if isinstance(found, Differs):
+            print(f"{path} cannot be judged on {where}: {found.reason}")
+            return 3
     given = found.given
     invariant = given.violation.invariant
     print(f"{path} fails {invariant} on {where} as given: {given.violation.summary()}")
@@ -873,8 +880,10 @@ def build_parser() -> argparse.ArgumentParser:
         "fixture); replay: 0 all hold or fail only as known upstream faults, 1 a fixture "
         "fails or a known fault no longer shows, 2 bad input (each readable fixture is "
         "replayed all the same), 3 --driver names a driver that cannot reproduce a "
-        "fixture's shape (NOREPRO); minimize: 0 a fixture written, 1 the session holds, 2 bad "
-        "input; profile: 0 profiled, 1 google-adk raised during the run, 2 bad input. "
+        "fixture's shape, or a recorded session's replay with --config makes other summaries "
+        "than its run stored (NOREPRO); minimize: 0 a fixture written, 1 the session holds, 2 "
+        "bad input, 3 its replay with --config makes other summaries than it stored; "
+        "profile: 0 profiled, 1 google-adk raised during the run, 2 bad input. "
         "Inside an environment made by `make env`: .venv/adk-<release>/bin/python -m "
         "compaction_harness ...",
     )
@@ -907,7 +916,12 @@ def build_parser() -> argparse.ArgumentParser:
         "with (--config or the trigger flags, and --agent), each FIXTURE is instead a session "
         "as ADK's session services store it, replayed through ADK's compaction with that "
         "configuration and its agents' names (its own summaries left out) and judged on "
-        "P0-P7 as a pipeline fixture is.",
+        "P0-P7 as a pipeline fixture is. The replay's summaries have the sizes of the run's "
+        "(ADK weighs a range against the previous summary's size before it compacts), and "
+        "the ones the run stored are evidence of its configuration: when the replay's "
+        "summaries (their ranges) are not the run's, the verdict is NOREPRO (exit 3) in one "
+        "line naming the first difference, and nothing the replay shows is judged as ADK's: "
+        "check --config and --agent.",
     )
     replay.add_argument(
         "fixtures", nargs="+", metavar="FIXTURE", help="fixture files, or directories of them"
@@ -973,8 +987,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(none where the configuration has no such trigger), and every pipeline invariant "
         "P0-P7 on the replay itself; a pipeline-level failure shrinks to a `pipeline` fixture "
         "that replay judges with the same configuration and agents. A session that holds is "
-        "reported with the invariants and the configuration covered. Exit 0 when a fixture "
-        "was written, 1 when the session holds, 2 for bad input.",
+        "reported with the invariants and the configuration covered. The replay's summaries "
+        "have the sizes of the session's own; when they are not the session's (their ranges), "
+        "the configuration or the agents given are not the ones it ran with, nothing is "
+        "judged, and one line names the first difference. Exit 0 when a fixture was written, "
+        "1 when the session holds, 2 for bad input, 3 when the replay's summaries are not the "
+        "session's.",
         epilog="Example: minimize session.json --token-threshold 110 --event-retention-size 2 "
         '--agent assistant (or --config \'{"token_threshold": 110, "event_retention_size": '
         "2}'). Without a configuration, --invariant (U1-U5) is required.",

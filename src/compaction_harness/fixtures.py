@@ -360,7 +360,10 @@ def _parse_case(kind: str, call: Any, session: Session) -> Any:
 def _parse_pipeline(call: Any, session: Session) -> PipelineCase:
     if not isinstance(call, dict) or not {"config", "ends"} <= set(call):
         raise ModelError("call: expected an object with the fields 'config' and 'ends'")
-    extra = sorted(set(call) - {"config", "ends", "max_invocation_events", "invariants", "agents"})
+    extra = sorted(
+        set(call)
+        - {"config", "ends", "max_invocation_events", "invariants", "agents", "summary_sizes"}
+    )
     if extra:
         raise ModelError(f"call: unknown field {extra[0]!r}")
     invariants = call.get("invariants")
@@ -379,6 +382,18 @@ def _parse_pipeline(call: Any, session: Session) -> PipelineCase:
     agents = call.get("agents", [])
     if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents):
         raise ModelError("call.agents: expected a list of agent names, the root first")
+    sizes = call.get("summary_sizes", [])
+    if not isinstance(sizes, list) or not all(
+        isinstance(size, list)
+        and len(size) == 3
+        and all(type(x) in (int, float) for x in size[:2])
+        and type(size[2]) is int
+        and size[2] >= 0
+        for size in sizes
+    ):
+        raise ModelError(
+            "call.summary_sizes: expected a list of [start, end, characters] of recorded summaries"
+        )
     return PipelineCase(
         config,
         session,
@@ -386,6 +401,7 @@ def _parse_pipeline(call: Any, session: Session) -> PipelineCase:
         limit,
         None if invariants is None else tuple(invariants),
         agents=tuple(agents),
+        summary_sizes=tuple((float(s), float(e), c) for s, e, c in sizes),
     )
 
 

@@ -46,7 +46,11 @@ retention); a pipeline-level one shrinks over sub-sequences of the session,
 each replayed with the same configuration and agents, and its fixture is a
 ``pipeline`` fixture that ``replay`` judges with them. A session that holds
 is reported with the invariants and the configuration covered
-(:class:`Holds`).
+(:class:`Holds`). The replay's summaries have the sizes of the session's own
+(ADK weighs a range against the previous summary's size before it compacts),
+and the session's summaries are evidence of its configuration: when the
+replay's are not the session's (their ranges), nothing is judged and the
+difference is the answer (:class:`Differs`).
 
 No shrinking algorithm is written here: Hypothesis's :func:`~hypothesis.find`
 does the search and the shrinking.
@@ -73,6 +77,7 @@ from .verdicts import check, signature
 
 __all__ = [
     "MAX_RETENTION",
+    "Differs",
     "Failure",
     "Holds",
     "MinimizeError",
@@ -350,6 +355,16 @@ SLIDING_LEVEL = ("U1", "U2", "U3", "U4")
 
 
 @dataclass(frozen=True)
+class Differs:
+    """A session whose replay with the configuration given makes other
+    summaries than the run stored: the configuration (or the agents) is not
+    the one it ran with, so nothing the replay shows is judged. ``reason``:
+    the one line that says how they differ."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class Holds:
     """A session that holds: ``covered`` says which invariants were judged,
     on which calls, with which configuration and agents."""
@@ -377,7 +392,9 @@ def applicable(config: Mapping[str, int | None]) -> tuple[str, ...]:
     return (*out, *PIPELINE_INVARIANTS)
 
 
-def helper_calls(case: PipelineCase) -> list[UnitCase | TokenCase]:
+def helper_calls(
+    case: PipelineCase, differs: list[str] | None = None
+) -> list[UnitCase | TokenCase]:
     """The unit-level calls ADK's compaction makes when ``case`` is replayed:
     each call of ``_longest_self_contained_prefix`` (as a :class:`UnitCase`:
     the events it was given as the window of ``all_events``) and of
@@ -385,7 +402,11 @@ def helper_calls(case: PipelineCase) -> list[UnitCase | TokenCase]:
     events it was given and the retention it was asked for), in order. Calls
     on the copies that P6's counterfactual makes are not ADK's and are left
     out; the replay runs without triage, so no known-fault predicate's
-    counterfactual runs either."""
+    counterfactual runs either.
+
+    ``differs``: where the replay's summaries differ from those the recorded
+    run stored (``case.recorded``), the one line that says how is appended
+    to it (see :func:`~compaction_harness.pipeline.compaction_difference`)."""
     from . import adk
     from .adk import _compaction, from_adk_events
     from .pipeline import run_pipeline_case
@@ -426,7 +447,9 @@ def helper_calls(case: PipelineCase) -> list[UnitCase | TokenCase]:
         if token is not None:
             _compaction._events_to_compact_for_token_threshold = recorded_token
         adk.summariser_called = not_adks
-        run_pipeline_case(case, triage=False)
+        replayed = run_pipeline_case(case, triage=False)
+        if differs is not None and "recorded_differs" in replayed.observed:
+            differs.append(replayed.observed["recorded_differs"])
     finally:
         if prefix is not None:
             _compaction._longest_self_contained_prefix = prefix
@@ -449,12 +472,19 @@ def _pipeline_failure(case: PipelineCase, invariants: Sequence[str]) -> Failure 
 
 @st.composite
 def _recorded_cases(
-    draw, session: Session, config: Mapping[str, int | None], agents: Sequence[str]
+    draw,
+    session: Session,
+    config: Mapping[str, int | None],
+    agents: Sequence[str],
+    sizes: tuple[tuple[float, float, int], ...],
 ) -> PipelineCase:
     """A sub-sequence of ``session`` closed under answers, as a recorded case
     replayed with ``config`` and ``agents``."""
     keep = draw(st.lists(st.booleans(), min_size=len(session), max_size=len(session)))
-    return recorded_case(_closed(session, keep), config, agents=agents)
+    case = recorded_case(_closed(session, keep), config, agents=agents, evidence=False)
+    # A sub-sequence makes summaries of its own, each the size of the run's
+    # summary of that number (the run's summaries as a whole, not the kept ones).
+    return replace(case, summary_sizes=sizes)
 
 
 def minimize_recorded(
@@ -465,13 +495,14 @@ def minimize_recorded(
     invariant: str | None = None,
     max_examples: int = 2000,
     pipeline_examples: int = 200,
-) -> Minimized | Holds:
+) -> Minimized | Holds | Differs:
     """The failure ``session`` shows when judged with the configuration it
     ran with (``config``: trigger values, the keys of
     :data:`~compaction_harness.pipeline.CONFIG_KEYS`; ``agents``: its app's
     agent names, the root first, default the authors of its events), and the
     smallest case Hypothesis finds with the same failure; :class:`Holds`
-    when nothing applicable fails (see the module's docstring).
+    when nothing applicable fails; :class:`Differs` when the replay makes
+    other summaries than the session stored (see the module's docstring).
 
     ``invariant``: only that one (it must apply to the configuration);
     default every invariant that applies. ``max_examples``: the search's
@@ -508,8 +539,11 @@ def minimize_recorded(
     names = tuple(agents) or recorded_agents(session)
     anonymous = anonymise(session)
     anonymous_names = anonymous_agents(session, names)
-    case = recorded_case(anonymous, full, agents=anonymous_names)
-    calls = helper_calls(case)
+    case = recorded_case(anonymous, full, agents=anonymous_names, texts=session)
+    differs: list[str] = []
+    calls = helper_calls(case, differs)
+    if differs:
+        return Differs(differs[0])
     given: Failure | None = None
     for call in calls:
         level = "U5" if isinstance(call, TokenCase) else SLIDING_LEVEL
@@ -538,7 +572,7 @@ def minimize_recorded(
     target = given.signature
 
     if isinstance(given.case, PipelineCase):
-        strategy = _recorded_cases(anonymous, full, anonymous_names)
+        strategy = _recorded_cases(anonymous, full, anonymous_names, case.summary_sizes)
         examples = pipeline_examples
 
         def failures(candidate: Any) -> Iterator[Failure]:

@@ -996,6 +996,16 @@ class PipelineCase:
             agent has the root's name, so ADK reads the root's events as its
             own (its token counts, its replies), and an event authored by a
             listed sub-agent is preceded by that sub-agent's model call.
+        summary_sizes: a recorded session's summaries as (start, end,
+            characters), in the order the run stored them (empty: the
+            harness's own ``summary#N``). The replay's summaries take their
+            sizes: ADK's choice whether a range is worth compacting weighs it
+            against the previous summary's size.
+        recorded: the summaries the recorded run stored, as (how many of the
+            session's events preceded each, start, end); None when there is
+            nothing to compare (a sub-sequence, a fixture). The replay's
+            summaries are compared with them (:func:`compaction_difference`):
+            they are evidence of the configuration the session ran with.
     """
 
     config: Mapping[str, int | None]
@@ -1005,6 +1015,10 @@ class PipelineCase:
     invariants: tuple[str, ...] | None = None
     origin: Session | None = field(default=None, compare=False, repr=False)
     agents: tuple[str, ...] = ()
+    summary_sizes: tuple[tuple[float, float, int], ...] = ()
+    recorded: tuple[tuple[int, float, float], ...] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         if set(self.config) != set(CONFIG_KEYS):
@@ -1046,6 +1060,8 @@ class PipelineCase:
             out["invariants"] = list(self.invariants)
         if self.agents:
             out["agents"] = list(self.agents)
+        if self.summary_sizes:
+            out["summary_sizes"] = [list(size) for size in self.summary_sizes]
         return out
 
     def render(self) -> str:
@@ -1095,6 +1111,8 @@ class PipelineRun:
         #: Characters of the system instruction and tool declarations (the
         #: token model counts them in every prompt).
         self.base_chars = 0
+        #: A recorded run's summary sizes (see ``PipelineCase.summary_sizes``).
+        self.summary_sizes = tuple(pipeline_options.get("summary_sizes", ()))
         self.pipeline = Pipeline(**self.config, **pipeline_options)
         self.appended: list[Step] = []
         self.ends: list[int] = []
@@ -1394,6 +1412,7 @@ class PipelineRun:
             self.max_invocation_events,
             invariants=invariants,
             agents=() if self.agents == ("agent",) else self.agents,
+            summary_sizes=self.summary_sizes,
         )
 
     def outcome(self, violations: list[Violation]) -> UnitOutcome:
@@ -1511,9 +1530,20 @@ def run_pipeline_case(
     ``triage`` nothing is classified and the run never stops: ``violations``
     holds every violation of every operation (for counterfactual replays).
     """
-    run = PipelineRun(case.config, case.max_invocation_events, agents=case.agents)
+    sizes = {"summary_sizes": case.summary_sizes} if case.summary_sizes else {}
+    run = PipelineRun(case.config, case.max_invocation_events, agents=case.agents, **sizes)
     chosen = set(case.invariants) if case.invariants else None
     judge = Triage(lambda: run.case(), release, chosen, triage)
+    complete = False
+
+    def outcome(violations: list[Violation]) -> UnitOutcome:
+        made = run.outcome(violations)
+        if case.recorded is not None:
+            upto = None if complete else len(run.appended)
+            differs = compaction_difference(case, run.readable_steps(), upto)
+            if differs:
+                made.observed["recorded_differs"] = differs
+        return made
 
     def guarded(what: str, operation: Callable[[], list[Violation]]) -> list[Violation]:
         from .adk import NotApplicable
@@ -1534,20 +1564,21 @@ def run_pipeline_case(
                 previous_inv = None
                 found = guarded("the end of an invocation", run.end_invocation)
                 if (new := judge(found)) or _crashed(found):
-                    return judge.outcome(run.outcome, new)
+                    return judge.outcome(outcome, new)
             opens = step.invocation != previous_inv
             previous_inv = step.invocation
             found = guarded(
                 f"appending step {k}", lambda s=step, o=opens: run.append(s, opens_invocation=o)
             )
             if (new := judge(found)) or _crashed(found):
-                return judge.outcome(run.outcome, new)
+                return judge.outcome(outcome, new)
         while ends:
             ends.pop(0)
             found = guarded("the end of an invocation", run.end_invocation)
             if (new := judge(found)) or _crashed(found):
-                return judge.outcome(run.outcome, new)
-        return judge.outcome(run.outcome, [])
+                return judge.outcome(outcome, new)
+        complete = True
+        return judge.outcome(outcome, [])
     finally:
         run.close()
 
@@ -1583,6 +1614,68 @@ def crash_violation(what: str, exc: BaseException) -> Violation:
         expected="no exception",
         observed=f"{type(exc).__name__}: {exc}",
         details={"cause": "exception", "exception": type(exc).__name__},
+    )
+
+
+def summary_ranges(steps: Session) -> list[tuple[int, float, float]]:
+    """The summaries in ``steps``: (how many other events precede each,
+    start, end), in order."""
+    out: list[tuple[int, float, float]] = []
+    before = 0
+    for step in steps:
+        if step.compaction is None:
+            before += 1
+        else:
+            out.append((before, step.compaction.start, step.compaction.end))
+    return out
+
+
+def compaction_difference(case: PipelineCase, stored: Session, upto: int | None) -> str | None:
+    """How the summaries of ``case``'s replay (``stored``: the session as the
+    replay stored it) differ from those the recorded run stored
+    (``case.recorded``), in one line; None when they agree. ``upto``: the
+    replay stopped after that many events, so only the summaries made before
+    the latest of them are compared (None: it ran to the end)."""
+    if case.recorded is None or (not len(stored) and len(case.session)):
+        return None  # nothing recorded, or nothing readable to compare
+
+    def before(summaries: Sequence[tuple[int, float, float]]) -> list[tuple[float, float]]:
+        return [(s, e) for k, s, e in summaries if upto is None or k < upto]
+
+    recorded, replayed = before(case.recorded), before(summary_ranges(stored))
+    if recorded == replayed:
+        return None
+    first = next(
+        (k for k, (r, p) in enumerate(zip(recorded, replayed, strict=False)) if r != p),
+        min(len(recorded), len(replayed)),
+    )
+
+    def covers(ranges: list[tuple[float, float]]) -> str:
+        if first >= len(ranges):
+            return "none"
+        start, end = ranges[first]
+        inside = [k for k, step in enumerate(case.session) if start <= step.timestamp <= end]
+        return f"#{inside[0]}-#{inside[-1]}" if inside else "no event"
+
+    return (
+        f"the replay's compactions differ from the recorded run's: recorded {len(recorded)}, "
+        f"replayed {len(replayed)}, first difference at summary {first + 1} (recorded "
+        f"covers {covers(recorded)}, replayed {covers(replayed)}); check --config / --agent"
+    )
+
+
+def recorded_summary_sizes(
+    session: Session, texts: Session | None = None
+) -> tuple[tuple[float, float, int], ...]:
+    """The summaries ``session`` stores as (start, end, characters in ADK's
+    size check), in order; ``texts``: the session their texts are read from,
+    when ``session``'s were replaced (an anonymised copy of it)."""
+    from .adk import serialized_chars
+
+    ranges = [s.compaction for s in session if s.compaction is not None]
+    words = [s.compaction.summary for s in (texts or session) if s.compaction is not None]
+    return tuple(
+        (c.start, c.end, serialized_chars(text)) for c, text in zip(ranges, words, strict=True)
     )
 
 
@@ -1642,6 +1735,8 @@ def recorded_case(
     *,
     agents: Sequence[str] = (),
     invariants: tuple[str, ...] | None = None,
+    texts: Session | None = None,
+    evidence: bool = True,
 ) -> PipelineCase:
     """A session that ADK's ``Runner`` recorded, as a case to replay with the
     configuration it ran with (``config``: the keys of :data:`CONFIG_KEYS`,
@@ -1658,6 +1753,11 @@ def recorded_case(
     without compaction: the Runner compacts after the agent's events only
     when the run completes and was not aborted (``Runner._run_with_trace``,
     2.x), and a tool's exception propagates out of ``run_async``.
+
+    The summaries the replay makes have the sizes of the run's
+    (``summary_sizes``; ``texts``: the session their texts are read from,
+    default ``session``), and their ranges are compared with the run's
+    (``recorded``) when ``evidence``.
     """
     steps = tuple(s for s in session if s.compaction is None)
     ends = [
@@ -1676,4 +1776,6 @@ def recorded_case(
         tuple(ends),
         invariants=invariants,
         agents=tuple(agents) or recorded_agents(session),
+        summary_sizes=recorded_summary_sizes(session, texts),
+        recorded=tuple(summary_ranges(session)) if evidence else None,
     )

@@ -25,7 +25,11 @@ which are new. This module is where that decision lives.
   ``NOREPRO`` replayed on a driver other than the one it records, it does
             not show its known fault, which the fixture's own driver still
             shows on this release: that driver cannot reproduce the
-            fixture's shape (the reason says why), and ADK fixed nothing (3)
+            fixture's shape (the reason says why), and ADK fixed nothing;
+            or a recorded session replayed with a configuration (``replay
+            --config``) makes other summaries than the run stored: the
+            configuration or the agents given are not the ones it ran with,
+            and nothing it shows is judged as ADK's (3)
   ========= =============================================================
 """
 
@@ -221,6 +225,9 @@ def _judge(fixture: Any, release: str | None) -> FixtureVerdict:
     from .known_faults import fault_for
 
     verdict = check(fixture.case, release)
+    differs = verdict.outcome.observed.get("recorded_differs")
+    if differs:  # the configuration given is not the one the session ran with
+        return FixtureVerdict("NOREPRO", verdict, differs)
     if getattr(fixture, "sdk", "python") == "adk-js":
         from .adk_js import KNOWN_FAULTS as JS_FAULTS
 
