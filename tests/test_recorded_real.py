@@ -415,7 +415,10 @@ def test_a_recording_replayed_with_another_configuration_is_not_judged(capsys, t
     assert verdict.startswith(f"NOREPRO {path} on google-adk 2.13.0: the replay's compactions ")
     assert "differ from the recorded run's: recorded 4, replayed " in verdict
     assert "first difference at summary 1 (recorded covers #0-#3, replayed " in verdict
-    assert verdict.endswith("); check --config / --agent")
+    assert verdict.endswith(
+        "); check --config / --agent (if they are right, the replay itself differs: "
+        "event sizes it does not carry, say)"
+    )
     assert total.endswith("1 not replayed as recorded (check --config / --agent)")
     code, out, err = _minimize(capsys, tmp_path, path.read_text(), "--config", json.dumps(config))
     assert (code, err) == (3, "") and out.count("\n") == 1, out

@@ -921,7 +921,8 @@ def build_parser() -> argparse.ArgumentParser:
         "the ones the run stored are evidence of its configuration: when the replay's "
         "summaries (their ranges) are not the run's, the verdict is NOREPRO (exit 3) in one "
         "line naming the first difference, and nothing the replay shows is judged as ADK's: "
-        "check --config and --agent.",
+        "check --config and --agent (if they are right, the harness's replay differs from the "
+        "run, e.g. in the sizes of events it does not carry: not a verdict on ADK).",
     )
     replay.add_argument(
         "fixtures", nargs="+", metavar="FIXTURE", help="fixture files, or directories of them"

@@ -1660,7 +1660,8 @@ def compaction_difference(case: PipelineCase, stored: Session, upto: int | None)
     return (
         f"the replay's compactions differ from the recorded run's: recorded {len(recorded)}, "
         f"replayed {len(replayed)}, first difference at summary {first + 1} (recorded "
-        f"covers {covers(recorded)}, replayed {covers(replayed)}); check --config / --agent"
+        f"covers {covers(recorded)}, replayed {covers(replayed)}); check --config / --agent "
+        "(if they are right, the replay itself differs: event sizes it does not carry, say)"
     )
 
 
