@@ -14,7 +14,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -44,24 +44,23 @@ CONFIG_FLAGS = ("compaction-interval", "overlap-size", "token-threshold", "event
 PIPELINE_NAMES = ("P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7")
 
 
-def _natural(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected at least 0, got {value}")
-    return value
+def _at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``low``."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected at least {low}, got {value}")
+        return value
+
+    return whole
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
-    return value
+_natural = _at_least(0)
+_positive = _at_least(1)
 
 
 def _expand(paths: Sequence[str]) -> list[Path]:

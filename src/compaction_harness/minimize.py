@@ -58,7 +58,7 @@ does the search and the shrinking.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
@@ -323,17 +323,29 @@ def minimize(session: Session, invariant: str, max_examples: int = 2000) -> Mini
     given = failure_as_given(anonymous, invariant)
     if given is None:
         return None
+    return _shrink(given, _cases(anonymous, invariant), _failures, max_examples)
+
+
+def _shrink(
+    given: Failure,
+    strategy: st.SearchStrategy[Any],
+    failures: Callable[[Any], Iterator[Failure]],
+    examples: int,
+) -> Minimized:
+    """The smallest case of ``strategy`` that Hypothesis's :func:`~hypothesis.find`
+    finds failing as ``given`` does (the same signature among ``failures``),
+    within ``examples`` examples; ``given`` itself when none is smaller."""
     target = given.signature
 
-    def same_failure(case: UnitCase | TokenCase) -> bool:
-        return any(found.signature == target for found in _failures(case))
+    def same_failure(candidate: Any) -> bool:
+        return any(found.signature == target for found in failures(candidate))
 
     try:
         case = find(
-            _cases(anonymous, invariant),
+            strategy,
             same_failure,
             settings=settings(
-                max_examples=max_examples,
+                max_examples=examples,
                 database=None,
                 derandomize=True,  # the same session gives the same fixture
                 deadline=None,
@@ -343,7 +355,7 @@ def minimize(session: Session, invariant: str, max_examples: int = 2000) -> Mini
         )
     except NoSuchExample:
         return Minimized(given, given, shrunk=False)
-    smallest = next(f for f in _failures(case) if f.signature == target)
+    smallest = next(f for f in failures(case) if f.signature == target)
     if len(smallest.case.session) >= len(given.case.session):
         return Minimized(given, given, shrunk=False)
     return Minimized(given, smallest, shrunk=True)
@@ -569,7 +581,6 @@ def minimize_recorded(
         if pipeline_level:
             parts.append(f"{', '.join(pipeline_level)} on the replay")
         return Holds(f"{'; '.join(parts)}; with {setting}")
-    target = given.signature
 
     if isinstance(given.case, PipelineCase):
         strategy = _recorded_cases(anonymous, full, anonymous_names, case.summary_sizes)
@@ -587,25 +598,4 @@ def minimize_recorded(
         examples = max_examples
         failures = _failures
 
-    def same_failure(candidate: Any) -> bool:
-        return any(found.signature == target for found in failures(candidate))
-
-    try:
-        smallest_case = find(
-            strategy,
-            same_failure,
-            settings=settings(
-                max_examples=examples,
-                database=None,
-                derandomize=True,
-                deadline=None,
-                phases=[Phase.generate, Phase.shrink],
-                suppress_health_check=list(HealthCheck),
-            ),
-        )
-    except NoSuchExample:
-        return Minimized(given, given, shrunk=False)
-    smallest = next(f for f in failures(smallest_case) if f.signature == target)
-    if len(smallest.case.session) >= len(given.case.session):
-        return Minimized(given, given, shrunk=False)
-    return Minimized(given, smallest, shrunk=True)
+    return _shrink(given, strategy, failures, examples)
