@@ -583,6 +583,20 @@ def test_show_of_a_pipeline_fixture_numbers_events_as_stored(capsys) -> None:
     assert out.rstrip().endswith("model: text summary#0")
 
 
+def test_show_reads_what_a_sized_summary_was_given(capsys, tmp_path: Path) -> None:
+    # A replay of a recorded session gives its summaries the run's sizes: the
+    # stored text is summary#N then filler, and the timeline still names what
+    # summary N was given (it said "given nothing").
+    data = json.loads((REPROS / "P2-2.13.0-3c3afe701381041f.json").read_text())
+    data["observed"]["stored"] = [0, 1, "summary#0\n" + "s" * 40, 2]
+    path = tmp_path / "sized.json"
+    path.write_text(json.dumps(data))
+    code, out, err = run(capsys, "show", str(path))
+    assert (code, err) == (0, "")
+    rows = [line for line in out.splitlines() if line.startswith("#2 ")]
+    assert len(rows) == 1 and rows[0].endswith("given #0, #1"), rows
+
+
 # -- pipes, times, targets ----------------------------------------------------------
 @pytest.mark.parametrize("command", ["replay", "show"])
 def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, command: str) -> None:

@@ -37,7 +37,16 @@ from google.adk.events.event_actions import EventActions, EventCompaction
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
-from .model import REQUEST_CREDENTIAL_CALL, Call, Compaction, Response, Session, ShownText, Step
+from .model import (
+    REQUEST_CREDENTIAL_CALL,
+    Call,
+    Compaction,
+    Response,
+    Session,
+    ShownText,
+    Step,
+    summary_number,
+)
 
 __all__ = [
     "ADK_RELEASE",
@@ -555,18 +564,6 @@ def prompt_chars(contents: list[PromptContent] | list[types.Content]) -> int:
     return total
 
 
-def _summary_number(text: str) -> int | None:
-    """N of a summary text ``summary#N`` (followed by anything)."""
-    if not text.startswith("summary#"):
-        return None
-    digits = ""
-    for char in text[len("summary#") :]:
-        if not char.isdigit():
-            break
-        digits += char
-    return int(digits) if digits else None
-
-
 def _tag_untagged(events: Sequence[Event]) -> list[Event]:
     """``events``, with copies in place of those whose function responses do
     not name their event (``Pipeline.append(tag=False)``) that do, and whose
@@ -800,7 +797,7 @@ class Pipeline:
             for e in events
             if id(e) not in position and e.content
             for p in e.content.parts or []
-            if p.text and (number := _summary_number(p.text)) is not None
+            if p.text and (number := summary_number(p.text)) is not None
         )
         self.summaries.append((len(self.session.events), taken, seeds))
         self.summary_ids.append(tuple(e.id for e in events if id(e) in position))

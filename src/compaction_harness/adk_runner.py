@@ -181,7 +181,6 @@ from .adk import (
     _dispose,
     _no_disk_waits,
     _prompt_of,
-    _summary_number,
     compaction_config,
     from_adk_events,
     litellm_heals_missing_tool_results,
@@ -195,7 +194,7 @@ from .adk import (
 )
 from .driver import EPOCH, STEP, THINK, ScriptIds, sdk_ids
 from .invariants import Violation
-from .model import REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL, Session
+from .model import REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL, Session, summary_number
 from .pipeline import (
     _shows,
     check_branch_view,
@@ -753,7 +752,7 @@ class _Driver:
             for e in events
             if id(e) not in position and e.content
             for p in e.content.parts or []
-            if p.text and (number := _summary_number(p.text)) is not None
+            if p.text and (number := summary_number(p.text)) is not None
         )
         at_end = any(f.function == "_run_compaction_for_sliding_window" for f in inspect.stack(0))
         self.record.summaries.append(
@@ -1622,7 +1621,7 @@ def _client_records(steps: Session) -> list[int]:
     return [
         i
         for i, step in enumerate(steps)
-        if step.compaction is not None and _summary_number(step.compaction.summary) is None
+        if step.compaction is not None and summary_number(step.compaction.summary) is None
     ]
 
 
@@ -1657,7 +1656,7 @@ def _waits_to_save_prompt(violation: Violation, end: RecordedEnd) -> bool:
         step.compaction.summary
         for step in end.snapshot
         if step.compaction is not None
-        and _summary_number(step.compaction.summary) is not None
+        and summary_number(step.compaction.summary) is not None
         and any(_shows(t, step.compaction.summary.split("\n", 1)[0]) for t in texts)
     ]
     if not kept:

@@ -22,7 +22,7 @@ from typing import Any
 from . import reference
 from .envs import EnvError
 from .fixtures import Fixture, FixtureError, load_fixture, newer_than_known
-from .model import Session, _one_line
+from .model import Session, _one_line, summary_number
 
 __all__ = ["main"]
 
@@ -195,11 +195,12 @@ def _pipeline_timeline(fixture: Fixture) -> list[str]:
             if ended:
                 lines.append("  ---- end of invocation: the runner's compaction runs")
             continue
-        number = str(entry).rsplit("#", 1)[-1]
-        given = summaries[int(number)] if number.isdigit() and int(number) < len(summaries) else []
+        number = summary_number(str(entry))
+        given = summaries[number] if number is not None and number < len(summaries) else []
         when = "at that end" if ended else "before the next model call"
+        label = f"summary#{number}" if number is not None else _one_line(str(entry))
         lines.append(
-            f"#{position:<4}{entry}: a summary made {when}, given "
+            f"#{position:<4}{label}: a summary made {when}, given "
             + (", ".join(f"#{i}" for i in given) or "nothing")
         )
     lines.append(f"config: {dict(case.config)}")

@@ -425,3 +425,17 @@ def _compaction(data: Any, path: str) -> Compaction:
         _number(obj["end"], f"{path}.end"),
         _string(obj.get("summary", "summary"), f"{path}.summary"),
     )
+
+
+def summary_number(text: str) -> int | None:
+    """N of a summary text the harness's summariser wrote, ``summary#N``
+    (followed by anything: filler that gives it a size, say); None for any
+    other text."""
+    if not text.startswith("summary#"):
+        return None
+    digits = ""
+    for char in text[len("summary#") :]:
+        if not char.isdigit():
+            break
+        digits += char
+    return int(digits) if digits else None
