@@ -67,6 +67,10 @@ class LedgerUnreachable(RuntimeError):
     """What ``audit_ledger`` raises."""
 
 
+class ModelUnreachable(RuntimeError):
+    """What the scripted model raises for a ``("raise",)`` reply."""
+
+
 def audit_ledger(what: str) -> dict:
     """Audits the ledger; always fails."""
     raise LedgerUnreachable("ledger unreachable")
@@ -122,6 +126,8 @@ class ScriptedLlm(BaseLlm):
         texts = tuple(p.text for c in llm_request.contents or [] for p in c.parts or [] if p.text)
         REQUESTS.append((self.turn, texts))
         reply = self.replies.pop(0) if self.replies else "OK."
+        if reply == ("raise",):  # the model's service fails: the call raises
+            raise ModelUnreachable("model unreachable")
         given = _chars(llm_request) + len(str(llm_request.config.system_instruction or ""))
         if isinstance(reply, str):
             parts = [types.Part(text=reply)]
@@ -245,7 +251,10 @@ async def _record(
                 user_id=USER, session_id=session.id, new_message=content
             ):
                 pass
-        except LedgerUnreachable:  # the run raises; the session keeps ADK's error event
+        except (
+            LedgerUnreachable,
+            ModelUnreachable,
+        ):  # the run raises; the session keeps ADK's error event
             pass
     stored = await service.get_session(app_name=APP, user_id=USER, session_id=session.id)
     await runner.close()
@@ -282,6 +291,19 @@ PARTIAL: tuple[Turn, ...] = (
 #: ``audit_ledger`` raises: ADK stores its call, then an error event of the
 #: root (``error_code='LedgerUnreachable'``, no content); no model call
 #: follows it, and the run raises. The next turns run as usual.
+#: The model call of "Thanks." raises: ADK stores a content-less error event
+#: of the root (``error_code='ModelUnreachable'``) after the call was sent, the
+#: run raises, and the Runner compacts nothing at that invocation's end.
+MODEL_RAISES: tuple[Turn, ...] = (
+    ("What is the weather in Paris?", [("call", "get_weather"), "OK."]),
+    ("Thanks.", [("raise",)]),
+    ("Hello?", ["OK."]),
+    ("Bye.", ["OK."]),
+    ("More?", ["OK."]),
+    ("Again?", ["OK."]),
+)
+
+
 CRASH: tuple[Turn, ...] = (
     ("What is the weather in Paris?", [("call", "get_weather"), "OK."]),
     ("Thanks.", ["OK."]),

@@ -19,6 +19,7 @@ from compaction_harness.model import Call, Response, Session, Step
 from compaction_harness.pipeline import (
     PipelineRun,
     check_nothing_lost,
+    ended_by_failure,
     from_model,
     recorded_agents,
     recorded_case,
@@ -131,6 +132,34 @@ def test_a_tool_that_raises_then_a_real_loss_is_reported():
     assert summaries(run_pipeline_case(case, triage=False)) == [
         "P2: the user message 'Hello?' that opened the running invocation is not in the prompt"
     ]
+
+
+@on_2_13
+def test_a_model_call_that_raises_ends_its_invocation_without_compaction():
+    # The node runner stores Event(error_code=<class name>) when the model
+    # call raises, and run_async raises: the Runner compacts nothing at that
+    # end. Counted as a completed invocation, the replay compacted there and
+    # its summaries were not the run's (NOREPRO with the right configuration).
+    config = {"compaction_interval": 2, "overlap_size": 0}
+    session = session_from_json(record(config, recorded_app.MODEL_RAISES))
+    errors = [(s.author, s.error, s.text, s.calls) for s in session if s.error is not None]
+    assert errors == [("assistant", "ModelUnreachable", None, ())]
+    assert len(recorded_app.REQUESTS) == 7  # the raising call was sent
+    outcome = run_pipeline_case(recorded_case(session, config), triage=False)
+    assert "recorded_differs" not in outcome.observed, outcome.observed.get("recorded_differs")
+    assert summaries(outcome) == []
+
+
+def test_only_an_error_code_the_model_sets_is_a_completed_model_call():
+    # A finish or block reason (google.genai's FinishReason, BlockedReason)
+    # comes with a response the model sent: the invocation completes.
+    for code in ("SAFETY", "MAX_TOKENS", "PROHIBITED_CONTENT", "JAILBREAK"):
+        assert not ended_by_failure(Step("i1", "assistant", 2.0, error=code))
+    # A status or class name is an exception the node runner caught.
+    for code in ("ModelUnreachable", "RESOURCE_EXHAUSTED", "INVOCATION_ABORTED"):
+        assert ended_by_failure(Step("i1", "assistant", 2.0, error=code))
+    # An error event with content is a reply, whatever its code.
+    assert not ended_by_failure(Step("i1", "assistant", 2.0, text="Sorry.", error="Other"))
 
 
 def test_an_error_event_survives_json_and_adk_events():

@@ -564,6 +564,20 @@ def prompt_chars(contents: list[PromptContent] | list[types.Content]) -> int:
     return total
 
 
+@cache
+def _model_set_errors() -> frozenset[str]:
+    return frozenset(m.name for m in (*types.FinishReason, *types.BlockedReason))
+
+
+def model_set_error(code: str) -> bool:
+    """Whether ``code`` is an error code a model sets on its response, as
+    ``LlmResponse.create`` copies it (``models/llm_response.py``): a
+    ``google.genai`` ``FinishReason`` or ``BlockedReason`` name (``SAFETY``,
+    ``MAX_TOKENS``, ...); not an API status or exception class name, which
+    the node runner writes for an exception (``workflow/_node_runner.py``)."""
+    return code in _model_set_errors()
+
+
 def _tag_untagged(events: Sequence[Event]) -> list[Event]:
     """``events``, with copies in place of those whose function responses do
     not name their event (``Pipeline.append(tag=False)``) that do, and whose

@@ -1723,11 +1723,22 @@ def check_agents(session: Session, agents: Sequence[str]) -> None:
 def ended_by_failure(last: Step, before: Step | None = None) -> bool:
     """Whether an invocation whose last event is ``last`` (``before``: the
     event just before it) failed, so ADK ran no compaction at its end: ADK
-    sealed it as aborted (:data:`ABORT_ERROR`), or a tool raised
-    (:func:`tool_failed`). A failed model call's
-    error event is not told apart from a model response with an error code
-    (neither follows a call event), so it counts as a completed invocation."""
-    return last.error == ABORT_ERROR or tool_failed(last, before)
+    sealed it as aborted (:data:`ABORT_ERROR`), a tool raised
+    (:func:`tool_failed`), or a model call raised. The node runner stores a
+    content-less ``Event(error_code=<status or class name>)`` for any
+    exception (``workflow/_node_runner.py``, 2.x) and ``run_async`` raises,
+    so the Runner's end-of-invocation compaction does not run
+    (``Runner._run_with_trace``). An error code the model itself sets comes
+    with a response it sent, and the invocation completes: a finish or block
+    reason of ``google.genai`` (:func:`~compaction_harness.adk.model_set_error`)."""
+    if last.error is None:
+        return False
+    if last.error == ABORT_ERROR or tool_failed(last, before):
+        return True
+    from .adk import model_set_error
+
+    silent = last.text is None and not last.calls and not last.responses
+    return silent and not model_set_error(last.error)
 
 
 def recorded_case(
