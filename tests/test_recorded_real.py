@@ -10,7 +10,16 @@ from importlib import metadata
 
 import pytest
 import recorded_app
-from recorded_app import CRASH, FAULT5, LONG_RUNNING, PARTIAL, PLAIN, TOKEN_CONFIG, record
+from recorded_app import (
+    CONFIRM_AT_ONCE,
+    CRASH,
+    FAULT5,
+    LONG_RUNNING,
+    PARTIAL,
+    PLAIN,
+    TOKEN_CONFIG,
+    record,
+)
 
 from compaction_harness.adk import ShownText, from_adk_events, session_from_json, to_adk_event
 from compaction_harness.cli import main
@@ -587,3 +596,33 @@ def test_a_fixture_with_malformed_summary_sizes_is_refused_in_one_line():
     for bad in ([[1.0, 2.0]], [[1.0, 2.0, -1]], [[1.0, 2.0, "30"]], {"a": 1}):
         with pytest.raises(ModelError, match=r"call\.summary_sizes: expected a list of"):
             _parse_pipeline({"config": config, "ends": [], "summary_sizes": bad}, Session())
+
+
+def _confirmation_ends(case) -> list[int]:
+    """Where the replay of ``case`` ends an invocation just before the
+    user's answer of the same invocation (a resumption)."""
+    steps = case.session
+    return [
+        k
+        for k in case.ends
+        if 0 < k < len(steps)
+        and steps[k].author == "user"
+        and steps[k].invocation == steps[k - 1].invocation
+    ]
+
+
+@on_2_13
+def test_a_pause_for_confirmation_ends_its_run_async():
+    # The Runner compacts after every run_async that completes, the one that
+    # paused for the confirmation too; the user's answer resumes the same
+    # invocation id in a new run_async. Read as one run, the replay had no
+    # end at the pause and made other summaries than the run (NOREPRO).
+    config = {"compaction_interval": 2, "overlap_size": 0}
+    session = session_from_json(record(config, CONFIRM_AT_ONCE))
+    case = recorded_case(session, config)
+    outcome = run_pipeline_case(case, triage=False)
+    assert "recorded_differs" not in outcome.observed
+    assert len(_confirmation_ends(case)) == 1
+    # A summary sits at the pause: the run stored it before the answer.
+    pause = _confirmation_ends(case)[0]
+    assert pause in [k for k, _, _ in case.recorded]

@@ -81,6 +81,7 @@ __all__ = [
     "liveness_bound",
     "newest_real_count",
     "parts_of",
+    "resumes_or_opens",
     "run_pipeline_case",
     "stale_counts",
     "tool_failed",
@@ -1730,6 +1731,17 @@ def ended_by_failure(last: Step, before: Step | None = None) -> bool:
     return last.error == ABORT_ERROR or tool_failed(last, before)
 
 
+def resumes_or_opens(last: Step, step: Step) -> bool:
+    """Whether ``step``, appended after ``last``, starts a new ``run_async``
+    of ADK's ``Runner``: it belongs to another invocation, or it is the user's
+    event (a function response, a confirmation's answer) after the agent's
+    events of the same one. A paused invocation (a long-running call, a
+    confirmation asked) ends its ``run_async``, and the Runner compacts then
+    (``_run_with_trace``); the answer resumes the invocation in a new
+    ``run_async`` under the same id (``_resolve_invocation_id``)."""
+    return step.invocation != last.invocation or (step.author == "user" and last.author != "user")
+
+
 def recorded_case(
     session: Session,
     config: Mapping[str, int | None],
@@ -1746,7 +1758,8 @@ def recorded_case(
 
     The compaction events the run stored are left out: the replay runs ADK's
     compaction with the same configuration, at the same points (an
-    invocation ends after the last event of each run of one invocation id;
+    invocation ends after the last event of each run of one invocation id,
+    and before a user's event that resumes it, see :func:`resumes_or_opens`;
     a reply is preceded by its model call), and judges what it makes. Every
     other event is appended as recorded (ids, authors, times, token counts).
 
@@ -1764,7 +1777,7 @@ def recorded_case(
     ends = [
         k + 1
         for k in range(len(steps))
-        if (k + 1 == len(steps) or steps[k + 1].invocation != steps[k].invocation)
+        if (k + 1 == len(steps) or resumes_or_opens(steps[k], steps[k + 1]))
         and not ended_by_failure(steps[k], steps[k - 1] if k else None)
     ]
     full = {key: config.get(key) for key in CONFIG_KEYS}
