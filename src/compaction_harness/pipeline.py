@@ -1118,6 +1118,8 @@ class PipelineRun:
         self.appended: list[Step] = []
         self.ends: list[int] = []
         self.opener: str | None = None
+        #: Each invocation's opener: the text of its first user event.
+        self.openers: dict[str, str] = {}
         self._checked_summaries = 0
         #: How many times P6's second clause ran its counterfactual.
         self.stale_checks = 0
@@ -1141,8 +1143,17 @@ class PipelineRun:
             # The agent that wrote the reply made the call: a listed sub-agent,
             # else the root (older fixtures name no agents).
             found = self.model_call(step.author if step.author in self.agents else self.root)
+        if step.author == "user" and step.text is not None:
+            self.openers.setdefault(step.invocation, step.text)
         if opens_invocation:
-            self.opener = step.text if step.author == "user" else None
+            # A run of an invocation that a user's answer resumes (a function
+            # response, a confirmation) runs for the message that opened it:
+            # ADK's ``_find_user_message_for_invocation`` (``runners.py``).
+            self.opener = (
+                step.text
+                if step.author == "user" and step.text is not None
+                else self.openers.get(step.invocation)
+            )
         self.appended.append(step)
         self.pipeline.append(step)
         return found
