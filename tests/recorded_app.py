@@ -6,7 +6,9 @@ An ADK app as a user writes one: a root ``LlmAgent`` named ``assistant``
 ``get_weather`` (a ``FunctionTool``), ``start_export`` (a
 ``LongRunningFunctionTool`` whose job reports back later) and
 ``audit_ledger`` (a ``FunctionTool`` that raises: the run raises, and ADK
-stores an error event after the call), and an ``App``
+stores an error event after the call), ``pay`` (a ``FunctionTool`` with
+``require_confirmation``: the run pauses until the client answers ADK's
+``adk_request_confirmation``), and an ``App``
 with an ``EventsCompactionConfig`` whose summariser is ADK's
 ``LlmEventSummarizer`` over a scripted summary model. :func:`record` runs the
 turns through ``Runner.run_async`` on an ``InMemorySessionService`` and
@@ -44,7 +46,9 @@ USER = "user-1"
 #: the tools named, in one event: parallel calls when more than one).
 Reply = str | tuple[str, ...]
 #: One turn: the user's message (or ``("answer", tool)``: the client answers
-#: the pending long-running call of that tool) and the model's replies in order.
+#: the pending long-running call of that tool; ``("confirm", "pay")``: the
+#: client confirms the pending confirmation request) and the model's replies
+#: in order. An answer resumes the invocation of the call it answers.
 Turn = tuple[str | tuple[str, str], Sequence[Reply]]
 
 
@@ -61,6 +65,11 @@ def start_export(what: str) -> dict:
 def start_job(what: str) -> None:
     """Starts a job; returns nothing until the client reports its result."""
     return None
+
+
+def pay(what: str) -> dict:
+    """Pays (ADK asks the user to confirm first)."""
+    return {"paid": what}
 
 
 class LedgerUnreachable(RuntimeError):
@@ -218,6 +227,7 @@ async def _record(
             LongRunningFunctionTool(start_export),
             LongRunningFunctionTool(start_job),
             FunctionTool(audit_ledger),
+            FunctionTool(pay, require_confirmation=True),
         ],
     )
     compaction = EventsCompactionConfig(
@@ -229,23 +239,38 @@ async def _record(
     runner = Runner(app=app, session_service=service)
     session = await service.create_session(app_name=APP, user_id=USER)
     for message, _ in turns:
-        if isinstance(message, tuple):  # the client answers a long-running call
+        model.turn = message if isinstance(message, str) else ""
+        if isinstance(message, tuple):  # the client answers a pending call
             stored = await service.get_session(app_name=APP, user_id=USER, session_id=session.id)
+            confirm = message[0] == "confirm"
+            name = "adk_request_confirmation" if confirm else message[1]
+            answered = {r.id for e in stored.events for r in e.get_function_responses()}
             pending = [
-                c
+                (c, e.invocation_id)
                 for e in stored.events
                 for c in e.get_function_calls()
-                if c.name == message[1] and c.id in (e.long_running_tool_ids or ())
+                if c.name == name
+                and (c.id not in answered if confirm else c.id in (e.long_running_tool_ids or ()))
             ]
+            call, invocation = pending[-1]
+            # The resumed invocation runs for the message that opened it.
+            model.turn = next(
+                (
+                    p.text
+                    for e in stored.events
+                    if e.invocation_id == invocation and e.author == "user"
+                    for p in (e.content.parts if e.content else None) or []
+                    if p.text
+                ),
+                "",
+            )
+            response = {"confirmed": True} if confirm else {"status": "done"}
             part = types.Part(
-                function_response=types.FunctionResponse(
-                    id=pending[-1].id, name=message[1], response={"status": "done"}
-                )
+                function_response=types.FunctionResponse(id=call.id, name=name, response=response)
             )
             content = types.Content(role="user", parts=[part])
         else:
             content = types.Content(role="user", parts=[types.Part(text=message)])
-        model.turn = message if isinstance(message, str) else ""
         try:
             async for _ in runner.run_async(
                 user_id=USER, session_id=session.id, new_message=content
@@ -309,5 +334,27 @@ CRASH: tuple[Turn, ...] = (
     ("Thanks.", ["OK."]),
     ("Audit my ledger.", [("call", "audit_ledger")]),
     ("Hello?", ["OK."]),
+    ("Bye.", ["OK."]),
+)
+
+
+#: ``pay`` pauses its invocation for the user's confirmation; "Hello?" runs
+#: before the client confirms, then the confirmation resumes the paused
+#: invocation (same invocation id) in a new ``run_async``.
+CONFIRM: tuple[Turn, ...] = (
+    ("Hello.", ["OK."]),
+    ("Pay the bill.", [("call", "pay")]),
+    ("Hello?", ["OK."]),
+    (("confirm", "pay"), ["Paid."]),
+    ("Thanks.", ["OK."]),
+)
+
+#: ``pay`` pauses and the client confirms right away: the paused run and its
+#: resumption are two ``run_async`` calls, each compacted at its end.
+CONFIRM_AT_ONCE: tuple[Turn, ...] = (
+    ("What is the weather in Paris?", [("call", "get_weather"), "OK."]),
+    ("Pay the bill.", [("call", "pay")]),
+    (("confirm", "pay"), ["Paid."]),
+    ("Thanks.", ["OK."]),
     ("Bye.", ["OK."]),
 )

@@ -81,6 +81,7 @@ __all__ = [
     "liveness_bound",
     "newest_real_count",
     "parts_of",
+    "resumes_or_opens",
     "run_pipeline_case",
     "stale_counts",
     "tool_failed",
@@ -1117,6 +1118,8 @@ class PipelineRun:
         self.appended: list[Step] = []
         self.ends: list[int] = []
         self.opener: str | None = None
+        #: Each invocation's opener: the text of its first user event.
+        self.openers: dict[str, str] = {}
         self._checked_summaries = 0
         #: How many times P6's second clause ran its counterfactual.
         self.stale_checks = 0
@@ -1140,8 +1143,17 @@ class PipelineRun:
             # The agent that wrote the reply made the call: a listed sub-agent,
             # else the root (older fixtures name no agents).
             found = self.model_call(step.author if step.author in self.agents else self.root)
+        if step.author == "user" and step.text is not None:
+            self.openers.setdefault(step.invocation, step.text)
         if opens_invocation:
-            self.opener = step.text if step.author == "user" else None
+            # A run of an invocation that a user's answer resumes (a function
+            # response, a confirmation) runs for the message that opened it:
+            # ADK's ``_find_user_message_for_invocation`` (``runners.py``).
+            self.opener = (
+                step.text
+                if step.author == "user" and step.text is not None
+                else self.openers.get(step.invocation)
+            )
         self.appended.append(step)
         self.pipeline.append(step)
         return found
@@ -1741,6 +1753,17 @@ def ended_by_failure(last: Step, before: Step | None = None) -> bool:
     return silent and not model_set_error(last.error)
 
 
+def resumes_or_opens(last: Step, step: Step) -> bool:
+    """Whether ``step``, appended after ``last``, starts a new ``run_async``
+    of ADK's ``Runner``: it belongs to another invocation, or it is the user's
+    event (a function response, a confirmation's answer) after the agent's
+    events of the same one. A paused invocation (a long-running call, a
+    confirmation asked) ends its ``run_async``, and the Runner compacts then
+    (``_run_with_trace``); the answer resumes the invocation in a new
+    ``run_async`` under the same id (``_resolve_invocation_id``)."""
+    return step.invocation != last.invocation or (step.author == "user" and last.author != "user")
+
+
 def recorded_case(
     session: Session,
     config: Mapping[str, int | None],
@@ -1757,7 +1780,8 @@ def recorded_case(
 
     The compaction events the run stored are left out: the replay runs ADK's
     compaction with the same configuration, at the same points (an
-    invocation ends after the last event of each run of one invocation id;
+    invocation ends after the last event of each run of one invocation id,
+    and before a user's event that resumes it, see :func:`resumes_or_opens`;
     a reply is preceded by its model call), and judges what it makes. Every
     other event is appended as recorded (ids, authors, times, token counts).
 
@@ -1775,7 +1799,7 @@ def recorded_case(
     ends = [
         k + 1
         for k in range(len(steps))
-        if (k + 1 == len(steps) or steps[k + 1].invocation != steps[k].invocation)
+        if (k + 1 == len(steps) or resumes_or_opens(steps[k], steps[k + 1]))
         and not ended_by_failure(steps[k], steps[k - 1] if k else None)
     ]
     full = {key: config.get(key) for key in CONFIG_KEYS}
