@@ -40,6 +40,11 @@ on_2_13 = pytest.mark.skipif(
     metadata.version("google-adk") != "2.13.0", reason="outcomes recorded for google-adk 2.13.0"
 )
 SLIDING = {"compaction_interval": 2, "overlap_size": 1}
+#: A window at which PARTIAL's pause is no invocation end that compacts: the
+#: session shows fault 7 alone (with SLIDING, the end-of-run compaction at the
+#: pause also takes the paused invocation's message, see
+#: test_a_paused_invocations_message_summarised_at_its_pause_is_a_new_finding).
+SLIDING_3 = {"compaction_interval": 3, "overlap_size": 1}
 
 
 def summaries(outcome) -> list[str]:
@@ -178,6 +183,27 @@ def test_only_an_error_code_the_model_sets_is_a_completed_model_call():
     assert not ended_by_failure(Step("i1", "assistant", 2.0, text="Sorry.", error="Other"))
 
 
+@on_2_13
+@pytest.mark.parametrize("turns", [PARTIAL, (("Hi.", ["OK."]), *PARTIAL)])
+@pytest.mark.parametrize("interval", [1, 2, 3])
+def test_a_paused_invocations_message_summarised_at_its_pause_is_a_new_finding(turns, interval):
+    # The Runner compacts after every run_async, the one that paused too: a
+    # sliding window there can take the paused invocation's user message, and
+    # the model call that resumes it gets only the summary (P2). The replay
+    # reports exactly what the real run's requests lost (recorded_app's log),
+    # and, with no token threshold, not as fault 5 (token-threshold compaction
+    # before a model call), whose fix cannot remove it: a new finding.
+    config = {"compaction_interval": interval, "overlap_size": 1}
+    outcome = run_pipeline_case(recorded_case(session_from_json(record(config, turns)), config))
+    lost = recorded_app.lost_openers()
+    assert "recorded_differs" not in outcome.observed
+    assert [str(v).splitlines()[0] for v in outcome.violations] == [
+        f"P2: the user message {m!r} that opened the running invocation is not in the prompt"
+        for m in lost
+    ]
+    assert "token-compaction-summarises-the-running-request" not in {f for _, f in outcome.known}
+
+
 def test_an_error_event_survives_json_and_adk_events():
     step = Step("i1", "assistant", 2.0, error="RuntimeError")
     assert step.to_json() == {
@@ -294,7 +320,7 @@ def test_minimize_judges_token_splits_with_the_configured_retention(capsys, tmp_
 @pytest.mark.parametrize(
     ("config", "turns", "fault"),
     [
-        (SLIDING, PARTIAL, "partial-answer-to-parallel-calls-makes-an-invalid-request"),
+        (SLIDING_3, PARTIAL, "partial-answer-to-parallel-calls-makes-an-invalid-request"),
         (TOKEN_CONFIG, FAULT5, "token-compaction-summarises-the-running-request"),
     ],
 )
@@ -385,15 +411,15 @@ def test_replay_judges_recorded_sessions_with_their_configuration(capsys, tmp_pa
 @on_2_13
 def test_replay_of_a_recorded_session_reads_its_agents_names(capsys, tmp_path):
     path = tmp_path / "partial.json"
-    path.write_text(record(SLIDING, PARTIAL), encoding="utf-8")
-    code = main(["replay", str(path), "--compaction-interval", "2", "--overlap-size", "1"])
+    path.write_text(record(SLIDING_3, PARTIAL), encoding="utf-8")
+    code = main(["replay", str(path), "--compaction-interval", "3", "--overlap-size", "1"])
     out = capsys.readouterr().out
     assert code == 0 and "XFAIL" in out and "partial-answer-to-parallel-calls" in out
     # Named wrongly, ADK would read the root's own calls as another agent's
     # and the fault the real run had would go unseen (the names decide the
     # verdict): a name no event of the session bears out is refused instead.
     for wrong in (["--agent", "agent"], ["--agent", "asistant", "--agent", "agent"]):
-        code = main(["replay", str(path), "--config", json.dumps(SLIDING), *wrong])
+        code = main(["replay", str(path), "--config", json.dumps(SLIDING_3), *wrong])
         out, err = capsys.readouterr()
         assert (code, out) == (2, "") and err.count("\n") == 1, err
         assert "wrote no event of this session (its agents: assistant)" in err

@@ -341,12 +341,23 @@ def _branch_events_in_branchless_summary(case, violation: Violation) -> bool:
     )
 
 
+def _token_threshold(case) -> int | None:
+    """The token threshold a pipeline case (a script's ``ScriptConfig`` or a
+    recorded case's mapping) was configured with; None without one."""
+    config = case.config
+    return config.get("token_threshold") if isinstance(config, dict) else config.token_threshold
+
+
 def _running_request_summarised(case, violation: Violation) -> bool:
     """The running invocation's user message is missing from the prompt because a
-    kept summary was given it (only token-threshold compaction before a model
-    call can summarise an invocation that is still running)."""
+    kept summary was given it, on a configuration with a token threshold (the
+    compaction before a model call). Without one, the summary that took it was
+    made at the end of a run: of an invocation that paused (a confirmation, a
+    long-running call) and resumed under the same id, which this fault does
+    not explain."""
     return (
         _pipeline_level(case)
+        and _token_threshold(case) is not None
         and violation.invariant == "P2"
         and violation.details.get("cause") == "opener missing"
         and violation.details.get("opener_summarised") is True
