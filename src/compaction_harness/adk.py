@@ -1473,20 +1473,29 @@ def prunes_orphaned_calls() -> bool:
     return hasattr(_rearranger, "drop_orphaned_function_calls")
 
 
+def _found_in(modules: Sequence[str], name: str) -> list[Any]:
+    """The distinct objects named ``name`` in those of ``modules`` that the
+    installed release has, in the order given (ADK moves its pieces between
+    modules from one release to the next)."""
+    found: list[Any] = []
+    for module in modules:
+        try:
+            value = getattr(importlib.import_module(module), name, None)
+        except ImportError:
+            continue
+        if value is not None and not any(value is f for f in found):
+            found.append(value)
+    return found
+
+
 def _compaction_request_processor() -> Any:
     """The LLM flow's ``CompactionRequestProcessor`` instance
     (``request_processor``), or None on releases without one (before 2.2.0)."""
-    for module in (
+    modules = (
         "google.adk.flows.llm_flows.context._compaction",
         "google.adk.flows.llm_flows.compaction",
-    ):
-        try:
-            found = getattr(importlib.import_module(module), "request_processor", None)
-        except ImportError:
-            continue
-        if found is not None:
-            return found
-    return None
+    )
+    return next(iter(_found_in(modules, "request_processor")), None)
 
 
 def _no_disk_waits(engine: Any) -> None:
@@ -1634,18 +1643,12 @@ class reloaded_actions_validated:
     def __enter__(self) -> None:
         import warnings
 
-        self.homes = []
-        for module in (
+        modules = (
             "google.adk.sessions.database_session_service",
             "google.adk.sessions.schemas.v0",
             "google.adk.sessions.schemas.v1",
-        ):
-            try:
-                found = getattr(importlib.import_module(module), "StorageEvent", None)
-            except ImportError:
-                continue
-            if found is not None and hasattr(found, "to_event") and found not in self.homes:
-                self.homes.append(found)
+        )
+        self.homes = [c for c in _found_in(modules, "StorageEvent") if hasattr(c, "to_event")]
         if not self.homes:
             raise NotApplicable(f"google-adk {ADK_RELEASE} has no StorageEvent.to_event")
         self.originals = [home.to_event for home in self.homes]
