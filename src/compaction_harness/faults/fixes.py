@@ -1,0 +1,338 @@
+"""google-adk's fixes: named patches of ADK's own source that follow the specification.
+
+A :class:`Fix` removes one or more known faults. It is a unified diff under
+``patches/python/`` against adk-python's ``src/`` tree as the pinned release
+(2.13.0) ships it (paths ``a/google/adk/...``): exactly the change an ADK
+maintainer would review. Within :func:`applied`, the diffs of the fixes
+asked for are applied in order with GNU ``patch`` (no fuzz; offsets allowed)
+to the installed release's own source files; every function, method or new
+import that the patched text changes is executed in the module's own
+namespace, so it sees the module's globals as ADK's code does, and every
+loaded ``google.adk`` module that imported a replaced function by name gets
+the replacement too; on exit everything is put back. Several fixes of one
+file compose as patches do: hunk by hunk.
+
+A fix applies to a release when its diff applies to that release's files
+(:func:`unavailable` says why not otherwise). A fault whose mechanism lies
+in what ADK is given, not in its code, may carry a :class:`HarnessChange`,
+with its reason.
+
+Errors: :class:`~compaction_harness.adk.NotApplicable` where the installed
+release cannot take a fix; ``KeyError`` for an unknown fix name;
+``RuntimeError`` when a diff changes module text other than definitions and
+imports (a patch the harness cannot apply to a running module).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib
+import inspect
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "FIXES",
+    "Fix",
+    "HarnessChange",
+    "applied",
+    "fix_named",
+    "fixes_for",
+    "patch_text",
+    "patched_sources",
+    "unavailable",
+]
+
+PATCHES = Path(__file__).parent / "patches" / "python"
+
+
+@dataclass(frozen=True)
+class HarnessChange:
+    """A fix that changes what ADK is given rather than ADK's code.
+
+    Attributes:
+        factory: returns a context manager that makes the change.
+        reason: why no patch of ADK's functions can carry this fix.
+    """
+
+    factory: Callable[[], contextlib.AbstractContextManager[Any]]
+    reason: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One named fix of google-adk.
+
+    Attributes:
+        name: a stable slug (``FIXES=name,...``).
+        faults: the known fault ids it removes.
+        summary: one line: what the patched code does differently.
+        diff: the file name under ``patches/python/`` (None for a
+            :class:`HarnessChange` only).
+        change: what the harness changes instead of (or beside) ADK's code.
+    """
+
+    name: str
+    faults: tuple[str, ...]
+    summary: str
+    diff: str | None = None
+    change: HarnessChange | None = field(default=None, compare=False)
+
+    def diff_text(self) -> str:
+        return (PATCHES / self.diff).read_text(encoding="utf-8") if self.diff else ""
+
+
+#: Every google-adk fix, by name (filled by :mod:`.python_fixes`).
+FIXES: dict[str, Fix] = {}
+
+
+def register(fix: Fix) -> Fix:
+    """Add ``fix`` to :data:`FIXES` (its name must be new)."""
+    if fix.name in FIXES:
+        raise ValueError(f"fix {fix.name!r} is registered twice")
+    if fix.diff is None and fix.change is None:
+        raise ValueError(f"fix {fix.name!r} has neither a diff nor a harness change")
+    FIXES[fix.name] = fix
+    return fix
+
+
+def fix_named(name: str) -> Fix:
+    """The fix called ``name``; ``KeyError`` naming the known ones otherwise."""
+    try:
+        return FIXES[name]
+    except KeyError:
+        known = ", ".join(sorted(FIXES))
+        raise KeyError(f"no fix named {name!r} (known: {known})") from None
+
+
+def fixes_for(fault_id: str) -> list[Fix]:
+    """The fixes that name ``fault_id`` among their faults."""
+    return [f for f in FIXES.values() if fault_id in f.faults]
+
+
+# -- diffs -----------------------------------------------------------------------------
+_HEADER = re.compile(r"^\+\+\+ b/(\S+)", re.MULTILINE)
+
+
+def _per_file(diff: str) -> dict[str, str]:
+    """A unified diff split by the file it changes (``google/adk/...py`` -> its hunks)."""
+    out: dict[str, str] = {}
+    chunks = re.split(r"(?m)^(?=--- a/)", diff)
+    for chunk in chunks:
+        found = _HEADER.search(chunk)
+        if found:
+            out[found.group(1)] = out.get(found.group(1), "") + chunk
+    return out
+
+
+def _module_name(path: str) -> str:
+    return path.removesuffix(".py").replace("/", ".")
+
+
+def _installed_file(path: str) -> Path:
+    from ..adk import ADK_RELEASE, NotApplicable
+
+    try:
+        module = importlib.import_module(_module_name(path))
+    except ImportError:
+        raise NotApplicable(f"google-adk {ADK_RELEASE} has no {path}") from None
+    return Path(inspect.getsourcefile(module) or "")
+
+
+def _patch_binary() -> str:
+    found = shutil.which("patch")
+    if found is None:
+        raise RuntimeError("applying a fix needs GNU patch on PATH (Debian package patch)")
+    return found
+
+
+@cache
+def _apply(original: str, diffs: tuple[str, ...], label: str) -> str:
+    """``original`` with each diff applied in order (GNU patch, no fuzz)."""
+    from ..adk import ADK_RELEASE, NotApplicable
+
+    text = original
+    with tempfile.TemporaryDirectory(prefix="harness-fix-") as folder:
+        source = Path(folder) / "source.py"
+        for diff in diffs:
+            source.write_text(text, encoding="utf-8")
+            done = subprocess.run(
+                [_patch_binary(), "--batch", "--silent", "--fuzz=0", str(source)],
+                input=diff,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if done.returncode != 0:
+                raise NotApplicable(
+                    f"the fix {label} does not apply to google-adk {ADK_RELEASE}'s own source"
+                )
+            text = source.read_text(encoding="utf-8")
+    return text
+
+
+def patched_sources(names: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """``path -> (installed source, source with the fixes' diffs applied)`` for
+    every file the fixes ``names`` change, in adk-python's ``src/`` layout."""
+    per_path: dict[str, list[str]] = {}
+    labels: dict[str, list[str]] = {}
+    for name in names:
+        fix = fix_named(name)
+        for path, diff in _per_file(fix.diff_text()).items():
+            per_path.setdefault(path, []).append(diff)
+            labels.setdefault(path, []).append(name)
+    out = {}
+    for path, diffs in per_path.items():
+        original = _installed_file(path).read_text(encoding="utf-8")
+        out[path] = (original, _apply(original, tuple(diffs), "+".join(labels[path])))
+    return out
+
+
+def _definitions(text: str) -> dict[tuple[str | None, str], str]:
+    """``(class or None, name) -> source`` of each top-level function, each
+    method of a top-level class, and (key ``(None, "import <line>")``) each
+    top-level import."""
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+
+    def segment(node: ast.AST) -> str:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        return "".join(lines[first - 1 : node.end_lineno])
+
+    out: dict[tuple[str | None, str], str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            out[(None, node.name)] = segment(node)
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    out[(node.name, item.name)] = textwrap.dedent(segment(item))
+            out[(None, f"class {node.name}")] = "<class>"
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            text_of = segment(node)
+            out[(None, "import " + text_of)] = text_of
+        else:
+            out[(None, f"statement {ast.dump(node)}")] = "<statement>"
+    return out
+
+
+def _changes(path: str, original: str, patched: str) -> list[tuple[str | None, str, str]]:
+    """What the patched text defines differently: (class or None, name, source)."""
+    before, after = _definitions(original), _definitions(patched)
+    changed = [(k, v) for k, v in after.items() if before.get(k) != v]
+    odd = [k for k, v in changed if v in ("<class>", "<statement>")]
+    odd += [k for k in before if k not in after and not k[1].startswith("import ")]
+    if odd:
+        raise RuntimeError(
+            f"a fix of {path} changes {odd[0][1][:60]!r}: only functions, methods and "
+            "imports can be replaced in a running module"
+        )
+    return [(owner, name, text) for (owner, name), text in changed]
+
+
+@contextlib.contextmanager
+def _replaced(path: str, original: str, patched: str) -> Iterator[None]:
+    module = importlib.import_module(_module_name(path))
+    saved: list[tuple[Any, str, Any, bool]] = []
+    try:
+        for owner, name, text in _changes(path, original, patched):
+            code = compile(text, f"<fix of {path}>", "exec")
+            if name.startswith("import "):
+                exec(code, vars(module))  # a new import the fixed functions use
+                continue
+            holder = module if owner is None else getattr(module, owner)
+            if "super()" in text and owner is not None:
+                raise RuntimeError(f"a fix of {path} uses super() in {owner}.{name}")
+            scope: dict[str, Any] = {}
+            exec(code, vars(module), scope)  # defined in ADK's namespace: sees its globals
+            replacement = scope[name]
+            had = name in vars(holder)
+            current = vars(holder).get(name)
+            if isinstance(current, staticmethod | classmethod):
+                replacement = type(current)(replacement)
+            saved.append((holder, name, current, had))
+            setattr(holder, name, replacement)
+            if owner is None and current is not None:
+                for other in list(sys.modules.values()):
+                    other_name = getattr(other, "__name__", None) or ""
+                    if (
+                        other is not module
+                        and other_name.startswith("google.adk")
+                        and vars(other).get(name) is current
+                    ):
+                        saved.append((other, name, current, True))
+                        setattr(other, name, replacement)
+        yield
+    finally:
+        for holder, name, current, had in reversed(saved):
+            if had:
+                setattr(holder, name, current)
+            else:
+                delattr(holder, name)
+
+
+def unavailable(fix: Fix | str) -> str | None:
+    """Why the installed release cannot take ``fix`` (None: it can)."""
+    from ..adk import NotApplicable
+
+    fix = fix_named(fix) if isinstance(fix, str) else fix
+    try:
+        patched_sources([fix.name])
+    except NotApplicable as exc:
+        return str(exc)
+    return None
+
+
+@contextlib.contextmanager
+def applied(names: Iterable[str]) -> Iterator[None]:
+    """Within ``with``, the installed google-adk runs with the fixes ``names``.
+
+    Raises ``KeyError`` for an unknown name and
+    :class:`~compaction_harness.adk.NotApplicable` when a fix's diff does not
+    apply to the installed release (nothing stays patched then)."""
+    names = list(dict.fromkeys(names))
+    fixes = [fix_named(n) for n in names]
+    sources = patched_sources([f.name for f in fixes if f.diff])
+    with contextlib.ExitStack() as stack:
+        for path, (original, patched) in sources.items():
+            stack.enter_context(_replaced(path, original, patched))
+        for fix in fixes:
+            if fix.change is not None:
+                stack.enter_context(fix.change.factory())
+        yield
+
+
+def patch_text(names: Iterable[str]) -> str:
+    """The fixes ``names`` as one unified diff against the installed release's
+    source files (paths as in adk-python's ``src/``). Raises ``NotApplicable``
+    like :func:`applied`."""
+    import difflib
+
+    out: list[str] = []
+    for path, (original, patched) in sorted(patched_sources(names).items()):
+        out.extend(
+            difflib.unified_diff(
+                original.splitlines(keepends=True),
+                patched.splitlines(keepends=True),
+                f"a/{path}",
+                f"b/{path}",
+            )
+        )
+    return "".join(out)
+
+
+def _register_all() -> None:
+    from . import python_fixes  # noqa: F401  (its fixes register themselves)
+
+
+_register_all()

@@ -1,0 +1,22 @@
+"""The fixes of google-adk's known faults (see :mod:`.fixes` for what a fix is).
+
+Each entry names the diff under ``patches/python/`` and the faults it
+removes. Diffs are written against google-adk 2.13.0, the pinned release.
+"""
+
+from __future__ import annotations
+
+from .fixes import Fix, register
+
+register(
+    Fix(
+        name="dead-call-retry-at-every-boundary",
+        faults=("dead-call-retry-skipped-at-invocation-boundary",),
+        summary=(
+            "_longest_self_contained_prefix runs the provably-dead retry whenever the strict "
+            "pass does not cover the window, as its docstring promises, also when the strict "
+            "prefix ends on an invocation boundary"
+        ),
+        diff="dead-call-retry-at-every-boundary.diff",
+    )
+)
