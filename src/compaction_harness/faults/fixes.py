@@ -45,6 +45,7 @@ __all__ = [
     "FIXES",
     "Fix",
     "HarnessChange",
+    "active",
     "applied",
     "fix_named",
     "fixes_for",
@@ -302,14 +303,29 @@ def applied(names: Iterable[str]) -> Iterator[None]:
     apply to the installed release (nothing stays patched then)."""
     names = list(dict.fromkeys(names))
     fixes = [fix_named(n) for n in names]
-    sources = patched_sources([f.name for f in fixes if f.diff])
+    outer = list(_ACTIVE)
+    # Nested inside another ``applied``: the source is patched afresh with the
+    # outer fixes' diffs and these, so the replacements keep the outer fixes.
+    together = [f.name for f in map(fix_named, dict.fromkeys(outer + names)) if f.diff]
+    sources = patched_sources(together)
     with contextlib.ExitStack() as stack:
         for path, (original, patched) in sources.items():
             stack.enter_context(_replaced(path, original, patched))
         for fix in fixes:
-            if fix.change is not None:
+            if fix.change is not None and fix.name not in outer:
                 stack.enter_context(fix.change.factory())
+        _ACTIVE.extend(n for n in names if n not in outer)
+        stack.callback(_ACTIVE.__init__, outer)
         yield
+
+
+def active() -> tuple[str, ...]:
+    """The fixes applied now (by every enclosing :func:`applied`), in order."""
+    return tuple(_ACTIVE)
+
+
+#: The names applied by the enclosing ``applied`` blocks.
+_ACTIVE: list[str] = []
 
 
 def patch_text(names: Iterable[str]) -> str:
