@@ -1,4 +1,5 @@
-"""The known-fault records recognise their own faults, and only those."""
+"""Known faults are classified by their fixes: a violation is fault X when
+the same case re-run with X's fix no longer shows it, and only then."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from builders import text, user
 
 from compaction_harness.adk import ADK_RELEASE
 from compaction_harness.cases import run_case
+from compaction_harness.faults.classify import by_fix, classify, same_failure
 from compaction_harness.fixtures import load_fixture
-from compaction_harness.known_faults import KNOWN_FAULTS, fault_for, matching_fault
+from compaction_harness.invariants import Violation
+from compaction_harness.known_faults import KNOWN_FAULTS, fault_for
 from compaction_harness.model import Session
 from compaction_harness.pipeline import PipelineCase
 from compaction_harness.verdicts import check
@@ -44,13 +47,76 @@ def test_each_recorded_fixture_is_recognised_by_its_fault(name):
     assert verdict.known and not verdict.new, verdict
     # A pipeline run goes on past known faults: it may meet others on the way.
     assert fixture.known_fault in verdict.faults
-    own = [v for v, f in verdict.known if f == fixture.known_fault]
-    assert all(v.invariant in fault_for(fixture.known_fault).invariant for v in own)
 
 
+# -- classify, on hand-worked re-runs ---------------------------------------------------
+P2 = Violation("P2", "call c1 answered twice", ids=("c1",))
+P3 = Violation("P3", "stall")
+
+
+def _reruns(table):
+    """A re-run that shows, under each set of fixes, what ``table`` says
+    (every fix not named leaves everything)."""
+
+    def rerun(names):
+        return table.get(tuple(sorted(names)), [P2, P3])
+
+    return rerun
+
+
+def _faults(name):
+    return {"a": ("fault-a",), "b": ("fault-b",), "c": ("fault-c",)}[name]
+
+
+def test_a_violation_one_fix_removes_is_that_fault():
+    rerun = _reruns({("a",): [P3], ("a", "b", "c"): []})
+    (p2, p3) = classify([P2, P3], rerun, ["a", "b", "c"], _faults)
+    assert p2.faults == ("fault-a",) and p2.fixes == ("a",)
+    assert p3.new is False and p3.faults == ("fault-a", "fault-b", "fault-c")
+
+
+def test_a_violation_only_two_fixes_remove_together_is_both_faults():
+    # P3 needs a and c together: the smallest set found names both, not b.
+    rerun = _reruns({("a", "b", "c"): [], ("a", "c"): [], ("a", "b"): [P3], ("b", "c"): [P3]})
+    (p3,) = classify([P3], rerun, ["a", "b", "c"], _faults)
+    assert p3.fixes == ("a", "c") and p3.faults == ("fault-a", "fault-c")
+
+
+def test_a_violation_every_fix_leaves_is_new_after_one_rerun():
+    calls = []
+
+    def rerun(names):
+        calls.append(names)
+        return [P2]
+
+    (p2,) = classify([P2], rerun, ["a", "b", "c"], _faults)
+    assert p2.new and calls == [("a", "b", "c")]
+
+
+def test_the_search_order_puts_likely_fixes_first_and_stops_there():
+    # b and c each remove P2; with c ordered first, c alone is named.
+    rerun = _reruns({("a", "b", "c"): [], ("b",): [], ("c",): []})
+    (p2,) = classify([P2], rerun, ["a", "b", "c"], _faults, order=lambda v, n: n != "c")
+    assert p2.fixes == ("c",)
+
+
+def test_lost_events_and_wasted_ranges_are_told_apart_by_their_events():
+    # P4 names the event lost, P6 the range summarised in vain: a re-run that
+    # loses another event has removed this loss.
+    lost_17 = Violation("P4", "step 17 lost", positions=(17,))
+    assert same_failure(Violation("P4", "step 17 lost", positions=(17,)), lost_17)
+    assert not same_failure(Violation("P4", "step 6 lost", positions=(6,)), lost_17)
+    waste = Violation("P6", "summary#2 covers nothing new", positions=(0, 1, 2))
+    assert not same_failure(Violation("P6", "summary#3 ...", positions=(0, 1, 2, 4)), waste)
+    # Other invariants: the call ids decide.
+    assert same_failure(Violation("P2", "other words", ids=("c1",)), P2)
+    assert not same_failure(Violation("P2", "x", ids=("c2",)), P2)
+
+
+# -- classification by fix on the real release -----------------------------------------
 @on_2_13
 def test_a_stall_with_another_cause_is_not_taken_for_the_known_one(monkeypatch):
-    # Compaction refuses every range: a stall no prefix helper causes.
+    # Compaction refuses every range: a stall no fix of a known fault removes.
     monkeypatch.setattr(compaction, "_is_range_worth_compacting", lambda **_: False)
     steps, ends = [], []
     for k in range(1, 6):
@@ -63,71 +129,33 @@ def test_a_stall_with_another_cause_is_not_taken_for_the_known_one(monkeypatch):
         "event_retention_size": None,
     }
     case = PipelineCase(config, Session(tuple(steps)), tuple(ends), max_invocation_events=2)
-    (stall,) = [v for v in check(case).new if v.invariant == "P3"]
-    assert matching_fault(case, stall, ADK_RELEASE) is None
-
-
-def test_faults_apply_only_to_their_releases():
-    fault = fault_for("dead-call-retry-skipped-at-invocation-boundary")
-    assert fault.applies_to("2.13.0") and not fault.applies_to("2.11.0")
-    case_unit = load_fixture(REPROS / "U3-2.13.0-e3f99bee2b15adeb.json").case
-    v = run_case(case_unit).violations
-    if v:
-        found = matching_fault(case_unit, v[0], "2.11.0")
-        # On 2.11.0 itself the window shows the older stall (no retry to skip).
-        assert found is None or found.id == "orphaned-call-stalls-compaction-for-good"
-        if ADK_RELEASE == "2.13.0":
-            assert matching_fault(case_unit, v[0], "2.13.0").id == fault.id
+    assert [v for v in check(case).new if v.invariant == "P3"]
 
 
 def test_the_older_stall_is_told_from_the_skipped_retry():
     # One window, two releases' faults: where the helper has the dead-id retry
-    # the stop is fault 1's shortcut; where it has none, the older stall.
+    # the stop is fault 1's shortcut, and its fix removes it.
     from compaction_harness.adk import accepts_all_events
-    from compaction_harness.known_faults import EVERY_RELEASE
 
     case = load_fixture(REPROS / "U3-2.11.0-fa8ad53970ec0bb0.json").case
     found = [v for v in run_case(case).violations if v.invariant == "U3"]
     if not found:
         assert accepts_all_events()  # 2.12.0 and later pass the dead call
         return
-    (v,) = found
+    new, known = by_fix(case, found)
     expected = (
         "dead-call-retry-skipped-at-invocation-boundary"
         if accepts_all_events()
         else "orphaned-call-stalls-compaction-for-good"
     )
-    assert matching_fault(case, v, EVERY_RELEASE).id == expected
-
-
-def test_a_missing_request_that_no_summary_took_is_not_the_known_fault():
-    from compaction_harness.invariants import Violation
-    from compaction_harness.model import Session
-    from compaction_harness.pipeline import PipelineCase
-
-    config = {
-        "compaction_interval": None,
-        "overlap_size": None,
-        "token_threshold": 20,
-        "event_retention_size": 0,
-    }
-    case = PipelineCase(config, Session((user("i1", 1, "u1"),)), ())
-    fault = fault_for("token-compaction-summarises-the-running-request")
-    dropped = Violation("P2", "missing", details={"cause": "opener missing"})
-    summarised = Violation(
-        "P2", "missing", details={"cause": "opener missing", "opener_summarised": True}
-    )
-    assert fault.matches(case, summarised)
-    # The prompt builder lost it by itself: a new fault, not this one.
-    assert not fault.matches(case, dropped)
-    assert not fault.matches(case, Violation("P2", "x", details={"opener_summarised": False}))
+    assert not new and {f for _, f in known} == {expected}
 
 
 @on_2_13
 def test_a_loss_that_time_order_does_not_explain_is_not_taken_for_it(monkeypatch):
     # A broken prefix helper skips an event yet its summary's range covers it:
-    # the same P4 in a run whose events are stamped in stored order, so the
-    # time-order fault is not the cause, whatever the shape looks like.
+    # the same P4 in a run whose events are stamped in stored order. No fix
+    # of the time-order fault can remove it.
     from compaction_harness.driver import run_script
     from compaction_harness.scripts import Open, Script, ScriptConfig, Skew, Text
 
@@ -140,67 +168,40 @@ def test_a_loss_that_time_order_does_not_explain_is_not_taken_for_it(monkeypatch
     script = Script(config, (Open(), Text(), Text(), Skew(seconds=10), Open(), Text(), Open()))
     found = [v for v in run_script(script, triage=False).violations if v.invariant == "P4"]
     assert found
-    fault = fault_for("compaction-assumes-events-are-stored-in-time-order")
-    assert not any(fault.matches(script, v) for v in found)
+    _, known = by_fix(script, found)
+    assert "compaction-assumes-events-are-stored-in-time-order" not in {f for _, f in known}
 
 
 @on_2_13
-def test_a_request_hidden_by_time_order_is_that_fault_though_token_compaction_also_takes_it():
+def test_a_request_hidden_by_time_order_and_summarised_by_token_compaction_is_both():
     # Two faults on one request: a host whose clock is behind stamps the third
-    # invocation inside the range of a summary it was not given (the
-    # time-order fault), and with time in order the same request is still
-    # missing, because token compaction summarises it (the running-request
-    # fault). The counterfactual replay must tell the causes apart, not only
-    # the invariants: found by the runner item of a 600 s campaign.
+    # invocation inside the range of a summary it was not given (time order),
+    # and with time in order the same request is still missing, because token
+    # compaction summarises it (the running request). Neither fix alone
+    # removes the missing request; both do: it is both faults.
     from compaction_harness.adk_runner import run_script_outcome
     from compaction_harness.scripts import Open, Script, ScriptConfig, Skew, Text
 
     config = ScriptConfig(token_threshold=1, event_retention_size=0, driver="runner")
     script = Script(config, (Open(), Text(), Open(), Skew(seconds=10), Open(), Text()))
     found = run_script_outcome(script, triage=False).violations
-    faults = {
-        v.details["opener_summarised"]: matching_fault(script, v, ADK_RELEASE)
-        for v in found
-        if v.details.get("cause") == "opener missing"
+    new, known = by_fix(script, found)
+    assert not new
+    faults = {f for v, f in known if v.invariant == "P2"}
+    assert faults == {
+        "token-compaction-summarises-the-running-request",
+        "compaction-assumes-events-are-stored-in-time-order",
     }
-    assert faults[True].id == "token-compaction-summarises-the-running-request"
-    assert faults[False].id == "compaction-assumes-events-are-stored-in-time-order"
-    lost = [v for v in found if v.invariant == "P4"]
-    assert lost and all(
-        matching_fault(script, v, ADK_RELEASE).id
-        == "compaction-assumes-events-are-stored-in-time-order"
-        for v in lost
-    )
 
 
-def test_a_counterfactual_that_loses_another_event_removed_this_loss():
-    # P4 names the event lost: the same invariant on another event is another
-    # violation (a time-ordered replay keeps every position).
-    from compaction_harness.invariants import Violation
-    from compaction_harness.known_faults import _same_kind
-
-    lost_17 = Violation("P4", "step 17 lost", positions=(17,))
-    assert _same_kind(Violation("P4", "step 17 lost", positions=(17,)), lost_17)
-    assert not _same_kind(Violation("P4", "step 6 lost", positions=(6,)), lost_17)
-
-
-def test_a_counterfactual_that_wastes_another_range_removed_this_waste():
-    # P6's summary of nothing new names the range summarised in vain. Two faults
-    # in one script (final 600 s campaign, pipeline item): ADK's strict prefix
-    # at an invocation boundary wastes summary#2; replayed with the reference's
-    # prefix, summary#2 takes something new and time order wastes summary#3 on
-    # another range. That is the first fault's counterfactual removing its waste.
-    from compaction_harness import reference
-    from compaction_harness.adk import prefix_helper_replaced
+def test_a_rerun_that_wastes_another_range_removed_this_waste():
+    # Two faults in one script (a 600 s campaign's pipeline item): ADK's strict
+    # prefix at an invocation boundary wastes summary#2; with fault 1's fix,
+    # summary#2 takes something new and time order wastes summary#3 on another
+    # range. The fix removed this waste: it is fault 1.
     from compaction_harness.driver import run_script
-    from compaction_harness.invariants import Violation
-    from compaction_harness.known_faults import _same_kind
+    from compaction_harness.faults.fixes import applied
     from compaction_harness.scripts import Answer, Ask, Calls, Open, Script, ScriptConfig
-
-    waste = "summary#2 covers no live event that a kept summary did not cover already"
-    found = Violation("P6", waste, positions=(0, 1, 2))
-    assert _same_kind(Violation("P6", waste, positions=(0, 1, 2)), found)
-    assert not _same_kind(Violation("P6", waste, positions=(0, 1, 2, 4)), found)
 
     config = ScriptConfig(compaction_interval=1, overlap_size=0)
     interim = Calls(kind="interim")
@@ -210,8 +211,8 @@ def test_a_counterfactual_that_wastes_another_range_removed_this_waste():
     )
     (violation,) = run_script(script, triage=False).violations
     assert violation.invariant == "P6" and violation.positions == (0, 1, 2, 4, 5, 6)
-    with prefix_helper_replaced(lambda w, s: reference.longest_self_contained_prefix(s, w)):
+    with applied(["dead-call-retry-at-every-boundary"]):
         (elsewhere,) = run_script(script, triage=False).violations
     assert elsewhere.invariant == "P6" and elsewhere.positions != violation.positions
-    fault = matching_fault(script, violation, ADK_RELEASE)
-    assert fault is not None and fault.id == "dead-call-retry-skipped-at-invocation-boundary"
+    _, known = by_fix(script, [violation])
+    assert [f for _, f in known] == ["dead-call-retry-skipped-at-invocation-boundary"]

@@ -1870,14 +1870,11 @@ def _triage(record: RunnerRun, found: list[Violation], release: str | None, tria
     if not triage:
         record.violations = found
         return
-    from .known_faults import matching_fault
+    from .faults.classify import by_fix
 
-    for v in found:
-        fault = matching_fault(record.script, v, release or ADK_RELEASE)
-        if fault is None:
-            record.violations.append(v)
-        else:
-            record.known.append((v, fault.id))
+    # Re-runs go through the Runner too, as the record was made.
+    rerun = Script(replace(record.script.config, driver="runner"), record.script.operations)
+    record.violations, record.known = by_fix(rerun, found)
 
 
 def runner_script(script: Script, *, tree: str = "agent") -> Script:

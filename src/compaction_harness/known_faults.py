@@ -18,7 +18,6 @@ The invariants themselves are never changed to fit a fault.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,7 +27,7 @@ from .pipeline import PipelineCase
 from .scripts import Script
 from .unit import TokenCase, UnitCase
 
-__all__ = ["EVERY_RELEASE", "KNOWN_FAULTS", "KnownFault", "fault_for", "matching_fault"]
+__all__ = ["EVERY_RELEASE", "KNOWN_FAULTS", "KnownFault", "fault_for", "pattern_fault"]
 
 
 @dataclass(frozen=True)
@@ -1183,23 +1182,23 @@ def fault_for(fault_id: str) -> KnownFault | None:
     return next((f for f in KNOWN_FAULTS if f.id == fault_id), None)
 
 
-def matching_fault(
+def pattern_fault(
     case: UnitCase | TokenCase, violation: Violation, release: str
 ) -> KnownFault | None:
-    """The known fault on ``release`` that explains ``violation``, if any.
-
-    None for every violation when the environment variable
-    ``HARNESS_KNOWN_FAULTS`` is ``off`` (rediscovery: a campaign or benchmark
-    that must find a fault the harness already knows, as a new one). A
-    recogniser that needs what the installed release lacks (its
+    """The known fault that explains ``violation`` by *pattern evidence*: its
+    recogniser, for the faults that have no fix yet
+    (``compaction_harness.faults.fixes``). A fault with a fix is never named
+    here: re-running with its fix decides (``faults.classify.by_fix``).
+    A recogniser that needs what the installed release lacks (its
     counterfactual cannot run there) does not match."""
-    if os.environ.get("HARNESS_KNOWN_FAULTS") == "off":
-        return None
+    from .faults.fixes import fixes_for
+
     return next(
         (
             f
             for f in KNOWN_FAULTS
-            if f.applies_to(release)
+            if not fixes_for(f.id)
+            and f.applies_to(release)
             and violation.invariant in f.invariant
             and _matches(f, case, violation)
         ),

@@ -1468,18 +1468,22 @@ class PipelineRun:
 
 
 class Triage:
-    """Sorts each operation's violations as a run goes, the way campaigns,
-    replay and the gate do (see :mod:`compaction_harness.verdicts`).
+    """Collects each operation's violations as a run goes, and classifies
+    them once the run is over, the way campaigns, replay and the gate do
+    (see :mod:`compaction_harness.verdicts`).
 
-    ``case_so_far``: the case as far as it has run (known-fault matchers
-    replay it). ``chosen``: the invariants checked (None: all). With
-    ``triage``, a violation that a known upstream fault of ``release``
-    (default: the installed one) explains is recorded in :attr:`known` and
-    the run goes on; calling the object returns the new violations, on which
-    the run stops. Once a known stall (P3) is recognised, later P3
-    violations of the same run are that stall. Without ``triage`` nothing is
-    classified: every violation is kept in :attr:`everything` and the run
-    never stops.
+    ``case_so_far``: the case as far as it has run (classification re-runs
+    it with the known faults' fixes). ``chosen``: the invariants checked
+    (None: all). Calling the object records a batch (one operation's
+    violations) and returns nothing: the run never stops at a violation,
+    only at an exception (P0). With ``triage``, :meth:`outcome` classifies
+    every violation by fix (:func:`compaction_harness.faults.classify.by_fix`);
+    its ``known`` holds (violation, fault id) pairs and its ``violations``
+    the new violations of the first operation that has any (what a campaign
+    reports). Without ``triage`` nothing is classified and ``violations``
+    holds every violation of every operation (for re-runs under fixes).
+    ``release`` is accepted for the callers' sake: fixes, not release
+    lists, decide.
     """
 
     def __init__(
@@ -1489,40 +1493,41 @@ class Triage:
         chosen: set[str] | None,
         triage: bool = True,
     ) -> None:
-        if triage and release is None:
-            from .adk import ADK_RELEASE
-
-            release = ADK_RELEASE
         self.case_so_far = case_so_far
         self.release = release
         self.chosen = chosen
         self.triage = triage
         self.known: list[tuple[Violation, str]] = []
-        self.everything: list[Violation] = []
-        self.known_stall = False
+        self.batches: list[list[Violation]] = []
+
+    @property
+    def everything(self) -> list[Violation]:
+        return [v for batch in self.batches for v in batch]
 
     def __call__(self, found: list[Violation]) -> list[Violation]:
-        from .known_faults import matching_fault
-
         found = [v for v in found if self.chosen is None or v.invariant in self.chosen]
-        if not self.triage:
-            self.everything.extend(found)
-            return []
-        new = []
-        for v in found:
-            if v.invariant == "P3" and self.known_stall:
-                continue
-            fault = matching_fault(self.case_so_far(), v, self.release)
-            if fault is None:
-                new.append(v)
-            else:
-                self.known.append((v, fault.id))
-                self.known_stall |= v.invariant == "P3"
-        return new
+        if found:
+            self.batches.append(found)
+        return []
 
     def outcome(self, make: Callable[[list[Violation]], UnitOutcome], new: list[Violation]):
         """The run's outcome (``make`` builds it from violations)."""
-        outcome = make(new if self.triage else self.everything)
+        everything = self.everything + list(new)
+        if not self.triage:
+            outcome = make(everything)
+        else:
+            from .faults.classify import by_fix
+
+            fresh, self.known = by_fix(self.case_so_far(), everything) if everything else ([], [])
+            first = next(
+                (
+                    [v for v in batch if any(v is f for f in fresh)]
+                    for batch in [*self.batches, list(new)]
+                    if any(v is f for f in fresh for v in batch)
+                ),
+                [],
+            )
+            outcome = make(first)
         outcome.known = list(self.known)
         outcome.triaged = self.triage
         return outcome

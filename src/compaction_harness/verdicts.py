@@ -83,18 +83,13 @@ class Verdict:
 def classify(
     case: Any, violations: Iterable[Violation], release: str
 ) -> tuple[list[Violation], list[tuple[Violation, str]]]:
-    """Split ``violations`` of ``case`` into (new, [(known, fault id)]) on ``release``."""
-    from .known_faults import matching_fault
+    """Split ``violations`` of ``case`` into (new, [(known, fault id)]) by
+    re-running the case with the known faults' fixes
+    (:func:`compaction_harness.faults.classify.by_fix`); ``release`` names
+    the installed release the case ran on (the fixes are applied to it)."""
+    from .faults.classify import by_fix
 
-    new: list[Violation] = []
-    known: list[tuple[Violation, str]] = []
-    for violation in violations:
-        fault = matching_fault(case, violation, release)
-        if fault is None:
-            new.append(violation)
-        else:
-            known.append((violation, fault.id))
-    return new, known
+    return by_fix(case, violations)
 
 
 def check(case: Any, release: str | None = None) -> Verdict:

@@ -22,12 +22,21 @@ from typing import Any
 
 from ..invariants import Violation
 
-__all__ = ["Classified", "classify", "run_with_fixes", "same_failure"]
+__all__ = ["Classified", "by_fix", "classify", "run_with_fixes", "same_failure"]
+
+
+#: Invariants whose witness is the events involved, not only call ids: P4
+#: names the event lost, P6 the range summarised in vain. A re-run that
+#: loses another event, or wastes another range, has removed this failure.
+_BY_EVENT = frozenset({"P4", "P6"})
 
 
 def same_failure(a: Violation, b: Violation) -> bool:
-    """Whether ``a`` and ``b`` are one failure: the same invariant and the same call ids."""
-    return a.invariant == b.invariant and tuple(sorted(a.ids)) == tuple(sorted(b.ids))
+    """Whether ``a`` and ``b`` are one failure: the same invariant and the
+    same call ids, and for P4 and P6 the same events (positions)."""
+    if a.invariant != b.invariant or sorted(a.ids) != sorted(b.ids):
+        return False
+    return a.invariant not in _BY_EVENT or a.positions == b.positions
 
 
 def run_with_fixes(case: Any, names: Sequence[str]) -> list[Violation]:
@@ -83,13 +92,19 @@ def classify(
     rerun: Callable[[Sequence[str]], list[Violation]],
     candidates: Sequence[str],
     faults_of: Callable[[str], tuple[str, ...]],
+    order: Callable[[Violation, str], Any] | None = None,
 ) -> list[Classified]:
     """Classify ``violations`` (of one run without fixes) by fix.
 
     ``rerun(names)`` re-runs the same case with the fixes ``names`` applied
     and returns every violation; ``candidates`` are the fixes the installed
     SDK can take; ``faults_of(fix)`` names the faults a fix removes. Each
-    re-run is made once per set of fixes."""
+    re-run is made once per set of fixes. A violation that every fix
+    together leaves is new at the cost of one re-run. ``order(violation,
+    fix)`` sorts the single fixes tried (a key; the catalogue's invariants
+    put the likely fixes first): the fixes of the first group (equal keys)
+    that has any fix removing the violation are its fixes, and later groups
+    are not tried. It orders the search only; what decides is the re-run."""
     violations = list(violations)
     if not violations:
         return []
@@ -106,17 +121,85 @@ def classify(
 
     out: list[Classified] = []
     for v in violations:
-        singles = [n for n in candidates if removed(v, [n])]
+        if not candidates or not removed(v, candidates):
+            out.append(Classified(v, (), ()))
+            continue
+        singles: list[str] = []
+        groups: dict[Any, list[str]] = {}
+        for n in candidates:
+            groups.setdefault(order(v, n) if order else 0, []).append(n)
+        for key in sorted(groups):
+            singles = [n for n in groups[key] if removed(v, [n])]
+            if singles:
+                break
         if singles:
             chosen = singles
-        elif len(candidates) > 1 and removed(v, candidates):
+        else:
             chosen = list(candidates)
             for n in list(chosen):
                 rest = [m for m in chosen if m != n]
                 if rest and removed(v, rest):
                     chosen = rest
-        else:
-            chosen = []
         faults = tuple(dict.fromkeys(f for n in chosen for f in faults_of(n)))
         out.append(Classified(v, faults, tuple(chosen)))
     return out
+
+
+def _invariants_of(fix_name: str) -> set[str]:
+    from ..known_faults import fault_for
+    from .fixes import fix_named
+
+    found = (fault_for(f) for f in fix_named(fix_name).faults)
+    return {i for f in found if f is not None for i in f.invariant}
+
+
+def by_fix(
+    case: Any, violations: Iterable[Violation]
+) -> tuple[list[Violation], list[tuple[Violation, str]]]:
+    """Split ``violations`` of a google-adk ``case`` into ``(new, [(violation,
+    fault id)])`` by re-running the case with fixes (:func:`classify`); a
+    violation removed by several fixes only together is paired with each of
+    their faults. The candidates are every registered fix the installed
+    release can take and that is not applied already (``FIXES=all``: none,
+    so everything is new). With ``HARNESS_KNOWN_FAULTS=off`` nothing is
+    classified (rediscovery campaigns). A violation no fix removes may still
+    be a fault that has no fix yet, by its recogniser: *pattern evidence*,
+    marked ``details["evidence"] = "pattern"`` (``"fix NAME"`` otherwise)."""
+    import os
+
+    from .fixes import FIXES, active, unavailable
+
+    violations = list(violations)
+    if not violations or os.environ.get("HARNESS_KNOWN_FAULTS") == "off":
+        return violations, []
+    applied_now = set(active())
+    candidates = [n for n in FIXES if n not in applied_now and unavailable(n) is None]
+    new: list[Violation] = []
+    known: list[tuple[Violation, str]] = []
+    for item in classify(
+        violations,
+        lambda names: run_with_fixes(case, names),
+        candidates,
+        lambda n: FIXES[n].faults,
+        order=lambda v, n: v.invariant not in _invariants_of(n),
+    ):
+        if item.new:
+            pattern = _pattern_fault(case, item.violation)
+            if pattern is None:
+                new.append(item.violation)
+            else:
+                item.violation.details["evidence"] = "pattern"
+                known.append((item.violation, pattern))
+            continue
+        item.violation.details["evidence"] = "fix " + "+".join(item.fixes)
+        known.extend((item.violation, f) for f in item.faults)
+    return new, known
+
+
+def _pattern_fault(case: Any, violation: Violation) -> str | None:
+    """A fault without a fix whose recogniser matches (pattern evidence), or None."""
+    from ..adk import ADK_RELEASE
+    from ..known_faults import pattern_fault
+
+    found = pattern_fault(case, violation, ADK_RELEASE)
+    return found.id if found else None

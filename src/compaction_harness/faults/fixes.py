@@ -259,8 +259,17 @@ def _replaced(path: str, original: str, patched: str) -> Iterator[None]:
             replacement = scope[name]
             had = name in vars(holder)
             current = vars(holder).get(name)
+            if had and not _own(current, module):
+                from ..adk import NotApplicable
+
+                where = f"{owner}.{name}" if owner else name
+                raise NotApplicable(
+                    f"{module.__name__}.{where} is not google-adk's own code now (replaced by "
+                    "a test or a stand-in): a fix applies to ADK's code only"
+                )
             if isinstance(current, staticmethod | classmethod):
                 replacement = type(current)(replacement)
+            replacement.__harness_fix__ = True
             saved.append((holder, name, current, had))
             setattr(holder, name, replacement)
             if owner is None and current is not None:
@@ -282,13 +291,36 @@ def _replaced(path: str, original: str, patched: str) -> Iterator[None]:
                 delattr(holder, name)
 
 
+def _own(value: Any, module: Any) -> bool:
+    """Whether ``value`` (a function, method or descriptor of ``module``) is
+    ADK's own code as its source file defines it, or a fix's replacement."""
+    function = getattr(value, "__func__", value)
+    if getattr(function, "__harness_fix__", False):
+        return True
+    code = getattr(inspect.unwrap(function), "__code__", None) if callable(function) else None
+    if code is None:
+        return True  # not a function (a class or a constant): nothing to tell
+    return Path(code.co_filename) == Path(inspect.getsourcefile(module) or "")
+
+
 def unavailable(fix: Fix | str) -> str | None:
-    """Why the installed release cannot take ``fix`` (None: it can)."""
+    """Why the installed release cannot take ``fix`` now (None: it can): its
+    diff does not apply, or a function it replaces is not ADK's own code at
+    the moment (a test or a deliberately broken stand-in replaced it; fixing
+    that would remove what the stand-in plants, not an ADK fault)."""
     from ..adk import NotApplicable
 
     fix = fix_named(fix) if isinstance(fix, str) else fix
     try:
-        patched_sources([fix.name])
+        for path, (original, patched) in patched_sources([fix.name]).items():
+            module = importlib.import_module(_module_name(path))
+            for owner, name, _ in _changes(path, original, patched):
+                holder = module if owner is None else getattr(module, owner)
+                if name in vars(holder) and not _own(vars(holder)[name], module):
+                    return (
+                        f"{module.__name__}.{name} is not google-adk's own code now (replaced "
+                        "by a test or a stand-in): a fix applies to ADK's code only"
+                    )
     except NotApplicable as exc:
         return str(exc)
     return None
