@@ -52,6 +52,7 @@ __all__ = [
     "Fault",
     "fault_for",
     "faults_of",
+    "fix_text",
     "ranges",
     "release_order",
 ]
@@ -960,6 +961,14 @@ def release_order(sdk: str) -> list[str]:
         releases = document.get("releases") if isinstance(document, Mapping) else None
         return list(releases) if isinstance(releases, list) else []
     return sorted({r for f in faults_of(sdk) for r in f.releases}, key=_version)
+
+
+def fix_text(fault: Fault) -> str:
+    """What a reader is told of ``fault``'s fix: its name, ``"no fix: <why>"``
+    when none can exist, or ``"no fix yet"`` when one is still to be written."""
+    if fault.fix:
+        return fault.fix
+    return f"no fix: {fault.no_fix_reason}" if fault.no_fix_reason else "no fix yet"
 
 
 #: Between the first and the last release of a run (an en dash).
