@@ -489,26 +489,24 @@ def _about(path: Path, fixture: Fixture) -> dict[str, Any]:
 
 def _replay_entry(path: Path, fixture: Fixture, judged: Any) -> dict[str, Any]:
     """One fixture's result in ``replay --json``: its verdict on the installed
-    release (``label``, ``reason``, ``faults``: the known faults of this
-    release met), ``shows``: every known fault whose recogniser matches what
-    it shows here, whatever releases the fault is recorded on (a second run,
-    classified with :data:`~compaction_harness.known_faults.EVERY_RELEASE`:
-    what the release matrix derives the faults' release lists from),
-    ``new``: the violations no known fault explains, and ``invariants``: the
-    invariants broken."""
-    from .known_faults import EVERY_RELEASE
-    from .verdicts import check
-
+    release (``label``, ``reason``, ``faults``: the known faults met),
+    ``shows``: the same faults (classification by fix does not depend on
+    the faults' recorded releases; the release matrix derives those lists
+    from it), ``evidence``: for each fault, ``"fix NAME"`` (the fix whose
+    re-run removed its violations; several joined by ``+``) or
+    ``"pattern"`` (a fault with no fix yet, by its recogniser), ``new``: the
+    violations no known fault explains, and ``invariants``: the invariants
+    broken."""
     verdict = judged.verdict
-    everything = check(fixture.case, EVERY_RELEASE)
     broken = [*verdict.new, *(v for v, _ in verdict.known)]
     return {
         **_about(path, fixture),
         "label": judged.label,
         "reason": judged.reason,
         "faults": list(verdict.faults),
-        "shows": list(everything.faults),
-        "new": [v.summary() for v in everything.new],
+        "shows": list(verdict.faults),
+        "evidence": verdict.evidence,
+        "new": [v.summary() for v in verdict.new],
         "invariants": sorted({v.invariant for v in broken}),
         "not_applicable": list(verdict.outcome.not_applicable),
     }
