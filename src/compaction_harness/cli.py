@@ -22,6 +22,7 @@ from typing import Any
 from . import reference
 from .envs import EnvError
 from .fixtures import Fixture, FixtureError, load_fixture, newer_than_known
+from .invariants import invariants_of
 from .model import Session, _one_line, summary_number
 
 __all__ = ["main"]
@@ -41,7 +42,7 @@ MAX_SESSION_BYTES = 50_000_000
 CONFIG_FLAGS = ("compaction-interval", "overlap-size", "token-threshold", "event-retention-size")
 
 #: The pipeline-level invariants, as minimize --invariant takes them.
-PIPELINE_NAMES = ("P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7")
+PIPELINE_NAMES = invariants_of("pipeline")
 
 
 def _at_least(low: int) -> Callable[[str], int]:
@@ -553,7 +554,7 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     if config is None:
         if args.agent:
             raise CliError("--agent names the agents of a configuration: give --config too")
-        if args.invariant is None or args.invariant not in ("U1", "U2", "U3", "U4", "U5"):
+        if args.invariant is None or args.invariant not in invariants_of("unit", "token"):
             raise CliError(
                 "--invariant U1-U5 is required without a configuration (with --config or the "
                 "trigger flags every invariant that applies is judged, P0-P7 included)"
@@ -999,7 +1000,7 @@ def build_parser() -> argparse.ArgumentParser:
     mini.add_argument("session", metavar="SESSION.json", help="the recorded session")
     mini.add_argument(
         "--invariant",
-        choices=["U1", "U2", "U3", "U4", "U5", *PIPELINE_NAMES],
+        choices=[*invariants_of("unit", "token"), *PIPELINE_NAMES],
         help="the invariant the minimal session must break. Without a configuration: one of "
         "U1-U5 (required). With one: any invariant that applies to it (default: every one "
         "that applies: U1-U4 with either trigger, U5 with a token threshold, P0-P7)",

@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from .envs import RELEASE, ROOT, EnvError, _version_tuple
+from .invariants import INVARIANTS as _SPECIFIED
 
 __all__ = [
     "FAILS",
@@ -75,7 +76,7 @@ __all__ = [
 #: The four states of a cell.
 HOLDS, FAILS, KNOWN, NOT_APPLICABLE = "holds", "fails", "known fault", "n/a"
 #: Every invariant, in the order the matrix lists them.
-INVARIANTS = ("U1", "U2", "U3", "U4", "U5", "U6", "P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7")
+INVARIANTS = tuple(_SPECIFIED)
 OUT = ROOT / "build" / "matrix"
 CORPUS = ROOT / "tests" / "repros"
 #: The first release with event compaction: the matrix starts there.
