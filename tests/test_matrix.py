@@ -170,8 +170,8 @@ def test_bad_releases_are_refused_in_one_line():
 
 
 def test_known_fault_release_lists_agree_with_the_last_matrix():
-    # The lists in known_faults.py are derived, not typed: on the releases the
-    # last committed matrix covers, each fault is recorded exactly where it shows.
+    # The release lists are derived (faults/catalogue.py), not typed: on the releases
+    # the last committed matrix covers, each fault is recorded exactly where it shows.
     matrix = json.loads(LAST_MATRIX.read_text())
     covered = set(matrix["releases"])
     derived = derived_releases(matrix)

@@ -1,4 +1,4 @@
-"""Command line: ``python -m compaction_harness {show,replay,export,minimize,profile} ...``.
+"""Command line: ``python -m compaction_harness {show,replay,export,minimize,profile,faults}``.
 
 Exit status: 0 when every fixture holds (or fails only as a recorded known
 upstream fault of the installed release), 1 when one fails an invariant, 2 for
@@ -866,6 +866,34 @@ def _session_config_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _cmd_faults(args: argparse.Namespace) -> int:
+    from .faults.catalogue import FAULTS, faults_of, fix_text, ranges, release_order
+
+    chosen = faults_of(args.sdk) if args.sdk else FAULTS
+    if args.json:
+        print(json.dumps([f.record() for f in chosen], indent=1))
+        return 0
+    orders = {sdk: release_order(sdk) for sdk in {f.sdk for f in chosen}}
+    rows = [("FAULT", "SDK", "FAMILY", "INVARIANTS", "RELEASES", "FIX")]
+    rows += [
+        (
+            f.id,
+            f.sdk,
+            f.family or "-",
+            ",".join(f.invariants),
+            ranges(f.releases, orders[f.sdk]) or "none recorded",
+            fix_text(f),
+        )
+        for f in chosen
+    ]
+    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]) - 1)]
+    for row in rows:
+        print("  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]]))
+    fixed = sum(1 for f in chosen if f.fix)
+    print(f"{len(chosen)} known faults, {fixed} with a fix")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     parser = argparse.ArgumentParser(
@@ -874,7 +902,8 @@ def build_parser() -> argparse.ArgumentParser:
         if invoked.startswith("compaction-harness")
         else "python -m compaction_harness",
         description="Show, replay and export JSON repro fixtures of ADK event-compaction "
-        "failures, minimise real sessions into new ones, and profile what compaction costs.",
+        "failures, minimise real sessions into new ones, profile what compaction costs, and "
+        "list the known upstream faults.",
         epilog="Exit status: show and export: 0 done, 2 bad input (show never re-checks a "
         "fixture); replay: 0 all hold or fail only as known upstream faults, 1 a fixture "
         "fails or a known fault no longer shows, 2 bad input (each readable fixture is "
@@ -882,7 +911,7 @@ def build_parser() -> argparse.ArgumentParser:
         "fixture's shape, or a recorded session's replay with --config makes other summaries "
         "than its run stored (NOREPRO); minimize: 0 a fixture written, 1 the session holds, 2 "
         "bad input, 3 its replay with --config makes other summaries than it stored; "
-        "profile: 0 profiled, 1 google-adk raised during the run, 2 bad input. "
+        "profile: 0 profiled, 1 google-adk raised during the run, 2 bad input; faults: 0. "
         "Inside an environment made by `make env`: .venv/adk-<release>/bin/python -m "
         "compaction_harness ...",
     )
@@ -1075,6 +1104,34 @@ def build_parser() -> argparse.ArgumentParser:
         "invocation ends (needs matplotlib: the `report` extra)",
     )
     prof.set_defaults(func=_cmd_profile)
+    faults = sub.add_parser(
+        "faults",
+        help="list the known upstream faults of both SDKs, with their fixes and releases",
+        description="Print the fault catalogue (src/compaction_harness/faults/catalogue.py): "
+        "every known upstream fault of google-adk and of ADK-JS (@google/adk), one line each: "
+        "its id, its SDK, its family (the fault of the other SDK with the same mechanism, or "
+        "-), the invariants it breaks, the releases it shows on and its fix. Releases are "
+        "derived, never typed: google-adk's from the committed release matrix record "
+        "(docs/release-matrix.json, written by `make matrix`), as runs of consecutive matrix "
+        "releases (1.26.0\u20132.13.0); ADK-JS's from the @google/adk version of the fault's "
+        "fixtures in tests/repros/. The fix is the name of the fix that removes the fault "
+        "(google-adk: faults/python_fixes.py; ADK-JS: sdks/adk-js/fixes/index.json), "
+        "'no fix: <why>' where none can exist, or 'no fix yet'.",
+        epilog="Exit status: 0. Nothing is run: the catalogue is read as it is.",
+    )
+    faults.add_argument(
+        "--sdk",
+        choices=("google-adk", "adk-js"),
+        help="only the faults of this SDK (default: both)",
+    )
+    faults.add_argument(
+        "--json",
+        action="store_true",
+        help="print a JSON list of records instead, one per fault with every field (id, "
+        "sdk, family, invariants, title, user_sees, compactors, fix, no_fix_reason, "
+        "releases)",
+    )
+    faults.set_defaults(func=_cmd_faults)
     return parser
 
 

@@ -32,9 +32,9 @@ From the cell files it writes ``build/matrix/``:
 * ``matrix.png``: the same as a heat map, when matplotlib is installed (the
   ``report`` extra).
 
-Known faults' release lists are derived from it (:func:`derived_releases`);
-``tests/test_matrix.py`` checks the committed lists in ``known_faults.py``
-against the last matrix committed as ``docs/release-matrix.json``.
+Known faults' release lists are derived from it (:func:`derived_releases`):
+the fault catalogue (``faults/catalogue.py``) reads them from the last matrix
+committed as ``docs/release-matrix.json``; none is typed by hand.
 
 Errors (no release list, an unknown release) are one line on standard error
 and exit status 2; a release whose environment cannot be made is a column of
@@ -680,8 +680,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--record",
         metavar="PATH",
-        help="also write matrix.json there (make matrix: docs/release-matrix.json, the copy "
-        "tests/test_matrix.py checks known_faults.py's release lists against)",
+        help="also write matrix.json there (make matrix: docs/release-matrix.json, the record "
+        "the fault catalogue derives each known fault's releases from)",
     )
     args = parser.parse_args(argv)
     from .known_faults import KNOWN_FAULTS
