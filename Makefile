@@ -91,20 +91,28 @@ NEED_REDIS_SERVER = command -v redis-server >/dev/null || { apt-get update -qq &
 	  apt-get install -y -qq redis-server >/dev/null; } || \
 	  { echo "error: the gate needs redis-server and could not install it (as root: apt-get install redis-server)" >&2; exit 2; }
 
+# Known faults are classified by re-running with their fixes, diffs that GNU patch applies.
+NEED_PATCH = command -v patch >/dev/null || { apt-get update -qq && \
+	  apt-get install -y -qq patch >/dev/null; } || \
+	  { echo "error: classifying known faults by their fixes needs GNU patch and it could not be installed (as root: apt-get install patch)" >&2; exit 2; }
+
 test: $(SDK_PREREQ) ## the deterministic gate: derandomised properties, unit tests, fixture replay (SDK=js: ADK-JS's)
 	@$(NEED_REDIS_SERVER)
+	@$(NEED_PATCH)
 	@py=$$($(ENV_PY)) || exit $$?; \
 	FUZZ_DB= $$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate $(SDK_PATHS) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests: the gate ran nothing" >&2; fi; \
 	exit $$rc
 
 fuzz: $(SDK_PREREQ) ## a random campaign of FUZZ_SECONDS against ADK (SDK=js: ADK-JS); failures become fixtures in tests/repros/ (FUZZ_DB= to share)
+	@$(NEED_PATCH)
 	@py=$$($(ENV_PY)) || exit $$?; \
 	FUZZ_DB="$(FUZZ_DB)" HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
 	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz $(SDK_PATHS) \
 	  --fuzz-seconds=$(FUZZ_SECONDS) --hypothesis-show-statistics $(PYTEST_ARGS)
 
 fuzz-worker: $(SDK_PREREQ) ## one more campaign on FUZZ_DB=redis://HOST:PORT/N: writes no fixtures, `make fuzz` there writes them
+	@$(NEED_PATCH)
 	@if [ -z "$(FUZZ_DB)" ]; then echo "error: make fuzz-worker needs FUZZ_DB=redis://HOST:PORT/N (the writer's shared example database)" >&2; exit 2; fi
 	@py=$$($(ENV_PY)) || exit $$?; \
 	FUZZ_DB="$(FUZZ_DB)" HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
@@ -146,6 +154,7 @@ gate-under-load: ## `make test` 5 times under full CPU load (stress-ng); outcome
 	$$py bench/gate_under_load.py
 
 matrix: ## replay the fixtures and a seeded campaign on every release: build/matrix/ (RELEASES=, MATRIX_SECONDS=)
+	@$(NEED_PATCH)
 	@py=$$($(ENV_PY)) || exit $$?; \
 	JOBS=$(JOBS) $$py -m compaction_harness.matrix --releases "$(RELEASES)" --seconds $(MATRIX_SECONDS) \
 	  --record docs/release-matrix.json
@@ -156,6 +165,7 @@ tables: $(ADKJS_STAMP) ## rewrite README.md's generated text: the known faults' 
 	$$py -m compaction_harness.cross_sdk --write README.md
 
 replay: ## re-check fixtures against the target: make replay FIXTURE=tests/repros/x.json
+	@$(NEED_PATCH)
 	@py=$$($(ENV_PY)) || exit $$?; \
 	$$py -m compaction_harness replay $(or $(FIXTURE),tests/repros)
 

@@ -846,3 +846,16 @@ def test_an_adk_js_violation_says_adk_js_observed_it(capsys, monkeypatch):
     # A Python fixture's violations keep ADK's label.
     python_fixture = load_fixture(REPROS / "U3-2.11.0-fa8ad53970ec0bb0.json")
     assert "observed (ADK):" in str(InvariantViolation(python_fixture.case, outcome))
+
+
+@on_2_13
+def test_replay_without_gnu_patch_says_so_in_one_line(capsys, monkeypatch) -> None:
+    # Classification re-runs a fault fixture with its fix, a diff GNU patch applies.
+    from compaction_harness.faults import fixes
+
+    monkeypatch.setattr(fixes.shutil, "which", lambda name: None)
+    fixes._apply.cache_clear()
+    code, _, err = run(capsys, "replay", str(REPROS / "U3-2.13.0-e3f99bee2b15adeb.json"))
+    fixes._apply.cache_clear()
+    assert code == 2
+    assert err.strip().count("\n") == 0 and "needs GNU patch" in err, err

@@ -225,7 +225,7 @@ def test_a_subset_run_merges_its_releases_into_the_committed_record(tmp_path, mo
     (tmp_path / "cells" / "2.13.0.json").write_text(json.dumps(cell))
     monkeypatch.setattr(matrix_module, "_show_texts", lambda out, python: {})
     monkeypatch.setattr(matrix_module, "render_heatmap", lambda matrix, path: False)
-    argv = ["--releases", "2.13.0", "--seconds", "20", "--out", str(tmp_path)]
+    argv = ["--releases", "2.13.0", "--seconds", "20", "--out", str(tmp_path), "--fixed", "none"]
     assert main([*argv, "--record", str(record)]) == 0
     merged = json.loads(record.read_text())
     assert merged["releases"] == ["2.11.0", "2.12.0", "2.13.0"]
@@ -261,3 +261,36 @@ def test_a_reused_cell_replays_the_fixtures_added_since_it_was_made():
     assert asked == [["b.json"]]
     assert record["replay"] == [{"path": "a.json"}, {"path": "b.json", "new": True}]
     assert top_up(record, ["a.json", "b.json"], replay) == [] and len(asked) == 1
+
+
+def test_the_fixed_column_runs_the_release_with_every_fix_and_is_no_release(tmp_path, monkeypatch):
+    # 2.13.0+fixes: the pinned release with HARNESS_FIXES=all. Its cells sit
+    # beside the releases, but a fault it shows is no release of that fault.
+    from compaction_harness import matrix as matrix_module
+    from compaction_harness.matrix import _fixes_env, fixed_column, main, python_corpus
+
+    assert _fixes_env(fixed_column("2.13.0")) == {"HARNESS_FIXES": "all"}
+    assert _fixes_env("2.13.0") == {}
+    corpus = python_corpus()
+    fault = KNOWN_FAULTS[0].id
+    (tmp_path / "cells").mkdir()
+    for label, shows in (("2.13.0", [fault]), ("2.13.0+fixes", [fault])):
+        cell = {
+            "release": label,
+            "replay": [
+                entry(Path(p).name, "ok", "P2") | {"path": p, "shows": shows} for p in corpus
+            ],
+            "campaign": {"seconds": 20, "seed": 0, "status": 0, "fixtures": []},
+            "costs": {},
+        }
+        (tmp_path / "cells" / f"{label}.json").write_text(json.dumps(cell))
+    monkeypatch.setattr(matrix_module, "_show_texts", lambda out, python: {})
+    monkeypatch.setattr(matrix_module, "render_heatmap", lambda matrix, path: False)
+    monkeypatch.setattr(matrix_module, "_environment", lambda release: release)
+    monkeypatch.setattr(matrix_module, "_replay", lambda python, paths, extra=None: [])
+    argv = ["--releases", "2.13.0", "--seconds", "20", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    written = json.loads((tmp_path / "matrix.json").read_text())
+    assert written["releases"] == ["2.13.0", "2.13.0+fixes"]
+    assert written["rows"]["faults"][fault]["2.13.0+fixes"]["state"] == "known fault"
+    assert written["derived_releases"][fault] == ["2.13.0"]

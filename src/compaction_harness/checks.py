@@ -81,8 +81,8 @@ def _check(case, outcome: UnitOutcome, *, injected: bool, release: str | None) -
         new, known = list(outcome.violations), list(outcome.known)
     else:
         new, known = classify(case, outcome.violations, release)
-    for fault in dict.fromkeys(f for _, f in known):
-        met(fault)
+    for fault, evidence in {f: v.details.get("evidence", "pattern") for v, f in known}.items():
+        met(fault, evidence)
     if currently_in_test_context():
         for reason in outcome.not_applicable:
             event(f"not applicable: {reason}")
@@ -98,12 +98,19 @@ def _check(case, outcome: UnitOutcome, *, injected: bool, release: str | None) -
 KNOWN_FAULTS_MET: Counter[str] = Counter()
 
 
-def met(fault_id: str) -> None:
+def met(fault_id: str, evidence: str = "") -> None:
     """Record that an example met the known upstream fault ``fault_id``: a
-    Hypothesis event when inside a test, and a count for the campaign summary."""
+    Hypothesis event when inside a test (with its ``evidence``: ``"fix
+    NAME"`` or ``"pattern"``), and a count for the campaign summary."""
     KNOWN_FAULTS_MET[fault_id] += 1
+    if evidence:
+        FAULT_EVIDENCE.setdefault(fault_id, evidence)
     if currently_in_test_context():
-        event(f"known upstream fault: {fault_id}")
+        event(f"known upstream fault: {fault_id}" + (f" ({evidence})" if evidence else ""))
+
+
+#: The evidence first seen for each fault met in this process.
+FAULT_EVIDENCE: dict[str, str] = {}
 
 
 def check_js_case(case: Any) -> UnitOutcome:

@@ -22,6 +22,7 @@ from typing import Any
 from . import reference
 from .envs import EnvError
 from .fixtures import Fixture, FixtureError, load_fixture, newer_than_known
+from .invariants import invariants_of
 from .model import Session, _one_line, summary_number
 
 __all__ = ["main"]
@@ -41,7 +42,7 @@ MAX_SESSION_BYTES = 50_000_000
 CONFIG_FLAGS = ("compaction-interval", "overlap-size", "token-threshold", "event-retention-size")
 
 #: The pipeline-level invariants, as minimize --invariant takes them.
-PIPELINE_NAMES = ("P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7")
+PIPELINE_NAMES = invariants_of("pipeline")
 
 
 def _at_least(low: int) -> Callable[[str], int]:
@@ -489,26 +490,24 @@ def _about(path: Path, fixture: Fixture) -> dict[str, Any]:
 
 def _replay_entry(path: Path, fixture: Fixture, judged: Any) -> dict[str, Any]:
     """One fixture's result in ``replay --json``: its verdict on the installed
-    release (``label``, ``reason``, ``faults``: the known faults of this
-    release met), ``shows``: every known fault whose recogniser matches what
-    it shows here, whatever releases the fault is recorded on (a second run,
-    classified with :data:`~compaction_harness.known_faults.EVERY_RELEASE`:
-    what the release matrix derives the faults' release lists from),
-    ``new``: the violations no known fault explains, and ``invariants``: the
-    invariants broken."""
-    from .known_faults import EVERY_RELEASE
-    from .verdicts import check
-
+    release (``label``, ``reason``, ``faults``: the known faults met),
+    ``shows``: the same faults (classification by fix does not depend on
+    the faults' recorded releases; the release matrix derives those lists
+    from it), ``evidence``: for each fault, ``"fix NAME"`` (the fix whose
+    re-run removed its violations; several joined by ``+``) or
+    ``"pattern"`` (a fault with no fix yet, by its recogniser), ``new``: the
+    violations no known fault explains, and ``invariants``: the invariants
+    broken."""
     verdict = judged.verdict
-    everything = check(fixture.case, EVERY_RELEASE)
     broken = [*verdict.new, *(v for v, _ in verdict.known)]
     return {
         **_about(path, fixture),
         "label": judged.label,
         "reason": judged.reason,
         "faults": list(verdict.faults),
-        "shows": list(everything.faults),
-        "new": [v.summary() for v in everything.new],
+        "shows": list(verdict.faults),
+        "evidence": verdict.evidence,
+        "new": [v.summary() for v in verdict.new],
         "invariants": sorted({v.invariant for v in broken}),
         "not_applicable": list(verdict.outcome.not_applicable),
     }
@@ -555,7 +554,7 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     if config is None:
         if args.agent:
             raise CliError("--agent names the agents of a configuration: give --config too")
-        if args.invariant is None or args.invariant not in ("U1", "U2", "U3", "U4", "U5"):
+        if args.invariant is None or args.invariant not in invariants_of("unit", "token"):
             raise CliError(
                 "--invariant U1-U5 is required without a configuration (with --config or the "
                 "trigger flags every invariant that applies is judged, P0-P7 included)"
@@ -1030,7 +1029,7 @@ def build_parser() -> argparse.ArgumentParser:
     mini.add_argument("session", metavar="SESSION.json", help="the recorded session")
     mini.add_argument(
         "--invariant",
-        choices=["U1", "U2", "U3", "U4", "U5", *PIPELINE_NAMES],
+        choices=[*invariants_of("unit", "token"), *PIPELINE_NAMES],
         help="the invariant the minimal session must break. Without a configuration: one of "
         "U1-U5 (required). With one: any invariant that applies to it (default: every one "
         "that applies: U1-U4 with either trigger, U5 with a token threshold, P0-P7)",

@@ -33,6 +33,7 @@ from . import reference
 from .model import Session
 
 __all__ = [
+    "APPLIES_TO",
     "INVARIANTS",
     "Violation",
     "check_dead_ids",
@@ -41,6 +42,7 @@ __all__ = [
     "check_prefix_shape",
     "check_token_range",
     "check_token_split",
+    "invariants_of",
 ]
 
 #: Invariant id -> one-line statement, as the project's specification words it.
@@ -62,6 +64,23 @@ INVARIANTS: dict[str, str] = {
     "P6": "no wasted work: every compaction covers a live event no kept summary covered",
     "P7": "round trip: a session reloaded from the database yields the same prompt",
 }
+
+#: What each invariant is checked on: ``"unit"`` (a call of a sliding-window
+#: prefix helper: U1-U4), ``"token"`` (a token-threshold split: U5),
+#: ``"metamorphic"`` (a pair of unit runs: U6) and ``"pipeline"`` (the trace of
+#: a whole run, any driver and SDK: P0-P7). The one list every surface reads.
+APPLIES_TO: dict[str, str] = {
+    **dict.fromkeys(("U1", "U2", "U3", "U4"), "unit"),
+    "U5": "token",
+    "U6": "metamorphic",
+    **dict.fromkeys(("P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7"), "pipeline"),
+}
+
+
+def invariants_of(*kinds: str) -> tuple[str, ...]:
+    """The invariant ids checked on traces of ``kinds`` (see :data:`APPLIES_TO`),
+    in the specification's order."""
+    return tuple(i for i in INVARIANTS if APPLIES_TO[i] in kinds)
 
 
 @dataclass(frozen=True)

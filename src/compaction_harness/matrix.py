@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from .envs import RELEASE, ROOT, EnvError, _version_tuple
+from .invariants import INVARIANTS as _SPECIFIED
 
 __all__ = [
     "FAILS",
@@ -75,7 +76,7 @@ __all__ = [
 #: The four states of a cell.
 HOLDS, FAILS, KNOWN, NOT_APPLICABLE = "holds", "fails", "known fault", "n/a"
 #: Every invariant, in the order the matrix lists them.
-INVARIANTS = ("U1", "U2", "U3", "U4", "U5", "U6", "P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7")
+INVARIANTS = tuple(_SPECIFIED)
 OUT = ROOT / "build" / "matrix"
 CORPUS = ROOT / "tests" / "repros"
 #: The first release with event compaction: the matrix starts there.
@@ -156,18 +157,39 @@ def python_corpus(corpus: Path = CORPUS) -> list[str]:
     return chosen
 
 
+#: The suffix of a column that runs a release with every fix applied.
+FIXED = "+fixes"
+
+
+def fixed_column(release: str) -> str:
+    """The label of ``release``'s column with every known fault's fix applied."""
+    return release + FIXED
+
+
+def _base(label: str) -> str:
+    """The release a column runs (``2.13.0`` for ``2.13.0+fixes``)."""
+    return label.removesuffix(FIXED)
+
+
+def _fixes_env(label: str) -> dict[str, str]:
+    """What a column's subprocesses get: ``HARNESS_FIXES=all`` for a fixed column."""
+    return {"HARNESS_FIXES": "all"} if label.endswith(FIXED) else {}
+
+
 def run_release(release: str, seconds: float, out: Path) -> dict[str, Any]:
     """Replay the corpus on ``release`` and run its seeded campaign; the cell
     record (see the module docstring). An environment that cannot be made is
-    recorded as ``error``."""
+    recorded as ``error``. ``release`` may be a fixed column's label
+    (:func:`fixed_column`): the release with every fix applied
+    (``HARNESS_FIXES=all``), where every invariant should hold."""
     started = time.monotonic()
     try:
-        python = _environment(release)
+        python = _environment(_base(release))
     except (EnvError, OSError) as exc:
         return {"release": release, "error": f"no environment: {exc}"}
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", **_fixes_env(release)}
     try:
-        replayed = _replay(python, python_corpus())
+        replayed = _replay(python, python_corpus(), _fixes_env(release))
     except MatrixError as exc:
         return {"release": release, "error": str(exc)}
     record: dict[str, Any] = {"release": release, "replay": replayed}
@@ -209,20 +231,24 @@ def run_release(release: str, seconds: float, out: Path) -> dict[str, Any]:
             "status": campaign.returncode,
             "fixtures": found,
         }
-    record["costs"] = _costs(python)
+    if not release.endswith(FIXED):
+        record["costs"] = _costs(python)
     record["duration"] = round(time.monotonic() - started, 1)
     return record
 
 
-def _replay(python: str, fixtures: Sequence[str]) -> list[dict[str, Any]]:
-    """``replay --json`` of ``fixtures`` with the release's ``python``: one
-    entry per fixture. Raises :class:`MatrixError` when replay says nothing."""
+def _replay(
+    python: str, fixtures: Sequence[str], extra: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """``replay --json`` of ``fixtures`` with the release's ``python`` (and the
+    environment variables ``extra``): one entry per fixture. Raises
+    :class:`MatrixError` when replay says nothing."""
     done = subprocess.run(
         [python, "-m", "compaction_harness", "replay", "--json", *fixtures],
         capture_output=True,
         text=True,
         cwd=ROOT,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        env={**os.environ, "PYTHONWARNINGS": "ignore", **(extra or {})},
     )
     try:
         return json.loads(done.stdout)["fixtures"]
@@ -396,7 +422,7 @@ def merge(committed: Mapping[str, Any] | None, fresh: Mapping[str, Any]) -> dict
         committed = {"releases": [], "rows": {}, "costs": {}}
     ran = set(fresh["releases"])
     kept = [r for r in committed["releases"] if r not in ran]
-    releases = sorted({*kept, *ran}, key=_version_tuple)
+    releases = sorted({*kept, *ran}, key=lambda r: (_version_tuple(r), r.endswith(FIXED)))
     rows: dict[str, dict[str, dict[str, Any]]] = {}
     for group, named in fresh["rows"].items():
         before = committed.get("rows", {}).get(group, {})
@@ -425,9 +451,14 @@ def merge(committed: Mapping[str, Any] | None, fresh: Mapping[str, Any]) -> dict
 
 
 def derived_releases(matrix: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Known fault id -> the releases of the matrix on which it shows."""
+    """Known fault id -> the releases of the matrix on which it shows (fixed
+    columns are no release)."""
     return {
-        fault: [r for r in matrix["releases"] if cells.get(r, {}).get("state") == KNOWN]
+        fault: [
+            r
+            for r in matrix["releases"]
+            if not r.endswith(FIXED) and cells.get(r, {}).get("state") == KNOWN
+        ]
         for fault, cells in matrix["rows"]["faults"].items()
     }
 
@@ -639,6 +670,14 @@ def main(argv: list[str] | None = None) -> int:
         "--fresh", action="store_true", help="recompute releases already in the cell files"
     )
     parser.add_argument(
+        "--fixed",
+        default="2.13.0",
+        metavar="RELEASE",
+        help="also a column RELEASE+fixes: that release with every known fault's fix applied "
+        "(HARNESS_FIXES=all), where the corpus and the campaign should find nothing (default "
+        "2.13.0, the pinned release, when it is among the releases; 'none': no such column)",
+    )
+    parser.add_argument(
         "--record",
         metavar="PATH",
         help="also write matrix.json there (make matrix: docs/release-matrix.json, the record "
@@ -666,6 +705,8 @@ def main(argv: list[str] | None = None) -> int:
     except MatrixError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.fixed != "none" and args.fixed in releases:
+        releases.append(fixed_column(args.fixed))
     cells = out / "cells"
     records = []
     started = time.monotonic()
@@ -680,14 +721,16 @@ def main(argv: list[str] | None = None) -> int:
                 and record.get("campaign", {}).get("seconds", 0) >= args.seconds
             ):
                 changed = False
-                if "costs" not in record:  # a cell from before costs were measured
+                if "costs" not in record and not release.endswith(FIXED):
                     record["costs"] = _costs(_environment(release))
                     changed = True
                 try:
                     added = top_up(
                         record,
                         python_corpus(),
-                        lambda paths, r=release: _replay(_environment(r), paths),
+                        lambda paths, r=release: _replay(
+                            _environment(_base(r)), paths, _fixes_env(r)
+                        ),
                     )
                 except (MatrixError, EnvError, OSError) as exc:
                     added, record = [], {"release": release, "error": str(exc)}

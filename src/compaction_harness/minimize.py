@@ -68,7 +68,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from . import reference
-from .invariants import Violation
+from .invariants import Violation, invariants_of
 from .metamorphic import canonical_names, rename
 from .model import Compaction, ModelError, Session
 from .pipeline import CONFIG_KEYS, PIPELINE_INVARIANTS, PipelineCase, recorded_case
@@ -91,7 +91,7 @@ __all__ = [
 
 #: The ``event_retention_size`` values tried for U5.
 MAX_RETENTION = 6
-UNIT_LEVEL = ("U1", "U2", "U3", "U4", "U5")
+UNIT_LEVEL = invariants_of("unit", "token")
 
 
 class MinimizeError(ValueError):
@@ -363,7 +363,7 @@ def _shrink(
 
 # -- with the configuration the session ran with ---------------------------------------
 #: The invariants each trigger makes ADK check (the helper calls it makes).
-SLIDING_LEVEL = ("U1", "U2", "U3", "U4")
+SLIDING_LEVEL = invariants_of("unit")
 
 
 @dataclass(frozen=True)

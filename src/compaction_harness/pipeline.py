@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import reference
-from .invariants import Violation
+from .invariants import Violation, invariants_of
 from .model import (
     REQUEST_CONFIRMATION_CALL,
     REQUEST_CREDENTIAL_CALL,
@@ -88,7 +88,7 @@ __all__ = [
 ]
 
 #: The pipeline-level invariants, as the project's specification names them.
-PIPELINE_INVARIANTS = ("P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7")
+PIPELINE_INVARIANTS = invariants_of("pipeline")
 
 
 def chosen_invariants() -> tuple[str, ...]:

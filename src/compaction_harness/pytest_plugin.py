@@ -591,7 +591,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             f"examples={props['examples']} seconds={props['fuzz_seconds']}{extra}"
         )
         for fault, examples in sorted(props.get("known_faults", {}).items()):
-            write(f"        known upstream fault {fault}: {examples} examples")
+            write(f"        known upstream fault {fault}: {examples} examples ({_evidence(fault)})")
         for label, runs in sorted(props.get("labels", {}).items()):
             if label.startswith("not applicable"):
                 write(f"        {label}: {runs} runs")
@@ -723,3 +723,12 @@ def _fixtures_from(terminalreporter):
         props = dict(report.user_properties)
         if "repro_fixture" in props:
             yield report.nodeid, props["repro_fixture"]
+
+
+def _evidence(fault: str) -> str:
+    """How a campaign told ``fault`` (a google-adk fault with a fix is only
+    ever named by a re-run under its fix; one without, by its recogniser)."""
+    from .faults.fixes import fixes_for
+
+    found = fixes_for(fault)
+    return "evidence: fix " + ", ".join(f.name for f in found) if found else "pattern evidence"

@@ -79,6 +79,16 @@ class Verdict:
         """The known fault ids met, in order of first appearance."""
         return tuple(dict.fromkeys(f for _, f in self.known))
 
+    @property
+    def evidence(self) -> dict[str, str]:
+        """Each fault met -> what shows it is that fault: ``"fix NAME"``
+        (re-running with that fix, or ``+``-joined fixes together, removed
+        its violations) or ``"pattern"`` (no fix yet: its recogniser)."""
+        out: dict[str, str] = {}
+        for v, f in self.known:
+            out.setdefault(f, v.details.get("evidence", "pattern"))
+        return out
+
 
 def classify(
     case: Any, violations: Iterable[Violation], release: str
@@ -260,5 +270,6 @@ def _judge(fixture: Any, release: str | None) -> FixtureVerdict:
             f"{verdict.release} from {where}",
         )
     if verdict.known:
-        return FixtureVerdict("XFAIL", verdict, "known upstream fault " + ", ".join(verdict.faults))
+        shown = ", ".join(f"{f} ({e})" for f, e in verdict.evidence.items())
+        return FixtureVerdict("XFAIL", verdict, "known upstream fault " + shown)
     return FixtureVerdict("ok", verdict)

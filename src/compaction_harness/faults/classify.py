@@ -198,8 +198,7 @@ def by_fix(
 
 def _pattern_fault(case: Any, violation: Violation) -> str | None:
     """A fault without a fix whose recogniser matches (pattern evidence), or None."""
-    from ..adk import ADK_RELEASE
-    from ..known_faults import pattern_fault
+    from ..known_faults import EVERY_RELEASE, pattern_fault
 
-    found = pattern_fault(case, violation, ADK_RELEASE)
+    found = pattern_fault(case, violation, EVERY_RELEASE)
     return found.id if found else None

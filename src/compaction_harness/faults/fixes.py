@@ -151,9 +151,14 @@ def _installed_file(path: str) -> Path:
 
 
 def _patch_binary() -> str:
+    """GNU patch on PATH; ``EnvError`` (one line) when there is none."""
     found = shutil.which("patch")
     if found is None:
-        raise RuntimeError("applying a fix needs GNU patch on PATH (Debian package patch)")
+        from ..envs import EnvError
+
+        raise EnvError(
+            "applying a known fault's fix needs GNU patch on PATH (as root: apt-get install patch)"
+        )
     return found
 
 
