@@ -109,13 +109,16 @@ def stale_headers(text: str, order: Sequence[str]) -> list[str]:
 
 
 def matrix_order(path: Path = MATRIX) -> list[str]:
-    """The releases of the committed release matrix, oldest first. Raises
-    :class:`OSError` or :class:`ValueError` for a missing or unreadable one."""
+    """The releases of the committed release matrix, oldest first (a column of
+    a release with every fix applied is no release). Raises :class:`OSError`
+    or :class:`ValueError` for a missing or unreadable one."""
+    from .matrix import FIXED
+
     document: Mapping[str, object] = json.loads(path.read_text(encoding="utf-8"))
     releases = document.get("releases")
     if not isinstance(releases, list) or not all(isinstance(r, str) for r in releases):
         raise ValueError(f"{path}: no list of releases")
-    return releases
+    return [r for r in releases if not r.endswith(FIXED)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
