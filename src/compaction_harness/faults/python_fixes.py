@@ -20,3 +20,16 @@ register(
         diff="dead-call-retry-at-every-boundary.diff",
     )
 )
+
+register(
+    Fix(
+        name="newest-invocation-call-never-dead",
+        faults=("reused-call-id-unprotects-newest-invocation-call",),
+        summary=(
+            "_longest_self_contained_prefix's provably-dead retry ignores a dead id only in "
+            "events of older invocations: a call the newest invocation made with a reused id "
+            "still opens an obligation, as _provably_dead_call_ids' docstring requires"
+        ),
+        diff="newest-invocation-call-never-dead.diff",
+    )
+)
