@@ -33,3 +33,16 @@ register(
         diff="newest-invocation-call-never-dead.diff",
     )
 )
+
+register(
+    Fix(
+        name="token-split-ignores-callless-responses",
+        faults=("retained-callless-response-blocks-token-split",),
+        summary=(
+            "_safe_token_compaction_split_index lets a retained response constrain the split "
+            "only when its call is among the candidates before it: a response whose call an "
+            "earlier compaction or a rewind took no longer forbids every split"
+        ),
+        diff="token-split-ignores-callless-responses.diff",
+    )
+)
