@@ -46,3 +46,16 @@ register(
         diff="token-split-ignores-callless-responses.diff",
     )
 )
+
+register(
+    Fix(
+        name="summary-leaves-out-branch-events",
+        faults=("summary-leaks-branch-events-to-siblings",),
+        summary=(
+            "sliding-window and token-threshold compaction select the events to summarise as "
+            "they already do for isolation scopes, leaving out sub-agent branch events: the "
+            "branchless summary that every agent reads holds no branch's private events"
+        ),
+        diff="summary-leaves-out-branch-events.diff",
+    )
+)
