@@ -59,3 +59,17 @@ register(
         diff="summary-leaves-out-branch-events.diff",
     )
 )
+
+register(
+    Fix(
+        name="token-compaction-keeps-the-running-invocation",
+        faults=("token-compaction-summarises-the-running-request",),
+        summary=(
+            "_run_compaction_for_token_threshold_config, which the flow's compaction request "
+            "processor runs before every model call, never takes events of the newest "
+            "invocation, the one running; the post-invocation call "
+            "(_run_compaction_for_token_threshold) passes invocation_ended=True and may"
+        ),
+        diff="token-compaction-keeps-the-running-invocation.diff",
+    )
+)
