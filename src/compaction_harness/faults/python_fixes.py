@@ -86,3 +86,16 @@ register(
         diff="responses-follow-only-their-own-call-turn.diff",
     )
 )
+
+register(
+    Fix(
+        name="pending-call-left-out-beside-answered-siblings",
+        faults=("partial-answer-to-parallel-calls-makes-an-invalid-request",),
+        summary=(
+            "drop_orphaned_function_calls leaves a pending long-running call out of the "
+            "request when the event right after its call event answers sibling calls: the "
+            "function-response turn then answers exactly the calls of the turn before it"
+        ),
+        diff="pending-call-left-out-beside-answered-siblings.diff",
+    )
+)
