@@ -99,3 +99,16 @@ register(
         diff="pending-call-left-out-beside-answered-siblings.diff",
     )
 )
+
+register(
+    Fix(
+        name="summary-priced-by-the-summarizers-own-output",
+        faults=("summary-priced-by-a-client-record-resummarises-a-continued-invocation",),
+        summary=(
+            "_previous_summary_chars prices the next summary by the latest compaction event "
+            "the summarizer wrote (LlmEventSummarizer records the usage metadata of its model "
+            "call on it; a client's compaction record has none), not by a client's record"
+        ),
+        diff="summary-priced-by-the-summarizers-own-output.diff",
+    )
+)
