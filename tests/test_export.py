@@ -30,8 +30,8 @@ from hypothesis import HealthCheck, given, settings
 from compaction_harness._pysource import ADK_PYINK_CONFIG, LINE_LENGTH
 from compaction_harness.adk import ADK_RELEASE
 from compaction_harness.cases import run_case
-from compaction_harness.export import ExportError, export_test, name_of_test
-from compaction_harness.faults.fixes import FIXES, unavailable
+from compaction_harness.export import ExportError, export_test, fault_fixes, name_of_test
+from compaction_harness.faults.fixes import FIXES, fixes_for, unavailable
 from compaction_harness.fixtures import Fixture, load_fixture, write_fixture
 from compaction_harness.known_faults import fault_for
 from compaction_harness.verdicts import judge_fixture
@@ -477,3 +477,114 @@ def test_a_fixture_a_campaign_writes_later_is_judged_by_what_it_is(tmp_path: Pat
             export_test(fixture)
     unit = load_fixture(REPROS / "U3-2.11.0-fa8ad53970ec0bb0.json")
     assert expected_refusal(unit) is None
+
+
+def _fault_fixtures() -> list:
+    """Every google-adk fixture marked with a known fault whose kind export supports."""
+    out = []
+    for path in sorted(REPROS.glob("*.json")):
+        fixture = load_fixture(path)
+        if fixture.known_fault and not fixture.is_js and expected_refusal(fixture) is None:
+            out.append(pytest.param(path, id=path.stem))
+    return out
+
+
+def _run_exported(test: Path, first_on_path: Path | None = None) -> str:
+    """The exported ``test``'s outcome (``passed`` or ``failed: ...``), with
+    ``first_on_path`` (a folder holding ``google/adk``) first on PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HARNESS_FIXES")}
+    if first_on_path is not None:
+        env["PYTHONPATH"] = str(first_on_path)
+        where = subprocess.run(
+            [sys.executable, "-c", "import google.adk; print(google.adk.__file__)"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        assert Path(where.stdout.strip()).is_relative_to(first_on_path), where.stdout
+    (test.parent / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    return _outcomes_at(test, env)
+
+
+def _outcomes_at(test: Path, env: dict[str, str]) -> str:
+    report = test.with_suffix(f".{len(env.get('PYTHONPATH', ''))}.xml")
+    subprocess.run(
+        [
+            *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"),
+            f"--junitxml={report}",
+            str(test),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=test.parent,
+        env=env,
+        check=False,
+    )
+    (case,) = ET.parse(report).iter("testcase")
+    failure = case.find("failure") if case.find("failure") is not None else case.find("error")
+    if failure is None:
+        return "passed"
+    return "failed: " + (failure.get("message") or "").split("\n")[0]
+
+
+@pytest.mark.parametrize("path", _fault_fixtures())
+def test_an_export_carries_its_fault_s_fix_as_a_patch_of_the_release(
+    path: Path, tmp_path: Path
+) -> None:
+    """``export --out`` writes the fault's fix beside the test, a patch of
+    the release's own source: applied with GNU patch to a copy of the
+    installed ``google/adk`` (first on PYTHONPATH), the exported test passes
+    there; on the release as published it fails by its own assertion."""
+    import shutil
+
+    import google.adk
+
+    fixture = load_fixture(path)
+    if not fixes_for(fixture.known_fault):
+        pytest.skip(f"the fault {fixture.known_fault} has no fix yet")
+    if fixture.adk_release != ADK_RELEASE:
+        pytest.skip(
+            f"a fixture of google-adk {fixture.adk_release}: the fixes are diffs of {ADK_RELEASE}"
+        )
+    if not fault_fixes(fixture):
+        pytest.skip(f"the fix of {fixture.known_fault} does not apply to {ADK_RELEASE}")
+    out = tmp_path / "exported"
+    done = subprocess.run(
+        [sys.executable, "-m", "compaction_harness", "export", "--out", str(out), str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode == 2 and (HOLDS in done.stderr or CREDENTIAL in done.stderr):
+        pytest.skip(done.stderr.strip())
+    assert done.returncode == 0, done.stderr
+    test = out / f"{name_of_test(fixture)}.py"
+    patch = out / f"{name_of_test(fixture)}.patch"
+    assert done.stdout.splitlines() == [f"wrote {test}", f"wrote {patch}"], done.stdout
+    assert patch.name in " ".join(test.read_text(encoding="utf-8").split())
+    site = tmp_path / "site"
+    shutil.copytree(
+        Path(google.adk.__file__).parent,
+        site / "google" / "adk",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    applied = subprocess.run(
+        ["patch", "-p1", "--batch", "--fuzz=0", "-d", str(site), "-i", str(patch)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    published = _run_exported(test)
+    assert _by_assertion(published), published
+    assert _run_exported(test, site) == "passed"
+
+
+def test_export_patch_is_refused_in_one_line_without_a_fix(capsys) -> None:
+    from compaction_harness import cli
+
+    unmarked = next(p for p in sorted(REPROS.glob("*.json")) if not load_fixture(p).known_fault)
+    assert cli.main(["export", "--patch", str(unmarked)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "marked with no known fault" in err[0], err

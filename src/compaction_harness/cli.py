@@ -526,13 +526,45 @@ def _replay_entry(path: Path, fixture: Fixture, judged: Any) -> dict[str, Any]:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from .export import ExportError, export_test
+    from .export import (
+        ExportError,
+        export_patch,
+        export_test,
+        fault_fixes,
+        name_of_test,
+        patch_name,
+    )
 
     fixture = load_fixture(args.fixture)
     try:
-        print(export_test(fixture), end="")
+        if args.patch:
+            print(export_patch(fixture), end="")
+            return 0
+        source = export_test(fixture)
+        patch = export_patch(fixture) if fault_fixes(fixture) else None
     except ExportError as exc:
         raise CliError(str(exc)) from None
+    if args.out is None:
+        print(source, end="")
+        return 0
+    out = Path(args.out)
+    written = [out / f"{name_of_test(fixture)}.py"]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        written[0].write_text(source, encoding="utf-8")
+        if patch is not None:
+            written.append(out / patch_name(fixture))
+            written[1].write_text(patch, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"--out: cannot write into {out}: {exc.strerror or exc}") from None
+    for path in written:
+        print(f"wrote {path}")
+    if patch is None:
+        print(
+            "no patch: "
+            + (f"the fault {fixture.known_fault} has no fix" if fixture.known_fault else "")
+            + ("" if fixture.known_fault else "the fixture is marked with no known fault")
+        )
     return 0
 
 
@@ -1075,6 +1107,20 @@ def build_parser() -> argparse.ArgumentParser:
         ".venv/adk-<release>/bin/python -m compaction_harness export FIXTURE).",
     )
     export.add_argument("fixture", metavar="FIXTURE", help="a fixture file")
+    written = export.add_mutually_exclusive_group()
+    written.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write the test as DIR/test_<fixture>.py and, when the fixture's known fault has "
+        "a fix, the fix beside it as DIR/test_<fixture>.patch (a diff of the installed "
+        "release's own source: `patch -p1` in adk-python's src/), instead of printing the test",
+    )
+    written.add_argument(
+        "--patch",
+        action="store_true",
+        help="print the fixture's known fault's fix as that patch instead of the test (exit 2 "
+        "when the fault has no fix)",
+    )
     export.set_defaults(func=_cmd_export)
     mini = sub.add_parser(
         "minimize",
