@@ -172,7 +172,7 @@ matrix: ## replay the fixtures and a seeded campaign on every release: build/mat
 	JOBS=$(JOBS) $(FIXES_ENV) $$py -m compaction_harness.matrix --releases "$(RELEASES)" --seconds $(MATRIX_SECONDS) \
 	  --record docs/release-matrix.json
 
-tables: $(ADKJS_STAMP) ## rewrite README.md's generated text: the known faults' releases, the cross-SDK summary and table from tests/repros/ (after adding fixtures or make matrix)
+tables: $(ADKJS_STAMP) ## rewrite README.md's generated text: the known faults' releases and fixes, the cross-SDK summary and table from tests/repros/ (after adding fixtures or make matrix)
 	@py=$$($(ENV_PY)) || exit $$?; \
 	$$py -m compaction_harness.fault_headers --write README.md && \
 	$$py -m compaction_harness.cross_sdk --write README.md

@@ -169,3 +169,15 @@ def test_fixes_and_releases_cannot_be_typed_by_hand():
 def test_ranges_are_runs_over_the_order(releases, said):
     order = ["1.16.0", "1.17.0", "1.18.0", "2.0.0", "2.12.0", "2.13.0"]
     assert catalogue.ranges(releases, order) == said
+
+
+def test_a_column_with_every_fix_applied_is_no_release(tmp_path, monkeypatch):
+    from compaction_harness import fault_headers
+
+    record = tmp_path / "release-matrix.json"
+    record.write_text(json.dumps({"releases": ["2.12.0", "2.13.0", "2.13.0+fixes"], "rows": {}}))
+    monkeypatch.setattr(catalogue, "MATRIX", record)
+    assert catalogue.release_order(PYTHON) == ["2.12.0", "2.13.0"]
+    assert fault_headers.matrix_order(record) == ["2.12.0", "2.13.0"]
+    # So a fault on both releases is on all of them, in the README's words too.
+    assert fault_headers.spans(["2.12.0", "2.13.0"], ["2.12.0", "2.13.0"]) == "all 2 releases"

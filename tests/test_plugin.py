@@ -478,7 +478,7 @@ def test_the_summary_lists_known_faults_met_by_unit_items(pytester):
     result.stdout.fnmatch_lines(
         [
             "        known upstream fault dead-call-retry-skipped-at-invocation-boundary: "
-            "* examples",
+            "* examples (evidence: fix dead-call-retry-at-every-boundary)",
             "known upstream faults met: dead-call-retry-skipped-at-invocation-boundary (*",
         ]
     )

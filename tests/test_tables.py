@@ -6,9 +6,10 @@ rewrites the cross-SDK summary and table between two markers; the JS gate
 when they differ, says so in one line naming ``make tables`` (a new fixture
 changes the table: a multi-kilobyte diff told no one what to run). Nothing
 here needs Node: the rows are made by hand. ``fault_headers`` writes the
-releases after each known fault's name in the README's list, from
-``known_faults.py`` over the release matrix's order; the Python gate checks
-them here, in one line naming ``make tables`` when stale.
+releases and the fix after each known fault's name in the README's list,
+from the fault catalogue (``faults/catalogue.py``) over the release matrix's
+order; the Python gate checks them here, in one line naming ``make tables``
+when stale.
 """
 
 from __future__ import annotations
@@ -154,3 +155,25 @@ def test_fault_headers_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert fault_headers.main(["--check", str(tmp_path / "missing.md")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "missing.md: cannot read" in err
+
+
+def test_a_fault_header_ends_with_its_fix_or_why_it_has_none(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from compaction_harness.faults.catalogue import FAULTS
+
+    order = fault_headers.matrix_order()
+    fixed = next(f for f in FAULTS if f.fix)
+    assert fault_headers.header(fixed.id, order).endswith(f"; fix {fixed.fix}")
+    unfixed = next(f for f in FAULTS if not f.fix and not f.no_fix_reason)
+    assert fault_headers.header(unfixed.id, order).endswith("; no fix yet")
+    # A reason may hold parentheses: the header is still found, current, and rewritten.
+    why = replace(unfixed, no_fix_reason="ADK reads timestamps everywhere (see P4)")
+    monkeypatch.setattr(fault_headers, "FAULTS", (why,))
+    said = fault_headers.header(why.id, order)
+    assert said.endswith("; no fix: ADK reads timestamps everywhere (see P4)")
+    text = f"1. **`{why.id}`** ({said}). Prose.\n"
+    assert fault_headers.stale_headers(text, order) == []
+    stale = f"1. **`{why.id}`** (P0; 1.0.0; no fix: old (reason)). Prose.\n"
+    assert fault_headers.stale_headers(stale, order) == [why.id]
+    assert fault_headers.rewritten(stale, order) == text

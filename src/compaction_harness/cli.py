@@ -302,7 +302,7 @@ def render_fixture(fixture: Fixture) -> str:
 
         explanation = KNOWN_FAULTS.get(fixture.known_fault, ((), ""))[1]
         lines.append(
-            f"known upstream fault: {fixture.known_fault} (ADK-JS; see adk_js.KNOWN_FAULTS)"
+            f"known upstream fault: {fixture.known_fault} (ADK-JS; see faults/catalogue.py)"
         )
         if explanation:
             lines.append(f"  what a user sees: {explanation}")
@@ -310,7 +310,7 @@ def render_fixture(fixture: Fixture) -> str:
         from .known_faults import fault_for
 
         fault = fault_for(fixture.known_fault)
-        title = f" ({fault.title}; see known_faults.py)" if fault else ""
+        title = f" ({fault.title}; see faults/catalogue.py)" if fault else ""
         lines.append(f"known upstream fault: {fixture.known_fault}{title}")
     if fixture.note:
         lines.append(f"note: {fixture.note}")

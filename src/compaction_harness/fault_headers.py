@@ -1,15 +1,16 @@
-"""The releases each known fault shows on, as README.md states them: written, not typed.
+"""The releases and the fix of each known fault, as README.md states them: written, not typed.
 
 ``python -m compaction_harness.fault_headers --write README.md`` (run by
 ``make tables``) rewrites the parenthesis that follows each known fault's
 name in the README's numbered list of known upstream faults,
-``N. **`<fault id>`** (<invariants>; <releases>)``, from
-:data:`~compaction_harness.known_faults.KNOWN_FAULTS`: the fault's invariants
-and its releases (which ``tests/test_matrix.py`` holds to the release
-matrix), written as runs over the matrix's releases (``docs/release-matrix.json``,
-oldest first): ``1.26.0 to 2.13.0``, ``2.12.0, 2.13.0``, or ``all 43
-releases``. ``--check README.md`` writes nothing and says in one line when
-the README differs from what ``--write`` would write.
+``N. **`<fault id>`** (<invariants>; <releases>; <fix>)``, from the fault
+catalogue (:data:`compaction_harness.faults.catalogue.FAULTS`): the fault's
+invariants, its releases (derived from the release matrix record), written
+as runs over the matrix's releases (``docs/release-matrix.json``, oldest
+first): ``1.26.0 to 2.13.0``, ``2.12.0, 2.13.0``, or ``all 43 releases``,
+and its fix (``fix <name>``, ``no fix: <why>`` or ``no fix yet``).
+``--check README.md`` writes nothing and says in one line when the README
+differs from what ``--write`` would write.
 
 Exit status: 0 written or current, 1 stale (``--check``), 2 bad input (a
 missing file, no release matrix), each a one-line error.
@@ -24,13 +25,18 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .known_faults import KNOWN_FAULTS
+from .faults.catalogue import FAULTS, PYTHON, Fault, fix_text, release_order
 
 ROOT = Path(__file__).resolve().parents[2]
 MATRIX = ROOT / "docs" / "release-matrix.json"
 
-#: ``N. **`fault-id`**`` then the parenthesis (it may wrap over lines).
-_HEADER = re.compile(r"^(?P<lead>\d+\. \*\*`(?P<id>[a-z0-9-]+)`\*\*\s*)\((?P<inside>[^)]*)\)", re.M)
+#: ``N. **`fault-id`**`` then the parenthesis (it may wrap over lines, and
+#: hold parentheses one deep: a no-fix reason may).
+_HEADER = re.compile(
+    r"^(?P<lead>\d+\. \*\*`(?P<id>[a-z0-9-]+)`\*\*\s*)"
+    r"\((?P<inside>(?:[^()]|\([^()]*\))*)\)",
+    re.M,
+)
 
 
 def spans(releases: Sequence[str], order: Sequence[str]) -> str:
@@ -58,12 +64,23 @@ def spans(releases: Sequence[str], order: Sequence[str]) -> str:
     return ", ".join(words)
 
 
+def fix_words(fault: Fault) -> str:
+    """The header's last part: ``fix <name>``, ``no fix: <why>`` where none
+    can exist, ``no fix yet`` otherwise (:func:`~compaction_harness.faults.catalogue.fix_text`)."""
+    return f"fix {fault.fix}" if fault.fix else fix_text(fault)
+
+
 def header(fault_id: str, order: Sequence[str]) -> str | None:
     """What the parenthesis after fault ``fault_id``'s name holds
-    (``"P2; 1.26.0 to 2.13.0"``); None for an id that is no known fault."""
-    for fault in KNOWN_FAULTS:
+    (``"P2; 1.26.0 to 2.13.0; no fix yet"``; an ADK-JS fault's releases run
+    over its own versions, not ``order``); None for an id that is no known
+    fault."""
+    for fault in FAULTS:
         if fault.id == fault_id:
-            return f"{', '.join(fault.invariant)}; {spans(fault.releases, order)}"
+            over = order if fault.sdk == PYTHON else release_order(fault.sdk)
+            return (
+                f"{', '.join(fault.invariants)}; {spans(fault.releases, over)}; {fix_words(fault)}"
+            )
     return None
 
 
@@ -92,22 +109,25 @@ def stale_headers(text: str, order: Sequence[str]) -> list[str]:
 
 
 def matrix_order(path: Path = MATRIX) -> list[str]:
-    """The releases of the committed release matrix, oldest first. Raises
-    :class:`OSError` or :class:`ValueError` for a missing or unreadable one."""
+    """The releases of the committed release matrix, oldest first (a column of
+    a release with every fix applied is no release). Raises :class:`OSError`
+    or :class:`ValueError` for a missing or unreadable one."""
+    from .matrix import FIXED
+
     document: Mapping[str, object] = json.loads(path.read_text(encoding="utf-8"))
     releases = document.get("releases")
     if not isinstance(releases, list) or not all(isinstance(r, str) for r in releases):
         raise ValueError(f"{path}: no list of releases")
-    return releases
+    return [r for r in releases if not r.endswith(FIXED)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m compaction_harness.fault_headers",
         description=(
-            "Write each known fault's invariants and releases into the parenthesis after its "
-            "name in README.md's list of known upstream faults, from known_faults.py and the "
-            "release matrix's order (make tables runs --write)."
+            "Write each known fault's invariants, releases and fix into the parenthesis after "
+            "its name in README.md's list of known upstream faults, from the fault catalogue "
+            "(faults/catalogue.py) and the release matrix's order (make tables runs --write)."
         ),
     )
     mode = parser.add_mutually_exclusive_group(required=True)

@@ -3,7 +3,7 @@
 A property, ``make fuzz``'s summary, the gate's fixture replay, ``replay``,
 ``minimize`` and the campaign's check before it writes a fixture all decide
 the same question the same way: of the violations a case shows on a release,
-which are known upstream faults of that release (``known_faults.py``) and
+which are known upstream faults (``faults/catalogue.py``, told by their fixes) and
 which are new. This module is where that decision lives.
 
 * :func:`classify` sorts violations into known and new.
@@ -247,10 +247,13 @@ def _judge(fixture: Any, release: str | None) -> FixtureVerdict:
     if verdict.new:
         return FixtureVerdict("FAIL", verdict, "a violation no known upstream fault explains")
     if expects and marked_id not in verdict.faults:
+        # A fault's releases are derived, never typed: what changes them is
+        # the matrix (google-adk) or the fixture's pinned package (ADK-JS).
         where = (
-            "its entry in adk_js.KNOWN_FAULTS"
+            "run `make test SDK=js` on the release that fixed it and give the fixture "
+            "that release's package_version"
             if getattr(fixture, "sdk", "python") == "adk-js"
-            else "its releases in known_faults.py"
+            else "run `make matrix`: the fault's releases are derived from it"
         )
         if verdict.faults:
             # Other known faults show instead: one of them can hide the marked
@@ -261,13 +264,13 @@ def _judge(fixture: Any, release: str | None) -> FixtureVerdict:
                 verdict,
                 f"the known fault {marked_id} no longer shows, but {', '.join(verdict.faults)} "
                 f"does, which can hide it: if the fixture was edited, mark it with the fault "
-                f"it shows; if ADK fixed {marked_id}, remove {verdict.release} from {where}",
+                f"it shows; if ADK fixed {marked_id}, {where}",
             )
         return FixtureVerdict(
             "XPASS",
             verdict,
-            f"the known fault {marked_id} no longer shows; if ADK fixed it, remove "
-            f"{verdict.release} from {where}",
+            f"the known fault {marked_id} no longer shows on {verdict.release}; if ADK fixed "
+            f"it, {where}",
         )
     if verdict.known:
         shown = ", ".join(f"{f} ({e})" for f, e in verdict.evidence.items())

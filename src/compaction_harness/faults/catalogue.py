@@ -954,12 +954,14 @@ def faults_of(sdk: str) -> tuple[Fault, ...]:
 
 def release_order(sdk: str) -> list[str]:
     """The releases a fault of ``sdk`` can show on, oldest first: google-adk's
-    are the committed matrix record's (none without it); ADK-JS's the
-    versions its faults show on."""
+    are the committed matrix record's (none without it; a column with every
+    fix applied is no release); ADK-JS's the versions its faults show on."""
     if sdk == PYTHON:
+        from ..matrix import FIXED
+
         document = _read_json(MATRIX)
         releases = document.get("releases") if isinstance(document, Mapping) else None
-        return list(releases) if isinstance(releases, list) else []
+        return [r for r in releases if not r.endswith(FIXED)] if isinstance(releases, list) else []
     return sorted({r for f in faults_of(sdk) for r in f.releases}, key=_version)
 
 
