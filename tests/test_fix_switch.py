@@ -104,10 +104,11 @@ def test_under_all_a_fault_without_a_fix_fails_the_gate_unless_it_says_why() -> 
         ["-m", "compaction_harness", "replay", "--fixes", "no-such-fix", str(FAULT_FIXTURE)],
         ["-m", "compaction_harness", "show", "--fixes", "no-such-fix", str(FAULT_FIXTURE)],
         ["-m", "compaction_harness", "replay", str(FAULT_FIXTURE)],
+        ["-m", "compaction_harness", "minimize", "--fixes=no-such-fix", "--invariant=U3", "s.json"],
         ["-m", "compaction_harness.faults.switch", "no-such-fix"],  # what `make` checks with
         ["-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/test_reference.py"],
     ],
-    ids=["replay", "show", "replay-env", "make", "pytest"],
+    ids=["replay", "show", "replay-env", "minimize", "make", "pytest"],
 )
 def test_an_unknown_fix_is_one_line_and_exit_2(command: list[str]) -> None:
     done = _harness(*command, fixes="no-such-fix")
@@ -171,3 +172,39 @@ def test_make_hands_fixes_on_as_harness_fixes(target: str) -> None:
         assert 'HARNESS_FIXES="all"' in done.stdout, done.stdout
         check = 'compaction_harness.faults.switch "all"' in done.stdout
         assert check == (checked and target != "show"), (target, sdk)
+
+
+def test_an_adk_js_fix_name_is_left_to_the_node_driver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compaction_harness.faults import catalogue
+
+    index = tmp_path / "index.json"
+    index.write_text('{"js-fix": {"faults": ["js-fault"]}}', encoding="utf-8")
+    monkeypatch.setattr(catalogue, "JS_FIX_INDEX", index)
+    monkeypatch.setattr(catalogue._js_fixes, "__defaults__", (index,))
+    assert switch.parse(f"js-fix,{FIX}") == (FIX,)
+    with pytest.raises(switch.FixesError, match="ADK-JS's: js-fix"):
+        switch.parse("neither")
+
+
+def test_the_gate_under_all_holds_a_fixed_fault_fixture_and_fails_an_unfixed_one() -> None:
+    from compaction_harness.faults.catalogue import fault_for
+
+    unfixed = None
+    for path in sorted((ROOT / "tests" / "repros").glob("*.json")):
+        fixture = load_fixture(path)
+        fault = fault_for(fixture.known_fault) if fixture.known_fault else None
+        ours = fault is not None and fixture.adk_release == "2.13.0" and not fixture.is_js
+        if ours and not fixes_for(fault.id) and not fault.no_fix_reason:
+            unfixed = path
+            break
+    items = [f"tests/test_repros.py::test_fixture_holds[{FAULT_FIXTURE.stem}]"]
+    if unfixed is not None:
+        items.append(f"tests/test_repros.py::test_fixture_holds[{unfixed.stem}]")
+    done = _harness("-m", "pytest", "-p", "no:cacheprovider", "-rA", *items, fixes="all")
+    assert f"PASSED {items[0]}" in done.stdout, done.stdout
+    if unfixed is None:
+        pytest.skip("every fault of a 2.13.0 fixture has a fix, or says why none can exist")
+    assert f"FAILED {items[1]}" in done.stdout, done.stdout
+    assert "has no fix yet" in done.stdout and done.returncode == 1

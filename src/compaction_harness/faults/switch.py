@@ -6,7 +6,8 @@ pytest plugin applies those fixes for the whole session, and ``replay``,
 ``show`` and ``minimize`` take ``--fixes`` (default: ``HARNESS_FIXES``).
 ``all`` is every registered fix the installed release can take; empty or
 ``none`` is the release as published. With ``SDK=js`` the variable is read
-by the Node driver (ADK-JS's own fixes), not here.
+by the Node driver (ADK-JS's own fixes), not here; a name of ADK-JS's fix
+index is accepted here and left to it.
 
 With fixes applied, a fixture marked with a known fault whose fix is among
 them is expected to hold: :func:`judged_with_fixes` says "holds with fix X"
@@ -63,16 +64,27 @@ def parse(spec: str | None, *, origin: str = ENV) -> tuple[str, ...]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     if "all" in names:
         raise FixesError(f"{origin}={text}: 'all' stands alone (all, or names separated by ',')")
+    js = _js_fix_names()
     for name in names:
+        if name not in FIXES and name in js:
+            continue  # an ADK-JS fix: the Node driver reads HARNESS_FIXES itself
         if name not in FIXES:
             known = ", ".join(sorted(FIXES)) or "none"
-            raise FixesError(f"{origin}: no fix named {name!r} (known: {known})")
+            also = f"; ADK-JS's: {', '.join(sorted(js))}" if js else ""
+            raise FixesError(f"{origin}: no fix named {name!r} (known: {known}{also})")
         why = unavailable(name)
         if why is not None:
             raise FixesError(
                 f"{origin}: google-adk {ADK_RELEASE} cannot take the fix {name}: {why}"
             )
-    return tuple(dict.fromkeys(names))
+    return tuple(dict.fromkeys(n for n in names if n in FIXES))
+
+
+def _js_fix_names() -> set[str]:
+    """The fixes ADK-JS's index registers (``sdks/adk-js/fixes/index.json``)."""
+    from .catalogue import _js_fixes
+
+    return {name for names in _js_fixes().values() for name in names}
 
 
 def from_environment() -> tuple[str, ...]:
