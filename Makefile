@@ -15,6 +15,10 @@ FUZZ_DB ?=
 # Which SDK the gate and the campaign target: python (google-adk, the default)
 # or js (ADK for TypeScript, @google/adk, through the Node driver in sdks/adk-js).
 SDK ?= python
+# The fixed SDK: FIXES=all (every registered fix the release can take) or FIXES=name,name,
+# for test, fuzz, fuzz-worker, replay, show and matrix; handed on as HARNESS_FIXES (with
+# SDK=js, to the Node driver: ADK-JS's own fixes).
+FIXES ?= $(HARNESS_FIXES)
 
 # ADK and ADK_SRC name two different targets: refuse the pair rather than pick one.
 ifneq ($(ADK_SRC),)
@@ -26,6 +30,10 @@ TARGET := $(if $(ADK_SRC),--adk-src "$(ADK_SRC)",--adk "$(ADK)")
 # Prints the target environment's python (creating it if needed); fails with one line.
 ENV_PY := PYTHONPATH=src $(PYTHON) -m compaction_harness.envs $(TARGET)
 PYTEST := -m pytest -p no:cacheprovider
+# FIXES=: checked once (an unknown fix, or one the release cannot take: one line, exit 2),
+# then handed on. With SDK=js the Node driver checks ADK-JS's names.
+FIXES_ENV := HARNESS_FIXES="$(FIXES)"
+CHECK_FIXES := $(if $(strip $(FIXES)),$(if $(filter js,$(SDK)),true,$$py -m compaction_harness.faults.switch "$(FIXES)" >/dev/null || exit 2),true)
 
 ifeq ($(filter $(SDK),python js),)
 $(error SDK=$(SDK): expected python or js)
@@ -70,6 +78,7 @@ help: ## list the targets
 	@echo "  variables: ADK=$(ADK) (or ADK_SRC=/path/to/adk-python), SDK=$(SDK) (or js), FUZZ_SECONDS=$(FUZZ_SECONDS), JOBS=$(JOBS), FIXTURE=path,"
 	@echo "             PYTEST_ARGS='...' (passed on to pytest), RELEASES='1.26.0 2.13.0', MATRIX_SECONDS=$(MATRIX_SECONDS)"
 	@echo "             FUZZ_DB=redis://HOST:PORT/N (fuzz, fuzz-worker: one example database shared by campaigns on several machines)"
+	@echo "             FIXES=all or FIXES=name,name (test, fuzz, replay, show, matrix: google-adk with those fixes applied; HARNESS_FIXES)"
 
 env: ## create the target's virtual environment (done by every other target too)
 	@$(ENV_PY)
@@ -100,14 +109,16 @@ test: $(SDK_PREREQ) ## the deterministic gate: derandomised properties, unit tes
 	@$(NEED_REDIS_SERVER)
 	@$(NEED_PATCH)
 	@py=$$($(ENV_PY)) || exit $$?; \
-	FUZZ_DB= $$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate $(SDK_PATHS) $(PYTEST_ARGS); rc=$$?; \
+	$(CHECK_FIXES); \
+	FUZZ_DB= $(FIXES_ENV) $$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate $(SDK_PATHS) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests: the gate ran nothing" >&2; fi; \
 	exit $$rc
 
 fuzz: $(SDK_PREREQ) ## a random campaign of FUZZ_SECONDS against ADK (SDK=js: ADK-JS); failures become fixtures in tests/repros/ (FUZZ_DB= to share)
 	@$(NEED_PATCH)
 	@py=$$($(ENV_PY)) || exit $$?; \
-	FUZZ_DB="$(FUZZ_DB)" HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
+	$(CHECK_FIXES); \
+	FUZZ_DB="$(FUZZ_DB)" $(FIXES_ENV) HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
 	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz $(SDK_PATHS) \
 	  --fuzz-seconds=$(FUZZ_SECONDS) --hypothesis-show-statistics $(PYTEST_ARGS)
 
@@ -115,7 +126,8 @@ fuzz-worker: $(SDK_PREREQ) ## one more campaign on FUZZ_DB=redis://HOST:PORT/N: 
 	@$(NEED_PATCH)
 	@if [ -z "$(FUZZ_DB)" ]; then echo "error: make fuzz-worker needs FUZZ_DB=redis://HOST:PORT/N (the writer's shared example database)" >&2; exit 2; fi
 	@py=$$($(ENV_PY)) || exit $$?; \
-	FUZZ_DB="$(FUZZ_DB)" HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
+	$(CHECK_FIXES); \
+	FUZZ_DB="$(FUZZ_DB)" $(FIXES_ENV) HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
 	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz $(SDK_PATHS) \
 	  --fuzz-seconds=$(FUZZ_SECONDS) --fuzz-worker --hypothesis-show-statistics $(PYTEST_ARGS)
 
@@ -156,7 +168,8 @@ gate-under-load: ## `make test` 5 times under full CPU load (stress-ng); outcome
 matrix: ## replay the fixtures and a seeded campaign on every release: build/matrix/ (RELEASES=, MATRIX_SECONDS=)
 	@$(NEED_PATCH)
 	@py=$$($(ENV_PY)) || exit $$?; \
-	JOBS=$(JOBS) $$py -m compaction_harness.matrix --releases "$(RELEASES)" --seconds $(MATRIX_SECONDS) \
+	$(CHECK_FIXES); \
+	JOBS=$(JOBS) $(FIXES_ENV) $$py -m compaction_harness.matrix --releases "$(RELEASES)" --seconds $(MATRIX_SECONDS) \
 	  --record docs/release-matrix.json
 
 tables: $(ADKJS_STAMP) ## rewrite README.md's generated text: the known faults' releases and fixes, the cross-SDK summary and table from tests/repros/ (after adding fixtures or make matrix)
@@ -167,11 +180,12 @@ tables: $(ADKJS_STAMP) ## rewrite README.md's generated text: the known faults' 
 replay: ## re-check fixtures against the target: make replay FIXTURE=tests/repros/x.json
 	@$(NEED_PATCH)
 	@py=$$($(ENV_PY)) || exit $$?; \
-	$$py -m compaction_harness replay $(or $(FIXTURE),tests/repros)
+	$(CHECK_FIXES); \
+	$(FIXES_ENV) $$py -m compaction_harness replay $(or $(FIXTURE),tests/repros)
 
 show: ## print a fixture as a timeline: make show FIXTURE=tests/repros/x.json
 	@py=$$($(ENV_PY)) || exit $$?; \
-	$$py -m compaction_harness show $(or $(FIXTURE),$(error FIXTURE= is required))
+	$(FIXES_ENV) $$py -m compaction_harness show $(or $(FIXTURE),$(error FIXTURE= is required))
 
 lint: ## ruff check and format check
 	@py=$$($(ENV_PY)) || exit $$?; \

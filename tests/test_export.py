@@ -8,9 +8,9 @@ with its own release's Python for the others where that environment exists
 (``.venv/adk-<release>/``, or a folder of such environments named by
 HARNESS_RELEASE_ENVS; CI has only the pinned release, so those are left
 out there). The exported files are then run with pytest in a subprocess,
-once per release and once more on the installed release with
-``tests/upstream_fixes.py``, the plugin that replaces each faulty ADK
-function with a fixed one.
+once per release and once more on the installed release with every fix
+applied (``HARNESS_FIXES=all`` and the harness's pytest plugin: each fix is
+a diff of ADK's own source, ``compaction_harness.faults.fixes``).
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
-import upstream_fixes
 from hypothesis import HealthCheck, given, settings
 
 from compaction_harness._pysource import ADK_PYINK_CONFIG, LINE_LENGTH
 from compaction_harness.adk import ADK_RELEASE
 from compaction_harness.cases import run_case
-from compaction_harness.export import ExportError, export_test, name_of_test
+from compaction_harness.export import ExportError, export_test, fault_fixes, name_of_test
+from compaction_harness.faults.fixes import FIXES, fixes_for, unavailable
 from compaction_harness.fixtures import Fixture, load_fixture, write_fixture
 from compaction_harness.known_faults import fault_for
 from compaction_harness.verdicts import judge_fixture
@@ -39,6 +39,11 @@ from strategies import scripts, token_cases, unit_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 REPROS = ROOT / "tests" / "repros"
+
+#: The known faults that have a fix the installed release can take (the registry's).
+FIXED = frozenset(
+    fault for name, fix in FIXES.items() if unavailable(name) is None for fault in fix.faults
+)
 
 
 def expected_refusal(fixture) -> str | None:
@@ -275,14 +280,23 @@ def test_exports_carry_adk_pythons_license_header(exported) -> None:
         assert "compaction_harness" not in "\n".join(lines[13:]).replace("compaction-harness", "")
 
 
-def _outcomes(python: Path, folder: Path, names: list[str], *plugin: str) -> dict[str, str]:
+def _outcomes(
+    python: Path, folder: Path, names: list[str], fixes: str | None = None
+) -> dict[str, str]:
     """Each named exported test's outcome under ``python``: ``passed``, or
-    ``failed: <first line>``, or ``error: ...`` (one pytest run)."""
-    report = folder / f"report-{len(plugin)}-{python.parent.parent.name}.xml"
+    ``failed: <first line>``, or ``error: ...`` (one pytest run). ``fixes``:
+    run with those google-adk fixes applied (``HARNESS_FIXES``, through the
+    harness's pytest plugin)."""
+    report = folder / f"report-{fixes or 'published'}-{python.parent.parent.name}.xml"
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT / "src")]),
     }
+    env.pop("HARNESS_FIXES", None)
+    plugin: list[str] = []
+    if fixes:
+        env["HARNESS_FIXES"] = fixes
+        plugin = ["-p", "compaction_harness.pytest_plugin"]
     subprocess.run(
         [
             str(python),
@@ -350,12 +364,11 @@ def expected_outcome(fixture: Fixture, release: str) -> str | None:
 
 
 def _fixed_by_the_plugin(exported: Exported) -> list[str]:
-    """The exports of a fault ``upstream_fixes`` fixes that fail on the installed release."""
+    """The exports of a fault that has a fix that fail on the installed release."""
     return sorted(
         name
         for name, (_, _, fault) in exported.tests.items()
-        if fault in upstream_fixes.FIXED
-        and expected_outcome(exported.fixtures[name], ADK_RELEASE) == "fails"
+        if fault in FIXED and expected_outcome(exported.fixtures[name], ADK_RELEASE) == "fails"
     )
 
 
@@ -391,16 +404,15 @@ def test_exports_fail_with_the_fault_and_pass_where_it_is_absent(exported) -> No
     """Every export fails by its own assertion on its fixture's release (where
     the fault is); on the installed release, the newest, an export of a
     fault that release no longer has passes (:func:`expected_outcome`); and
-    on the installed release with ``upstream_fixes`` (each faulty function
-    replaced by a fixed one), every export whose fault that plugin fixes
-    passes."""
+    on the installed release with every fix applied (``HARNESS_FIXES=all``),
+    every export whose fault has a fix passes."""
     seen = _check_outcomes(exported)
     fixed = _fixed_by_the_plugin(exported)
-    assert fixed, "no export of a fault the plugin fixes"
-    patched = _outcomes(Path(sys.executable), exported.folder, fixed, "-p", "upstream_fixes")
+    assert fixed, "no export of a fault that has a fix"
+    patched = _outcomes(Path(sys.executable), exported.folder, fixed, fixes="all")
     for name in fixed:
         assert patched[name] == "passed", (exported.tests[name][0], patched[name])
-        seen.add(f"{exported.tests[name][0]} passes with upstream_fixes")
+        seen.add(f"{exported.tests[name][0]} passes with HARNESS_FIXES=all")
     # Every export fails on its own release; and passes somewhere when its
     # fault is gone from the installed release or is one the plugin fixes (a
     # failure no known fault explains, on the newest release, passes nowhere
@@ -408,7 +420,7 @@ def test_exports_fail_with_the_fault_and_pass_where_it_is_absent(exported) -> No
     for name, (fixture, _, fault) in exported.tests.items():
         assert any(s.startswith(f"{fixture} fails") for s in seen), fixture
         gone = expected_outcome(exported.fixtures[name], ADK_RELEASE) == "passes"
-        if gone or (fault in upstream_fixes.FIXED and name in fixed):
+        if gone or (fault in FIXED and name in fixed):
             assert any(s.startswith(f"{fixture} passes") for s in seen), fixture
 
 
@@ -436,11 +448,18 @@ def test_an_unmarked_fixture_of_an_older_release_fails_where_its_fault_persists(
     assert f"{path.name} fails on {ADK_RELEASE}" in _check_outcomes(one)
 
 
-def test_every_fix_of_the_plugin_is_shown_by_an_export(exported) -> None:
-    """Each fault ``upstream_fixes`` fixes has an export that fails without
-    the plugin (checked above) and passes with it."""
+def test_every_fix_is_shown_by_an_export(exported) -> None:
+    """Each fault that has a fix has an export that fails without it
+    (checked above) and passes with every fix applied, unless export refuses
+    every fixture of that fault for what the fixture is (a Runner-driver or
+    database fixture, ...: its reason is in ``exported.refused``)."""
     fixed = _fixed_by_the_plugin(exported)
-    assert {exported.tests[n][2] for n in fixed} == upstream_fixes.FIXED
+    shown = {exported.tests[n][2] for n in fixed}
+    for fault in sorted(FIXED - shown):
+        marked = [p.name for p in REPROS.glob("*.json") if load_fixture(p).known_fault == fault]
+        assert marked, f"the fault {fault} has a fix and no fixture"
+        unexplained = [m for m in marked if m not in exported.refused and m not in exported.skipped]
+        assert not unexplained, (fault, unexplained)
 
 
 def test_a_fixture_a_campaign_writes_later_is_judged_by_what_it_is(tmp_path: Path) -> None:
@@ -458,3 +477,114 @@ def test_a_fixture_a_campaign_writes_later_is_judged_by_what_it_is(tmp_path: Pat
             export_test(fixture)
     unit = load_fixture(REPROS / "U3-2.11.0-fa8ad53970ec0bb0.json")
     assert expected_refusal(unit) is None
+
+
+def _fault_fixtures() -> list:
+    """Every google-adk fixture marked with a known fault whose kind export supports."""
+    out = []
+    for path in sorted(REPROS.glob("*.json")):
+        fixture = load_fixture(path)
+        if fixture.known_fault and not fixture.is_js and expected_refusal(fixture) is None:
+            out.append(pytest.param(path, id=path.stem))
+    return out
+
+
+def _run_exported(test: Path, first_on_path: Path | None = None) -> str:
+    """The exported ``test``'s outcome (``passed`` or ``failed: ...``), with
+    ``first_on_path`` (a folder holding ``google/adk``) first on PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HARNESS_FIXES")}
+    if first_on_path is not None:
+        env["PYTHONPATH"] = str(first_on_path)
+        where = subprocess.run(
+            [sys.executable, "-c", "import google.adk; print(google.adk.__file__)"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        assert Path(where.stdout.strip()).is_relative_to(first_on_path), where.stdout
+    (test.parent / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    return _outcomes_at(test, env)
+
+
+def _outcomes_at(test: Path, env: dict[str, str]) -> str:
+    report = test.with_suffix(f".{len(env.get('PYTHONPATH', ''))}.xml")
+    subprocess.run(
+        [
+            *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"),
+            f"--junitxml={report}",
+            str(test),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=test.parent,
+        env=env,
+        check=False,
+    )
+    (case,) = ET.parse(report).iter("testcase")
+    failure = case.find("failure") if case.find("failure") is not None else case.find("error")
+    if failure is None:
+        return "passed"
+    return "failed: " + (failure.get("message") or "").split("\n")[0]
+
+
+@pytest.mark.parametrize("path", _fault_fixtures())
+def test_an_export_carries_its_fault_s_fix_as_a_patch_of_the_release(
+    path: Path, tmp_path: Path
+) -> None:
+    """``export --out`` writes the fault's fix beside the test, a patch of
+    the release's own source: applied with GNU patch to a copy of the
+    installed ``google/adk`` (first on PYTHONPATH), the exported test passes
+    there; on the release as published it fails by its own assertion."""
+    import shutil
+
+    import google.adk
+
+    fixture = load_fixture(path)
+    if not fixes_for(fixture.known_fault):
+        pytest.skip(f"the fault {fixture.known_fault} has no fix yet")
+    if fixture.adk_release != ADK_RELEASE:
+        pytest.skip(
+            f"a fixture of google-adk {fixture.adk_release}: the fixes are diffs of {ADK_RELEASE}"
+        )
+    if not fault_fixes(fixture):
+        pytest.skip(f"the fix of {fixture.known_fault} does not apply to {ADK_RELEASE}")
+    out = tmp_path / "exported"
+    done = subprocess.run(
+        [sys.executable, "-m", "compaction_harness", "export", "--out", str(out), str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode == 2 and (HOLDS in done.stderr or CREDENTIAL in done.stderr):
+        pytest.skip(done.stderr.strip())
+    assert done.returncode == 0, done.stderr
+    test = out / f"{name_of_test(fixture)}.py"
+    patch = out / f"{name_of_test(fixture)}.patch"
+    assert done.stdout.splitlines() == [f"wrote {test}", f"wrote {patch}"], done.stdout
+    assert patch.name in " ".join(test.read_text(encoding="utf-8").split())
+    site = tmp_path / "site"
+    shutil.copytree(
+        Path(google.adk.__file__).parent,
+        site / "google" / "adk",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    applied = subprocess.run(
+        ["patch", "-p1", "--batch", "--fuzz=0", "-d", str(site), "-i", str(patch)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    published = _run_exported(test)
+    assert _by_assertion(published), published
+    assert _run_exported(test, site) == "passed"
+
+
+def test_export_patch_is_refused_in_one_line_without_a_fix(capsys) -> None:
+    from compaction_harness import cli
+
+    unmarked = next(p for p in sorted(REPROS.glob("*.json")) if not load_fixture(p).known_fault)
+    assert cli.main(["export", "--patch", str(unmarked)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "marked with no known fault" in err[0], err

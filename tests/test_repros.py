@@ -17,15 +17,24 @@ with the reason: they run on Node, which plain ``make test`` does not need;
 ``make test SDK=js`` replays them (``tests/test_adk_js.py``). A fixture of a
 google-adk release newer than any the harness knows fails here: its verdict
 would rest on known faults never checked on that release.
+
+With ``HARNESS_FIXES`` (``make test FIXES=...``) the session runs with those
+fixes applied (the plugin), and a fixture whose fault's fix is among them
+must hold ("holds with fix X", ``faults.switch.judged_with_fixes``); under
+``FIXES=all`` every fault fixture must hold, a fault whose record says why
+no fix can exist excepted (``faults.switch.gate_expectation``).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from compaction_harness.adk import NotApplicable
+from compaction_harness.faults import switch
+from compaction_harness.faults.fixes import active
 from compaction_harness.fixtures import FixtureError, load_fixture, newer_than_known
 from compaction_harness.unit import InvariantViolation
 from compaction_harness.verdicts import judge_fixture
@@ -53,6 +62,11 @@ def test_fixture_holds(path: Path) -> None:
         judged = judge_fixture(fixture)
     except NotApplicable as exc:
         pytest.skip(f"not applicable: {exc}")
+    if active():  # HARNESS_FIXES: the session runs with these fixes
+        judged = switch.judged_with_fixes(fixture, judged, active())
+        unmet = switch.gate_expectation(fixture, judged, active(), os.environ.get(switch.ENV))
+        if unmet:
+            pytest.fail(unmet, pytrace=False)
     if judged.label == "FAIL":
         raise InvariantViolation(fixture.case, judged.verdict.outcome)
     if judged.label == "XPASS":

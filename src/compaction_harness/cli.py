@@ -11,10 +11,11 @@ cannot reproduce a fixture's shape (``NOREPRO``, see ``verdicts.py``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
             status = 2
             continue
         print(("\n" if shown else "") + render_fixture(fixture), flush=True)
+        if getattr(args, "fixes_applied", ()) and not fixture.is_js:
+            print(_fixes_note(fixture, args.fixes_applied), flush=True)
         shown += 1
     return status
 
@@ -358,8 +361,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         return _reexec_in_target(args)
     from .adk import ADK_RELEASE, NotApplicable
     from .adk_js import AdkJsUnavailable
+    from .faults.switch import described, judged_with_fixes
     from .verdicts import judge_fixture
 
+    fixes_applied = getattr(args, "fixes_applied", ())
+    with_fixes = f" {described(fixes_applied)}" if fixes_applied else ""
     counts = {"ok": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "NOREPRO": 0, "bad": 0}
     unavailable = 0  # of counts["bad"]: ADK-JS fixtures without Node or the package
     status = 0
@@ -394,6 +400,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             fixture = _with_driver(fixture, args.driver)
         try:
             judged = judge_fixture(recorded, driver=args.driver)
+            if fixes_applied:
+                judged = judged_with_fixes(recorded, judged, fixes_applied)
         except NotApplicable as exc:
             _error(f"{path}: cannot be replayed here: {exc}")
             counts["bad"] += 1
@@ -418,13 +426,15 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         where = f"{path} on " + (
             f"@google/adk {judged.verdict.release}"
             if fixture.is_js
-            else f"google-adk {ADK_RELEASE}"
+            else f"google-adk {ADK_RELEASE}{with_fixes}"
         )
         if fixture.is_js and fixture.adk_release != judged.verdict.release:
             # One @google/adk is installed: a fixture written on another one
             # replays on it, and the line says so rather than passing silently.
             where += f" (found on @google/adk {fixture.adk_release})"
         reason = f": {judged.reason}" if judged.label in ("XFAIL", "XPASS", "NOREPRO") else ""
+        if fixes_applied and judged.reason and not reason:  # "holds with fix X", "still fails"
+            reason = f": {judged.reason}"
         print(f"{judged.label:5} {where}{reason}")
         verdict = judged.verdict
         if "recorded_differs" in verdict.outcome.observed:
@@ -439,13 +449,15 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             print(f"      not applicable: {reason}")
         sys.stdout.flush()
     if args.json:
-        print(json.dumps({"release": ADK_RELEASE, "counts": counts, "fixtures": report}, indent=1))
+        document = {"release": ADK_RELEASE, "fixes": list(fixes_applied), "counts": counts}
+        print(json.dumps({**document, "fixtures": report}, indent=1))
         return status
     if counts["bad"] and sum(counts.values()) == counts["bad"]:
         return status  # nothing was replayed: the error lines say it all
     print(
         f"{counts['ok']} held, {counts['FAIL']} failed, {counts['XFAIL']} known upstream "
         f"faults, {counts['XPASS']} known faults no longer seen"
+        + (f" (google-adk {ADK_RELEASE}{with_fixes})" if fixes_applied else "")
         + (
             f", {counts['NOREPRO']} not reproducible on the {args.driver} driver"
             if counts["NOREPRO"] and args.driver
@@ -514,13 +526,45 @@ def _replay_entry(path: Path, fixture: Fixture, judged: Any) -> dict[str, Any]:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from .export import ExportError, export_test
+    from .export import (
+        ExportError,
+        export_patch,
+        export_test,
+        fault_fixes,
+        name_of_test,
+        patch_name,
+    )
 
     fixture = load_fixture(args.fixture)
     try:
-        print(export_test(fixture), end="")
+        if args.patch:
+            print(export_patch(fixture), end="")
+            return 0
+        source = export_test(fixture)
+        patch = export_patch(fixture) if fault_fixes(fixture) else None
     except ExportError as exc:
         raise CliError(str(exc)) from None
+    if args.out is None:
+        print(source, end="")
+        return 0
+    out = Path(args.out)
+    written = [out / f"{name_of_test(fixture)}.py"]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        written[0].write_text(source, encoding="utf-8")
+        if patch is not None:
+            written.append(out / patch_name(fixture))
+            written[1].write_text(patch, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"--out: cannot write into {out}: {exc.strerror or exc}") from None
+    for path in written:
+        print(f"wrote {path}")
+    if patch is None:
+        print(
+            "no patch: "
+            + (f"the fault {fixture.known_fault} has no fix" if fixture.known_fault else "")
+            + ("" if fixture.known_fault else "the fixture is marked with no known fault")
+        )
     return 0
 
 
@@ -551,6 +595,10 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
         )
     config = _minimize_config(args)
     where = f"google-adk {ADK_RELEASE}"
+    if getattr(args, "fixes_applied", ()):
+        from .faults.switch import described
+
+        where += f" {described(args.fixes_applied)}"
     if config is None:
         if args.agent:
             raise CliError("--agent names the agents of a configuration: give --config too")
@@ -834,9 +882,70 @@ def _reexec_in_target(args: argparse.Namespace) -> int:
             argv += [f"--{flag}", str(value)]
     for name in args.agent or ():
         argv += ["--agent", name]
+    if args.fixes is not None:  # checked there, against that release
+        argv += ["--fixes", args.fixes]
     sys.stdout.flush()
     os.execv(str(python), argv)
     return 2  # unreachable
+
+
+def _fixes_argument(parser: argparse.ArgumentParser) -> None:
+    """--fixes: the google-adk fixes to run with (replay, show, minimize)."""
+    parser.add_argument(
+        "--fixes",
+        metavar="all|NAME,...",
+        help="run google-adk with these fixes applied (faults/patches/python/): all = every "
+        "registered fix the installed release can take, none = the release as published "
+        "(default: the environment variable HARNESS_FIXES, which `make ... FIXES=` sets; "
+        "else none). A fixture whose known fault's fix is applied must hold: `holds with fix "
+        "X`. An unknown fix, or one the installed release cannot take: one line, exit 2",
+    )
+
+
+@contextlib.contextmanager
+def _fixes_applied(args: argparse.Namespace) -> Iterator[None]:
+    """The fixes of ``--fixes`` (or HARNESS_FIXES) applied for the command;
+    ``args.fixes_applied`` names them. Raises :class:`CliError` for a name
+    that is unknown or that the installed release cannot take."""
+    if not hasattr(args, "fixes") or getattr(args, "adk", None) or getattr(args, "adk_src", None):
+        yield  # no such option; or replay re-runs itself in the target, which applies them
+        return
+    from .faults.switch import ENV, FixesError, parse
+
+    spec = args.fixes if args.fixes is not None else os.environ.get(ENV)
+    try:
+        names = parse(spec, origin="--fixes" if args.fixes is not None else ENV)
+    except FixesError as exc:
+        raise CliError(str(exc)) from None
+    args.fixes_applied = names
+    if not names:
+        yield
+        return
+    from .faults.fixes import applied
+
+    if args.fixes is not None:
+        os.environ[ENV] = args.fixes  # ADK-JS fixtures: the Node driver reads it
+    with applied(names):
+        yield
+
+
+def _fixes_note(fixture: Fixture, names: Sequence[str]) -> str:
+    """show --fixes: whether the fixture's fault's fix is among ``names``."""
+    from .faults.fixes import fixes_for
+    from .faults.switch import described, own_fixes
+
+    if not fixture.known_fault:
+        return f"fixes: {described(names)[5:]}; the fixture is marked with no known fault"
+    own = own_fixes(fixture.known_fault, names)
+    if own:
+        return (
+            f"fixes: {described(names)[5:]}; the fault's own fix {'+'.join(own)} is among "
+            "them: `replay --fixes` expects the fixture to hold"
+        )
+    mine = [f.name for f in fixes_for(fixture.known_fault)]
+    return f"fixes: {described(names)[5:]}; the fault's own fix " + (
+        f"{', '.join(mine)} is not among them" if mine else "does not exist yet"
+    )
 
 
 def _session_config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -928,6 +1037,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FIXTURE",
         help="fixture files, or directories of them (tests/repros)",
     )
+    _fixes_argument(show)
     show.set_defaults(func=_cmd_show)
     replay = sub.add_parser(
         "replay",
@@ -976,6 +1086,7 @@ def build_parser() -> argparse.ArgumentParser:
     target = replay.add_mutually_exclusive_group()
     target.add_argument("--adk", metavar="RELEASE", help="replay in that release's environment")
     target.add_argument("--adk-src", metavar="PATH", help="replay against an adk-python checkout")
+    _fixes_argument(replay)
     replay.set_defaults(func=_cmd_replay)
     export = sub.add_parser(
         "export",
@@ -996,6 +1107,20 @@ def build_parser() -> argparse.ArgumentParser:
         ".venv/adk-<release>/bin/python -m compaction_harness export FIXTURE).",
     )
     export.add_argument("fixture", metavar="FIXTURE", help="a fixture file")
+    written = export.add_mutually_exclusive_group()
+    written.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write the test as DIR/test_<fixture>.py and, when the fixture's known fault has "
+        "a fix, the fix beside it as DIR/test_<fixture>.patch (a diff of the installed "
+        "release's own source: `patch -p1` in adk-python's src/), instead of printing the test",
+    )
+    written.add_argument(
+        "--patch",
+        action="store_true",
+        help="print the fixture's known fault's fix as that patch instead of the test (exit 2 "
+        "when the fault has no fix)",
+    )
     export.set_defaults(func=_cmd_export)
     mini = sub.add_parser(
         "minimize",
@@ -1051,6 +1176,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=2000,
         help="Hypothesis examples to search (2000)",
     )
+    _fixes_argument(mini)
     mini.set_defaults(func=_cmd_minimize)
     prof = sub.add_parser(
         "profile",
@@ -1151,7 +1277,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=UserWarning, module=r"google\.|vertexai")
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        with _fixes_applied(args):
+            return args.func(args)
     except (FixtureError, EnvError, CliError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

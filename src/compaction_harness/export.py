@@ -21,6 +21,15 @@ Fixture kinds:
   and makes it through the same ADK entry point.
 * ``metamorphic`` fixtures, runner-driver scripts and database storage are
   refused (:class:`ExportError`, one line saying why).
+
+Beside the test, :func:`export_patch` gives the fault's **fix** (the
+registered fix whose faults include the fixture's ``known_fault``,
+:mod:`compaction_harness.faults.fixes`) as a unified diff against the
+installed release's own source files (paths ``a/google/adk/...``, as under
+adk-python's ``src/``; ``patch -p1`` there, or in a copy of the installed
+``site-packages``): the change that makes the exported test pass. The
+test's docstring names it (``<test name>.patch``), and ``export --out DIR``
+writes the two side by side.
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from .fixtures import Fixture
 from .model import Session, Step
 from .unit import TokenCase, UnitCase
 
-__all__ = ["ExportError", "export_test", "license_header"]
+__all__ = ["ExportError", "export_patch", "export_test", "fault_fixes", "license_header"]
 
 
 class ExportError(ValueError):
@@ -115,6 +124,68 @@ def export_test(fixture: Fixture, *, year: int | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def fault_fixes(fixture: Fixture) -> list[str]:
+    """The registered fixes of ``fixture``'s known fault that the installed
+    google-adk can take (none for an unmarked or ADK-JS fixture)."""
+    if not fixture.known_fault or getattr(fixture, "is_js", False):
+        return []
+    from .faults.fixes import fixes_for, unavailable
+
+    return [f.name for f in fixes_for(fixture.known_fault) if unavailable(f) is None]
+
+
+def patch_name(fixture: Fixture) -> str:
+    """The file name of the fix's patch beside the exported test."""
+    return name_of_test(fixture) + ".patch"
+
+
+def export_patch(fixture: Fixture) -> str:
+    """The fix of ``fixture``'s known fault as a patch against the installed
+    google-adk's own source files: a few lines saying what it is and how to
+    apply it (``patch -p1`` in adk-python's ``src/``; ``patch`` and ``git
+    apply`` skip text before the first ``---``), then the unified diff.
+    Raises :class:`ExportError` (one line) for a fixture with no known
+    fault, a fault with no fix yet, or a fix the installed release cannot
+    take."""
+    from .adk import ADK_RELEASE
+    from .faults.fixes import fix_named, fixes_for, patch_text
+
+    where = _where(fixture)
+    if getattr(fixture, "is_js", False):
+        raise ExportError(
+            f"{where}: an ADK-JS fixture: its fix is ADK-JS's, not a google-adk patch"
+        )
+    if not fixture.known_fault:
+        raise ExportError(f"{where}: marked with no known fault, so there is no fix to export")
+    names = fault_fixes(fixture)
+    if not names:
+        why = (
+            f"its fix does not apply to google-adk {ADK_RELEASE}"
+            if fixes_for(fixture.known_fault)
+            else "it has no fix yet"
+        )
+        raise ExportError(f"{where}: no patch for the fault {fixture.known_fault}: {why}")
+    paragraphs = [
+        (
+            "",
+            f"Fix of google-adk's known fault {fixture.known_fault}, from compaction-harness "
+            f"(fix {', '.join(names)}): the change that makes {name_of_test(fixture)}.py pass.",
+        ),
+        *(("  ", f"{name}: {fix_named(name).summary}") for name in names),
+        (
+            "",
+            f"Against google-adk {ADK_RELEASE}'s own source; apply with `patch -p1` in "
+            "adk-python's src/ (or in a copy of the installed site-packages).",
+        ),
+    ]
+    lines = []
+    for indent, text in paragraphs:
+        lines += textwrap.wrap(
+            text, 79, initial_indent=indent, subsequent_indent=indent + ("  " if indent else "")
+        )
+    return "\n".join([*lines, ""]) + "\n" + patch_text(names)
+
+
 def used_imports(imports: Iterable[str], rest: list[str]) -> list[str]:
     """The lines of ``imports`` whose name the module's ``rest`` (its lines
     after the imports) reads, so that no export imports what it does not use
@@ -141,6 +212,12 @@ def module_head(fixture: Fixture, imports: list[str], *, year: int | None = None
         found += f" (known fault {fixture.known_fault})"
     doc = [f"From compaction-harness fixture {name}: {found}."]
     doc += [f"  {v}" for v in fixture.violations]
+    fixes = fault_fixes(fixture)
+    if fixes:
+        doc.append(
+            f"The fix ({patch_name(fixture)} beside this file, compaction-harness's fix "
+            f"{', '.join(fixes)}, a diff of google-adk's own source) makes it pass."
+        )
     lines = [*license_header(year).splitlines(), ""]
     lines.append('"""Regression test for ADK event compaction, from compaction-harness.')
     lines.append("")

@@ -68,6 +68,12 @@ settings.register_profile(
     max_examples=int(os.environ.get("HARNESS_GATE_EXAMPLES", "300")),
     **_COMMON,
 )
+#: HARNESS_FIXES (``make ... FIXES=``): the google-adk fixes the whole session runs
+#: with (``faults.switch``); a campaign with fixes keeps an example database of its
+#: own, so that replaying the release's saved failures on the fixed SDK, where they
+#: pass, never deletes them.
+FIXES_SPEC = (os.environ.get("HARNESS_FIXES") or "").strip()
+_FIXED_SUFFIX = "+fixes" if FIXES_SPEC not in ("", "none") else ""
 #: FUZZ_DB: a Redis URL whose database every campaign process shares (none: local only).
 SHARED_DB_URL = os.environ.get("FUZZ_DB") or None
 #: FUZZ_DB as summaries and notes print it (no password).
@@ -76,10 +82,10 @@ _SHOWN_DB = shared_db.redacted(SHARED_DB_URL) if SHARED_DB_URL else None
 _SHARED_DB_ERROR: shared_db.SharedDatabaseError | None = None
 # HARNESS_FUZZ_DB moves the local database (the end-to-end test keeps its own).
 _LOCAL_DB = DirectoryBasedExampleDatabase(
-    os.environ.get("HARNESS_FUZZ_DB") or f".hypothesis/fuzz-adk-{_adk_release()}"
+    os.environ.get("HARNESS_FUZZ_DB") or f".hypothesis/fuzz-adk-{_adk_release()}{_FIXED_SUFFIX}"
 )
 try:
-    _FUZZ_DB = shared_db.fuzz_database(_LOCAL_DB, SHARED_DB_URL, _adk_release())
+    _FUZZ_DB = shared_db.fuzz_database(_LOCAL_DB, SHARED_DB_URL, _adk_release() + _FIXED_SUFFIX)
 except shared_db.SharedDatabaseError as _exc:
     _SHARED_DB_ERROR, _FUZZ_DB = _exc, _LOCAL_DB
 settings.register_profile(
@@ -128,16 +134,60 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
     from .pipeline import chosen_invariants
 
+    lines = []
     chosen = chosen_invariants()
     if chosen:
-        return (
+        lines.append(
             f"compaction-harness: the pipeline state machine fails on {' '.join(chosen)} only "
             "(HARNESS_PIPELINE_INVARIANTS)"
         )
-    return None
+    fixed = _fixes_line(config)
+    if fixed:
+        lines.append(f"compaction-harness: {fixed}")
+    return lines or None
+
+
+def _fixes_line(config: pytest.Config) -> str | None:
+    """What the session runs against under HARNESS_FIXES (None: no switch)."""
+    if FIXES_SPEC in ("", "none"):
+        return None
+    if _adk_js_only(config):
+        return (
+            f"HARNESS_FIXES={FIXES_SPEC} is handed to the Node driver: ADK-JS runs with its "
+            "own fixes"
+        )
+    from .faults.switch import described
+
+    names = getattr(config, "_harness_fixes", None)
+    if names is None:
+        from .faults.switch import from_environment
+
+        names = from_environment()
+    return f"google-adk {_adk_release()} {described(names)} (HARNESS_FIXES={FIXES_SPEC})"
+
+
+def _enter_fixes(config: pytest.Config) -> None:
+    """Apply HARNESS_FIXES's google-adk fixes until the session ends (in each
+    process that runs tests: not in pytest-xdist's controller, and not for a
+    run of ADK-JS's tests alone, whose Node driver reads the variable)."""
+    if FIXES_SPEC in ("", "none") or _adk_js_only(config):
+        return
+    from .faults.fixes import applied
+    from .faults.switch import from_environment
+
+    names = from_environment()
+    config._harness_fixes = names  # type: ignore[attr-defined]
+    controller = not hasattr(config, "workerinput") and bool(
+        getattr(config.option, "numprocesses", None)
+    )
+    if controller:
+        return
+    block = applied(names)
+    block.__enter__()
+    config.add_cleanup(lambda: block.__exit__(None, None, None))
 
 
 #: The test files that run ADK-JS through Node (the Makefile's ADKJS_TESTS).
@@ -171,6 +221,13 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         try:
             adk_js.node_path()
         except adk_js.AdkJsUnavailable as exc:
+            problem = str(exc)
+    if problem is None and FIXES_SPEC not in ("", "none") and not _adk_js_only(config):
+        from .faults.switch import FixesError, from_environment
+
+        try:
+            from_environment()
+        except FixesError as exc:
             problem = str(exc)
     if problem is None and budget is not None and not config.getoption("--fuzz-worker"):
         from .fixtures import unwritable
@@ -212,6 +269,7 @@ def pytest_configure(config: pytest.Config) -> None:
     budget = config.getoption("--fuzz-seconds")
     if budget is not None and not budget > 0:
         raise pytest.UsageError(f"--fuzz-seconds must be a positive number, got {budget}")
+    _enter_fixes(config)
     repro = _repro_dir(config)
     config._harness_repro_dir = repro  # type: ignore[attr-defined]
     # Fixtures recorded before this campaign began: meeting one again is not new.
@@ -555,10 +613,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             continue
         rows.append((report.nodeid, report.outcome, props))
     terminalreporter.section(f"fuzz campaign summary ({_campaign_target(rows)})")
+    fixed = _fixes_line(config)
+    if fixed:
+        terminalreporter.write_line(
+            f"ran on {fixed}: whatever it finds is a new fault or a false alarm of the harness"
+        )
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         terminalreporter.write_line(
             "campaign interrupted: failures found so far are kept in Hypothesis's example "
-            f"database (.hypothesis/fuzz-adk-{_adk_release()}/"
+            f"database (.hypothesis/fuzz-adk-{_adk_release()}{_FIXED_SUFFIX}/"
             + (f", and {_SHOWN_DB}" if SHARED_DB_URL else "")
             + "); the next `make fuzz` replays them first and writes their fixtures."
         )
@@ -566,7 +629,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         role = "a worker: writes no fixtures" if config.getoption("--fuzz-worker") else "the writer"
         terminalreporter.write_line(
             f"shared example database: {_SHOWN_DB} (keys "
-            f"{shared_db.key_prefix(_adk_release()).decode()}*); this campaign is {role}"
+            f"{shared_db.key_prefix(_adk_release() + _FIXED_SUFFIX).decode()}*); this campaign "
+            f"is {role}"
         )
     if not rows:
         terminalreporter.write_line("no property tests ran")

@@ -1,0 +1,183 @@
+"""One switch for the fixed SDK: ``FIXES=all`` or ``FIXES=name,name``.
+
+``make test``, ``make fuzz``, ``make replay`` and ``make matrix`` take
+``FIXES=`` and hand it on as the environment variable ``HARNESS_FIXES``; the
+pytest plugin applies those fixes for the whole session, and ``replay``,
+``show`` and ``minimize`` take ``--fixes`` (default: ``HARNESS_FIXES``).
+``all`` is every registered fix the installed release can take; empty or
+``none`` is the release as published. With ``SDK=js`` the variable is read
+by the Node driver (ADK-JS's own fixes), not here; a name of ADK-JS's fix
+index is accepted here and left to it.
+
+With fixes applied, a fixture marked with a known fault whose fix is among
+them is expected to hold: :func:`judged_with_fixes` says "holds with fix X"
+where the verdict without the switch would be XPASS ("the fault no longer
+shows"), and names a fixture that still fails as a wrong fix or a second
+fault. Under ``all``, :func:`gate_expectation` asks every fault fixture to
+hold; only a fault whose record says why no fix can exist is excused.
+
+Errors: :class:`FixesError`, one line naming the fix (an unknown name, or a
+fix the installed release cannot take).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+__all__ = [
+    "ENV",
+    "FixesError",
+    "described",
+    "from_environment",
+    "gate_expectation",
+    "judged_with_fixes",
+    "own_fixes",
+    "parse",
+]
+
+#: The environment variable that carries ``FIXES=`` to pytest and subprocesses.
+ENV = "HARNESS_FIXES"
+
+
+class FixesError(ValueError):
+    """A fix that cannot be applied: unknown, or not for the installed release."""
+
+
+def parse(spec: str | None, *, origin: str = ENV) -> tuple[str, ...]:
+    """The fixes ``spec`` names, checked against the installed release:
+    ``None``, ``""`` or ``none`` -> (), ``all`` -> every registered fix the
+    release can take (registry order), else comma-separated names, each a
+    registered fix the release can take. ``origin`` names the setting in the
+    error (``HARNESS_FIXES``, ``--fixes``)."""
+    from ..adk import ADK_RELEASE
+    from .fixes import FIXES, unavailable
+
+    text = (spec or "").strip()
+    if text in ("", "none"):
+        return ()
+    if text == "all":
+        return tuple(n for n in FIXES if unavailable(n) is None)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if "all" in names:
+        raise FixesError(f"{origin}={text}: 'all' stands alone (all, or names separated by ',')")
+    js = _js_fix_names()
+    for name in names:
+        if name not in FIXES and name in js:
+            continue  # an ADK-JS fix: the Node driver reads HARNESS_FIXES itself
+        if name not in FIXES:
+            known = ", ".join(sorted(FIXES)) or "none"
+            also = f"; ADK-JS's: {', '.join(sorted(js))}" if js else ""
+            raise FixesError(f"{origin}: no fix named {name!r} (known: {known}{also})")
+        why = unavailable(name)
+        if why is not None:
+            raise FixesError(
+                f"{origin}: google-adk {ADK_RELEASE} cannot take the fix {name}: {why}"
+            )
+    return tuple(dict.fromkeys(n for n in names if n in FIXES))
+
+
+def _js_fix_names() -> set[str]:
+    """The fixes ADK-JS's index registers (``sdks/adk-js/fixes/index.json``)."""
+    from .catalogue import _js_fixes
+
+    return {name for names in _js_fixes().values() for name in names}
+
+
+def from_environment() -> tuple[str, ...]:
+    """:func:`parse` of ``HARNESS_FIXES`` (raises :class:`FixesError`)."""
+    return parse(os.environ.get(ENV))
+
+
+def described(names: Sequence[str]) -> str:
+    """``with fixes a, b``."""
+    if not names:
+        return "with no fix (none of the registered fixes applies to this release)"
+    return f"with {'fix' if len(names) == 1 else 'fixes'} {', '.join(names)}"
+
+
+def own_fixes(fault_id: str | None, names: Sequence[str]) -> tuple[str, ...]:
+    """The fixes among ``names`` that remove ``fault_id`` (its own fixes)."""
+    from .fixes import fixes_for
+
+    if not fault_id:
+        return ()
+    return tuple(f.name for f in fixes_for(fault_id) if f.name in names)
+
+
+def judged_with_fixes(fixture: Any, judged: Any, names: Sequence[str]) -> Any:
+    """``judged`` (a :class:`~compaction_harness.verdicts.FixtureVerdict` of
+    ``fixture`` replayed with the fixes ``names`` applied) as a user of the
+    switch reads it. A google-adk fixture marked with a fault whose fix is
+    applied: ``ok`` "holds with fix X" when nothing shows (without the
+    switch that is XPASS); ``XFAIL`` when only other known faults show;
+    ``FAIL`` "still fails with fix X" when a violation no fix removes
+    shows. Anything else is returned as it is."""
+    from ..verdicts import FixtureVerdict
+
+    own = own_fixes(getattr(fixture, "known_fault", None), names)
+    if not own or getattr(fixture, "is_js", False) or judged.label == "NOREPRO":
+        return judged
+    verdict = judged.verdict
+    fix = "+".join(own)
+    if verdict.new:
+        return FixtureVerdict(
+            "FAIL",
+            verdict,
+            f"still fails with fix {fix} applied: a wrong fix, or a second fault no fix removes",
+        )
+    others = [f for f in verdict.faults if f != fixture.known_fault]
+    if others:
+        shown = ", ".join(f"{f} ({e})" for f, e in verdict.evidence.items())
+        return FixtureVerdict(
+            "XFAIL", verdict, f"holds with fix {fix} but for known upstream fault {shown}"
+        )
+    return replace(judged, label="ok", reason=f"holds with fix {fix}")
+
+
+def gate_expectation(
+    fixture: Any, judged: Any, names: Sequence[str], spec: str | None
+) -> str | None:
+    """Why the gate must fail ``fixture`` under the switch, or None. Under
+    ``FIXES=all`` every google-adk fault fixture must hold: its fault's fix
+    is applied and nothing shows; a fault with no fix is excused only when
+    its record says why none can exist. ``judged`` is
+    :func:`judged_with_fixes`'s verdict."""
+    from .catalogue import fault_for
+
+    if (spec or "").strip() != "all" or getattr(fixture, "is_js", False):
+        return None
+    fault_id = getattr(fixture, "known_fault", None)
+    if not fault_id or judged.label in ("ok", "FAIL", "NOREPRO"):
+        return None  # FAIL fails by itself; an unmarked fixture keeps its verdict
+    if own_fixes(fault_id, names):
+        return f"FIXES=all: {judged.reason}; every fault fixture must hold with every fix"
+    fault = fault_for(fault_id)
+    if fault is not None and fault.no_fix_reason:
+        return None
+    return (
+        f"FIXES=all: the fault {fault_id} has no fix yet ({judged.label}: {judged.reason}); "
+        "every fault fixture must hold with every fix"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m compaction_harness.faults.switch SPEC``: check ``SPEC`` as
+    ``make`` is given it (``FIXES=``); prints the fixes, or one line ``error:``
+    and exit status 2."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    spec = args[0] if args else os.environ.get(ENV, "")
+    try:
+        names = parse(spec, origin="FIXES")
+    except FixesError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(" ".join(names))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
