@@ -67,37 +67,6 @@ class KnownFault:
 EVERY_RELEASE = "*"
 
 
-def _strict_stop_at_boundary(session, window) -> int | None:
-    """The strict prefix of ``window`` when it ends on an invocation boundary (else None)."""
-    strict = reference.strict_self_contained_prefix(session, window)
-    if not 0 < strict < len(window):
-        return None
-    before, after = session[window[strict - 1]], session[window[strict]]
-    return strict if before.invocation != after.invocation else None
-
-
-def _callless_response_split(session, candidates, retention) -> int:
-    """The split ADK's documented rule gives ("the latest valid split point
-    where no unmatched responses remain", walking back from the newest
-    candidate): a response stays unmatched until an earlier call with its id
-    is passed, so one without such a call among the candidates blocks every
-    split that retains it."""
-    steps = [session[i] for i in candidates]
-    limit = len(steps) - retention
-    unmatched: set[str] = set()
-    for split in range(len(steps) - 1, -1, -1):
-        unmatched |= steps[split].response_ids
-        unmatched -= steps[split].call_ids
-        if not unmatched and split <= limit:
-            return split
-    return 0
-
-
-def _token_range_from(case: TokenCase, split: int, prefix) -> int:
-    window = reference.token_candidates(case.session)[:split]
-    return prefix(case.session, window)
-
-
 #: P6's first clause: a summary of nothing new (see pipeline.check_new_work).
 _NOTHING_NEW = "covers no live event that a kept summary did not cover already"
 
@@ -164,40 +133,6 @@ def _gone_under(case, violation: Violation, counterfactual) -> bool:
 def _pipeline_level(case) -> bool:
     """A case the pipeline drivers run: a recorded session or a script."""
     return isinstance(case, PipelineCase | Script)
-
-
-def _stops_at_invocation_boundary(case, violation: Violation) -> bool:
-    """ADK returned the strict prefix because it ends where an invocation ends,
-    on a release that has the dead-id retry this shortcut skips (``all_events=``,
-    2.12.0 and later; without the retry the prefix helper always stops at an
-    orphaned call, which is another fault)."""
-    from .adk import accepts_all_events
-
-    if not accepts_all_events():
-        return False
-    if _pipeline_level(case) and (
-        violation.invariant == "P3"
-        or (violation.invariant == "P6" and _NOTHING_NEW in violation.message)
-    ):
-        return _goes_with_a_reference_prefix(case, violation)
-    if not isinstance(case, UnitCase | TokenCase):
-        return False
-    if isinstance(case, UnitCase):
-        return violation.invariant == "U3" and violation.observed == _strict_stop_at_boundary(
-            case.session, case.window
-        )
-    if violation.invariant != "U5" or not violation.message.startswith("the range takes"):
-        return False
-    candidates = reference.token_candidates(case.session)
-    splits = {reference.safe_token_split(case.session, candidates, case.retention)}
-    if case.retention == 0:
-        splits = {len(candidates)}
-    else:
-        splits.add(_callless_response_split(case.session, candidates, case.retention))
-    return any(
-        violation.observed == _strict_stop_at_boundary(case.session, candidates[:split])
-        for split in splits
-    )
 
 
 def _strict_prefix_stalls(case, violation: Violation) -> bool:
@@ -270,102 +205,6 @@ _summarised_call_raises = _raised("No function call event found")
 _confirmation_finds_the_newer_call = _raised("Function call name mismatch for ID")
 
 
-def _retained_callless_response_blocks_split(case, violation: Violation) -> bool:
-    """ADK's split treats a retained response without a call among the
-    candidates as unmatched, so no split that retains it is allowed."""
-    if not isinstance(case, TokenCase) or violation.invariant != "U5" or case.retention == 0:
-        return False
-    candidates = reference.token_candidates(case.session)
-    adk_split = _callless_response_split(case.session, candidates, case.retention)
-    if adk_split == reference.safe_token_split(case.session, candidates, case.retention):
-        return False
-    if violation.message.startswith("split "):
-        return violation.observed == adk_split
-    if violation.message.startswith("the range takes"):
-        return violation.observed in (
-            _token_range_from(case, adk_split, reference.longest_self_contained_prefix),
-            _strict_stop_at_boundary(case.session, candidates[:adk_split]),
-        )
-    return False
-
-
-def _reused_id_split_goes_with_a_reference_prefix(case, violation: Violation) -> bool:
-    """A pipeline P1 (the summariser was given a range that splits a live pair)
-    over a call id that more than one stored event calls, which disappears when
-    the run is replayed with the reference's prefix in place of ADK's
-    ``_longest_self_contained_prefix``: the prefix helper took the live call
-    because another call with its id is dead."""
-    if len(violation.ids) != 1:
-        return False
-    from .driver import run_script
-    from .model import Session
-    from .pipeline import run_pipeline_case
-
-    replay = run_script if isinstance(case, Script) else run_pipeline_case
-    stored = replay(case, triage=False).observed.get("session")
-    if not stored:
-        return False
-    (cid,) = violation.ids
-    callers = [step for step in Session.from_json(stored) if cid in step.call_ids]
-    return len(callers) > 1 and _goes_with_a_reference_prefix(case, violation)
-
-
-def _reused_id_unprotects_newest_call(case, violation: Violation) -> bool:
-    """ADK dropped a newest-invocation call because an older call with its id is dead."""
-    if _pipeline_level(case):
-        return violation.invariant == "P1" and _reused_id_split_goes_with_a_reference_prefix(
-            case, violation
-        )
-    splits_a_pair = violation.invariant == "U2" or violation.message.startswith(
-        "the range splits a live pair"
-    )
-    if not splits_a_pair or len(violation.ids) != 1 or len(violation.positions) != 1:
-        return False
-    (cid,), (position,) = violation.ids, violation.positions
-    step = case.session[case.window[position]]
-    newest = reference.newest_invocation(case.session)
-    return (
-        cid in reference.provably_dead_call_ids(case.session, case.window)
-        and cid in step.call_ids
-        and newest is not None
-        and step.invocation == newest
-    )
-
-
-def _branch_events_in_branchless_summary(case, violation: Violation) -> bool:
-    """ADK's compactor gave the summariser events of sub-agent branches, and the
-    summary, which has no branch, is read by every agent."""
-    return (
-        _pipeline_level(case)
-        and violation.invariant == "P5"
-        and violation.details.get("cause") == "branch"
-        and violation.details.get("summary_branch") is None
-    )
-
-
-def _token_threshold(case) -> int | None:
-    """The token threshold a pipeline case (a script's ``ScriptConfig`` or a
-    recorded case's mapping) was configured with; None without one."""
-    config = case.config
-    return config.get("token_threshold") if isinstance(config, dict) else config.token_threshold
-
-
-def _running_request_summarised(case, violation: Violation) -> bool:
-    """The running invocation's user message is missing from the prompt because a
-    kept summary was given it, on a configuration with a token threshold (the
-    compaction before a model call). Without one, the summary that took it was
-    made at the end of a run: of an invocation that paused (a confirmation, a
-    long-running call) and resumed under the same id, which this fault does
-    not explain."""
-    return (
-        _pipeline_level(case)
-        and _token_threshold(case) is not None
-        and violation.invariant == "P2"
-        and violation.details.get("cause") == "opener missing"
-        and violation.details.get("opener_summarised") is True
-    )
-
-
 def _reload_in_time_order(case, violation: Violation) -> bool:
     """The database gave the events back in timestamp order, and the runner had
     stored them in another (P7); or a script that reloads its session from the
@@ -433,43 +272,6 @@ def _time_order_shape(case, violation: Violation) -> bool:
     )
 
 
-def _partial_answer_to_parallel_calls(case, violation: Violation) -> bool:
-    """The prompt pairs a content of parallel calls with the responses to only
-    some of them."""
-    return (
-        _pipeline_level(case)
-        and violation.invariant == "P2"
-        and violation.details.get("cause") == "partial answer"
-    )
-
-
-def _one_answer_for_several_turns(case, violation: Violation) -> bool:
-    """The prompt repeats one response event after each of the call contents
-    it answers."""
-    return (
-        _pipeline_level(case)
-        and violation.invariant == "P2"
-        and violation.details.get("merged_answer") is True
-    )
-
-
-def _priced_against_a_client_record(case, violation: Violation) -> bool:
-    """A summary of nothing new (P6) that a script with a client's compaction
-    record makes, and that disappears when ADK prices the next summary by its
-    own last summary instead of the latest record (see
-    :class:`~compaction_harness.adk.summary_price_from_adk_summaries`)."""
-    if not (
-        isinstance(case, Script)
-        and violation.invariant == "P6"
-        and _NOTHING_NEW in violation.message
-        and any(op.op == "client_record" for op in case.operations)
-    ):
-        return False
-    from .adk import summary_price_from_adk_summaries
-
-    return _gone_under(case, violation, summary_price_from_adk_summaries())
-
-
 def _recorded_pending_call_blocks_a_resumed_window(case, violation: Violation) -> bool:
     """A stall (P3) in a script with a compaction record that ADK did not
     write, which disappears when ADK's window starts at its first event that no
@@ -504,18 +306,8 @@ def _reloaded_actions_unvalidated(case, violation: Violation) -> bool:
 
 #: The recognisers of the faults (pattern evidence), by fault id.
 _RECOGNISERS: dict[str, Callable[[UnitCase | TokenCase, Violation], bool]] = {
-    "dead-call-retry-skipped-at-invocation-boundary": _stops_at_invocation_boundary,
-    "reused-call-id-unprotects-newest-invocation-call": _reused_id_unprotects_newest_call,
-    "retained-callless-response-blocks-token-split": _retained_callless_response_blocks_split,
-    "summary-leaks-branch-events-to-siblings": _branch_events_in_branchless_summary,
-    "token-compaction-summarises-the-running-request": _running_request_summarised,
     "database-reload-reorders-events-by-timestamp": _reload_in_time_order,
-    "partial-answer-to-parallel-calls-makes-an-invalid-request": _partial_answer_to_parallel_calls,
-    "one-answer-to-several-turns-makes-an-invalid-request": _one_answer_for_several_turns,
     "compaction-assumes-events-are-stored-in-time-order": _time_order_assumed,
-    "summary-priced-by-a-client-record-resummarises-a-continued-invocation": (
-        _priced_against_a_client_record
-    ),
     "resumed-invocation-window-stalls-on-a-summarised-pending-call": (
         _recorded_pending_call_blocks_a_resumed_window
     ),
