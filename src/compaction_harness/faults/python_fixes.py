@@ -52,9 +52,11 @@ register(
         name="summary-leaves-out-branch-events",
         faults=("summary-leaks-branch-events-to-siblings",),
         summary=(
-            "sliding-window and token-threshold compaction select the events to summarise as "
-            "they already do for isolation scopes, leaving out sub-agent branch events: the "
-            "branchless summary that every agent reads holds no branch's private events"
+            "sliding-window and token-threshold compaction leave sub-agent branch events out "
+            "of the events they summarise, as they leave out other isolation scopes, and the "
+            "prompt builder hides by a summary's range only events without a branch: the "
+            "branchless summary every agent reads holds no branch's private events, and a "
+            "branch event stamped inside its range stays in the prompt"
         ),
         diff="summary-leaves-out-branch-events.diff",
     )
