@@ -172,6 +172,10 @@ def test_make_hands_fixes_on_as_harness_fixes(target: str) -> None:
         assert 'HARNESS_FIXES="all"' in done.stdout, done.stdout
         check = 'compaction_harness.faults.switch "all"' in done.stdout
         assert check == (checked and target != "show"), (target, sdk)
+        # The gate on the fixed SDK is the part that judges ADK.
+        assert ('-m "property or judges_adk"' in done.stdout) == (target == "test")
+    plain = subprocess.run(["make", "-n", target, *extra], capture_output=True, text=True, cwd=ROOT)
+    assert "judges_adk" not in plain.stdout and "faults.switch" not in plain.stdout
 
 
 def test_an_adk_js_fix_name_is_left_to_the_node_driver(

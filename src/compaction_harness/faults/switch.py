@@ -2,7 +2,10 @@
 
 ``make test``, ``make fuzz``, ``make replay`` and ``make matrix`` take
 ``FIXES=`` and hand it on as the environment variable ``HARNESS_FIXES``; the
-pytest plugin applies those fixes for the whole session, and ``replay``,
+pytest plugin applies those fixes for the whole session (``make test
+FIXES=...`` collects the part of the gate that judges ADK: the properties
+and the tests marked ``judges_adk``, the fixture replays; the rest is about
+the harness and the release as published), and ``replay``,
 ``show`` and ``minimize`` take ``--fixes`` (default: ``HARNESS_FIXES``).
 ``all`` is every registered fix the installed release can take; empty or
 ``none`` is the release as published. With ``SDK=js`` the variable is read
