@@ -8,8 +8,9 @@ asked for are applied in order with GNU ``patch`` (no fuzz; offsets allowed)
 to the installed release's own source files; every function, method or new
 import that the patched text changes is executed in the module's own
 namespace, so it sees the module's globals as ADK's code does, and every
-loaded ``google.adk`` module that imported a replaced function by name gets
-the replacement too; on exit everything is put back. Several fixes of one
+name bound to a replaced function in a loaded ``google.adk`` module (an
+import, under its own name or another, or a module-level alias) gets the
+replacement too; on exit everything is put back. Several fixes of one
 file compose as patches do: hunk by hunk.
 
 A fix applies to a release when its diff applies to that release's files
@@ -278,15 +279,17 @@ def _replaced(path: str, original: str, patched: str) -> Iterator[None]:
             saved.append((holder, name, current, had))
             setattr(holder, name, replacement)
             if owner is None and current is not None:
+                # Every other name bound to the replaced function in ADK's
+                # modules (an import by name, or an alias such as
+                # _rearranger's ``_drop_orphaned_function_responses = ...``).
                 for other in list(sys.modules.values()):
                     other_name = getattr(other, "__name__", None) or ""
-                    if (
-                        other is not module
-                        and other_name.startswith("google.adk")
-                        and vars(other).get(name) is current
-                    ):
-                        saved.append((other, name, current, True))
-                        setattr(other, name, replacement)
+                    if not other_name.startswith("google.adk"):
+                        continue
+                    for alias, value in list(vars(other).items()):
+                        if value is current and not (other is module and alias == name):
+                            saved.append((other, alias, current, True))
+                            setattr(other, alias, replacement)
         yield
     finally:
         for holder, name, current, had in reversed(saved):

@@ -20,3 +20,95 @@ register(
         diff="dead-call-retry-at-every-boundary.diff",
     )
 )
+
+register(
+    Fix(
+        name="newest-invocation-call-never-dead",
+        faults=("reused-call-id-unprotects-newest-invocation-call",),
+        summary=(
+            "_longest_self_contained_prefix's provably-dead retry ignores a dead id only in "
+            "events of older invocations: a call the newest invocation made with a reused id "
+            "still opens an obligation, as _provably_dead_call_ids' docstring requires"
+        ),
+        diff="newest-invocation-call-never-dead.diff",
+    )
+)
+
+register(
+    Fix(
+        name="token-split-ignores-callless-responses",
+        faults=("retained-callless-response-blocks-token-split",),
+        summary=(
+            "_safe_token_compaction_split_index lets a retained response constrain the split "
+            "only when its call is among the candidates before it: a response whose call an "
+            "earlier compaction or a rewind took no longer forbids every split"
+        ),
+        diff="token-split-ignores-callless-responses.diff",
+    )
+)
+
+register(
+    Fix(
+        name="summary-leaves-out-branch-events",
+        faults=("summary-leaks-branch-events-to-siblings",),
+        summary=(
+            "sliding-window and token-threshold compaction select the events to summarise as "
+            "they already do for isolation scopes, leaving out sub-agent branch events: the "
+            "branchless summary that every agent reads holds no branch's private events"
+        ),
+        diff="summary-leaves-out-branch-events.diff",
+    )
+)
+
+register(
+    Fix(
+        name="token-compaction-keeps-the-running-invocation",
+        faults=("token-compaction-summarises-the-running-request",),
+        summary=(
+            "_run_compaction_for_token_threshold_config, which the flow's compaction request "
+            "processor runs before every model call, never takes events of the newest "
+            "invocation, the one running; the post-invocation call "
+            "(_run_compaction_for_token_threshold) passes invocation_ended=True and may"
+        ),
+        diff="token-compaction-keeps-the-running-invocation.diff",
+    )
+)
+
+register(
+    Fix(
+        name="responses-follow-only-their-own-call-turn",
+        faults=("one-answer-to-several-turns-makes-an-invalid-request",),
+        summary=(
+            "rearrange_events_for_async_function_responses_in_history places after each call "
+            "content only the responses to that content's calls: a client's message that "
+            "answers calls of several model turns is split between them, each response once"
+        ),
+        diff="responses-follow-only-their-own-call-turn.diff",
+    )
+)
+
+register(
+    Fix(
+        name="pending-call-left-out-beside-answered-siblings",
+        faults=("partial-answer-to-parallel-calls-makes-an-invalid-request",),
+        summary=(
+            "drop_orphaned_function_calls leaves a pending long-running call out of the "
+            "request when the event right after its call event answers sibling calls: the "
+            "function-response turn then answers exactly the calls of the turn before it"
+        ),
+        diff="pending-call-left-out-beside-answered-siblings.diff",
+    )
+)
+
+register(
+    Fix(
+        name="summary-priced-by-the-summarizers-own-output",
+        faults=("summary-priced-by-a-client-record-resummarises-a-continued-invocation",),
+        summary=(
+            "_previous_summary_chars prices the next summary by the latest compaction event "
+            "the summarizer wrote (LlmEventSummarizer records the usage metadata of its model "
+            "call on it; a client's compaction record has none), not by a client's record"
+        ),
+        diff="summary-priced-by-the-summarizers-own-output.diff",
+    )
+)

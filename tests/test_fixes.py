@@ -1,0 +1,200 @@
+"""The fixes of google-adk's known faults (``compaction_harness.faults``).
+
+Each fix is a unified diff against the release's own source. These tests
+show, per fix, that its diff applies to the installed release, that every
+fixture recorded for its fault (``known_fault`` in ``tests/repros/``) shows a
+violation on ADK as published and holds with the fix, that the fixes compose
+(all of them at once; the two fixes of ``_longest_self_contained_prefix``
+together), that no fix makes another fixture fail in a new way, and that
+``fixes.applied`` leaves ADK's own functions in place when it ends.
+
+Two fixtures show a second fault once their first one is fixed: it is
+compaction-assumes-events-are-stored-in-time-order, which has no fix, and
+their remaining violation is of another summary (:data:`SECOND_FAULT`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from compaction_harness.faults import fixes
+from compaction_harness.faults.classify import run_with_fixes, same_failure
+from compaction_harness.fixtures import load_fixture
+
+REPROS = Path(__file__).parent / "repros"
+PYTHON_FIXTURES = sorted(p for p in REPROS.glob("*.json") if "-adk-js-" not in p.name)
+DEAD_RETRY = "dead-call-retry-at-every-boundary"
+NEWEST_CALL = "newest-invocation-call-never-dead"
+
+#: Fixture -> (the fixes whose run shows the second fault, that fault, why).
+SECOND_FAULT = {
+    "P6-2.13.0-77a17de9883c3f48.json": (
+        {DEAD_RETRY},
+        "compaction-assumes-events-are-stored-in-time-order",
+        "with the retry, summary#2 takes invocation 3; the confirmation request is stamped "
+        "after summary#2's range ends, so invocation 3 counts as new again and summary#3 "
+        "repeats summary#2's range; on a clock that never steps back it holds",
+    ),
+    "P1-2.13.0-2fee07590c2015ff.json": (
+        {"token-compaction-keeps-the-running-invocation"},
+        "compaction-assumes-events-are-stored-in-time-order",
+        "the Runner stores the confirmation request (stamped later) before the placeholder "
+        "response; once the running invocation is kept out, summary#0 ends at the response's "
+        "time, and summary#1 is given the request alone, which summary#0 covered",
+    ),
+}
+
+
+def _known_fault(path: Path) -> str | None:
+    return json.loads(path.read_text(encoding="utf-8")).get("known_fault")
+
+
+def _fixtures_of(fault_id: str) -> list[Path]:
+    return [p for p in PYTHON_FIXTURES if _known_fault(p) == fault_id]
+
+
+@cache
+def _case(path: Path):
+    return load_fixture(path).case
+
+
+@cache
+def _violations(path: Path, names: tuple[str, ...]):
+    logging.disable(logging.WARNING)  # ADK logs every dropped call; not the subject here
+    try:
+        return run_with_fixes(_case(path), list(names))
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def _second_fault_shows(path: Path, names: set[str]) -> bool:
+    entry = SECOND_FAULT.get(path.name)
+    return entry is not None and bool(entry[0] & names)
+
+
+FAULT_FIXTURES = [
+    pytest.param(name, path, id=f"{name}:{path.stem}")
+    for name, fix in fixes.FIXES.items()
+    for fault_id in fix.faults
+    for path in _fixtures_of(fault_id)
+]
+
+
+@pytest.mark.parametrize("name", list(fixes.FIXES))
+def test_the_diff_applies_to_the_installed_release(name):
+    assert fixes.unavailable(name) is None
+    assert fixes.fix_named(name).diff_text().startswith("--- a/google/adk/")
+
+
+@pytest.mark.parametrize("name", list(fixes.FIXES))
+def test_every_fix_has_fixtures_of_its_faults(name):
+    for fault_id in fixes.FIXES[name].faults:
+        assert _fixtures_of(fault_id), fault_id
+
+
+@pytest.mark.parametrize(("name", "path"), FAULT_FIXTURES)
+def test_the_faults_fixture_fails_without_its_fix_and_holds_with_it(name, path):
+    before = _violations(path, ())
+    assert before, f"{path.name} shows no violation on ADK as published"
+    after = _violations(path, (name,))
+    assert not [v for v in before if any(same_failure(v, w) for w in after)]
+    if _second_fault_shows(path, {name}):
+        assert after, "the second fault no longer shows: drop its SECOND_FAULT entry"
+    else:
+        assert after == [], [v.message for v in after]
+
+
+def test_the_second_fault_of_the_dead_retry_fixture_is_time_order():
+    from compaction_harness.driver import run_script
+
+    path = REPROS / "P6-2.13.0-77a17de9883c3f48.json"
+    with fixes.applied([DEAD_RETRY]):
+        (left,) = run_script(_case(path), triage=False).violations
+        steady = run_script(_case(path), triage=False, monotonic=True).violations
+    (before,) = _violations(path, ())
+    assert left.invariant == before.invariant == "P6"
+    assert "summary#3" in left.message and "summary#2" in before.message
+    assert steady == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, id=p.stem)
+        for fault_id in (
+            "dead-call-retry-skipped-at-invocation-boundary",
+            "reused-call-id-unprotects-newest-invocation-call",
+        )
+        for p in _fixtures_of(fault_id)
+    ],
+)
+def test_the_two_fixes_of_the_prefix_helper_apply_together(path):
+    names = (DEAD_RETRY, NEWEST_CALL)
+    before = _violations(path, ())
+    after = _violations(path, names)
+    assert not [v for v in before if any(same_failure(v, w) for w in after)]
+    assert after == [] or _second_fault_shows(path, set(names))
+
+
+def test_all_fixes_apply_together_and_compose_hunk_by_hunk():
+    names = list(fixes.FIXES)
+    text = fixes.patch_text(names)
+    for name in names:
+        for line in fixes.fix_named(name).diff_text().splitlines():
+            if line.startswith("+") and not line.startswith("+++"):
+                assert line in text.splitlines(), (name, line)
+    with fixes.applied(names):
+        assert set(fixes.active()) == set(names)
+    assert fixes.active() == ()
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem) for p in PYTHON_FIXTURES])
+def test_no_fix_makes_a_fixture_fail_in_a_new_way(path):
+    # Under every fix at once (each fix alone on its own fault's fixtures above).
+    before = _violations(path, ())
+    every = tuple(fixes.FIXES)
+    if _second_fault_shows(path, set(every)):
+        return
+    new = [w for w in _violations(path, every) if not any(same_failure(v, w) for v in before)]
+    assert new == [], [w.message for w in new]
+
+
+def _adk_functions() -> dict[tuple[str, str], object]:
+    return {
+        (module.__name__, attr): value
+        for module in list(sys.modules.values())
+        if (getattr(module, "__name__", None) or "").startswith("google.adk")
+        for attr, value in list(vars(module).items())
+        if callable(value)
+    }
+
+
+def test_applied_puts_every_function_back():
+    from google.adk.apps import compaction
+    from google.adk.flows.llm_flows.context import _contents
+    from google.adk.flows.llm_flows.tools import _rearranger
+
+    originals = _adk_functions()
+    rearrange = _rearranger.rearrange_events_for_async_function_responses_in_history
+    with fixes.applied(list(fixes.FIXES)):
+        fixed = _rearranger.rearrange_events_for_async_function_responses_in_history
+        assert fixed is not rearrange
+        # Every name bound to it in ADK's modules is the fixed function, the
+        # aliases too (_contents imports an alias of it).
+        assert _rearranger._rearrange_events_for_async_function_responses_in_history is fixed
+        assert _contents._rearrange_events_for_async_function_responses_in_history is fixed
+        assert _contents.drop_orphaned_function_calls is _rearranger.drop_orphaned_function_calls
+        assert (
+            compaction._previous_summary_chars
+            is not originals[("google.adk.apps.compaction", "_previous_summary_chars")]
+        )
+    after = _adk_functions()
+    changed = [key for key, value in originals.items() if after.get(key) is not value]
+    assert changed == []
+    assert set(after) == set(originals)
