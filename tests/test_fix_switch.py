@@ -48,7 +48,9 @@ def test_all_makes_a_fault_fixture_hold_under_replay() -> None:
     assert fixed.returncode == 0, fixed.stderr
     first = fixed.stdout.splitlines()[0]
     assert first.startswith("ok ") and first.endswith(f"holds with fix {FIX}"), first
-    assert f"google-adk 2.13.0 with fix {FIX}" in first
+    every = switch.parse("all")
+    assert f"google-adk 2.13.0 {switch.described(every, short=True)}:" in first
+    assert fixed.stdout.splitlines()[-1].endswith(f"(google-adk 2.13.0 {switch.described(every)})")
     # --fixes wins over the environment; none is the release as published.
     again = _harness(
         "-m", "compaction_harness", "replay", "--fixes", "none", str(FAULT_FIXTURE), fixes="all"
@@ -142,14 +144,15 @@ def test_the_plugin_applies_the_fixes_for_the_session_and_says_so(tmp_path: Path
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (tmp_path / "test_inside.py").write_text(
         "from compaction_harness.faults.fixes import active\n\n\n"
-        f"def test_fixed():\n    assert active() == ({FIX!r},)\n",
+        f"def test_fixed():\n    assert active() == {switch.parse('all')!r}\n",
         encoding="utf-8",
     )
     plugin = ["-m", "pytest", "-p", "no:cacheprovider", "-p", "compaction_harness.pytest_plugin"]
     for workers in ([], ["-n", "1"]):  # in process, and in a pytest-xdist worker
         done = _harness(*plugin, *workers, "test_inside.py", fixes="all", cwd=tmp_path)
         assert done.returncode == 0, done.stdout + done.stderr
-        header = f"compaction-harness: google-adk 2.13.0 with fix {FIX} (HARNESS_FIXES=all)"
+        every = switch.described(switch.parse("all"))
+        header = f"compaction-harness: google-adk 2.13.0 {every} (HARNESS_FIXES=all)"
         assert header in done.stdout
     plain = _harness(*plugin, "test_inside.py", cwd=tmp_path)
     assert plain.returncode == 1 and "compaction-harness: google-adk" not in plain.stdout

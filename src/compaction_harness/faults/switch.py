@@ -95,10 +95,12 @@ def from_environment() -> tuple[str, ...]:
     return parse(os.environ.get(ENV))
 
 
-def described(names: Sequence[str]) -> str:
-    """``with fixes a, b``."""
+def described(names: Sequence[str], *, short: bool = False) -> str:
+    """``with fixes a, b`` (``short``: ``with 8 fixes`` for more than one)."""
     if not names:
         return "with no fix (none of the registered fixes applies to this release)"
+    if short and len(names) > 1:
+        return f"with {len(names)} fixes"
     return f"with {'fix' if len(names) == 1 else 'fixes'} {', '.join(names)}"
 
 
