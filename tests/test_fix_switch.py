@@ -215,3 +215,16 @@ def test_the_gate_under_all_holds_a_fixed_fault_fixture_and_fails_an_unfixed_one
         pytest.skip("every fault of a 2.13.0 fixture has a fix, or says why none can exist")
     assert f"FAILED {items[1]}" in done.stdout, done.stdout
     assert "has no fix yet" in done.stdout and done.returncode == 1
+
+
+def test_a_fixture_that_holds_with_other_faults_fixes_is_said_to() -> None:
+    # The fixes applied are none of its fault's, yet nothing shows: they removed
+    # what it showed, so it is not (only) the fault it is marked with.
+    fixture = load_fixture(FAULT_FIXTURE)
+    with applied([FIX]):
+        judged = judge_fixture(fixture)
+    assert judged.label == "XPASS"
+    other = SimpleNamespace(known_fault="a-fault-no-fix-names", is_js=False)
+    read = switch.judged_with_fixes(other, judged, [FIX])
+    assert read.label == "ok" and "none of them its fault a-fault-no-fix-names's" in read.reason
+    assert switch.gate_expectation(other, read, [FIX], "all") is None

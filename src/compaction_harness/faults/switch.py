@@ -120,13 +120,28 @@ def judged_with_fixes(fixture: Any, judged: Any, names: Sequence[str]) -> Any:
     applied: ``ok`` "holds with fix X" when nothing shows (without the
     switch that is XPASS); ``XFAIL`` when only other known faults show;
     ``FAIL`` "still fails with fix X" when a violation no fix removes
-    shows. Anything else is returned as it is."""
+    shows. A marked fixture that holds with fixes none of which is its
+    fault's: ``ok``, saying so. Anything else is returned as it is."""
     from ..verdicts import FixtureVerdict
 
-    own = own_fixes(getattr(fixture, "known_fault", None), names)
-    if not own or getattr(fixture, "is_js", False) or judged.label == "NOREPRO":
+    fault_id = getattr(fixture, "known_fault", None)
+    if not names or not fault_id or getattr(fixture, "is_js", False):
         return judged
     verdict = judged.verdict
+    own = own_fixes(fault_id, names)
+    if not own:
+        if judged.label == "XPASS" and not verdict.new and not verdict.known:
+            # Other fixes removed what it showed: it is not (only) the fault it is marked with.
+            return replace(
+                judged,
+                label="ok",
+                reason=f"holds {described(names, short=True)}, none of them its fault "
+                f"{fault_id}'s: they remove what it shows (it is marked with the wrong fault, "
+                "or that fault's recogniser matched another's violation)",
+            )
+        return judged
+    if judged.label == "NOREPRO":
+        return judged
     fix = "+".join(own)
     if verdict.new:
         return FixtureVerdict(
