@@ -93,11 +93,10 @@ def test_a_violation_every_fix_leaves_is_new_after_one_rerun():
     assert p2.new and calls == [("a", "b", "c")]
 
 
-def test_the_search_order_puts_likely_fixes_first_and_stops_there():
-    # b and c each remove P2; with c ordered first, c alone is named.
+def test_two_fixes_that_each_remove_a_violation_name_both_faults():
     rerun = _reruns({("a", "b", "c"): [], ("b",): [], ("c",): []})
-    (p2,) = classify([P2], rerun, ["a", "b", "c"], _faults, order=lambda v, n: n != "c")
-    assert p2.fixes == ("c",)
+    (p2,) = classify([P2], rerun, ["a", "b", "c"], _faults)
+    assert p2.fixes == ("b", "c") and p2.faults == ("fault-b", "fault-c")
 
 
 def test_lost_events_and_wasted_ranges_are_told_apart_by_their_events():

@@ -92,19 +92,17 @@ def classify(
     rerun: Callable[[Sequence[str]], list[Violation]],
     candidates: Sequence[str],
     faults_of: Callable[[str], tuple[str, ...]],
-    order: Callable[[Violation, str], Any] | None = None,
 ) -> list[Classified]:
     """Classify ``violations`` (of one run without fixes) by fix.
 
     ``rerun(names)`` re-runs the same case with the fixes ``names`` applied
     and returns every violation; ``candidates`` are the fixes the installed
     SDK can take; ``faults_of(fix)`` names the faults a fix removes. Each
-    re-run is made once per set of fixes. A violation that every fix
-    together leaves is new at the cost of one re-run. ``order(violation,
-    fix)`` sorts the single fixes tried (a key; the catalogue's invariants
-    put the likely fixes first): the fixes of the first group (equal keys)
-    that has any fix removing the violation are its fixes, and later groups
-    are not tried. It orders the search only; what decides is the re-run."""
+    re-run is made once per set of fixes: at most one with every fix, one
+    per fix, and the few of the smallest-set search. A violation that every
+    fix together leaves is new at the cost of one re-run; one that single
+    fixes remove is the fault of each of them (two faults whose fixes each
+    remove it are both named)."""
     violations = list(violations)
     if not violations:
         return []
@@ -124,17 +122,8 @@ def classify(
         if not candidates or not removed(v, candidates):
             out.append(Classified(v, (), ()))
             continue
-        singles: list[str] = []
-        groups: dict[Any, list[str]] = {}
-        for n in candidates:
-            groups.setdefault(order(v, n) if order else 0, []).append(n)
-        for key in sorted(groups):
-            singles = [n for n in groups[key] if removed(v, [n])]
-            if singles:
-                break
-        if singles:
-            chosen = singles
-        else:
+        chosen = [n for n in candidates if removed(v, [n])]
+        if not chosen:
             chosen = list(candidates)
             for n in list(chosen):
                 rest = [m for m in chosen if m != n]
@@ -143,14 +132,6 @@ def classify(
         faults = tuple(dict.fromkeys(f for n in chosen for f in faults_of(n)))
         out.append(Classified(v, faults, tuple(chosen)))
     return out
-
-
-def _invariants_of(fix_name: str) -> set[str]:
-    from ..known_faults import fault_for
-    from .fixes import fix_named
-
-    found = (fault_for(f) for f in fix_named(fix_name).faults)
-    return {i for f in found if f is not None for i in f.invariant}
 
 
 def by_fix(
@@ -181,7 +162,6 @@ def by_fix(
         lambda names: run_with_fixes(case, names),
         candidates,
         lambda n: FIXES[n].faults,
-        order=lambda v, n: v.invariant not in _invariants_of(n),
     ):
         if item.new:
             pattern = _pattern_fault(case, item.violation)
