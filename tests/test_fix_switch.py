@@ -48,7 +48,9 @@ def test_all_makes_a_fault_fixture_hold_under_replay() -> None:
     assert fixed.returncode == 0, fixed.stderr
     first = fixed.stdout.splitlines()[0]
     assert first.startswith("ok ") and first.endswith(f"holds with fix {FIX}"), first
-    assert "google-adk 2.13.0 with fix" in first and FIX in first
+    every = switch.parse("all")
+    assert f"google-adk 2.13.0 {switch.described(every, short=True)}:" in first
+    assert fixed.stdout.splitlines()[-1].endswith(f"(google-adk 2.13.0 {switch.described(every)})")
     # --fixes wins over the environment; none is the release as published.
     again = _harness(
         "-m", "compaction_harness", "replay", "--fixes", "none", str(FAULT_FIXTURE), fixes="all"
@@ -141,18 +143,17 @@ def test_a_fix_the_release_cannot_take_is_one_line_and_exit_2(
 def test_the_plugin_applies_the_fixes_for_the_session_and_says_so(tmp_path: Path) -> None:
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (tmp_path / "test_inside.py").write_text(
-        "from compaction_harness.faults.fixes import FIXES, active, unavailable\n\n\n"
-        "def test_fixed():\n"
-        "    assert set(active()) == {n for n in FIXES if unavailable(n) is None}\n",
+        "from compaction_harness.faults.fixes import active\n\n\n"
+        f"def test_fixed():\n    assert active() == {switch.parse('all')!r}\n",
         encoding="utf-8",
     )
     plugin = ["-m", "pytest", "-p", "no:cacheprovider", "-p", "compaction_harness.pytest_plugin"]
     for workers in ([], ["-n", "1"]):  # in process, and in a pytest-xdist worker
         done = _harness(*plugin, *workers, "test_inside.py", fixes="all", cwd=tmp_path)
         assert done.returncode == 0, done.stdout + done.stderr
-        header = next(line for line in done.stdout.splitlines() if "compaction-harness:" in line)
-        assert header.startswith("compaction-harness: google-adk 2.13.0 with fix"), header
-        assert FIX in header and header.endswith("(HARNESS_FIXES=all)"), header
+        every = switch.described(switch.parse("all"))
+        header = f"compaction-harness: google-adk 2.13.0 {every} (HARNESS_FIXES=all)"
+        assert header in done.stdout
     plain = _harness(*plugin, "test_inside.py", cwd=tmp_path)
     assert plain.returncode == 1 and "compaction-harness: google-adk" not in plain.stdout
 
@@ -174,6 +175,10 @@ def test_make_hands_fixes_on_as_harness_fixes(target: str) -> None:
         assert 'HARNESS_FIXES="all"' in done.stdout, done.stdout
         check = 'compaction_harness.faults.switch "all"' in done.stdout
         assert check == (checked and target != "show"), (target, sdk)
+        # The gate on the fixed SDK is the part that judges ADK.
+        assert ('-m "property or judges_adk"' in done.stdout) == (target == "test")
+    plain = subprocess.run(["make", "-n", target, *extra], capture_output=True, text=True, cwd=ROOT)
+    assert "judges_adk" not in plain.stdout and "faults.switch" not in plain.stdout
 
 
 def test_an_adk_js_fix_name_is_left_to_the_node_driver(
@@ -210,3 +215,16 @@ def test_the_gate_under_all_holds_a_fixed_fault_fixture_and_fails_an_unfixed_one
         pytest.skip("every fault of a 2.13.0 fixture has a fix, or says why none can exist")
     assert f"FAILED {items[1]}" in done.stdout, done.stdout
     assert "has no fix yet" in done.stdout and done.returncode == 1
+
+
+def test_a_fixture_that_holds_with_other_faults_fixes_is_said_to() -> None:
+    # The fixes applied are none of its fault's, yet nothing shows: they removed
+    # what it showed, so it is not (only) the fault it is marked with.
+    fixture = load_fixture(FAULT_FIXTURE)
+    with applied([FIX]):
+        judged = judge_fixture(fixture)
+    assert judged.label == "XPASS"
+    other = SimpleNamespace(known_fault="a-fault-no-fix-names", is_js=False)
+    read = switch.judged_with_fixes(other, judged, [FIX])
+    assert read.label == "ok" and "none of them its fault a-fault-no-fix-names's" in read.reason
+    assert switch.gate_expectation(other, read, [FIX], "all") is None

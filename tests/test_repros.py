@@ -22,7 +22,8 @@ With ``HARNESS_FIXES`` (``make test FIXES=...``) the session runs with those
 fixes applied (the plugin), and a fixture whose fault's fix is among them
 must hold ("holds with fix X", ``faults.switch.judged_with_fixes``); under
 ``FIXES=all`` every fault fixture must hold, a fault whose record says why
-no fix can exist excepted (``faults.switch.gate_expectation``).
+no fix can exist excepted (``faults.switch.gate_expectation``). The replay
+is marked ``judges_adk``: ``make test FIXES=...`` runs it and the properties.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def test_there_are_fixtures_to_replay():
     assert FIXTURES, f"no fixtures in {REPROS}"
 
 
+@pytest.mark.judges_adk
 @pytest.mark.parametrize("path", [pytest.param(p, id=p.stem) for p in FIXTURES])
 def test_fixture_holds(path: Path) -> None:
     try:

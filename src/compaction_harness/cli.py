@@ -365,7 +365,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from .verdicts import judge_fixture
 
     fixes_applied = getattr(args, "fixes_applied", ())
-    with_fixes = f" {described(fixes_applied)}" if fixes_applied else ""
+    with_fixes = f" {described(fixes_applied, short=True)}" if fixes_applied else ""
     counts = {"ok": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "NOREPRO": 0, "bad": 0}
     unavailable = 0  # of counts["bad"]: ADK-JS fixtures without Node or the package
     status = 0
@@ -457,7 +457,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     print(
         f"{counts['ok']} held, {counts['FAIL']} failed, {counts['XFAIL']} known upstream "
         f"faults, {counts['XPASS']} known faults no longer seen"
-        + (f" (google-adk {ADK_RELEASE}{with_fixes})" if fixes_applied else "")
+        + (f" (google-adk {ADK_RELEASE} {described(fixes_applied)})" if fixes_applied else "")
         + (
             f", {counts['NOREPRO']} not reproducible on the {args.driver} driver"
             if counts["NOREPRO"] and args.driver

@@ -255,6 +255,11 @@ def pytest_configure(config: pytest.Config) -> None:
     import logging
 
     config.addinivalue_line("markers", "property: a Hypothesis property over real ADK code")
+    config.addinivalue_line(
+        "markers",
+        "judges_adk: a test that judges ADK itself (a fixture replay): `make test FIXES=...` "
+        "runs these and the properties, on google-adk with those fixes applied",
+    )
     # ADK logs every call and response its prompt builder drops; a failing
     # property's report would drown in them (the fixture says what happened).
     logging.getLogger("google_adk").setLevel(logging.ERROR)

@@ -2,7 +2,10 @@
 
 ``make test``, ``make fuzz``, ``make replay`` and ``make matrix`` take
 ``FIXES=`` and hand it on as the environment variable ``HARNESS_FIXES``; the
-pytest plugin applies those fixes for the whole session, and ``replay``,
+pytest plugin applies those fixes for the whole session (``make test
+FIXES=...`` collects the part of the gate that judges ADK: the properties
+and the tests marked ``judges_adk``, the fixture replays; the rest is about
+the harness and the release as published), and ``replay``,
 ``show`` and ``minimize`` take ``--fixes`` (default: ``HARNESS_FIXES``).
 ``all`` is every registered fix the installed release can take; empty or
 ``none`` is the release as published. With ``SDK=js`` the variable is read
@@ -92,10 +95,12 @@ def from_environment() -> tuple[str, ...]:
     return parse(os.environ.get(ENV))
 
 
-def described(names: Sequence[str]) -> str:
-    """``with fixes a, b``."""
+def described(names: Sequence[str], *, short: bool = False) -> str:
+    """``with fixes a, b`` (``short``: ``with 8 fixes`` for more than one)."""
     if not names:
         return "with no fix (none of the registered fixes applies to this release)"
+    if short and len(names) > 1:
+        return f"with {len(names)} fixes"
     return f"with {'fix' if len(names) == 1 else 'fixes'} {', '.join(names)}"
 
 
@@ -115,13 +120,28 @@ def judged_with_fixes(fixture: Any, judged: Any, names: Sequence[str]) -> Any:
     applied: ``ok`` "holds with fix X" when nothing shows (without the
     switch that is XPASS); ``XFAIL`` when only other known faults show;
     ``FAIL`` "still fails with fix X" when a violation no fix removes
-    shows. Anything else is returned as it is."""
+    shows. A marked fixture that holds with fixes none of which is its
+    fault's: ``ok``, saying so. Anything else is returned as it is."""
     from ..verdicts import FixtureVerdict
 
-    own = own_fixes(getattr(fixture, "known_fault", None), names)
-    if not own or getattr(fixture, "is_js", False) or judged.label == "NOREPRO":
+    fault_id = getattr(fixture, "known_fault", None)
+    if not names or not fault_id or getattr(fixture, "is_js", False):
         return judged
     verdict = judged.verdict
+    own = own_fixes(fault_id, names)
+    if not own:
+        if judged.label == "XPASS" and not verdict.new and not verdict.known:
+            # Other fixes removed what it showed: it is not (only) the fault it is marked with.
+            return replace(
+                judged,
+                label="ok",
+                reason=f"holds {described(names, short=True)}, none of them its fault "
+                f"{fault_id}'s: they remove what it shows (it is marked with the wrong fault, "
+                "or that fault's recogniser matched another's violation)",
+            )
+        return judged
+    if judged.label == "NOREPRO":
+        return judged
     fix = "+".join(own)
     if verdict.new:
         return FixtureVerdict(
