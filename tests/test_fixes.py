@@ -8,9 +8,11 @@ violation on ADK as published and holds with the fix, that the fixes compose
 together), that no fix makes another fixture fail in a new way, and that
 ``fixes.applied`` leaves ADK's own functions in place when it ends.
 
-Two fixtures show a second fault once their first one is fixed: it is
+Three fixtures show a second fault once their first one is fixed
+(:data:`SECOND_FAULT`): for two it is
 compaction-assumes-events-are-stored-in-time-order, which has no fix, and
-their remaining violation is of another summary (:data:`SECOND_FAULT`).
+their remaining violation is of another summary; the third shows two faults
+that each have a fix, and holds only with both.
 """
 
 from __future__ import annotations
@@ -40,6 +42,13 @@ SECOND_FAULT = {
         "with the retry, summary#2 takes invocation 3; the confirmation request is stamped "
         "after summary#2's range ends, so invocation 3 counts as new again and summary#3 "
         "repeats summary#2's range; on a clock that never steps back it holds",
+    ),
+    "P6-2.13.0-6acf84e054d552c5.json": (
+        {"summary-leaves-out-branch-events"},
+        "token-compaction-summarises-the-running-request",
+        "the branch fix removes the leaks (P5); the summary made before the second model "
+        "call still takes the running invocation's user message (P2) until that fault's fix "
+        "keeps it out, and the wasted summary (P6) goes only with both",
     ),
     "P1-2.13.0-2fee07590c2015ff.json": (
         {"token-compaction-keeps-the-running-invocation"},

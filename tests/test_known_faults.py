@@ -112,6 +112,16 @@ def test_lost_events_and_wasted_ranges_are_told_apart_by_their_events():
     assert not same_failure(Violation("P2", "x", ids=("c2",)), P2)
 
 
+def test_a_lost_user_message_is_told_apart_by_the_message():
+    # A P2 without call ids is a user message missing from the prompt: a
+    # re-run that loses another invocation's message has removed this loss
+    # (a run on 2.13.0 lost 'user 1' and 'user 2' to token compaction and
+    # 'user 3' to time order; each fix removes its own).
+    lost = Violation("P2", "user 1 missing", expected="user 1", observed=None)
+    assert same_failure(Violation("P2", "user 1 missing", expected="user 1"), lost)
+    assert not same_failure(Violation("P2", "user 3 missing", expected="user 3"), lost)
+
+
 # -- classification by fix on the real release -----------------------------------------
 @on_2_13
 def test_a_stall_with_another_cause_is_not_taken_for_the_known_one(monkeypatch):
