@@ -43,7 +43,7 @@ SLIDING = {"compaction_interval": 2, "overlap_size": 1}
 #: A window at which PARTIAL's pause is no invocation end that compacts: the
 #: session shows fault 7 alone (with SLIDING, the end-of-run compaction at the
 #: pause also takes the paused invocation's message, see
-#: test_a_paused_invocations_message_summarised_at_its_pause_is_a_new_finding).
+#: test_a_paused_invocations_message_summarised_at_its_pause_is_the_waiting_invocation_fault).
 SLIDING_3 = {"compaction_interval": 3, "overlap_size": 1}
 
 
@@ -186,22 +186,28 @@ def test_only_an_error_code_the_model_sets_is_a_completed_model_call():
 @on_2_13
 @pytest.mark.parametrize("turns", [PARTIAL, (("Hi.", ["OK."]), *PARTIAL)])
 @pytest.mark.parametrize("interval", [1, 2, 3])
-def test_a_paused_invocations_message_summarised_at_its_pause_is_a_new_finding(turns, interval):
+def test_a_paused_invocations_message_summarised_at_its_pause_is_the_waiting_invocation_fault(
+    turns, interval
+):
     # The Runner compacts after every run_async, the one that paused too: a
     # sliding window there can take the paused invocation's user message, and
     # the model call that resumes it gets only the summary (P2). The replay
     # reports exactly what the real run's requests lost (recorded_app's log),
     # and, with no token threshold, not as fault 5 (token-threshold compaction
-    # before a model call), whose fix cannot remove it: a new finding.
+    # before a model call), whose fix cannot remove it: the fix that restores
+    # a resumed invocation's request removes each loss, so each is that fault.
     config = {"compaction_interval": interval, "overlap_size": 1}
-    outcome = run_pipeline_case(recorded_case(session_from_json(record(config, turns)), config))
+    case = recorded_case(session_from_json(record(config, turns)), config)
+    found = run_pipeline_case(case, triage=False)
     lost = recorded_app.lost_openers()
-    assert "recorded_differs" not in outcome.observed
-    assert [str(v).splitlines()[0] for v in outcome.violations] == [
+    assert lost and "recorded_differs" not in found.observed
+    assert [str(v).splitlines()[0] for v in found.violations] == [
         f"P2: the user message {m!r} that opened the running invocation is not in the prompt"
         for m in lost
     ]
-    assert "token-compaction-summarises-the-running-request" not in {f for _, f in outcome.known}
+    outcome = run_pipeline_case(case)
+    assert outcome.violations == []
+    assert {f for _, f in outcome.known} == {"compaction-summarises-a-waiting-invocations-request"}
 
 
 def test_an_error_event_survives_json_and_adk_events():

@@ -244,6 +244,32 @@ _ENTRIES: tuple[Fault, ...] = (
         ),
     ),
     _fault(
+        id="compaction-summarises-a-waiting-invocations-request",
+        sdk=PYTHON,
+        family=None,
+        invariants=("P2",),
+        title=(
+            "compaction at the end of a run summarises the user message of an invocation "
+            "that waits for a long-running call or a confirmation"
+        ),
+        user_sees=(
+            "google/adk/apps/compaction.py, _run_compaction_for_sliding_window and "
+            "_events_to_compact_for_token_threshold, cut their range with "
+            "_longest_self_contained_prefix, which stops before a pending long-running call "
+            "or confirmation but keeps everything before it, the user message that opened "
+            "the waiting invocation included. When the tool's result or the user's approval "
+            "arrives, the Runner resumes that invocation under its own id, and every model "
+            "call of the resumed turn is sent the summary in place of the request the user "
+            "typed: the model answers the job's result without the question it belongs to "
+            "(the request may hold no user turn at all). Seen through ADK's own Runner with "
+            "a token threshold: a long-running export that answered at once with an interim "
+            "result, resumed by the client's final result two invocations later. Keeping a "
+            "resumable invocation out of every summary cannot fix it: a long-running call "
+            "may be resumed at any time, and compaction would stall for good; the prompt "
+            "builder restores the request instead, as it restores a compacted call."
+        ),
+    ),
+    _fault(
         id="database-reload-reorders-events-by-timestamp",
         sdk=PYTHON,
         family="js-db-time-order",

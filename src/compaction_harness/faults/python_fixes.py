@@ -114,3 +114,18 @@ register(
         diff="summary-priced-by-the-summarizers-own-output.diff",
     )
 )
+
+register(
+    Fix(
+        name="running-request-restored-after-compaction",
+        faults=("compaction-summarises-a-waiting-invocations-request",),
+        summary=(
+            "_get_contents restores the user message that opened the running invocation when "
+            "a summary hides it, right before the invocation's first surviving event, as "
+            "_recover_compacted_function_calls restores a compacted call whose response "
+            "survives: a turn resumed after a long-running tool or a confirmation still "
+            "carries its request, and compaction stays free to summarise it"
+        ),
+        diff="running-request-restored-after-compaction.diff",
+    )
+)
