@@ -2838,6 +2838,47 @@ def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Vio
     return [v for v in found if known_fault(run, v) is None]
 
 
+#: What decides whether an ADK-JS violation is a known fault or new (pattern
+#: evidence: ADK-JS's faults have no fix yet); ``bench/classifier_size.py``
+#: counts these.
+CLASSIFICATION = (
+    "known_fault",
+    "_scratchpad_behind_record",
+    "_summed_counts",
+    "_backlog_hidden_by_time",
+    "_count_hidden_by_time",
+    "_hidden_from_compactor",
+    "_hidden_by_time",
+    "_dropped_for_a_hidden_newest",
+    "_answers_of",
+    "_answers_time_hidden",
+    "_stamped_no_later_than_end",
+    "_latest_end",
+    "_time_hidden",
+    "_given_by",
+    "_given_before",
+    "_hidden_at",
+    "_answers_a_hidden_call",
+    "_duplicated",
+    "_never_answered",
+    "_p2_mixed",
+    "_reactivated",
+    "_pair_split_by_reactivation",
+    "_time_hid_something",
+    "_opener_deleted",
+    "_in_baseline",
+    "_answers_several_turns",
+    "_split_not_adjacent",
+    "_answer_hidden_by_time",
+    "_why_answer_lost_its_call",
+    "_latest_foreign_record",
+    "_pair_broken",
+    "triage",
+    "round_trip_fault",
+    "new_violations",
+)
+
+
 __all__ += [
     "KNOWN_FAULTS",
     "STAND_IN_THRESHOLD",
