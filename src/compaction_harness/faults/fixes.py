@@ -200,11 +200,19 @@ def patched_sources(names: Iterable[str]) -> dict[str, tuple[str, str]]:
             labels.setdefault(path, []).append(name)
     out = {}
     for path, diffs in per_path.items():
-        original = _installed_file(path).read_text(encoding="utf-8")
+        original = _installed_source(path)
         out[path] = (original, _apply(original, tuple(diffs), "+".join(labels[path])))
     return out
 
 
+@cache
+def _installed_source(path: str) -> str:
+    """The installed release's own text of ``path`` (read once a process: a
+    classification re-runs a case under many sets of fixes)."""
+    return _installed_file(path).read_text(encoding="utf-8")
+
+
+@cache
 def _definitions(text: str) -> dict[tuple[str | None, str], str]:
     """``(class or None, name) -> source`` of each top-level function, each
     method of a top-level class, and (key ``(None, "import <line>")``) each
@@ -233,8 +241,10 @@ def _definitions(text: str) -> dict[tuple[str | None, str], str]:
     return out
 
 
-def _changes(path: str, original: str, patched: str) -> list[tuple[str | None, str, str]]:
-    """What the patched text defines differently: (class or None, name, source)."""
+@cache
+def _changes(path: str, original: str, patched: str) -> tuple[tuple[str | None, str, str], ...]:
+    """What the patched text defines differently: (class or None, name, source).
+    Cached: both texts are parsed once a process for each set of fixes."""
     before, after = _definitions(original), _definitions(patched)
     changed = [(k, v) for k, v in after.items() if before.get(k) != v]
     odd = [k for k, v in changed if v in ("<class>", "<statement>")]
@@ -244,7 +254,13 @@ def _changes(path: str, original: str, patched: str) -> list[tuple[str | None, s
             f"a fix of {path} changes {odd[0][1][:60]!r}: only functions, methods and "
             "imports can be replaced in a running module"
         )
-    return [(owner, name, text) for (owner, name), text in changed]
+    return tuple((owner, name, text) for (owner, name), text in changed)
+
+
+@cache
+def _compiled(path: str, text: str) -> Any:
+    """``text``, one definition or import of a fix of ``path``, compiled once a process."""
+    return compile(text, f"<fix of {path}>", "exec")
 
 
 @contextlib.contextmanager
@@ -253,7 +269,7 @@ def _replaced(path: str, original: str, patched: str) -> Iterator[None]:
     saved: list[tuple[Any, str, Any, bool]] = []
     try:
         for owner, name, text in _changes(path, original, patched):
-            code = compile(text, f"<fix of {path}>", "exec")
+            code = _compiled(path, text)
             if name.startswith("import "):
                 exec(code, vars(module))  # a new import the fixed functions use
                 continue
