@@ -140,6 +140,23 @@ def test_a_fix_the_release_cannot_take_is_one_line_and_exit_2(
     assert len(err) == 1 and "google-adk 2.13.0 cannot take the fix stale" in err[0], err
 
 
+def test_fixes_that_apply_alone_but_not_together_are_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A second fix with the same diff as FIX: each applies to the release
+    # alone, the second cannot apply over the first (GNU patch --batch alone
+    # took it for a reversed patch and undid the first: the replay then ran
+    # with neither fix and said FAIL).
+    same = FIXES[FIX]
+    monkeypatch.setitem(FIXES, "twin", Fix("twin", ("f",), "the same diff again", same.diff))
+    assert switch.parse(f"{FIX},twin") == (FIX, "twin")
+    assert cli.main(["replay", "--fixes", f"{FIX},twin", str(FAULT_FIXTURE)]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --fixes "), err
+    assert "does not apply" in lines[0] and "Traceback" not in out + err
+
+
 def test_the_plugin_applies_the_fixes_for_the_session_and_says_so(tmp_path: Path) -> None:
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (tmp_path / "test_inside.py").write_text(

@@ -921,11 +921,16 @@ def _fixes_applied(args: argparse.Namespace) -> Iterator[None]:
     if not names:
         yield
         return
+    from .adk import NotApplicable
     from .faults.fixes import applied
 
     if args.fixes is not None:
         os.environ[ENV] = args.fixes  # ADK-JS fixtures: the Node driver reads it
-    with applied(names):
+    with contextlib.ExitStack() as stack:
+        try:  # each fix applies alone (parse checked it); together they may not
+            stack.enter_context(applied(names))
+        except NotApplicable as exc:
+            raise CliError(f"--fixes {','.join(names)}: {exc}") from None
         yield
 
 

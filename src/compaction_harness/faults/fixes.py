@@ -174,7 +174,7 @@ def _apply(original: str, diffs: tuple[str, ...], label: str) -> str:
         for diff in diffs:
             source.write_text(text, encoding="utf-8")
             done = subprocess.run(
-                [_patch_binary(), "--batch", "--silent", "--fuzz=0", str(source)],
+                [_patch_binary(), "--batch", "--forward", "--silent", "--fuzz=0", str(source)],
                 input=diff,
                 capture_output=True,
                 text=True,
