@@ -68,6 +68,21 @@ def expected_refusal(fixture) -> str | None:
     return None
 
 
+#: Exports whose frozen session still fails with their fault's fix: the
+#: fixture is a script, and its fault's fix stops the run from reaching the
+#: state the export freezes; the frozen state itself shows another fault, one
+#: without a fix. Fixture -> (that fault, why).
+FROZEN_STATE_SHOWS: dict[str, tuple[str, str]] = {
+    "P3-2.13.0-5b7603de3944ebea.json": (
+        "compaction-assumes-events-are-stored-in-time-order",
+        "re-run with token-compaction-keeps-the-running-invocation, the script makes no "
+        "summary before the model call and nothing stalls; the export freezes the session "
+        "that summary left, where a lagging host's events are stamped before the latest "
+        "range's end, and ADK never offers them again (time order)",
+    ),
+}
+
+
 #: What else export may answer, found only by running the fixture: it holds on
 #: the installed release (a harness fault's regression fixture; checked below
 #: with the gate's own verdict), or its session holds a credential request.
@@ -411,6 +426,9 @@ def test_exports_fail_with_the_fault_and_pass_where_it_is_absent(exported) -> No
     assert fixed, "no export of a fault that has a fix"
     patched = _outcomes(Path(sys.executable), exported.folder, fixed, fixes="all")
     for name in fixed:
+        if exported.tests[name][0] in FROZEN_STATE_SHOWS:
+            assert _by_assertion(patched[name]), (exported.tests[name][0], patched[name])
+            continue
         assert patched[name] == "passed", (exported.tests[name][0], patched[name])
         seen.add(f"{exported.tests[name][0]} passes with HARNESS_FIXES=all")
     # Every export fails on its own release; and passes somewhere when its
@@ -420,7 +438,7 @@ def test_exports_fail_with_the_fault_and_pass_where_it_is_absent(exported) -> No
     for name, (fixture, _, fault) in exported.tests.items():
         assert any(s.startswith(f"{fixture} fails") for s in seen), fixture
         gone = expected_outcome(exported.fixtures[name], ADK_RELEASE) == "passes"
-        if gone or (fault in FIXED and name in fixed):
+        if gone or (fault in FIXED and name in fixed and fixture not in FROZEN_STATE_SHOWS):
             assert any(s.startswith(f"{fixture} passes") for s in seen), fixture
 
 
@@ -578,6 +596,9 @@ def test_an_export_carries_its_fault_s_fix_as_a_patch_of_the_release(
     assert applied.returncode == 0, applied.stdout + applied.stderr
     published = _run_exported(test)
     assert _by_assertion(published), published
+    if path.name in FROZEN_STATE_SHOWS:  # the frozen state shows a fault without a fix
+        assert _by_assertion(_run_exported(test, site))
+        return
     assert _run_exported(test, site) == "passed"
 
 
