@@ -270,6 +270,34 @@ _ENTRIES: tuple[Fault, ...] = (
         ),
     ),
     _fault(
+        id="compaction-stops-while-a-call-waits",
+        sdk=PYTHON,
+        family=None,
+        invariants=("P3",),
+        title=(
+            "sliding-window compaction stops at a long-running call or a confirmation that "
+            "waits, and nothing after it is compacted until it is answered"
+        ),
+        user_sees=(
+            "google/adk/apps/compaction.py, _run_compaction_for_sliding_window cuts its window "
+            "with _longest_self_contained_prefix, which returns a prefix: it ends before the "
+            "first obligation still open, and a long-running call whose result has not come "
+            "back (a tool that returned None, a job the client runs) or a confirmation the "
+            "user has not given is open until it is answered. It is protected, so the "
+            "provably-dead retry does not pass it either. Every later window that starts at "
+            "or before the waiting call stops there, and the windows that start after it "
+            "never come: the sliding window counts the waiting invocation as new (its latest "
+            "event is newer than the latest summary's end) and starts at it. So nothing "
+            "stamped after the waiting call is summarised for as long as the call waits "
+            "(a human approval, a long export: days), and the request sent to the model "
+            "grows with every turn the user takes meanwhile, as if compaction were off. The "
+            "events after the waiting call form ranges of their own that no call or answer "
+            "crosses: the fix summarises such a range, whose time range starts after the "
+            "waiting call, so the call stays in the prompt as it is and its answer finds it "
+            "there."
+        ),
+    ),
+    _fault(
         id="database-reload-reorders-events-by-timestamp",
         sdk=PYTHON,
         family="js-db-time-order",
