@@ -309,9 +309,7 @@ def compactable_around_waiting_calls(session: Session, window: Sequence[int]) ->
             continue
         for end in range(len(window), start, -1):
             if all(
-                closer is not None and closer < end
-                for p, _, closer in openings
-                if start <= p < end
+                closer is not None and closer < end for p, _, closer in openings if start <= p < end
             ):
                 out.update(range(start, end))
                 break
