@@ -294,7 +294,13 @@ _ENTRIES: tuple[Fault, ...] = (
             "events after the waiting call form ranges of their own that no call or answer "
             "crosses: the fix summarises such a range, whose time range starts after the "
             "waiting call, so the call stays in the prompt as it is and its answer finds it "
-            "there."
+            "there. A kept compaction that covers the waiting call does not help either (a "
+            "record a client appended, or a summary a release without pair protection wrote): "
+            "when a client's answer to a sibling call resumes the invocation, its window starts "
+            "again at the invocation's first event, whatever kept summaries cover, the waiting "
+            "call is in it again and the prefix stops before it (first recorded as "
+            "resumed-invocation-window-stalls-on-a-summarised-pending-call, which the fix "
+            "removes with the rest)."
         ),
     ),
     _fault(
@@ -424,33 +430,6 @@ _ENTRIES: tuple[Fault, ...] = (
             "the one it replaces (P6: wasted work, one summariser call per resumed turn). "
             "Pricing the range by ADK's own last summary makes the same script summarise "
             "nothing again."
-        ),
-    ),
-    _fault(
-        id="resumed-invocation-window-stalls-on-a-summarised-pending-call",
-        sdk=PYTHON,
-        family=None,
-        invariants=("P3",),
-        title=(
-            "a resumed invocation's window takes back a pending long-running call that a "
-            "kept summary covers, and compaction stalls for good"
-        ),
-        user_sees=(
-            "google/adk/apps/compaction.py, _run_compaction_for_sliding_window: an invocation "
-            "counts as new when its latest event is newer than the last summary's end, and "
-            "the window is cut from the first event of the first new invocation, whatever "
-            "kept summaries cover; only compaction events themselves are left out. When a "
-            "kept compaction covers a long-running call that is still pending (a record "
-            "appended by a client, or a summary written by a release without pair "
-            "protection, 1.16.0 to 1.26.0) and a client's answer to a sibling call resumes "
-            "that invocation, the window starts again at the invocation's first event, the "
-            "pending call is in it again, and _longest_self_contained_prefix stops before it, "
-            "at every later invocation end, for as long as the call stays pending (a "
-            "long-running job may never report back). The prefix holds only events the "
-            "summaries cover, _is_range_worth_compacting refuses it, and nothing is compacted "
-            "again: every later turn stays raw and the prompt grows until it no longer fits "
-            "the context window (P3). Taking the window from its first event that no kept "
-            "summary covers compacts the same session normally."
         ),
     ),
     _fault(
@@ -735,6 +714,7 @@ _ENTRIES: tuple[Fault, ...] = (
     # No family: adk-python reads the same session past the answer (its
     # fixture P3-2.13.0-cb0dec0b808de2d3); its faults with a client's record
     # (summary-priced-by-a-client-record-resummarises-a-continued-invocation,
+    # compaction-stops-while-a-call-waits, which took in
     # resumed-invocation-window-stalls-on-a-summarised-pending-call) are other
     # mechanisms.
     _fault(
