@@ -866,9 +866,9 @@ def check_liveness(
     The backlog is what a compactor may summarise around the calls that wait
     (:func:`reference.compactable_around_waiting_calls`): the longest
     self-contained prefix of the events no summary covers, and after a call or
-    confirmation that still waits (a long-running tool still running, a
-    confirmation not yet given, both live) every range of its own that no
-    obligation crosses. The waiting call itself is not compacted, but it does
+    confirmation that still waits (live and protected: a long-running tool
+    still running; a confirmation not yet given, while its invocation is the
+    newest) every range of its own that no obligation crosses. The waiting call itself is not compacted, but it does
     not shield what comes after it: a compactor that stops all compaction for
     as long as one call waits breaks P3.
 

@@ -275,16 +275,18 @@ _ENTRIES: tuple[Fault, ...] = (
         family=None,
         invariants=("P3",),
         title=(
-            "sliding-window compaction stops at a long-running call or a confirmation that "
-            "waits, and nothing after it is compacted until it is answered"
+            "sliding-window compaction stops at a long-running call that waits, and nothing "
+            "after it is compacted until it is answered"
         ),
         user_sees=(
             "google/adk/apps/compaction.py, _run_compaction_for_sliding_window cuts its window "
             "with _longest_self_contained_prefix, which returns a prefix: it ends before the "
             "first obligation still open, and a long-running call whose result has not come "
-            "back (a tool that returned None, a job the client runs) or a confirmation the "
-            "user has not given is open until it is answered. It is protected, so the "
-            "provably-dead retry does not pass it either. Every later window that starts at "
+            "back (a tool that returned None: a job the client runs, an approval a person "
+            "gives through a long-running tool) is open until it is answered. It is "
+            "protected, so the provably-dead retry does not pass it either (a tool "
+            "confirmation or auth request is protected only while its invocation is the "
+            "newest, and the retry passes it after that). Every later window that starts at "
             "or before the waiting call stops there, and the windows that start after it "
             "never come: the sliding window counts the waiting invocation as new (its latest "
             "event is newer than the latest summary's end) and starts at it. So nothing "
