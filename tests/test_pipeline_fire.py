@@ -671,12 +671,18 @@ def test_p3_bound_counts_a_resumed_invocation_and_the_retained_tail():
 
 
 def test_p3_gives_events_behind_an_answered_call_one_end_and_no_more(monkeypatch):
-    # A long-running call stays pending through three invocations: nothing
-    # after it may be compacted. The client's answer resumes its invocation and
-    # makes everything compactable at once; ADK's window takes it at the next
-    # end (found by the runner item of a 600 s campaign: P3 called that a
-    # stall). A compactor that then never compacts is still caught, one end on.
+    # A long-running call stays pending through three invocations: its own
+    # invocation cannot be compacted whole meanwhile (what comes after it can,
+    # around it). The client's answer resumes its invocation and makes
+    # everything compactable at once; ADK's window takes it at the next end
+    # (found by the runner item of a 600 s campaign: P3 called that a stall).
+    # A compactor that then never compacts is still caught, one end on. The
+    # compactor here summarises around the waiting call (the fix of
+    # compaction-stops-while-a-call-waits: without it ADK stalls while the
+    # call waits, and P3 rightly fires before the answer) and refuses every
+    # range that holds the long-running call once it is answered.
     from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
     from compaction_harness.scripts import Answer, Calls, End, Open, Script, ScriptConfig, Text
 
     turns = (Open(), Text(), Open(), Text(), Open(), Text())
@@ -694,12 +700,23 @@ def test_p3_gives_events_behind_an_answered_call_one_end_and_no_more(monkeypatch
             Text(),
         ),
     )
-    assert not [v for v in run_script(script, triage=False).violations if v.invariant == "P3"]
+    p3 = "P3"
+    around = ["compaction-summarised-around-a-waiting-call"]
+    with fixes.applied(around):
+        assert not [v for v in run_script(script, triage=False).violations if v.invariant == p3]
     resumed = Script(script.config, script.operations[:-2])  # ends with the resumed invocation
-    monkeypatch.setattr(compaction, "_is_range_worth_compacting", lambda **_: False)
-    assert not [v for v in run_script(resumed, triage=False).violations if v.invariant == "P3"]
-    stalled = [v for v in run_script(script, triage=False).violations if v.invariant == "P3"]
-    assert stalled and len(stalled[0].positions) > 8
+    worth = compaction._is_range_worth_compacting
+
+    def refuses_the_answered_call(*, events, events_to_compact):
+        held = any(e.long_running_tool_ids for e in events_to_compact)
+        return not held and worth(events=events, events_to_compact=events_to_compact)
+
+    monkeypatch.setattr(compaction, "_is_range_worth_compacting", refuses_the_answered_call)
+    with fixes.applied(around):
+        assert not [v for v in run_script(resumed, triage=False).violations if v.invariant == p3]
+        longer = Script(script.config, (*script.operations, *turns, End()))
+        stalled = [v for v in run_script(longer, triage=False).violations if v.invariant == p3]
+    assert stalled and len(stalled[0].positions) > 4
 
 
 def test_p3_holds_a_client_record_to_the_mark_adk_reads_it_as():
@@ -739,3 +756,25 @@ def test_p3_still_fires_for_a_stall_with_large_summaries(monkeypatch):
     large = ScriptConfig(compaction_interval=1, overlap_size=0, summary="large")
     found = run_script(Script(large, ops), triage=False).violations
     assert "P3" in invariants(found)
+
+
+def test_p3_fires_when_compaction_stops_while_a_call_waits():
+    # A long-running call that is never answered: it is not compacted, but it
+    # does not shield the invocations after it, which form a self-contained
+    # range of their own. ADK's prefix stops at the waiting call, so nothing
+    # after it is ever compacted and the backlog grows with every invocation
+    # (known fault compaction-stops-while-a-call-waits on 2.13.0; its fix
+    # summarises around the waiting call and P3 holds).
+    from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
+    from compaction_harness.scripts import Calls, Open, Script, ScriptConfig, Text
+
+    turns = tuple(op for _ in range(5) for op in (Open(), Text()))
+    script = Script(
+        ScriptConfig(compaction_interval=1, overlap_size=0),
+        (Open(), Calls(kind="long_running"), Text(), *turns),
+    )
+    stalled = [v for v in run_script(script, triage=False).violations if v.invariant == "P3"]
+    assert stalled and len(stalled[0].positions) > 4  # bound (1 + 1) * 2
+    with fixes.applied(["compaction-summarised-around-a-waiting-call"]):
+        assert not run_script(script, triage=False).violations

@@ -144,3 +144,51 @@ def test_branch_visibility_follows_the_branch_path():
     assert not ref.branch_sees("team.a", "team.b")  # a sibling's
     assert not ref.branch_sees("team", "team.a")  # a descendant's
     assert not ref.branch_sees("team.ab", "team.a")  # path segments, not string prefixes
+
+
+def test_a_waiting_call_does_not_shield_what_comes_after_it():
+    # P3: the long-running call waits (never answered); the invocations after
+    # it are a self-contained range of their own, compactable around it.
+    s = session(
+        user("i1", 1),
+        call("i1", 2, "a", long_running=("a",)),
+        user("i2", 3),
+        text("i2", 4),
+        user("i3", 5),
+        call("i3", 6, "b"),
+        answer("i3", 7, "b"),
+    )
+    assert ref.waiting_ids(s, all_of(s)) == frozenset({"a"})
+    assert ref.longest_self_contained_prefix(s, all_of(s)) == 1
+    assert ref.compactable_around_waiting_calls(s, all_of(s)) == (0, 2, 3, 4, 5, 6)
+
+
+def test_a_range_around_a_waiting_call_never_takes_an_answer_from_its_call():
+    # x is called before the waiting call and answered after it: neither the
+    # answer nor anything before it can be summarised without the waiting call.
+    s = session(
+        call("i1", 1, "x"),
+        call("i1", 2, "a", long_running=("a",)),
+        answer("i1", 3, "x"),
+        user("i2", 4),
+    )
+    assert ref.compactable_around_waiting_calls(s, all_of(s)) == (3,)
+
+
+def test_only_a_waiting_call_is_passed_not_a_call_in_flight():
+    # A plain call of the newest invocation is neither dead nor waiting: it is
+    # in flight, and what comes after it waits with it.
+    s = session(user("i1", 1), text("i1", 2), user("i2", 3), call("i2", 4, "x"), text("i2", 5))
+    assert ref.waiting_ids(s, all_of(s)) == frozenset()
+    assert ref.compactable_around_waiting_calls(s, all_of(s)) == (0, 1, 2)
+
+
+def test_an_answered_long_running_call_does_not_wait():
+    s = session(
+        user("i1", 1),
+        call("i1", 2, "a", long_running=("a",)),
+        user("i2", 3),
+        answer("i1", 4, "a", author="user"),
+    )
+    assert ref.waiting_ids(s, all_of(s)) == frozenset()
+    assert ref.compactable_around_waiting_calls(s, all_of(s)) == (0, 1, 2, 3)

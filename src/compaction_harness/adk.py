@@ -1571,57 +1571,6 @@ class summary_price_from_adk_summaries:
             _compaction._previous_summary_chars = self.original
 
 
-class window_from_first_uncovered_event:
-    """Within ``with``, the window that ADK's compaction paths hand to
-    ``_longest_self_contained_prefix`` starts at its first event that no kept
-    compaction range covers, as if ADK took a resumed invocation's window
-    from what no summary covers yet rather than from the invocation's first
-    event (``_run_compaction_for_sliding_window``, ``apps/compaction.py``,
-    2.12.0 and 2.13.0). A range is read from every event of ``all_events``
-    whose ``actions.compaction`` has compacted content and both timestamps,
-    and covers the timestamps from its start to its end, both included: the
-    union of the ranges 2.13.0's ``_get_compaction_ranges`` keeps (it drops
-    only ranges another one contains, and a NaN bound covers nothing either
-    way), read here by the harness so that the counterfactual also runs on
-    2.12.0, which has no such helper.
-
-    For counterfactual replays only (known-fault predicates). Raises
-    :class:`NotApplicable` on entry when the release lacks the prefix helper's
-    ``all_events=`` parameter (before 2.12.0).
-    """
-
-    def __enter__(self) -> None:
-        self.original = getattr(_compaction, "_longest_self_contained_prefix", None)
-        if self.original is None or not accepts_all_events():
-            raise NotApplicable("needs _longest_self_contained_prefix(all_events=)")
-        original = self.original
-
-        def ranges_of(events) -> list[tuple[float, float]]:
-            found = []
-            for event in events:
-                compaction = event.actions.compaction if event.actions else None
-                if compaction is None or compaction.compacted_content is None:
-                    continue
-                if compaction.start_timestamp is None or compaction.end_timestamp is None:
-                    continue
-                found.append((compaction.start_timestamp, compaction.end_timestamp))
-            return found
-
-        def replaced(events, all_events=None):
-            ranges = ranges_of(all_events if all_events is not None else events)
-            start = 0
-            while start < len(events) and any(
-                low <= events[start].timestamp <= high for low, high in ranges
-            ):
-                start += 1
-            return original(events[start:], all_events=all_events)
-
-        _compaction._longest_self_contained_prefix = replaced
-
-    def __exit__(self, *exc) -> None:
-        _compaction._longest_self_contained_prefix = self.original
-
-
 class reloaded_actions_validated:
     """Within ``with``, ``DatabaseSessionService`` gives back each stored
     event's ``actions`` validated into ``EventActions``, nested models

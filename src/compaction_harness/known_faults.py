@@ -272,22 +272,6 @@ def _time_order_shape(case, violation: Violation) -> bool:
     )
 
 
-def _recorded_pending_call_blocks_a_resumed_window(case, violation: Violation) -> bool:
-    """A stall (P3) in a script with a compaction record that ADK did not
-    write, which disappears when ADK's window starts at its first event that no
-    kept range covers (see
-    :class:`~compaction_harness.adk.window_from_first_uncovered_event`)."""
-    if not (
-        isinstance(case, Script)
-        and violation.invariant == "P3"
-        and any(op.op == "client_record" for op in case.operations)
-    ):
-        return False
-    from .adk import window_from_first_uncovered_event
-
-    return _gone_under(case, violation, window_from_first_uncovered_event())
-
-
 def _reloaded_actions_unvalidated(case, violation: Violation) -> bool:
     """A P0 of a script whose session lives in a database (reading what ADK
     returned, or ADK's own code reading it, failed) that disappears when the
@@ -308,9 +292,6 @@ def _reloaded_actions_unvalidated(case, violation: Violation) -> bool:
 _RECOGNISERS: dict[str, Callable[[UnitCase | TokenCase, Violation], bool]] = {
     "database-reload-reorders-events-by-timestamp": _reload_in_time_order,
     "compaction-assumes-events-are-stored-in-time-order": _time_order_assumed,
-    "resumed-invocation-window-stalls-on-a-summarised-pending-call": (
-        _recorded_pending_call_blocks_a_resumed_window
-    ),
     "orphaned-call-stalls-compaction-for-good": _strict_prefix_stalls,
     "sliding-window-splits-call-pairs": _unprotected_range_splits_a_pair,
     "summarised-call-makes-the-prompt-builder-raise": _summarised_call_raises,

@@ -114,7 +114,8 @@ def liveness_bound(config: Mapping[str, int | None], steps: Session) -> int | No
     and the summary covers everything the definitions allow up to its end.
     So at any invocation's end the events that could be compacted (the
     longest self-contained prefix of the events no summary covers, dead calls
-    exempt) belong to at most the N newest invocations, which no summary has
+    exempt, and the self-contained ranges after a call that waits: see
+    :func:`check_liveness`) belong to at most the N newest invocations, which no summary has
     had to take yet; one more is allowed for slack. "Newest" two ways, since
     ADK's window (``_run_compaction_for_sliding_window``, 2.13.0) counts an
     invocation as new by its latest event (a resumed invocation is new again)
@@ -862,9 +863,18 @@ def check_liveness(
     counts only invocations newer than the latest end), so whoever wrote the
     record claimed everything stamped up to its end.
 
-    ``earlier``: the backlog at the previous invocation end. Events behind a
-    live call (a long-running tool still running, a confirmation not yet
-    given) cannot be compacted, however many invocations come after it; once
+    The backlog is what a compactor may summarise around the calls that wait
+    (:func:`reference.compactable_around_waiting_calls`): the longest
+    self-contained prefix of the events no summary covers, and after a call or
+    confirmation that still waits (live and protected: a long-running tool
+    still running; a confirmation not yet given, while its invocation is the
+    newest) every range of its own that no obligation crosses. The waiting call itself is not compacted, but it does
+    not shield what comes after it: a compactor that stops all compaction for
+    as long as one call waits breaks P3.
+
+    ``earlier``: the backlog at the previous invocation end. Events that a
+    live call splits from their own (its invocation's events, or a range whose
+    call is answered across it) cannot be compacted while it waits; once
     the call is answered they all become compactable at once, and ADK's window
     takes them at the next end, not the one that resumed the call's invocation
     (its range ends at the last new invocation in order of first appearance,
@@ -889,10 +899,10 @@ def check_liveness(
         for i, s in enumerate(steps)
         if s.compaction is None and id(s) in index and i not in covered
     )
-    compactable = reference.longest_self_contained_prefix(
+    compactable = reference.compactable_around_waiting_calls(
         live, tuple(index[id(steps[i])] for i in uncovered)
     )
-    backlog = uncovered[:compactable]
+    backlog = tuple(uncovered[k] for k in compactable)
     held = backlog if earlier is None else tuple(i for i in backlog if steps[i] in earlier)
     found = frozenset(steps[i] for i in backlog)
     if len(held) <= bound:

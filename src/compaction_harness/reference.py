@@ -47,6 +47,7 @@ __all__ = [
     "Obligation",
     "branch_sees",
     "closed_ids",
+    "compactable_around_waiting_calls",
     "dead_id_clauses",
     "latest_summary",
     "live_events",
@@ -60,6 +61,7 @@ __all__ = [
     "strict_self_contained_prefix",
     "token_candidates",
     "token_threshold_range",
+    "waiting_ids",
 ]
 
 #: Names of the synthetic calls ADK's runtime makes for a tool confirmation and
@@ -263,6 +265,55 @@ def strict_self_contained_prefix(session: Session, window: Sequence[int]) -> int
     harness uses it to describe known upstream faults, never as the oracle.
     """
     return _longest(session, window, exempt_dead=False)
+
+
+def waiting_ids(session: Session, window: Sequence[int]) -> frozenset[str]:
+    """Ids of obligations opened in ``window`` that still wait: live (not
+    provably dead), protected (a long-running call, a confirmation or auth
+    request, as the definitions protect them) and closed by no later event of
+    the window. A call or confirmation that waits is not compacted, but it does
+    not shield what comes after it (P3)."""
+    newest = newest_invocation(session)
+    return frozenset(
+        oid
+        for _, oid, closer in _openings(session, window, exempt_dead=True)
+        if closer is None and _is_protected(oid, session, newest)
+    )
+
+
+def compactable_around_waiting_calls(session: Session, window: Sequence[int]) -> tuple[int, ...]:
+    """Positions (indices into ``window``) that a compactor may summarise
+    around the calls that wait: the longest self-contained prefix, and every
+    event of a range ``window[a:b]`` after it that is self-contained on its own:
+
+    * every live obligation opened inside the range is closed inside it (or
+      its id is provably dead), as for a prefix (U2);
+    * every live obligation opened before the range is closed before it, or
+      waits (:func:`waiting_ids`: it is never closed, so no answer is taken
+      away from its call, and the summary's range does not hold the waiting
+      event itself).
+
+    With ``a = 0`` the second clause is empty and the range is a
+    self-contained prefix, so this is never less than
+    :func:`longest_self_contained_prefix`. Brute force: every start, the
+    longest end for it."""
+    openings = _openings(session, window, exempt_dead=True)
+    waiting = waiting_ids(session, window)
+    out: set[int] = set(range(longest_self_contained_prefix(session, window)))
+    for start in range(1, len(window)):
+        if not all(
+            (closer is not None and closer < start) or (closer is None and oid in waiting)
+            for p, oid, closer in openings
+            if p < start
+        ):
+            continue
+        for end in range(len(window), start, -1):
+            if all(
+                closer is not None and closer < end for p, _, closer in openings if start <= p < end
+            ):
+                out.update(range(start, end))
+                break
+    return tuple(sorted(out))
 
 
 # -- token-threshold compaction ------------------------------------------------

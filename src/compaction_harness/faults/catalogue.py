@@ -270,6 +270,42 @@ _ENTRIES: tuple[Fault, ...] = (
         ),
     ),
     _fault(
+        id="compaction-stops-while-a-call-waits",
+        sdk=PYTHON,
+        family=None,
+        invariants=("P3",),
+        title=(
+            "sliding-window compaction stops at a long-running call that waits, and nothing "
+            "after it is compacted until it is answered"
+        ),
+        user_sees=(
+            "google/adk/apps/compaction.py, _run_compaction_for_sliding_window cuts its window "
+            "with _longest_self_contained_prefix, which returns a prefix: it ends before the "
+            "first obligation still open, and a long-running call whose result has not come "
+            "back (a tool that returned None: a job the client runs, an approval a person "
+            "gives through a long-running tool) is open until it is answered. It is "
+            "protected, so the provably-dead retry does not pass it either (a tool "
+            "confirmation or auth request is protected only while its invocation is the "
+            "newest, and the retry passes it after that). Every later window that starts at "
+            "or before the waiting call stops there, and the windows that start after it "
+            "never come: the sliding window counts the waiting invocation as new (its latest "
+            "event is newer than the latest summary's end) and starts at it. So nothing "
+            "stamped after the waiting call is summarised for as long as the call waits "
+            "(a human approval, a long export: days), and the request sent to the model "
+            "grows with every turn the user takes meanwhile, as if compaction were off. The "
+            "events after the waiting call form ranges of their own that no call or answer "
+            "crosses: the fix summarises such a range, whose time range starts after the "
+            "waiting call, so the call stays in the prompt as it is and its answer finds it "
+            "there. A kept compaction that covers the waiting call does not help either (a "
+            "record a client appended, or a summary a release without pair protection wrote): "
+            "when a client's answer to a sibling call resumes the invocation, its window starts "
+            "again at the invocation's first event, whatever kept summaries cover, the waiting "
+            "call is in it again and the prefix stops before it (first recorded as "
+            "resumed-invocation-window-stalls-on-a-summarised-pending-call, which the fix "
+            "removes with the rest)."
+        ),
+    ),
+    _fault(
         id="database-reload-reorders-events-by-timestamp",
         sdk=PYTHON,
         family="js-db-time-order",
@@ -396,33 +432,6 @@ _ENTRIES: tuple[Fault, ...] = (
             "the one it replaces (P6: wasted work, one summariser call per resumed turn). "
             "Pricing the range by ADK's own last summary makes the same script summarise "
             "nothing again."
-        ),
-    ),
-    _fault(
-        id="resumed-invocation-window-stalls-on-a-summarised-pending-call",
-        sdk=PYTHON,
-        family=None,
-        invariants=("P3",),
-        title=(
-            "a resumed invocation's window takes back a pending long-running call that a "
-            "kept summary covers, and compaction stalls for good"
-        ),
-        user_sees=(
-            "google/adk/apps/compaction.py, _run_compaction_for_sliding_window: an invocation "
-            "counts as new when its latest event is newer than the last summary's end, and "
-            "the window is cut from the first event of the first new invocation, whatever "
-            "kept summaries cover; only compaction events themselves are left out. When a "
-            "kept compaction covers a long-running call that is still pending (a record "
-            "appended by a client, or a summary written by a release without pair "
-            "protection, 1.16.0 to 1.26.0) and a client's answer to a sibling call resumes "
-            "that invocation, the window starts again at the invocation's first event, the "
-            "pending call is in it again, and _longest_self_contained_prefix stops before it, "
-            "at every later invocation end, for as long as the call stays pending (a "
-            "long-running job may never report back). The prefix holds only events the "
-            "summaries cover, _is_range_worth_compacting refuses it, and nothing is compacted "
-            "again: every later turn stays raw and the prompt grows until it no longer fits "
-            "the context window (P3). Taking the window from its first event that no kept "
-            "summary covers compacts the same session normally."
         ),
     ),
     _fault(
@@ -707,6 +716,7 @@ _ENTRIES: tuple[Fault, ...] = (
     # No family: adk-python reads the same session past the answer (its
     # fixture P3-2.13.0-cb0dec0b808de2d3); its faults with a client's record
     # (summary-priced-by-a-client-record-resummarises-a-continued-invocation,
+    # compaction-stops-while-a-call-waits, which took in
     # resumed-invocation-window-stalls-on-a-summarised-pending-call) are other
     # mechanisms.
     _fault(

@@ -129,3 +129,18 @@ register(
         diff="running-request-restored-after-compaction.diff",
     )
 )
+
+register(
+    Fix(
+        name="compaction-summarised-around-a-waiting-call",
+        faults=("compaction-stops-while-a-call-waits",),
+        summary=(
+            "_run_compaction_for_sliding_window, when the self-contained prefix of its window "
+            "stops at a call still waiting (a long-running call, a confirmation) and holds nothing "
+            "new worth summarising, summarises the first self-contained range after the "
+            "waiting call that holds something new: the summary's time range starts after "
+            "the waiting call, which stays in the prompt, and no range is summarised again"
+        ),
+        diff="compaction-summarised-around-a-waiting-call.diff",
+    )
+)
