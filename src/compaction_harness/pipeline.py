@@ -868,9 +868,10 @@ def check_liveness(
     self-contained prefix of the events no summary covers, and after a call or
     confirmation that still waits (live and protected: a long-running tool
     still running; a confirmation not yet given, while its invocation is the
-    newest) every range of its own that no obligation crosses. The waiting call itself is not compacted, but it does
-    not shield what comes after it: a compactor that stops all compaction for
-    as long as one call waits breaks P3.
+    newest) every range of its own that no obligation crosses. The waiting
+    call itself is not compacted, but it does not shield what comes after it:
+    a compactor that stops all compaction for as long as one call waits
+    breaks P3.
 
     ``earlier``: the backlog at the previous invocation end. Events that a
     live call splits from their own (its invocation's events, or a range whose

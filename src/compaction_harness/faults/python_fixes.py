@@ -144,3 +144,18 @@ register(
         diff="compaction-summarised-around-a-waiting-call.diff",
     )
 )
+
+register(
+    Fix(
+        name="sliding-window-refuses-a-range-with-nothing-new",
+        faults=("summary-priced-by-a-client-record-resummarises-a-continued-invocation",),
+        summary=(
+            "_run_compaction_for_sliding_window writes no summary of a range whose every event "
+            "lies in a kept summary's time range: a resumed invocation's window starts again "
+            "at its first event, and when kept summaries (a client's record, or a summary made "
+            "before a model call) already cover all it holds, the summarizer would read "
+            "nothing new, however many small summaries the new one would supersede"
+        ),
+        diff="sliding-window-refuses-a-range-with-nothing-new.diff",
+    )
+)
