@@ -148,6 +148,7 @@ def test_fixes_that_apply_alone_but_not_together_are_one_line_and_exit_2(
     # took it for a reversed patch and undid the first: the replay then ran
     # with neither fix and said FAIL).
     same = FIXES[FIX]
+    before = os.environ.get(switch.ENV)
     monkeypatch.setitem(FIXES, "twin", Fix("twin", ("f",), "the same diff again", same.diff))
     assert switch.parse(f"{FIX},twin") == (FIX, "twin")
     assert cli.main(["replay", "--fixes", f"{FIX},twin", str(FAULT_FIXTURE)]) == 2
@@ -155,6 +156,14 @@ def test_fixes_that_apply_alone_but_not_together_are_one_line_and_exit_2(
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --fixes "), err
     assert "does not apply" in lines[0] and "Traceback" not in out + err
+    # Nothing of the command is left in this process's environment.
+    assert os.environ.get(switch.ENV) == before
+
+
+def test_replay_leaves_harness_fixes_as_it_found_it() -> None:
+    before = os.environ.get(switch.ENV)
+    assert cli.main(["replay", "--fixes", FIX, str(FAULT_FIXTURE)]) == 0
+    assert os.environ.get(switch.ENV) == before
 
 
 def test_the_plugin_applies_the_fixes_for_the_session_and_says_so(tmp_path: Path) -> None:

@@ -924,14 +924,28 @@ def _fixes_applied(args: argparse.Namespace) -> Iterator[None]:
     from .adk import NotApplicable
     from .faults.fixes import applied
 
-    if args.fixes is not None:
-        os.environ[ENV] = args.fixes  # ADK-JS fixtures: the Node driver reads it
     with contextlib.ExitStack() as stack:
         try:  # each fix applies alone (parse checked it); together they may not
             stack.enter_context(applied(names))
         except NotApplicable as exc:
             raise CliError(f"--fixes {','.join(names)}: {exc}") from None
+        if args.fixes is not None:  # ADK-JS fixtures: the Node driver reads it
+            stack.enter_context(_environment(ENV, args.fixes))
         yield
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    """``name=value`` in the environment for the block, as it was after it."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
 
 
 def _fixes_note(fixture: Fixture, names: Sequence[str]) -> str:
