@@ -96,8 +96,6 @@ def classify(
     rerun: Callable[[Sequence[str]], list[Violation]],
     candidates: Sequence[str],
     faults_of: Callable[[str], tuple[str, ...]],
-    *,
-    confirm: bool = False,
 ) -> list[Classified]:
     """Classify ``violations`` (of one run without fixes) by fix.
 
@@ -108,9 +106,7 @@ def classify(
     per fix, and the few of the smallest-set search. A violation that every
     fix together leaves is new at the cost of one re-run; one that single
     fixes remove is the fault of each of them (two faults whose fixes each
-    remove it are both named). ``confirm``: re-run without fixes too, and
-    call a violation that re-run does not show new (the run it came from was
-    not the case's own: edited by a test, or not deterministic)."""
+    remove it are both named)."""
     violations = list(violations)
     if not violations:
         return []
@@ -127,7 +123,7 @@ def classify(
 
     out: list[Classified] = []
     for v in violations:
-        if not candidates or not removed(v, candidates) or (confirm and removed(v, ())):
+        if not candidates or not removed(v, candidates):
             out.append(Classified(v, (), ()))
             continue
         chosen = [n for n in candidates if removed(v, [n])]
