@@ -88,6 +88,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as readline from "node:readline";
+import { pathToFileURL } from "node:url";
 
 // Nothing but answers on stdout: ADK-JS's logger and any console output go to stderr.
 for (const name of ["log", "info", "warn", "debug", "error", "trace"]) {
@@ -103,11 +104,16 @@ const realNow = Date.now;
 const realRandom = Math.random;
 const realRandomUUID = globalThis.crypto.randomUUID;
 
+// HARNESS_ADK_JS_ENTRY: a patched copy of the package's dist/esm/index.js
+// with some of ADK-JS's fixes applied (fixes/index.json; the harness makes
+// the copy, compaction_harness/faults/js_fixes.py): this process runs that
+// ADK-JS instead of the package as installed. One process, one set of fixes.
+const ENTRY = process.env.HARNESS_ADK_JS_ENTRY;
 let adk;
 try {
-  adk = await import("@google/adk");
+  adk = await import(ENTRY ? pathToFileURL(ENTRY).href : "@google/adk");
 } catch (error) {
-  process.stderr.write(`adk-js driver: cannot load @google/adk: ${error.message}\n`);
+  process.stderr.write(`adk-js driver: cannot load @google/adk${ENTRY ? ` (patched: ${ENTRY})` : ""}: ${error.message}\n`);
   process.exit(3);
 }
 const {

@@ -358,18 +358,28 @@ class _Driver:
     """One Node process running ``driver.mjs``: started on first use,
     restarted when it died; one request and one answer per line."""
 
-    def __init__(self) -> None:
+    def __init__(self, fixes: tuple[str, ...] = ()) -> None:
+        #: The ADK-JS fixes this process runs with (faults/js_fixes.py).
+        self.fixes = fixes
         self._process: subprocess.Popen[str] | None = None
         self._pid = os.getpid()
         self._lock = threading.Lock()
         self.starts = 0
 
     def _start(self) -> subprocess.Popen[str]:
+        from .faults.js_fixes import patched_package
+
         node = node_path()
+        env = dict(os.environ)
+        env.pop("HARNESS_ADK_JS_ENTRY", None)
+        entry = patched_package(self.fixes)
+        if entry is not None:
+            env["HARNESS_ADK_JS_ENTRY"] = str(entry)
         self.starts += 1
         return subprocess.Popen(
             [node, str(SDK_DIR / "driver.mjs")],
             cwd=SDK_DIR,
+            env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -411,13 +421,36 @@ class _Driver:
             process.wait()
 
 
-_DRIVER = _Driver()
-atexit.register(_DRIVER.close)
+#: One driver process per set of ADK-JS fixes, the most recently used last.
+_DRIVERS: dict[tuple[str, ...], _Driver] = {}
+#: How many driver processes stay alive at once (a classification re-runs a
+#: case under each fix alone and under all of them).
+MAX_DRIVERS = 4
 
 
-def driver() -> _Driver:
-    """This process's driver (tests use it to kill and restart the process)."""
-    return _DRIVER
+def driver(fixes: tuple[str, ...] | None = None) -> _Driver:
+    """This process's driver for ``fixes`` (None: :func:`active_fixes`, what
+    ``HARNESS_FIXES`` asks for; () the package as published). Tests use it to
+    kill and restart the process."""
+    fixes = active_fixes() if fixes is None else tuple(fixes)
+    found = _DRIVERS.pop(fixes, None) or _Driver(fixes)
+    _DRIVERS[fixes] = found
+    while len(_DRIVERS) > MAX_DRIVERS:
+        _DRIVERS.pop(next(iter(_DRIVERS))).close()
+    return found
+
+
+def active_fixes() -> tuple[str, ...]:
+    """The ADK-JS fixes ``HARNESS_FIXES`` asks for (``faults.js_fixes.active``)."""
+    from .faults.js_fixes import active
+
+    return active()
+
+
+@atexit.register
+def _close_drivers() -> None:
+    for each in list(_DRIVERS.values()):
+        each.close()
 
 
 # -- script -> timeline ----------------------------------------------------------------
@@ -1070,6 +1103,12 @@ class JsRun:
     #: Per stored position, the index of the script operation that appended
     #: the event (None for the summaries ADK-JS stored).
     origin: list[int | None] = field(default_factory=list)
+    #: The ADK-JS fixes the run had (faults/js_fixes.py).
+    fixes: tuple[str, ...] = ()
+    #: The same request again with other fixes (classification by fix).
+    rerun: Callable[[tuple[str, ...]], JsRun] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def prompt(self, call: dict[str, Any], key: str = "contents") -> Prompt:
         """A call's contents in the checkers' form: a response part names the
@@ -1188,6 +1227,7 @@ def run_script(
     seed: int | None = None,
     storage: str = "memory",
     reload: str = "adk",
+    fixes: tuple[str, ...] | None = None,
 ) -> JsRun:
     """Run ``script`` on ADK-JS with ``compactor`` (default: :func:`compactor_for`)
     on ``storage``: ``memory`` (``InMemorySessionService``) or ``database``
@@ -1200,6 +1240,7 @@ def run_script(
     ``InMemorySessionService`` keeps them: without ``js-db-time-order`` too.
     ``seed``: the driver's generators' seed, :func:`script_seed` unless
     given (tests pass another to see a tie broken the other way).
+    ``fixes``: the ADK-JS fixes to run with (None: :func:`active_fixes`).
 
     Raises :class:`NotApplicable` (the script cannot be represented),
     :class:`AdkJsUnavailable` (no Node or no package) or :class:`RuntimeError`
@@ -1221,7 +1262,12 @@ def run_script(
         **({"reload": reload} if reload != "adk" else {}),
     }
     return run_request(
-        script, compactor, payload, built.openers, lambda event_id: _origin(built, event_id)
+        script,
+        compactor,
+        payload,
+        built.openers,
+        lambda event_id: _origin(built, event_id),
+        fixes=fixes,
     )
 
 
@@ -1231,6 +1277,8 @@ def run_request(
     payload: dict[str, Any],
     openers: Mapping[int, str | None],
     origin: Callable[[str], int | None],
+    *,
+    fixes: tuple[str, ...] | None = None,
 ) -> JsRun:
     """Send one emulating-mode ``payload`` (driver.mjs's request) and read
     the answer as the :class:`JsRun` of ``script`` on ``compactor``:
@@ -1239,8 +1287,9 @@ def run_request(
     it, None for ADK-JS's own events) each stored event. Raises
     :class:`AdkJsUnavailable` (no Node, no package, or for database storage
     no SQLite driver) or :class:`RuntimeError` (the driver refused the
-    request: a harness fault)."""
-    answer = driver().request(payload)
+    request: a harness fault). ``fixes``: as :func:`run_script`'s."""
+    fixes = active_fixes() if fixes is None else tuple(fixes)
+    answer = driver(fixes).request(payload)
     if not answer.get("ok"):
         error = str(answer.get("error"))
         if payload.get("storage") == "database" and (
@@ -1269,7 +1318,25 @@ def run_request(
         package_version(),
         events,
         [origin(i) for i in ids],
+        fixes,
+        _memoised(
+            lambda other: run_request(script, compactor, payload, openers, origin, fixes=other)
+        ),
     )
+
+
+def _memoised(rerun: Callable[[tuple[str, ...]], JsRun]) -> Callable[[tuple[str, ...]], JsRun]:
+    """``rerun`` made once per set of fixes (one run's classification asks
+    for the same re-runs for each of its violations)."""
+    made: dict[tuple[str, ...], JsRun] = {}
+
+    def once(fixes: tuple[str, ...]) -> JsRun:
+        key = tuple(fixes)
+        if key not in made:
+            made[key] = rerun(key)
+        return made[key]
+
+    return once
 
 
 def _origin(built: _Timeline, event_id: str) -> int | None:
@@ -1808,13 +1875,66 @@ def _catalogued() -> dict[str, tuple[frozenset[str], str]]:
 KNOWN_FAULTS: dict[str, tuple[frozenset[str], str]] = _catalogued()
 
 
+def _has_fix(fault: str) -> bool:
+    from .faults.js_fixes import js_fixes
+
+    return any(fault in f.faults for f in js_fixes().values())
+
+
+def classified(run: JsRun, violations: Sequence[Violation]) -> list[Any]:
+    """``violations`` of ``run`` classified by fix
+    (:func:`compaction_harness.faults.classify.classify`): each is re-checked
+    on the same request re-run with ADK-JS's fixes (``sdks/adk-js/fixes/``)
+    added to those ``run`` had; a violation that a fix removes is that fix's
+    fault, with ``details["evidence"] = "fix NAME"``. With
+    ``HARNESS_KNOWN_FAULTS=off`` (or a run that cannot be re-run) nothing is
+    classified. Raises as :func:`run_script` does, and ``JsFixError`` for a
+    fix that does not apply."""
+    from .faults.classify import Classified, classify
+    from .faults.js_fixes import js_fixes
+
+    fixes = js_fixes()
+    rerun = run.rerun
+    if rerun is None or os.environ.get("HARNESS_KNOWN_FAULTS") == "off":
+        return [Classified(v, (), ()) for v in violations]
+    candidates = [n for n in fixes if n not in run.fixes]
+    out = classify(
+        violations,
+        lambda names: check_run(rerun((*run.fixes, *names))),
+        candidates,
+        lambda n: fixes[n].faults,
+        confirm=True,
+    )
+    for item in out:
+        if not item.new:
+            item.violation.details["evidence"] = "fix " + "+".join(item.fixes)
+    return out
+
+
 def known_fault(run: JsRun, violation: Violation) -> str | None:
-    """The id of the known ADK-JS fault (:data:`KNOWN_FAULTS`) that explains
-    ``violation`` of ``run``, or None (a new finding). Each recogniser tests the
-    mechanism the fault's explanation names, not just the invariant."""
+    """The id of the known ADK-JS fault that ``violation`` of ``run`` is, or
+    None (a new finding): the fault whose fix removes it (:func:`classified`;
+    the first, when several fixes only together do), else, among the faults
+    that have no fix yet, the one whose recogniser matches (pattern
+    evidence, ``details["evidence"] = "pattern"``)."""
+    if os.environ.get("HARNESS_KNOWN_FAULTS") == "off":
+        return None
+    item = classified(run, [violation])[0]
+    if not item.new:
+        return item.faults[0]
+    found = _pattern_fault(run, violation)
+    if found is not None:
+        violation.details["evidence"] = "pattern"
+    return found
+
+
+def _pattern_fault(run: JsRun, violation: Violation) -> str | None:
+    """A fault without a fix whose recogniser matches ``violation``, or None."""
     name = run.compactor.name
     cause = violation.details.get("cause")
-    faults = [f for f, (compactors, _) in KNOWN_FAULTS.items() if name in compactors]
+    faults = [
+        f for f, (compactors, _) in KNOWN_FAULTS.items() if name in compactors and not _has_fix(f)
+    ]
     if violation.invariant == "P0":
         message = str(violation.observed)
         if (
@@ -2655,16 +2775,25 @@ def check_case(case: JsCase, *, seed: int | None = None) -> Any:
 
 
 def triage(run: JsRun) -> tuple[list[Violation], list[tuple[Violation, str]]]:
-    """``run``'s violations (:func:`check_run`) split by :func:`known_fault`:
-    ``(new, known)``, ``known`` as (violation, fault id) pairs."""
+    """``run``'s violations (:func:`check_run`) split by fix (:func:`classified`),
+    then, for those no fix removes, by the recognisers of faults without a
+    fix: ``(new, known)``, ``known`` as (violation, fault id) pairs (a
+    violation several fixes remove only together is paired with each of
+    their faults)."""
     new: list[Violation] = []
     known: list[tuple[Violation, str]] = []
-    for violation in check_run(run):
-        fault = known_fault(run, violation)
+    if os.environ.get("HARNESS_KNOWN_FAULTS") == "off":
+        return check_run(run), []
+    for item in classified(run, check_run(run)):
+        if not item.new:
+            known.extend((item.violation, f) for f in item.faults)
+            continue
+        fault = _pattern_fault(run, item.violation)
         if fault is None:
-            new.append(violation)
+            new.append(item.violation)
         else:
-            known.append((violation, fault))
+            item.violation.details["evidence"] = "pattern"
+            known.append((item.violation, fault))
     return new, known
 
 
@@ -2681,15 +2810,42 @@ def check_js_round_trip(
     ``memory``: the in-memory run of ``case`` with ``seed`` if the caller
     made it already (the driver is deterministic). Raises as
     :func:`run_script` does."""
+    from .faults.classify import Classified, classify
+    from .faults.js_fixes import js_fixes
+
     memory = memory or run_script(case.script, case.compactor, seed=seed)
     database = run_script(case.script, case.compactor, seed=seed, storage="database")
+    found = round_trip_violations(memory, database)
+    if os.environ.get("HARNESS_KNOWN_FAULTS") == "off":
+        return found, []
+    fixes = js_fixes()
+    if memory.rerun is None or database.rerun is None:
+        items = [Classified(v, (), ()) for v in found]
+    else:
+        m_rerun, d_rerun = memory.rerun, database.rerun
+        items = classify(
+            found,
+            lambda names: round_trip_violations(
+                m_rerun((*memory.fixes, *names)), d_rerun((*database.fixes, *names))
+            ),
+            [n for n in fixes if n not in database.fixes],
+            lambda n: fixes[n].faults,
+            confirm=True,
+        )
     new, known = [], []
-    for v in round_trip_violations(memory, database):
+    for item in items:
+        v = item.violation
+        if not item.new:
+            v.details["evidence"] = "fix " + "+".join(item.fixes)
+            v.details["fault"] = item.faults[0]
+            known.append(v)
+            continue
         fault = round_trip_fault(case, memory, database, v, seed=seed)
         if fault is None:
             new.append(v)
         else:
             v.details["fault"] = fault
+            v.details["evidence"] = "pattern"
             known.append(v)
     return new, known
 
@@ -2819,13 +2975,19 @@ def round_trip_fault(
     if round_trip_violations(memory, ties) == []:
         both = set(database.ids) & set(ties.ids)
         predicted = over(reload_order(ties, every=True), both)
-        if "js-db-tie-order" in KNOWN_FAULTS and over(database.ids, both) == predicted != over(
-            ties.ids, both
+        if (
+            "js-db-tie-order" in KNOWN_FAULTS
+            and not _has_fix("js-db-tie-order")
+            and over(database.ids, both) == predicted != over(ties.ids, both)
         ):
             return "js-db-tie-order"
         return None
     stored = again("stored")
-    if "js-db-time-order" in KNOWN_FAULTS and round_trip_violations(memory, stored) == []:
+    if (
+        "js-db-time-order" in KNOWN_FAULTS
+        and not _has_fix("js-db-time-order")
+        and round_trip_violations(memory, stored) == []
+    ):
         both = set(ties.ids) & set(stored.ids)
         if over(ties.ids, both) != over(stored.ids, both):
             return "js-db-time-order"
@@ -2842,7 +3004,10 @@ def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Vio
 #: evidence: ADK-JS's faults have no fix yet); ``bench/classifier_size.py``
 #: counts these.
 CLASSIFICATION = (
+    "_has_fix",
+    "classified",
     "known_fault",
+    "_pattern_fault",
     "_scratchpad_behind_record",
     "_summed_counts",
     "_backlog_hidden_by_time",

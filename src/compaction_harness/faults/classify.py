@@ -96,6 +96,8 @@ def classify(
     rerun: Callable[[Sequence[str]], list[Violation]],
     candidates: Sequence[str],
     faults_of: Callable[[str], tuple[str, ...]],
+    *,
+    confirm: bool = False,
 ) -> list[Classified]:
     """Classify ``violations`` (of one run without fixes) by fix.
 
@@ -106,7 +108,9 @@ def classify(
     per fix, and the few of the smallest-set search. A violation that every
     fix together leaves is new at the cost of one re-run; one that single
     fixes remove is the fault of each of them (two faults whose fixes each
-    remove it are both named)."""
+    remove it are both named). ``confirm``: re-run without fixes too, and
+    call a violation that re-run does not show new (the run it came from was
+    not the case's own: edited by a test, or not deterministic)."""
     violations = list(violations)
     if not violations:
         return []
@@ -123,7 +127,7 @@ def classify(
 
     out: list[Classified] = []
     for v in violations:
-        if not candidates or not removed(v, candidates):
+        if not candidates or not removed(v, candidates) or (confirm and removed(v, ())):
             out.append(Classified(v, (), ()))
             continue
         chosen = [n for n in candidates if removed(v, [n])]
