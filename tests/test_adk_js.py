@@ -1325,13 +1325,25 @@ def test_each_known_fault_minimal_script_is_a_fixture_marked_with_it() -> None:
 def test_adk_js_fixture_holds(path: Path) -> None:
     # The JS twin of test_repros.py: the same judge, on ADK-JS; a fixture
     # marked with a known fault that no longer shows fails (strict XPASS).
+    # Under HARNESS_FIXES (make test SDK=js FIXES=...) with ADK-JS's fixes.
+    from compaction_harness.faults import switch
+
     fixture = load_fixture(path)
     judged = judge_fixture(fixture)
+    if adk_js.active_fixes():
+        judged = switch.judged_with_fixes(fixture, judged, ())
+        unmet = switch.gate_expectation(fixture, judged, (), os.environ.get(switch.ENV))
+        if unmet:
+            pytest.fail(unmet, pytrace=False)
+        if judged.label == "ok":
+            return
     if judged.label == "FAIL":
         raise InvariantViolation(fixture.case, judged.verdict.outcome)
     if judged.label == "XPASS":
         pytest.fail(f"XPASS(strict): {judged.reason}", pytrace=False)
-    assert judged.label == "XFAIL" and fixture.known_fault in judged.verdict.faults
+    assert judged.label == "XFAIL"
+    if not adk_js.active_fixes():
+        assert fixture.known_fault in judged.verdict.faults
     pytest.xfail(judged.reason)
 
 
@@ -1588,12 +1600,16 @@ import pytest
 from hypothesis import given, strategies as st
 from compaction_harness import adk_js
 from compaction_harness.checks import check_js_case
+from compaction_harness.faults import js_fixes
 from compaction_harness.scripts import Open, Script, ScriptConfig, Text
 from compaction_harness.unit import InvariantViolation, UnitOutcome
 
 FORGET = __FORGET__  # a known fault this process does not know: its violations are new
 for fault in FORGET:
     adk_js.KNOWN_FAULTS.pop(fault)
+    fixes = js_fixes.js_fixes()  # the cached index: its fixes are forgotten too
+    for name in [n for n, f in fixes.items() if fault in f.faults]:
+        fixes.pop(name)
 
 
 def case(retention):

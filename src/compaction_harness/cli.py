@@ -361,11 +361,15 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         return _reexec_in_target(args)
     from .adk import ADK_RELEASE, NotApplicable
     from .adk_js import AdkJsUnavailable
+    from .faults.js_fixes import active as js_active
     from .faults.switch import described, judged_with_fixes
     from .verdicts import judge_fixture
 
     fixes_applied = getattr(args, "fixes_applied", ())
     with_fixes = f" {described(fixes_applied, short=True)}" if fixes_applied else ""
+    js_applied = js_active()  # ADK-JS's fixes (HARNESS_FIXES, or --fixes)
+    js_with_fixes = f" {described(js_applied, short=True)}" if js_applied else ""
+    js_replayed = False
     counts = {"ok": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "NOREPRO": 0, "bad": 0}
     unavailable = 0  # of counts["bad"]: ADK-JS fixtures without Node or the package
     status = 0
@@ -400,7 +404,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             fixture = _with_driver(fixture, args.driver)
         try:
             judged = judge_fixture(recorded, driver=args.driver)
-            if fixes_applied:
+            if fixes_applied or (recorded.is_js and js_applied):
                 judged = judged_with_fixes(recorded, judged, fixes_applied)
         except NotApplicable as exc:
             _error(f"{path}: cannot be replayed here: {exc}")
@@ -416,6 +420,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             report.append({**_about(path, fixture), "label": "n/a", "reason": str(exc)})
             continue
         counts[judged.label] += 1
+        js_replayed = js_replayed or fixture.is_js
         if judged.failed:
             status = _worst(status, 1)
         elif judged.label == "NOREPRO":
@@ -424,7 +429,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             report.append(_replay_entry(path, fixture, judged))
             continue
         where = f"{path} on " + (
-            f"@google/adk {judged.verdict.release}"
+            f"@google/adk {judged.verdict.release}{js_with_fixes}"
             if fixture.is_js
             else f"google-adk {ADK_RELEASE}{with_fixes}"
         )
@@ -433,7 +438,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             # replays on it, and the line says so rather than passing silently.
             where += f" (found on @google/adk {fixture.adk_release})"
         reason = f": {judged.reason}" if judged.label in ("XFAIL", "XPASS", "NOREPRO") else ""
-        if fixes_applied and judged.reason and not reason:  # "holds with fix X", "still fails"
+        applied_here = js_applied if fixture.is_js else fixes_applied
+        if applied_here and judged.reason and not reason:  # "holds with fix X", "still fails"
             reason = f": {judged.reason}"
         print(f"{judged.label:5} {where}{reason}")
         verdict = judged.verdict
@@ -449,7 +455,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             print(f"      not applicable: {reason}")
         sys.stdout.flush()
     if args.json:
-        document = {"release": ADK_RELEASE, "fixes": list(fixes_applied), "counts": counts}
+        document = {
+            "release": ADK_RELEASE,
+            "fixes": list(fixes_applied),
+            "adk_js_fixes": list(js_applied),
+            "counts": counts,
+        }
         print(json.dumps({**document, "fixtures": report}, indent=1))
         return status
     if counts["bad"] and sum(counts.values()) == counts["bad"]:
@@ -458,6 +469,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         f"{counts['ok']} held, {counts['FAIL']} failed, {counts['XFAIL']} known upstream "
         f"faults, {counts['XPASS']} known faults no longer seen"
         + (f" (google-adk {ADK_RELEASE} {described(fixes_applied)})" if fixes_applied else "")
+        + (f" (@google/adk {described(js_applied)})" if js_applied and js_replayed else "")
         + (
             f", {counts['NOREPRO']} not reproducible on the {args.driver} driver"
             if counts["NOREPRO"] and args.driver
@@ -918,18 +930,16 @@ def _fixes_applied(args: argparse.Namespace) -> Iterator[None]:
     except FixesError as exc:
         raise CliError(str(exc)) from None
     args.fixes_applied = names
-    if not names:
-        yield
-        return
     from .adk import NotApplicable
     from .faults.fixes import applied
 
     with contextlib.ExitStack() as stack:
-        try:  # each fix applies alone (parse checked it); together they may not
-            stack.enter_context(applied(names))
-        except NotApplicable as exc:
-            raise CliError(f"--fixes {','.join(names)}: {exc}") from None
-        if args.fixes is not None:  # ADK-JS fixtures: the Node driver reads it
+        if names:
+            try:  # each fix applies alone (parse checked it); together they may not
+                stack.enter_context(applied(names))
+            except NotApplicable as exc:
+                raise CliError(f"--fixes {','.join(names)}: {exc}") from None
+        if args.fixes is not None:  # ADK-JS fixtures: the harness's ADK-JS driver reads it
             stack.enter_context(_environment(ENV, args.fixes))
         yield
 

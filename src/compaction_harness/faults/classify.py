@@ -33,13 +33,16 @@ _BY_EVENT = frozenset({"P4", "P6"})
 
 def same_failure(a: Violation, b: Violation) -> bool:
     """Whether ``a`` and ``b`` are one failure: the same invariant and the
-    same call ids, for P4 and P6 the same events (positions), and for a P2
+    same call ids, for P4 and P6 the same events (positions), for a P2
     without call ids (a user message missing from the prompt) the same
-    message: another invocation's opener lost is another failure."""
+    message: another invocation's opener lost is another failure, and for
+    a P0 the same exception (type and message)."""
     if a.invariant != b.invariant or sorted(a.ids) != sorted(b.ids):
         return False
     if a.invariant == "P2" and not a.ids:
         return a.expected == b.expected
+    if a.invariant == "P0":  # the exception is the witness: another one is another failure
+        return a.observed == b.observed
     return a.invariant not in _BY_EVENT or a.positions == b.positions
 
 

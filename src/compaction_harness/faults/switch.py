@@ -8,9 +8,10 @@ and the tests marked ``judges_adk``, the fixture replays; the rest is about
 the harness and the release as published), and ``replay``,
 ``show`` and ``minimize`` take ``--fixes`` (default: ``HARNESS_FIXES``).
 ``all`` is every registered fix the installed release can take; empty or
-``none`` is the release as published. With ``SDK=js`` the variable is read
-by the Node driver (ADK-JS's own fixes), not here; a name of ADK-JS's fix
-index is accepted here and left to it.
+``none`` is the release as published. ADK-JS's fixes (``sdks/adk-js/fixes/``,
+:mod:`.js_fixes`) are read from the same variable by the harness's ADK-JS
+driver; a name of ADK-JS's fix index is accepted here and left to it, and
+an ADK-JS fixture is judged with the ADK-JS fixes the variable asks for.
 
 With fixes applied, a fixture marked with a known fault whose fix is among
 them is expected to hold: :func:`judged_with_fixes` says "holds with fix X"
@@ -105,12 +106,27 @@ def described(names: Sequence[str], *, short: bool = False) -> str:
 
 
 def own_fixes(fault_id: str | None, names: Sequence[str]) -> tuple[str, ...]:
-    """The fixes among ``names`` that remove ``fault_id`` (its own fixes)."""
+    """The fixes among ``names`` that remove ``fault_id`` (its own fixes,
+    google-adk's or ADK-JS's)."""
     from .fixes import fixes_for
+    from .js_fixes import js_fixes
 
     if not fault_id:
         return ()
-    return tuple(f.name for f in fixes_for(fault_id) if f.name in names)
+    own = [f.name for f in fixes_for(fault_id)]
+    own += [n for n, f in js_fixes().items() if fault_id in f.faults]
+    return tuple(n for n in own if n in names)
+
+
+def _names_for(fixture: Any, names: Sequence[str]) -> tuple[str, ...]:
+    """The fixes ``fixture`` was replayed with: ``names`` (google-adk's) for a
+    google-adk fixture, the ADK-JS fixes ``HARNESS_FIXES`` asks for (the Node
+    driver's) for an ADK-JS fixture."""
+    if getattr(fixture, "is_js", False):
+        from .js_fixes import active
+
+        return active()
+    return tuple(names)
 
 
 def judged_with_fixes(fixture: Any, judged: Any, names: Sequence[str]) -> Any:
@@ -125,7 +141,8 @@ def judged_with_fixes(fixture: Any, judged: Any, names: Sequence[str]) -> Any:
     from ..verdicts import FixtureVerdict
 
     fault_id = getattr(fixture, "known_fault", None)
-    if not names or not fault_id or getattr(fixture, "is_js", False):
+    names = _names_for(fixture, names)
+    if not names or not fault_id:
         return judged
     verdict = judged.verdict
     own = own_fixes(fault_id, names)
@@ -162,14 +179,15 @@ def gate_expectation(
     fixture: Any, judged: Any, names: Sequence[str], spec: str | None
 ) -> str | None:
     """Why the gate must fail ``fixture`` under the switch, or None. Under
-    ``FIXES=all`` every google-adk fault fixture must hold: its fault's fix
+    ``FIXES=all`` every fault fixture (of either SDK) must hold: its fault's fix
     is applied and nothing shows; a fault with no fix is excused only when
     its record says why none can exist. ``judged`` is
     :func:`judged_with_fixes`'s verdict."""
     from .catalogue import fault_for
 
-    if (spec or "").strip() != "all" or getattr(fixture, "is_js", False):
+    if (spec or "").strip() != "all":
         return None
+    names = _names_for(fixture, names)
     fault_id = getattr(fixture, "known_fault", None)
     if not fault_id or judged.label in ("ok", "FAIL", "NOREPRO"):
         return None  # FAIL fails by itself; an unmarked fixture keeps its verdict
