@@ -36,7 +36,7 @@ FIXES_ENV := HARNESS_FIXES="$(FIXES)"
 # make test FIXES=...: the part of the gate that judges ADK (the properties and the fixture
 # replays) on the fixed SDK; the rest is about the harness and the release as published.
 FIXED_GATE := $(if $(strip $(FIXES)),-m "property or judges_adk")
-CHECK_FIXES := $(if $(strip $(FIXES)),$(if $(filter js,$(SDK)),true,$$py -m compaction_harness.faults.switch "$(FIXES)" >/dev/null || exit 2),true)
+CHECK_FIXES := $(if $(strip $(FIXES)),$$py -m compaction_harness.faults.switch $(if $(filter js,$(SDK)),--sdk=js) "$(FIXES)" >/dev/null || exit 2,true)
 
 ifeq ($(filter $(SDK),python js),)
 $(error SDK=$(SDK): expected python or js)
@@ -81,7 +81,7 @@ help: ## list the targets
 	@echo "  variables: ADK=$(ADK) (or ADK_SRC=/path/to/adk-python), SDK=$(SDK) (or js), FUZZ_SECONDS=$(FUZZ_SECONDS), JOBS=$(JOBS), FIXTURE=path,"
 	@echo "             PYTEST_ARGS='...' (passed on to pytest), RELEASES='1.26.0 2.13.0', MATRIX_SECONDS=$(MATRIX_SECONDS)"
 	@echo "             FUZZ_DB=redis://HOST:PORT/N (fuzz, fuzz-worker: one example database shared by campaigns on several machines)"
-	@echo "             FIXES=all or FIXES=name,name (test, fuzz, replay, show, matrix: google-adk with those fixes applied; HARNESS_FIXES)"
+	@echo "             FIXES=all or FIXES=name,name (test, fuzz, replay, show, matrix: google-adk, or with SDK=js ADK-JS, with those fixes applied; HARNESS_FIXES)"
 
 env: ## create the target's virtual environment (done by every other target too)
 	@$(ENV_PY)

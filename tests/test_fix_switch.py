@@ -254,3 +254,16 @@ def test_a_fixture_that_holds_with_other_faults_fixes_is_said_to() -> None:
     read = switch.judged_with_fixes(other, judged, [FIX])
     assert read.label == "ok" and "none of them its fault a-fault-no-fix-names's" in read.reason
     assert switch.gate_expectation(other, read, [FIX], "all") is None
+
+
+def test_adk_js_fixes_are_checked_against_the_node_index(capsys):
+    from compaction_harness.faults import js_fixes
+
+    every = tuple(js_fixes.js_fixes())
+    assert every and switch.parse_js("all") == every
+    assert switch.parse_js(every[0]) == every[:1]
+    assert switch.parse_js("none") == ()
+    with pytest.raises(switch.FixesError, match="no ADK-JS fix named 'nope'"):
+        switch.parse_js("nope")
+    assert switch.main(["--sdk=js", "nope"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

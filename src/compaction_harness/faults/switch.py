@@ -41,6 +41,7 @@ __all__ = [
     "judged_with_fixes",
     "own_fixes",
     "parse",
+    "parse_js",
 ]
 
 #: The environment variable that carries ``FIXES=`` to pytest and subprocesses.
@@ -203,18 +204,43 @@ def gate_expectation(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m compaction_harness.faults.switch SPEC``: check ``SPEC`` as
-    ``make`` is given it (``FIXES=``); prints the fixes, or one line ``error:``
-    and exit status 2."""
+    """``python -m compaction_harness.faults.switch [--sdk=js] SPEC``: check
+    ``SPEC`` as ``make`` is given it (``FIXES=``; ``--sdk=js``: ADK-JS's fixes,
+    ``SDK=js``); prints the fixes, or one line ``error:`` and exit status 2."""
     args = list(sys.argv[1:] if argv is None else argv)
+    js = "--sdk=js" in args
+    args = [a for a in args if a != "--sdk=js"]
     spec = args[0] if args else os.environ.get(ENV, "")
     try:
-        names = parse(spec, origin="FIXES")
+        names = parse_js(spec, origin="FIXES") if js else parse(spec, origin="FIXES")
     except FixesError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(" ".join(names))
     return 0
+
+
+def parse_js(spec: str | None, *, origin: str = ENV) -> tuple[str, ...]:
+    """The ADK-JS fixes ``spec`` names (``make ... SDK=js FIXES=``): ``all``
+    -> every fix of ADK-JS's index; names -> each must be a fix of the index
+    (:class:`FixesError` naming the known ones otherwise)."""
+    from .js_fixes import JsFixError, js_fixes
+
+    text = (spec or "").strip()
+    try:
+        fixes = js_fixes()
+    except JsFixError as exc:
+        raise FixesError(str(exc)) from None
+    if text in ("", "none"):
+        return ()
+    if text == "all":
+        return tuple(fixes)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    for name in names:
+        if name not in fixes:
+            known = ", ".join(sorted(fixes)) or "none"
+            raise FixesError(f"{origin}: no ADK-JS fix named {name!r} (known: {known})")
+    return tuple(dict.fromkeys(names))
 
 
 if __name__ == "__main__":
