@@ -122,6 +122,7 @@ def _label(run: RunnerRun) -> None:
 EXAMPLES = int(os.environ.get("HARNESS_DIFFERENTIAL_EXAMPLES", "40"))
 
 
+@pytest.mark.gate_first  # among the gate's longest items
 @pytest.mark.parametrize("tree", TREES)
 @settings(max_examples=EXAMPLES)
 @given(data=st.data())
