@@ -587,10 +587,11 @@ def test_an_export_carries_its_fault_s_fix_as_a_patch_of_the_release(
     assert done.stdout.splitlines() == [f"wrote {test}", f"wrote {patch}"], done.stdout
     assert patch.name in " ".join(test.read_text(encoding="utf-8").split())
     site = tmp_path / "site"
-    # With the compiled modules: copytree keeps each file's time, which its
-    # .pyc records, and Python compiles again every file the patch rewrites
-    # (its time and size no longer match); the rest need not be compiled anew.
-    shutil.copytree(Path(google.adk.__file__).parent, site / "google" / "adk")
+    shutil.copytree(
+        Path(google.adk.__file__).parent,
+        site / "google" / "adk",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     applied = subprocess.run(
         ["patch", "-p1", "--batch", "--fuzz=0", "-d", str(site), "-i", str(patch)],
         capture_output=True,

@@ -459,9 +459,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         props.append(("late", True))
     try:
         # The gate's verdict is whether anything is new: its examples tell
-        # known from new without naming the faults (faults.classify); the
-        # fixture of a failure is judged below, outside this block, as replay does.
-        with _known_or_new_only(config):
+        # known from new without naming the faults (faults.classify), unless
+        # its statistics are shown; the fixture of a failure is judged below,
+        # outside this block, as replay does.
+        with unnamed_in_the_gate(config):
             # At least one round, whose first example always runs: that is where a
             # failure saved in the example database is replayed, so every item
             # meets its saved failures in every campaign, however late it starts.
@@ -552,13 +553,17 @@ def gate_labels(config: pytest.Config, nodeid: str) -> dict[str, int] | None:
     return dict(recorded["labels"]) if recorded.get("nodeid") == nodeid else None
 
 
-def _known_or_new_only(config: pytest.Config):
-    """Around a property's examples in the gate: classification tells known
-    from new and names no fault (:func:`faults.classify.known_or_new_only`);
-    elsewhere (campaigns, whose summary names every fault met) nothing."""
+def unnamed_in_the_gate(config: pytest.Config):
+    """A context manager for examples whose verdict is known or new: in the
+    gate, unless its statistics are shown (``--hypothesis-show-statistics``,
+    where the faults met are named), classification tells known from new and
+    names no fault (:func:`faults.classify.known_or_new_only`); elsewhere
+    (campaigns, whose summary names every fault met) it does nothing. The
+    plugin runs every property's examples within it; a test that classifies
+    only to label its examples may do the same."""
     import contextlib
 
-    if not gate_run(config):
+    if not gate_run(config) or config.getoption("hypothesis_show_statistics", False):
         return contextlib.nullcontext()
     from .faults.classify import known_or_new_only
 
