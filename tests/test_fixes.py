@@ -295,7 +295,9 @@ def test_the_database_gives_events_back_in_append_order_with_their_own_stamps(tm
     from google.adk.sessions.database_session_service import DatabaseSessionService
 
     def service():
-        return DatabaseSessionService(f"sqlite+aiosqlite:///{tmp_path}/{len(list(tmp_path.iterdir()))}.db")
+        return DatabaseSessionService(
+            f"sqlite+aiosqlite:///{tmp_path}/{len(list(tmp_path.iterdir()))}.db"
+        )
 
     published, _ = _appended(service, _OUT_OF_TIME_ORDER)
     assert [i for i, _ in published] == ["a", "b", "z"]  # by timestamp, ties by id
