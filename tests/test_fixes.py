@@ -8,11 +8,16 @@ violation on ADK as published and holds with the fix, that the fixes compose
 together), that no fix makes another fixture fail in a new way, and that
 ``fixes.applied`` leaves ADK's own functions in place when it ends.
 
-Four fixtures show a second fault once their first one is fixed
-(:data:`SECOND_FAULT`): for two it is
-compaction-assumes-events-are-stored-in-time-order, which has no fix, and
-their remaining violation is of another summary; the other two show two
-faults that each have a fix, and hold only with both.
+Six fixtures show a second fault once their first one is fixed
+(:data:`SECOND_FAULT`), a fault that has a fix too: they hold only with
+both fixes.
+
+The fix of compaction-assumes-events-are-stored-in-time-order makes a
+session's timestamps follow the order its events are appended; the
+database's reordering by timestamp (database-reload-reorders-events-by-
+timestamp) then has nothing to reorder, so that fix removes the database
+fault's violations as well, and a fixture of the database fault is
+classified as both faults (each fix alone removes it).
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ REPROS = Path(__file__).parent / "repros"
 PYTHON_FIXTURES = sorted(p for p in REPROS.glob("*.json") if "-adk-js-" not in p.name)
 DEAD_RETRY = "dead-call-retry-at-every-boundary"
 NEWEST_CALL = "newest-invocation-call-never-dead"
+DB_ORDER = "database-reads-events-in-append-order"
+STAMPS = "session-stamps-events-in-append-order"
 
 #: Fixture -> (the fixes whose run shows the second fault, that fault, why).
 SECOND_FAULT = {
@@ -63,6 +70,20 @@ SECOND_FAULT = {
         "the Runner stores the confirmation request (stamped later) before the placeholder "
         "response; once the running invocation is kept out, summary#0 ends at the response's "
         "time, and summary#1 is given the request alone, which summary#0 covered",
+    ),
+    "P4-2.13.0-350c2f39a3aa1b19.json": (
+        {DB_ORDER},
+        "compaction-assumes-events-are-stored-in-time-order",
+        "reloaded in append order, the session still holds a host whose clock lags by 10 s "
+        "and ties of a one-second clock: the last summary's range, read by timestamp, hides "
+        "the running invocation's user message and reply, which it was never given (P2, P4)",
+    ),
+    "P7-2.13.0-5167e90ad3141661.json": (
+        {DB_ORDER, STAMPS},
+        "summary-leaks-branch-events-to-siblings",
+        "reloaded in append order, the prompts agree (P7 goes); the summary made at the "
+        "invocation's end was still given both sub-agents' branch events (P5) until that "
+        "fault's fix leaves them out",
     ),
 }
 
@@ -239,3 +260,71 @@ def test_a_fix_that_lets_token_compaction_run_needs_the_window_to_refuse_nothing
         "sliding-window-refuses-a-range-with-nothing-new",
     )
     assert _violations(path, both) == []
+
+
+def _appended(service_factory, stamps: list[tuple[str, float]]):
+    """The events a session service gives back after appending events with
+    ids and timestamps ``stamps`` in that order, and those events as appended."""
+    import asyncio
+
+    from google.adk.events.event import Event
+
+    async def run():
+        service = service_factory()
+        try:
+            session = await service.create_session(app_name="a", user_id="u")
+            appended = []
+            for event_id, stamp in stamps:
+                event = Event(id=event_id, author="user", invocation_id="i", timestamp=stamp)
+                appended.append(await service.append_event(session, event))
+            again = await service.get_session(app_name="a", user_id="u", session_id=session.id)
+            return [(e.id, e.timestamp) for e in again.events], appended
+        finally:
+            engine = getattr(service, "db_engine", None)
+            if engine is not None:
+                await engine.dispose()
+
+    return asyncio.run(run())
+
+
+#: Appended in this order: a lagging host's event, then a tie whose id sorts first.
+_OUT_OF_TIME_ORDER = [("z", 1_700_000_010.0), ("b", 1_700_000_005.0), ("a", 1_700_000_005.0)]
+
+
+def test_the_database_gives_events_back_in_append_order_with_their_own_stamps(tmp_path):
+    from google.adk.sessions.database_session_service import DatabaseSessionService
+
+    def service():
+        return DatabaseSessionService(
+            f"sqlite+aiosqlite:///{tmp_path}/{len(list(tmp_path.iterdir()))}.db"
+        )
+
+    published, _ = _appended(service, _OUT_OF_TIME_ORDER)
+    assert [i for i, _ in published] == ["a", "b", "z"]  # by timestamp, ties by id
+    with fixes.applied([DB_ORDER]):
+        fixed, _ = _appended(service, _OUT_OF_TIME_ORDER)
+    assert fixed == _OUT_OF_TIME_ORDER  # as appended, each event's own timestamp
+
+
+def test_the_session_stamps_an_event_after_the_latest_one_it_holds():
+    from google.adk.sessions.in_memory_session_service import InMemorySessionService
+
+    published, _ = _appended(InMemorySessionService, _OUT_OF_TIME_ORDER)
+    assert published == _OUT_OF_TIME_ORDER
+    with fixes.applied([STAMPS]):
+        fixed, appended = _appended(InMemorySessionService, _OUT_OF_TIME_ORDER)
+    assert [i for i, _ in fixed] == ["z", "b", "a"]
+    stamps = [t for _, t in fixed]
+    assert stamps[0] == _OUT_OF_TIME_ORDER[0][1] and stamps[0] < stamps[1] < stamps[2]
+    assert stamps[2] - stamps[0] < 1e-5  # a microsecond apart
+    assert [e.timestamp for e in appended] == stamps  # the caller's events carry them
+
+
+def test_a_database_fixture_without_compaction_holds_under_either_fix():
+    # A tie of the Runner's clock, reloaded from SQLite (no summary at all):
+    # the database's fix reads it back as appended; the time-order fix stamps
+    # the tied reply after the message, so there is no tie to reorder.
+    path = REPROS / "P7-2.13.0-ecaecf05a54d0f74.json"
+    assert [v.invariant for v in _violations(path, ())] == ["P7"]
+    assert _violations(path, (DB_ORDER,)) == []
+    assert _violations(path, (STAMPS,)) == []

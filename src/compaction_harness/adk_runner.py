@@ -208,7 +208,6 @@ from .pipeline import (
     check_summariser_calls,
     covered_by_kept,
     crash_violation,
-    kept_ranges,
     live_positions,
     newest_real_count,
     stale_counts,
@@ -1553,14 +1552,7 @@ def _check_summaries(record: RunnerRun, config: Any) -> list[Violation]:
         found += check_branch_view(snapshot, summary.positions, None)
         earlier = _summaries_in(summary.ids, record.summaries, number)
         covered_before = covered_by_kept(summary.prompt, earlier)
-        found += check_new_work(
-            summary.positions,
-            covered_before,
-            live_positions(snapshot),
-            number,
-            snapshot,
-            kept_ranges(snapshot, summary.prompt),
-        )
+        found += check_new_work(summary.positions, covered_before, live_positions(snapshot), number)
         for v in found:
             v.details["summary"] = number
         out += found

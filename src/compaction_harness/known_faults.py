@@ -205,73 +205,6 @@ _summarised_call_raises = _raised("No function call event found")
 _confirmation_finds_the_newer_call = _raised("Function call name mismatch for ID")
 
 
-def _reload_in_time_order(case, violation: Violation) -> bool:
-    """The database gave the events back in timestamp order, and the runner had
-    stored them in another (P7); or a script that reloads its session from the
-    database before every invocation fails in a way the same script with an
-    in-memory session does not (the reordered session broke the prompt)."""
-    if not _pipeline_level(case):
-        return False
-    if violation.invariant == "P7":
-        return violation.details.get("time_order") is True
-    if not isinstance(case, Script) or case.config.storage != "database":
-        return False
-    from dataclasses import replace
-
-    from .driver import run_script
-
-    in_memory = Script(replace(case.config, storage="memory"), case.operations)
-    again = run_script(in_memory, triage=False)
-    return not any(_same_kind(v, violation) for v in again.violations)
-
-
-def _time_order_assumed(case, violation: Violation) -> bool:
-    """For a script: the violation (P2, P3, P4 or P6) goes away when the same
-    script runs with every event stamped later than the one stored before it
-    (no ties, no lagging host, no backward step): time order alone caused it.
-    For a recorded session, which cannot be run again with other times, the
-    shape of the violation decides (see :func:`_time_order_shape`). A script
-    of the runner driver is replayed on the emulating driver, which alone can
-    stamp events as it likes (the differential test keeps the two equal)."""
-    if not isinstance(case, Script):
-        return _time_order_shape(case, violation)
-    if violation.invariant not in ("P2", "P3", "P4", "P6"):
-        return False
-    from .driver import run_script
-
-    again = run_script(case, triage=False, monotonic=True)
-    return not any(_same_kind(v, violation) for v in again.violations)
-
-
-def _time_order_shape(case, violation: Violation) -> bool:
-    """Compaction read an event stored out of time order by its timestamp: an
-    event hidden by a range it was not given, or lost when the prompt was put
-    in time order (P4), or an event given to a summary but outside its range
-    and summarised again (P6)."""
-    if not _pipeline_level(case):
-        return False
-    if violation.invariant == "P4":
-        return (
-            violation.details.get("inside_range") is True
-            or violation.details.get("out_of_time_order") is True
-        )
-    if violation.invariant == "P3":  # stamped before a summary's end, stored after it
-        return violation.details.get("out_of_time_order") is True
-    if violation.invariant == "P2":  # the running request, hidden by a range it was not given
-        return (
-            violation.details.get("cause") == "opener missing"
-            and violation.details.get("opener_summarised") is False
-            and (
-                violation.details.get("inside_range") is True
-                or violation.details.get("out_of_time_order") is True
-            )
-        )
-    return violation.invariant == "P6" and (
-        violation.details.get("outside_ranges") is True
-        or violation.details.get("out_of_time_order") is True
-    )
-
-
 def _reloaded_actions_unvalidated(case, violation: Violation) -> bool:
     """A P0 of a script whose session lives in a database (reading what ADK
     returned, or ADK's own code reading it, failed) that disappears when the
@@ -290,8 +223,6 @@ def _reloaded_actions_unvalidated(case, violation: Violation) -> bool:
 
 #: The recognisers of the faults (pattern evidence), by fault id.
 _RECOGNISERS: dict[str, Callable[[UnitCase | TokenCase, Violation], bool]] = {
-    "database-reload-reorders-events-by-timestamp": _reload_in_time_order,
-    "compaction-assumes-events-are-stored-in-time-order": _time_order_assumed,
     "orphaned-call-stalls-compaction-for-good": _strict_prefix_stalls,
     "sliding-window-splits-call-pairs": _unprotected_range_splits_a_pair,
     "summarised-call-makes-the-prompt-builder-raise": _summarised_call_raises,

@@ -266,28 +266,11 @@ def check_new_work(
     covered_before: set[int],
     live: set[int],
     number: int,
-    steps: Session | None = None,
-    ranges: Sequence[tuple[float, float]] = (),
 ) -> list[Violation]:
     """P6 (first clause): a compaction covers at least one live event that no
-    kept summary covered before it.
-
-    ``steps`` and ``ranges`` (the time ranges of the kept summaries): the
-    violation's ``details["outside_ranges"]`` says whether every event it
-    summarised again lies outside those ranges by its timestamp, so that ADK,
-    which reads what is compacted from the ranges, took it for new;
-    ``details["out_of_time_order"]`` whether one of them was stored out of
-    time order (see :func:`out_of_time_order`).
-    """
+    kept summary covered before it."""
     if any(i in live and i not in covered_before for i in taken):
         return []
-    again = [i for i in taken if i in covered_before]
-    outside = (
-        steps is not None
-        and bool(again)
-        and not any(start <= steps[i].timestamp <= end for i in again for start, end in ranges)
-    )
-    disordered = steps is not None and any(out_of_time_order(steps, i) for i in again)
     return [
         Violation(
             "P6",
@@ -296,22 +279,8 @@ def check_new_work(
             positions=tuple(taken),
             expected="at least one newly covered event",
             observed=list(taken),
-            details={"outside_ranges": outside, "out_of_time_order": disordered},
         )
     ]
-
-
-def kept_ranges(steps: Session, prompt: Prompt) -> list[tuple[float, float]]:
-    """The time ranges of the summaries whose text is in ``prompt``."""
-    texts = [p[1] for _, ps in prompt for p in ps if p[0] == "text"]
-    out = []
-    for step in steps:
-        if step.compaction is None:
-            continue
-        label = step.compaction.summary.split("\n", 1)[0]
-        if any(_shows(t, label) for t in texts):
-            out.append((step.compaction.start, step.compaction.end))
-    return out
 
 
 def newest_real_count(steps: Session, agent: str = "") -> int | None:
@@ -464,9 +433,8 @@ def check_round_trip(
 
     ``time_ordered``: the prompt of the in-memory events put in order of
     timestamp, then event id (the order ``DatabaseSessionService.get_session``
-    reads them in). The violation's ``details["time_order"]`` says whether
-    the reload is exactly that reordering of events the runner stored out of
-    timestamp order (a known upstream fault recognises it).
+    reads them in): the violation's message says when the reload is exactly
+    that reordering of events the runner stored out of timestamp order.
     """
     if list(in_memory) == list(reloaded):
         return []
@@ -482,7 +450,6 @@ def check_round_trip(
             + (": the events come back in timestamp order, not as stored" if reordered else ""),
             expected=[list(map(list, c[1])) for c in in_memory[first : first + 1]],
             observed=[list(map(list, c[1])) for c in reloaded[first : first + 1]],
-            details={"time_order": reordered},
         )
     ]
 
@@ -699,27 +666,6 @@ def covered_by_records(steps: Session, records: Sequence[int], *, pairs: bool = 
     return covered
 
 
-def out_of_time_order(steps: Session, position: int) -> bool:
-    """Whether the event at ``position``, or an event on the other side of a
-    call pair with it, was stored out of time order: after an event stamped
-    later, or before one stamped earlier (summaries aside)."""
-    step = steps[position]
-    ids = step.call_ids | step.response_ids
-    group = [
-        i
-        for i, s in enumerate(steps)
-        if i == position or (s.compaction is None and ids & (s.call_ids | s.response_ids))
-    ]
-    for i in group:
-        t = steps[i].timestamp
-        for j, other in enumerate(steps):
-            if other.compaction is not None or j == i:
-                continue
-            if (j < i and other.timestamp > t) or (j > i and other.timestamp < t):
-                return True
-    return False
-
-
 def check_nothing_lost(
     steps: Session,
     prompt: Prompt,
@@ -765,7 +711,6 @@ def check_nothing_lost(
     prompt_parts = parts_of(prompt)
     orphaned = _orphaned_calls(steps) if pruned else {}
     baseline_parts = parts_of(baseline)
-    ranges = kept_ranges(steps, prompt)
     return [
         Violation(
             "P4",
@@ -773,14 +718,6 @@ def check_nothing_lost(
             positions=(i,),
             expected="in the prompt or summarised",
             observed="lost",
-            # ADK hides raw events by the summaries' time ranges and puts the
-            # prompt in time order once a summary exists: whether this one was
-            # hidden by a range it was never given to, and whether it (or the
-            # other side of its call pair) was stored out of time order.
-            details={
-                "inside_range": any(start <= step.timestamp <= end for start, end in ranges),
-                "out_of_time_order": out_of_time_order(steps, i),
-            },
         )
         for i, step in enumerate(steps)
         if step.compaction is None
@@ -916,10 +853,6 @@ def check_liveness(
             positions=held,
             expected=f"at most {bound}",
             observed=len(held),
-            # Whether the backlog holds events stored out of time order, which
-            # ADK takes for compacted when a later summary's range ends after
-            # their timestamps (known faults use it).
-            details={"out_of_time_order": any(out_of_time_order(steps, i) for i in held)},
         )
     ], found
 
@@ -975,14 +908,6 @@ def check_model_prompt(
                 steps[i].text == opener and steps[i].author == "user"
                 for i in covered_by_kept(prompt, summaries)
             )
-            ranges = kept_ranges(steps, prompt)
-            openers = [
-                i for i, step in enumerate(steps) if step.author == "user" and step.text == opener
-            ]
-            v.details["inside_range"] = any(
-                start <= steps[i].timestamp <= end for i in openers for start, end in ranges
-            )
-            v.details["out_of_time_order"] = any(out_of_time_order(steps, i) for i in openers)
     found += check_nothing_lost(steps, prompt, summaries, baseline, records, pruned=pruned)
     return found, unanswered
 
@@ -1142,8 +1067,6 @@ class PipelineRun:
         self.unanswered: list[str] = []
         #: P3's backlog at the latest invocation end (see :func:`check_liveness`).
         self._backlog: frozenset[Step] | None = None
-        #: The kept summaries' time ranges before the latest compaction ran.
-        self._ranges_before: list[tuple[float, float]] = []
 
     def append(self, step: Step, *, opens_invocation: bool = False) -> list[Violation]:
         """Append ``step``; a step the model wrote (see :func:`from_model`) is
@@ -1310,7 +1233,6 @@ class PipelineRun:
         # What ADK's own summaries covered: a summary that takes events only a
         # client's record stood for is ADK's first summary of them, not waste.
         covered_before = covered_by_kept(prompt_before, self.pipeline.summaries)
-        self._ranges_before = kept_ranges(before, prompt_before)
         out: list[Violation] = []
         if check_stale:
             out += self.stale_count_check(before, before_model_call=before_model_call, agent=agent)
@@ -1356,25 +1278,13 @@ class PipelineRun:
         chars = self.pipeline.prompt_chars_of([*kept, summary_at], *agent, compacted=taken)
         after = (self.base_chars + self.pipeline.prompt_chars(*agent)) // 4
         floor = (self.base_chars + chars) // 4
-        found = check_summary_bound(after, floor, threshold, number)
-        if found:
-            # Events a summary was given that the prompt still shows: ADK's time
-            # ranges left them out (see known faults).
-            steps = self.pipeline.steps()
-            prompt = self.pipeline.prompt(agent_name=agent[0], branch=agent[1])
-            parts = parts_of(prompt)
-            given = {i for _, taken, _ in self.pipeline.summaries for i in taken}
-            found[0].details["outside_ranges"] = any(
-                i < len(steps) and _visible(steps[i], i, parts) for i in given
-            )
-        return found
+        return check_summary_bound(after, floor, threshold, number)
 
     def _check_new_summaries(self, covered_before: set[int]) -> list[Violation]:
         """P1, P5 and P6 (first clause) on the summaries made since the last call."""
         steps = self.pipeline.steps()
         summaries = self.pipeline.summaries
         out: list[Violation] = []
-        ranges = self._ranges_before
         for number in range(self._checked_summaries, len(summaries)):
             length, taken, _ = summaries[number]
             snapshot = Session(steps.steps[:length])
@@ -1382,9 +1292,7 @@ class PipelineRun:
             out += check_same_view(snapshot, taken)
             summary = steps[length] if length < len(steps) and steps[length].compaction else None
             out += check_branch_view(snapshot, taken, summary.branch if summary else None)
-            out += check_new_work(
-                taken, covered_before, live_positions(snapshot), number, snapshot, ranges
-            )
+            out += check_new_work(taken, covered_before, live_positions(snapshot), number)
         self._checked_summaries = len(summaries)
         return out
 

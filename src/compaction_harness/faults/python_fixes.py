@@ -159,3 +159,40 @@ register(
         diff="sliding-window-refuses-a-range-with-nothing-new.diff",
     )
 )
+
+register(
+    Fix(
+        name="database-reads-events-in-append-order",
+        faults=("database-reload-reorders-events-by-timestamp",),
+        summary=(
+            "DatabaseSessionService.append_event stores an event's row in the events table's "
+            "timestamp column, by which get_session orders a session's events, one microsecond "
+            "after the latest row of the session when the event is stamped no later than it: "
+            "get_session gives the events back in the order they were appended, as the "
+            "in-memory session holds them, and the reloaded event keeps its own timestamp "
+            "(StorageEvent.to_event reads it from event_data); the current (v1) schema only, "
+            "as the legacy one reads an event's timestamp from that column"
+        ),
+        diff="database-reads-events-in-append-order.diff",
+    )
+)
+
+register(
+    Fix(
+        name="session-stamps-events-in-append-order",
+        faults=("compaction-assumes-events-are-stored-in-time-order",),
+        summary=(
+            "BaseSessionService.append_event (and so InMemorySessionService's), "
+            "DatabaseSessionService.append_event and SqliteSessionService.append_event stamp "
+            "an event one microsecond after the latest event of the session when it is "
+            "stamped no later than that event (a tie, a lagging host, a parallel sub-agent's "
+            "reply, a confirmation request stored before the response it was built after), "
+            "before storing it: a session's timestamps follow the order its events are "
+            "appended, which is what compaction's summary ranges, the prompt builder's "
+            "hiding and ordering, and both compactors' choice of new events read; a summary "
+            "records its range as two timestamps only, so it cannot say which of several "
+            "events stamped alike, or out of order, it was given"
+        ),
+        diff="session-stamps-events-in-append-order.diff",
+    )
+)
