@@ -354,3 +354,50 @@ def test_the_fix_still_refuses_a_confirmation_that_names_another_call(confirmati
     refused = pytest.raises(ValueError, match="history has 'lookup', confirmation has 'transfer'")
     with fixes.applied([CONFIRM]), refused:
         _resolve(context, events, tools, confirmations)
+
+
+# -- P4 and a pending call the fixed prompt builder leaves out ------------------------------
+PENDING_BESIDE_ANSWERED = {
+    "config": {"compaction_interval": 1, "overlap_size": 0, "call_ids": "per_turn"},
+    "operations": [
+        {"op": "open", "opener": "user", "chars": 20},
+        {"op": "calls", "count": 2, "kind": "interim"},
+        {"op": "text"},
+        {"op": "calls", "count": 2, "kind": "long_running"},
+        {"op": "answer", "picks": [0]},
+        {"op": "text"},
+        {"op": "answer", "picks": [0]},
+        {"op": "text"},
+    ],
+}
+
+
+def test_a_pending_call_left_out_beside_its_answered_sibling_is_not_lost():
+    # Found by make fuzz FIXES=all. Call ids numbered per turn: the second
+    # turn's calls reuse the first turn's ids. With fault 7's fix the pending
+    # call_1 of the second turn stays out of the request while its sibling's
+    # answer follows the call turn (P2), with compaction and without: P4 took
+    # the first turn's call_1, in the baseline only, for the second turn's,
+    # and called the second turn lost. Once call_1 is answered, the second
+    # turn is sent whole again.
+    from compaction_harness.driver import run_script
+    from compaction_harness.scripts import Script
+
+    script = Script.from_json(PENDING_BESIDE_ANSWERED)
+    runs = []
+    logging.disable(logging.WARNING)
+    try:
+        (published,) = run_script(script, triage=False).violations
+        with fixes.applied(list(fixes.FIXES)):
+            fixed = run_script(script, triage=False, stop=lambda _, run: runs.append(run))
+    finally:
+        logging.disable(logging.NOTSET)
+    assert published.invariant == "P2" and published.ids == ("call_1",)
+    assert fixed.violations == []
+    calls = [
+        [(p[1], p[2].event) for _, parts in prompt for p in parts if p[0] == "call"]
+        for _, _, prompt in runs[-1].run.requests
+    ]
+    second = calls[-2:]  # the model calls after each answer
+    assert second[0][-1:] == [("call_0", "4")]
+    assert second[1][-2:] == [("call_0", "4"), ("call_1", "4")]
