@@ -328,3 +328,165 @@ def test_a_database_fixture_without_compaction_holds_under_either_fix():
     assert [v.invariant for v in _violations(path, ())] == ["P7"]
     assert _violations(path, (DB_ORDER,)) == []
     assert _violations(path, (STAMPS,)) == []
+
+
+# -- confirmation-of-a-reused-call-id-raises ---------------------------------------------
+CONFIRM = "confirmation-resolves-the-call-it-asked-about"
+CONFIRMED_REUSED_ID = REPROS / "P0-2.13.0-1574f6cf381756d6.json"
+
+
+def test_replay_json_classifies_the_reused_id_confirmation_by_its_fix(capsys):
+    from compaction_harness.cli import main
+
+    assert main(["replay", "--json", str(CONFIRMED_REUSED_ID)]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["fixtures"]
+    fault = "confirmation-of-a-reused-call-id-raises"
+    assert entry["label"] == "XFAIL" and entry["invariants"] == ["P0"], entry
+    assert entry["faults"] == [fault] and entry["new"] == [], entry
+    assert entry["evidence"] == {fault: f"fix {CONFIRM}"}, entry
+
+
+def test_with_the_fix_the_confirmed_call_runs_after_the_reuse():
+    # Not only no exception: the user's confirmation resumes the transfer the
+    # first invocation asked about (its real result is stored, in the
+    # invocation that asked), and the later lookup with the same id is left be.
+    from compaction_harness.adk_runner import run_script_outcome
+
+    logging.disable(logging.WARNING)
+    try:
+        with fixes.applied([CONFIRM]):
+            outcome = run_script_outcome(_case(CONFIRMED_REUSED_ID), triage=False)
+    finally:
+        logging.disable(logging.NOTSET)
+    assert outcome.violations == []
+    steps = outcome.observed["session"]["steps"]
+    asked = next(s for s in steps if s.get("confirmations") == ["call_0"])
+    confirmed = next(
+        k for k, s in enumerate(steps) if "adk_request_confirmation" in str(s.get("responses"))
+    )
+    (result,) = [s for s in steps[confirmed + 1 :] if s.get("responses")]
+    assert result["responses"] == [{"id": "call_0", "name": "transfer"}]
+    assert result["invocation"] == asked["invocation"]
+
+
+def _confirmation_events(first: str, confirmed: str, later: str):
+    """A call ``call_0`` to ``first``, the framework's request to confirm a call
+    ``call_0`` to ``confirmed``, then a later call that reuses ``call_0`` for
+    ``later``; and the user's answer."""
+    from google.adk.events.event import Event
+    from google.genai import types
+
+    def call(name: str, call_id: str, args: dict | None = None) -> Event:
+        part = types.Part(function_call=types.FunctionCall(id=call_id, name=name, args=args))
+        return Event(author="agent", content=types.Content(role="model", parts=[part]))
+
+    original = {"id": "call_0", "name": confirmed, "args": {}}
+    request = call("adk_request_confirmation", "adk-1", {"originalFunctionCall": original})
+    return [call(first, "call_0"), request, call(later, "call_0")]
+
+
+@pytest.fixture
+def confirmation_context():
+    from google.adk.agents.invocation_context import InvocationContext
+    from google.adk.agents.llm_agent import LlmAgent
+    from google.adk.sessions.in_memory_session_service import InMemorySessionService
+    from google.adk.sessions.session import Session
+    from google.adk.tools.function_tool import FunctionTool
+    from google.adk.tools.tool_confirmation import ToolConfirmation
+
+    def transfer() -> str:
+        return "done"
+
+    def lookup() -> str:
+        return "found"
+
+    context = InvocationContext(
+        session_service=InMemorySessionService(),
+        invocation_id="i1",
+        agent=LlmAgent(name="agent", model="gemini-2.0-flash"),
+        session=Session(id="s", app_name="app", user_id="u"),
+    )
+    tools = {
+        "transfer": FunctionTool(transfer, require_confirmation=True),
+        "lookup": FunctionTool(lookup, require_confirmation=True),
+    }
+    return context, tools, {"adk-1": ToolConfirmation(confirmed=True)}
+
+
+def _resolve(context, events, tools, confirmations):
+    import asyncio
+
+    from google.adk.flows.llm_flows.tools import _confirmation
+
+    return asyncio.run(
+        _confirmation._resolve_confirmation_targets(
+            context, events, {"adk-1"}, confirmations, tools
+        )
+    )
+
+
+def test_the_fix_checks_the_confirmation_against_the_call_it_asked_about(confirmation_context):
+    context, tools, confirmations = confirmation_context
+    events = _confirmation_events("transfer", "transfer", "lookup")
+    with pytest.raises(ValueError, match="Function call name mismatch for ID 'call_0'"):
+        _resolve(context, events, tools, confirmations)
+    with fixes.applied([CONFIRM]):
+        confirmed, calls = _resolve(context, events, tools, confirmations)
+    assert set(confirmed) == {"call_0"} and calls["call_0"].name == "transfer"
+
+
+def test_the_fix_still_refuses_a_confirmation_that_names_another_call(confirmation_context):
+    # The check stays: a request that names a tool the call before it did not
+    # call is refused, whatever a later call with the id calls.
+    context, tools, confirmations = confirmation_context
+    events = _confirmation_events("lookup", "transfer", "transfer")
+    refused = pytest.raises(ValueError, match="history has 'lookup', confirmation has 'transfer'")
+    with fixes.applied([CONFIRM]), refused:
+        _resolve(context, events, tools, confirmations)
+
+
+# -- P4 and a pending call the fixed prompt builder leaves out ------------------------------
+PENDING_BESIDE_ANSWERED = {
+    "config": {"compaction_interval": 1, "overlap_size": 0, "call_ids": "per_turn"},
+    "operations": [
+        {"op": "open", "opener": "user", "chars": 20},
+        {"op": "calls", "count": 2, "kind": "interim"},
+        {"op": "text"},
+        {"op": "calls", "count": 2, "kind": "long_running"},
+        {"op": "answer", "picks": [0]},
+        {"op": "text"},
+        {"op": "answer", "picks": [0]},
+        {"op": "text"},
+    ],
+}
+
+
+def test_a_pending_call_left_out_beside_its_answered_sibling_is_not_lost():
+    # Found by make fuzz FIXES=all. Call ids numbered per turn: the second
+    # turn's calls reuse the first turn's ids. With fault 7's fix the pending
+    # call_1 of the second turn stays out of the request while its sibling's
+    # answer follows the call turn (P2), with compaction and without: P4 took
+    # the first turn's call_1, in the baseline only, for the second turn's,
+    # and called the second turn lost. Once call_1 is answered, the second
+    # turn is sent whole again.
+    from compaction_harness.driver import run_script
+    from compaction_harness.scripts import Script
+
+    script = Script.from_json(PENDING_BESIDE_ANSWERED)
+    runs = []
+    logging.disable(logging.WARNING)
+    try:
+        (published,) = run_script(script, triage=False).violations
+        with fixes.applied(list(fixes.FIXES)):
+            fixed = run_script(script, triage=False, stop=lambda _, run: runs.append(run))
+    finally:
+        logging.disable(logging.NOTSET)
+    assert published.invariant == "P2" and published.ids == ("call_1",)
+    assert fixed.violations == []
+    calls = [
+        [(p[1], p[2].event) for _, parts in prompt for p in parts if p[0] == "call"]
+        for _, _, prompt in runs[-1].run.requests
+    ]
+    second = calls[-2:]  # the model calls after each answer
+    assert second[0][-1:] == [("call_0", "4")]
+    assert second[1][-2:] == [("call_0", "4"), ("call_1", "4")]

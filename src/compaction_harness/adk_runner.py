@@ -1455,14 +1455,15 @@ def _credential_response(args: dict) -> dict:
 
 # -- the prompt a model call received --------------------------------------------------
 def tagged(events: Sequence[Event]) -> list[Event]:
-    """Copies of ``events`` whose function-response and text parts name their
-    event (``adk._EVENT_KEY``: the event's id), as the emulating driver's
-    events carry it, so an assembled prompt says which stored event each
-    response and text came from (``adk.PromptPart``: P4 is checked by event
-    identity). The originals are untouched."""
+    """Copies of ``events`` whose function-response, function-call and text
+    parts name their event (``adk._EVENT_KEY``: the event's id), as the
+    emulating driver's events carry it, so an assembled prompt says which
+    stored event each response, call and text came from (``adk.PromptPart``:
+    P4 is checked by event identity). The originals are untouched."""
     return [
         named_copy(event)
         if event.get_function_responses()
+        or event.get_function_calls()
         or any(p.text is not None for p in (event.content.parts or [] if event.content else []))
         else event
         for event in events

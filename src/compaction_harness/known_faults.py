@@ -200,9 +200,6 @@ def _raised(phrase: str) -> Callable[[object, Violation], bool]:
 #: The prompt builder raised because the latest response's call is not among
 #: the events it was given (a summary took it).
 _summarised_call_raises = _raised("No function call event found")
-#: ADK's confirmation processor compared a confirmed call with a newer call
-#: that reuses its id.
-_confirmation_finds_the_newer_call = _raised("Function call name mismatch for ID")
 
 
 def _reloaded_actions_unvalidated(case, violation: Violation) -> bool:
@@ -226,7 +223,6 @@ _RECOGNISERS: dict[str, Callable[[UnitCase | TokenCase, Violation], bool]] = {
     "orphaned-call-stalls-compaction-for-good": _strict_prefix_stalls,
     "sliding-window-splits-call-pairs": _unprotected_range_splits_a_pair,
     "summarised-call-makes-the-prompt-builder-raise": _summarised_call_raises,
-    "confirmation-of-a-reused-call-id-raises": _confirmation_finds_the_newer_call,
     "database-reload-leaves-event-actions-as-dicts": _reloaded_actions_unvalidated,
 }
 

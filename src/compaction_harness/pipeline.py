@@ -51,6 +51,7 @@ from .invariants import Violation, invariants_of
 from .model import (
     REQUEST_CONFIRMATION_CALL,
     REQUEST_CREDENTIAL_CALL,
+    Call,
     ModelError,
     Session,
     Step,
@@ -586,34 +587,64 @@ def _shows(part: str, text: str) -> bool:
 
 
 def parts_of(prompt: Prompt) -> set[tuple[str, ...]]:
-    """A prompt's parts as a set, each text part as ``("text", text, event)``:
-    ``event`` the position of the stored event it came from (``""`` when the
-    prompt does not say: see ``adk.ShownText``), so that two events with one
-    text stay two parts (P4 is checked by event identity)."""
+    """A prompt's parts as a set, each text part as ``("text", text, event)``
+    and each call part as ``("call", id, name, event)``: ``event`` the
+    position of the stored event it came from (``""`` when the prompt does
+    not say: see ``adk.ShownText``), so that two events with one text, or
+    with one call id and tool (ids numbered per turn), stay two parts (P4 is
+    checked by event identity)."""
     return {
-        ("text", str(p[1]), getattr(p[1], "event", "")) if p[0] == "text" else p
+        ("text", str(p[1]), getattr(p[1], "event", ""))
+        if p[0] == "text"
+        else ("call", p[1], str(p[2]), getattr(p[2], "event", ""))
+        if p[0] == "call"
+        else p
         for _, ps in prompt
         for p in ps
     }
 
 
+def _shows_call(parts: set[tuple[str, ...]], call: Call, position: int) -> bool:
+    """Whether ``parts`` (:func:`parts_of`) hold ``call`` of the event at
+    ``position``: a call part that names that event, or one that names no
+    event (a prompt that does not say) with the call's id and tool."""
+    return any(("call", call.id, call.name, event) in parts for event in (str(position), ""))
+
+
 def _visible(step: Step, position: int, parts: set[tuple[str, ...]]) -> bool:
     """Whether the event at ``position`` of the stored session is among a
     prompt's ``parts`` (:func:`parts_of`), by event identity: a text part
-    that names this event, or all its function calls and responses (a
-    response part names the event it came from, see ``adk.PromptPart``). A
-    text part that names no event (another agent's message relayed as
+    that names this event, or all its function calls and responses (a call
+    or response part names the event it came from, see ``adk.PromptPart``). A
+    text or call part that names no event (another agent's message relayed as
     context; a prompt that carries no identities, as ADK-JS's) shows every
-    event whose text it carries: equality is all such a part can tell."""
+    event whose text or call it carries: equality is all such a part can tell."""
+    shown = _shown_of(step, position, parts)
+    if ("text",) in shown:
+        return True
+    items = {("call", c.id, c.name) for c in step.calls}
+    items |= {("response", r.id, r.name) for r in step.responses}
+    return bool(items) and items <= shown
+
+
+def _shown_of(step: Step, position: int, parts: set[tuple[str, ...]]) -> set[tuple[str, ...]]:
+    """What of the event at ``position`` a prompt's ``parts`` (:func:`parts_of`)
+    show, by event identity as :func:`_visible` reads it: ``("text",)``, and
+    each of its function calls and responses as ``(kind, id, name)``."""
+    shown: set[tuple[str, ...]] = set()
     if step.text is not None and any(
         p[2] == str(position) if len(p) > 2 and p[2] else _shows(p[1], step.text)
         for p in parts
         if p[0] == "text"
     ):
-        return True
-    calls = {("call", c.id, c.name) for c in step.calls}
-    responses = {("response", r.id, r.name, str(position)) for r in step.responses}
-    return bool(calls | responses) and (calls | responses) <= parts
+        shown.add(("text",))
+    shown |= {("call", c.id, c.name) for c in step.calls if _shows_call(parts, c, position)}
+    shown |= {
+        ("response", r.id, r.name)
+        for r in step.responses
+        if ("response", r.id, r.name, str(position)) in parts
+    }
+    return shown
 
 
 Summaries = Sequence[tuple[int, Sequence[int], Sequence[int]]]
@@ -703,7 +734,15 @@ def check_nothing_lost(
     an orphaned call in the prompt without compaction and not with it: that
     difference is the pruning working, not a loss. Neither is an interim
     response that a later response to the same call replaces in the prompt
-    (:func:`_superseded`).
+    (:func:`_replaced`).
+
+    An event is judged part by part (:func:`_missing`): what the baseline
+    shows of it must be in the prompt. A call, text or response is told from
+    another with the same id, tool or words by the event it came from (call
+    ids numbered per turn repeat), and a call the prompt builder leaves out
+    without compaction too (a pending long-running call beside answered
+    siblings, whose response turn must answer exactly the calls before it:
+    P2) is not required with it, while the rest of its event is.
     """
     covered = covered_by_kept(prompt, summaries) | covered_by_records(steps, records, pairs=True)
     live = reference.live_events(steps)
@@ -718,45 +757,56 @@ def check_nothing_lost(
             positions=(i,),
             expected="in the prompt or summarised",
             observed="lost",
+            details={"missing": sorted(" ".join(m) for m in missing)},
         )
         for i, step in enumerate(steps)
         if step.compaction is None
         and not step.rewind_before
         and id(step) in live_ids
         and i not in covered
-        and _visible(step, i, baseline_parts)
-        and not _visible(step, i, prompt_parts | orphaned.get(i, set()))
-        and not _superseded(steps, i, prompt_parts)
+        and (missing := _missing(steps, i, baseline_parts, prompt_parts, orphaned.get(i, set())))
     ]
 
 
-def _superseded(steps: Session, position: int, parts: set[tuple[str, ...]]) -> bool:
-    """Whether the event at ``position`` holds only function responses, each
-    shown by the prompt (``parts``) from this event, or answered again, for the
-    same call, by a later event whose response the prompt shows. ADK gives a
-    call the last response attributed to it ("taking the last one keeps the
-    closing update of a long-running tool, which reports progress several times
-    under one id": ``rearrange_events_for_async_function_responses_in_history``,
+def _missing(
+    steps: Session,
+    position: int,
+    baseline: set[tuple[str, ...]],
+    prompt: set[tuple[str, ...]],
+    pruned: set[tuple[str, ...]],
+) -> set[tuple[str, ...]]:
+    """What of the event at ``position`` the ``baseline`` parts show and the
+    ``prompt`` parts do not (as :func:`_shown_of` names it). A call ADK's
+    prompt builder prunes (``pruned``, see :func:`check_nothing_lost`) is not
+    missing, nor a response that a later one to the same call replaces in the
+    prompt (:func:`_replaced`)."""
+    step = steps[position]
+    missing = _shown_of(step, position, baseline) - _shown_of(step, position, prompt | pruned)
+    return {
+        m for m in missing if not (m[0] == "response" and _replaced(steps, position, m[1:], prompt))
+    }
+
+
+def _replaced(
+    steps: Session, position: int, response: tuple[str, ...], parts: set[tuple[str, ...]]
+) -> bool:
+    """Whether ``response`` (id, tool) of the event at ``position`` is
+    answered again, for the same call, by a later event whose response the
+    prompt shows (``parts``). ADK gives a call the last response attributed to
+    it ("taking the last one keeps the closing update of a long-running tool,
+    which reports progress several times under one id":
+    ``rearrange_events_for_async_function_responses_in_history``,
     ``google/adk/flows/llm_flows/tools/_rearranger.py``, 2.13.0), response by
     response, so an interim result the final one replaces is not lost, nor is
     an event of parallel responses of which only some are replaced. A later
     call with the id ends the search: its responses belong to that call."""
-    step = steps[position]
-    if step.text is not None or step.calls or not step.responses:
-        return False
-
-    def shown(response, at: int) -> bool:
-        return ("response", response.id, response.name, str(at)) in parts
-
-    def replaced(response) -> bool:
-        for later in range(position + 1, len(steps)):
-            if response.id in steps[later].call_ids:
-                return False
-            if shown(response, later):
-                return True
-        return False
-
-    return all(shown(r, position) or replaced(r) for r in step.responses)
+    call_id, name = response
+    for later in range(position + 1, len(steps)):
+        if call_id in steps[later].call_ids:
+            return False
+        if ("response", call_id, name, str(later)) in parts:
+            return True
+    return False
 
 
 def _orphaned_calls(steps: Session) -> dict[int, set[tuple[str, ...]]]:
@@ -771,7 +821,7 @@ def _orphaned_calls(steps: Session) -> dict[int, set[tuple[str, ...]]]:
     for i in range(len(steps) - 1, -1, -1):
         step = steps[i]
         orphans = {
-            ("call", c.id, c.name)
+            ("call", c.id, c.name, str(i))
             for c in step.calls
             if c.id not in answered_after and c.id not in step.long_running
         }

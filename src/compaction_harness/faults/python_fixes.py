@@ -196,3 +196,17 @@ register(
         diff="session-stamps-events-in-append-order.diff",
     )
 )
+
+register(
+    Fix(
+        name="confirmation-resolves-the-call-it-asked-about",
+        faults=("confirmation-of-a-reused-call-id-raises",),
+        summary=(
+            "_resolve_confirmation_targets checks a confirmed call against the newest call with "
+            "its id stored up to the confirmation request, the call the request asked about, "
+            "not against the newest call in the whole session: a later invocation that reuses "
+            "the id (call ids numbered per turn) no longer makes the user's confirmation raise"
+        ),
+        diff="confirmation-resolves-the-call-it-asked-about.diff",
+    )
+)
