@@ -1,7 +1,10 @@
 """The fixes of google-adk's known faults (see :mod:`.fixes` for what a fix is).
 
-Each entry names the diff under ``patches/python/`` and the faults it
-removes. Diffs are written against google-adk 2.13.0, the pinned release.
+Each entry names its diff file and the faults it removes. A diff under
+``patches/python/`` is written against google-adk 2.13.0, the pinned
+release; one under ``patches/python/<release>/`` against ``<release>``: the
+fixes of faults that only older releases have, each written against the
+newest release the fault lives on (see :mod:`.fixes`).
 """
 
 from __future__ import annotations
@@ -157,5 +160,24 @@ register(
             "nothing new, however many small summaries the new one would supersede"
         ),
         diff="sliding-window-refuses-a-range-with-nothing-new.diff",
+    )
+)
+
+# -- fixes of faults of older releases (diffs under patches/python/<release>/) -----
+
+register(
+    Fix(
+        name="orphaned-call-retries-past-dead-calls",
+        faults=("orphaned-call-stalls-compaction-for-good",),
+        summary=(
+            "google/adk/apps/compaction.py, written against 2.11.0: "
+            "_longest_self_contained_prefix takes the session as all_events= (both callers "
+            "pass it) and, when its strict pass stops short, retries ignoring the call ids "
+            "_provably_dead_call_ids proves can never be answered, wherever the strict prefix "
+            "ends and never for a call of the newest invocation: an orphaned call no longer "
+            "stops compaction for the rest of the session (what 2.12.0 added, without its "
+            "two faults)"
+        ),
+        diff="orphaned-call-retries-past-dead-calls.diff",
     )
 )
