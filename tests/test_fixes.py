@@ -298,19 +298,23 @@ def test_a_fix_that_lets_token_compaction_run_needs_the_window_to_refuse_nothing
     assert _violations(path, both) == []
 
 
-#: Faults that only releases older than the pinned one have: fixture -> (the
-#: release its fix is written against, the fix). Each replays as the known
-#: fault on that release as published, and holds there with the fix.
-OLDER_RELEASES = {
-    "P3-2.11.0-b05d345640cc27ad.json": ("2.11.0", "orphaned-call-retries-past-dead-calls"),
-    "P6-2.11.0-6b20c57ef2b3b8fe.json": ("2.11.0", "orphaned-call-retries-past-dead-calls"),
-    "U3-2.11.0-fa8ad53970ec0bb0.json": ("2.11.0", "orphaned-call-retries-past-dead-calls"),
-}
+#: Faults that only releases older than the pinned one have: (fixture, a
+#: release its fix has a diff written against, the fix). Each replays as the
+#: known fault on that release as published, and holds there with the fix.
+OLDER_RELEASES = [
+    (fixture, release, "orphaned-call-retries-past-dead-calls")
+    for release in ("2.11.0", "2.4.0")
+    for fixture in (
+        "P3-2.11.0-b05d345640cc27ad.json",
+        "P6-2.11.0-6b20c57ef2b3b8fe.json",
+        "U3-2.11.0-fa8ad53970ec0bb0.json",
+    )
+]
 
 
 @pytest.mark.parametrize(
     ("fixture", "release", "name"),
-    [pytest.param(f, r, n, id=f"{r}:{f}") for f, (r, n) in OLDER_RELEASES.items()],
+    [pytest.param(f, r, n, id=f"{r}:{f}") for f, r, n in OLDER_RELEASES],
 )
 def test_replay_on_an_older_release_is_the_fault_without_its_fix_and_holds_with_it(
     fixture, release, name, capsys

@@ -181,3 +181,35 @@ register(
         diff="orphaned-call-retries-past-dead-calls.diff",
     )
 )
+
+register(
+    Fix(
+        name="summarised-call-restored-before-its-response",
+        faults=("summarised-call-makes-the-prompt-builder-raise",),
+        summary=(
+            "google/adk/flows/llm_flows/contents.py, written against 2.4.0: _get_contents, "
+            "once summaries are applied, restores the event of each call a summary hid while "
+            "a response to it survives (_restore_compacted_function_calls), right before that "
+            "response, with the hidden responses to its sibling calls: the prompt builder "
+            "pairs every response with its call instead of raising 'No function call event "
+            "found' (later releases restore it as _recover_compacted_function_calls does)"
+        ),
+        diff="summarised-call-restored-before-its-response.diff",
+    )
+)
+
+register(
+    Fix(
+        name="compaction-ranges-keep-call-pairs",
+        faults=("sliding-window-splits-call-pairs",),
+        summary=(
+            "google/adk/apps/compaction.py, written against 1.27.5: "
+            "_run_compaction_for_sliding_window and _events_to_compact_for_token_threshold cut "
+            "their range to its longest self-contained prefix (_longest_self_contained_prefix, "
+            "with the session as all_events=): no call is summarised without its response or "
+            "the other way round, and a provably dead call (_provably_dead_call_ids) does not "
+            "stop compaction, as orphaned-call-retries-past-dead-calls makes 2.3.0 to 2.11.0 do"
+        ),
+        diff="compaction-ranges-keep-call-pairs.diff",
+    )
+)
