@@ -302,13 +302,20 @@ def test_a_fix_that_lets_token_compaction_run_needs_the_window_to_refuse_nothing
 #: release its fix has a diff written against, the fix). Each replays as the
 #: known fault on that release as published, and holds there with the fix.
 OLDER_RELEASES = [
-    (fixture, release, "orphaned-call-retries-past-dead-calls")
-    for release in ("2.11.0", "2.4.0")
-    for fixture in (
-        "P3-2.11.0-b05d345640cc27ad.json",
-        "P6-2.11.0-6b20c57ef2b3b8fe.json",
-        "U3-2.11.0-fa8ad53970ec0bb0.json",
-    )
+    *(
+        (fixture, release, "orphaned-call-retries-past-dead-calls")
+        for release in ("2.11.0", "2.4.0")
+        for fixture in (
+            "P3-2.11.0-b05d345640cc27ad.json",
+            "P6-2.11.0-6b20c57ef2b3b8fe.json",
+            "U3-2.11.0-fa8ad53970ec0bb0.json",
+        )
+    ),
+    # On 1.27.5 the fixture shows both of its faults: the split pair (P1) is
+    # sliding-window-splits-call-pairs, the raise (P0) both faults (each fix
+    # removes it); it holds only with both fixes (test below).
+    ("P1-1.16.0-8ccf32ff6c0bbcf8.json", "1.27.5", "compaction-ranges-keep-call-pairs"),
+    ("P0-1.18.0-d92d9374b63113a8.json", "1.21.0", "reloaded-actions-validated"),
 ]
 
 
@@ -326,9 +333,9 @@ def test_replay_on_an_older_release_is_the_fault_without_its_fix_and_holds_with_
     path = str(REPROS / fixture)
     fault = _known_fault(REPROS / fixture)
     assert cli.main(["replay", path]) == 0
-    assert f"XFAIL {path} on google-adk {release}: known upstream fault {fault} (fix {name})" in (
-        capsys.readouterr().out
-    )
+    out = capsys.readouterr().out
+    assert f"XFAIL {path} on google-adk {release}: known upstream fault" in out
+    assert f"{fault} (fix {name})" in out
     assert cli.main(["replay", "--fixes", name, path]) == 0
     assert f"holds with fix {name}" in capsys.readouterr().out
     assert fixes.diff_release(name) == release
@@ -370,3 +377,34 @@ def test_a_fix_takes_the_diff_written_against_the_installed_release_else_one_tha
         f"the fix own-release does not apply to google-adk {ADK_RELEASE}'s own source "
         f"(its diff written against {ADK_RELEASE})"
     )
+
+
+def test_on_1_27_5_the_raise_is_both_faults_and_the_fixture_holds_only_with_both_fixes():
+    if ADK_RELEASE != "1.27.5":
+        pytest.skip("the fixes of the two faults are written against google-adk 1.27.5")
+    restore, pairs = (
+        "summarised-call-restored-before-its-response",
+        "compaction-ranges-keep-call-pairs",
+    )
+    for fixture in ("P0-1.16.0-0bc95882cbdd14e8.json", "P1-1.16.0-8ccf32ff6c0bbcf8.json"):
+        path = REPROS / fixture
+        before = _violations(path, ())
+        assert sorted(v.invariant for v in before) == ["P0", "P1"], fixture
+        # The restored call removes the raise; the split pair stays.
+        assert [v.invariant for v in _violations(path, (restore,))] == ["P1"]
+        assert _violations(path, (pairs,)) == []  # no pair split, nothing to raise on
+        assert _violations(path, (restore, pairs)) == []
+
+
+def test_on_2_4_0_the_restored_call_removes_the_raise():
+    # On 2.4.0 the fault shows on a 2.13.0 fixture of other faults: its P0 goes
+    # with the fix; what shows then is the faults the fixture is marked with,
+    # whose fixes are written against 2.13.0.
+    if ADK_RELEASE != "2.4.0":
+        pytest.skip("the fix's diff is written against google-adk 2.4.0 (and 1.27.5)")
+    path = REPROS / "P3-2.13.0-cb0dec0b808de2d3.json"
+    before = _violations(path, ())
+    assert [v.invariant for v in before] == ["P0"]
+    assert "No function call event found" in before[0].message
+    after = _violations(path, ("summarised-call-restored-before-its-response",))
+    assert after and not [v for v in after if v.invariant == "P0"]

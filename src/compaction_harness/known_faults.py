@@ -331,18 +331,19 @@ def pattern_fault(
     case: UnitCase | TokenCase, violation: Violation, release: str
 ) -> KnownFault | None:
     """The known fault that explains ``violation`` by *pattern evidence*: its
-    recogniser, for the faults that have no fix yet
-    (``compaction_harness.faults.fixes``). A fault with a fix is never named
-    here: re-running with its fix decides (``faults.classify.by_fix``).
-    A recogniser that needs what the installed release lacks (its
-    counterfactual cannot run there) does not match."""
-    from .faults.fixes import fixes_for
+    recogniser, for the faults that have no fix the installed release can
+    take (``compaction_harness.faults.fixes``: none yet, or none with a diff
+    that applies to this release). A fault whose fix the release can take is
+    never named here: re-running with its fix decides
+    (``faults.classify.by_fix``). A recogniser that needs what the installed
+    release lacks (its counterfactual cannot run there) does not match."""
+    from .faults.fixes import fixes_for, unavailable
 
     return next(
         (
             f
             for f in KNOWN_FAULTS
-            if not fixes_for(f.id)
+            if all(unavailable(fix) is not None for fix in fixes_for(f.id))
             and f.applies_to(release)
             and violation.invariant in f.invariant
             and _matches(f, case, violation)

@@ -148,7 +148,8 @@ def by_fix(
     release can take and that is not applied already (``FIXES=all``: none,
     so everything is new). With ``HARNESS_KNOWN_FAULTS=off`` nothing is
     classified (rediscovery campaigns). A violation no fix removes may still
-    be a fault that has no fix yet, by its recogniser: *pattern evidence*,
+    be a fault with no fix yet (or none the installed release can take), by
+    its recogniser: *pattern evidence*,
     marked ``details["evidence"] = "pattern"`` (``"fix NAME"`` otherwise)."""
     import os
 
@@ -181,7 +182,8 @@ def by_fix(
 
 
 def _pattern_fault(case: Any, violation: Violation) -> str | None:
-    """A fault without a fix whose recogniser matches (pattern evidence), or None."""
+    """A fault without a fix the release can take whose recogniser matches
+    (pattern evidence), or None."""
     from ..known_faults import EVERY_RELEASE, pattern_fault
 
     found = pattern_fault(case, violation, EVERY_RELEASE)

@@ -213,3 +213,18 @@ register(
         diff="compaction-ranges-keep-call-pairs.diff",
     )
 )
+
+register(
+    Fix(
+        name="reloaded-actions-validated",
+        faults=("database-reload-leaves-event-actions-as-dicts",),
+        summary=(
+            "google/adk/sessions/database_session_service.py, written against 1.21.0: "
+            "StorageEvent.to_event validates the stored actions into EventActions "
+            "(EventActions.model_validate) instead of copying them over an empty one "
+            "(model_copy(update=...) validates nothing): a reloaded summary's "
+            "actions.compaction is an EventCompaction again, as the event was appended"
+        ),
+        diff="reloaded-actions-validated.diff",
+    )
+)
