@@ -272,22 +272,6 @@ def _time_order_shape(case, violation: Violation) -> bool:
     )
 
 
-def _reloaded_actions_unvalidated(case, violation: Violation) -> bool:
-    """A P0 of a script whose session lives in a database (reading what ADK
-    returned, or ADK's own code reading it, failed) that disappears when the
-    database service validates the stored actions into ``EventActions`` on
-    reload (see :class:`~compaction_harness.adk.reloaded_actions_validated`)."""
-    if not (
-        isinstance(case, Script)
-        and case.config.storage == "database"
-        and violation.invariant == "P0"
-    ):
-        return False
-    from .adk import reloaded_actions_validated
-
-    return _gone_under(case, violation, reloaded_actions_validated())
-
-
 #: The recognisers of the faults (pattern evidence), by fault id.
 _RECOGNISERS: dict[str, Callable[[UnitCase | TokenCase, Violation], bool]] = {
     "database-reload-reorders-events-by-timestamp": _reload_in_time_order,
@@ -296,7 +280,6 @@ _RECOGNISERS: dict[str, Callable[[UnitCase | TokenCase, Violation], bool]] = {
     "sliding-window-splits-call-pairs": _unprotected_range_splits_a_pair,
     "summarised-call-makes-the-prompt-builder-raise": _summarised_call_raises,
     "confirmation-of-a-reused-call-id-raises": _confirmation_finds_the_newer_call,
-    "database-reload-leaves-event-actions-as-dicts": _reloaded_actions_unvalidated,
 }
 
 
