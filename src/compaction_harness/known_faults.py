@@ -326,7 +326,8 @@ def pattern_fault(
         (
             f
             for f in KNOWN_FAULTS
-            if all(unavailable(fix) is not None for fix in fixes_for(f.id))
+            if f.matches is not None
+            and all(unavailable(fix) is not None for fix in fixes_for(f.id))
             and f.applies_to(release)
             and violation.invariant in f.invariant
             and _matches(f, case, violation)
