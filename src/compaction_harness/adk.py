@@ -309,9 +309,15 @@ def _helper(name: str) -> Any:
     return fn
 
 
-@cache
 def _accepts(name: str, parameter: str) -> bool:
-    return parameter in inspect.signature(_helper(name)).parameters
+    # Asked of the helper installed now: a fix may replace it with one that
+    # takes more (the 2.11.0 fix of the prefix helper adds all_events=).
+    return _takes(_helper(name), parameter)
+
+
+@cache
+def _takes(fn: Any, parameter: str) -> bool:
+    return parameter in inspect.signature(fn).parameters
 
 
 def helper_availability() -> dict[str, str | None]:

@@ -202,28 +202,11 @@ def _raised(phrase: str) -> Callable[[object, Violation], bool]:
 _summarised_call_raises = _raised("No function call event found")
 
 
-def _reloaded_actions_unvalidated(case, violation: Violation) -> bool:
-    """A P0 of a script whose session lives in a database (reading what ADK
-    returned, or ADK's own code reading it, failed) that disappears when the
-    database service validates the stored actions into ``EventActions`` on
-    reload (see :class:`~compaction_harness.adk.reloaded_actions_validated`)."""
-    if not (
-        isinstance(case, Script)
-        and case.config.storage == "database"
-        and violation.invariant == "P0"
-    ):
-        return False
-    from .adk import reloaded_actions_validated
-
-    return _gone_under(case, violation, reloaded_actions_validated())
-
-
 #: The recognisers of the faults (pattern evidence), by fault id.
 _RECOGNISERS: dict[str, Callable[[UnitCase | TokenCase, Violation], bool]] = {
     "orphaned-call-stalls-compaction-for-good": _strict_prefix_stalls,
     "sliding-window-splits-call-pairs": _unprotected_range_splits_a_pair,
     "summarised-call-makes-the-prompt-builder-raise": _summarised_call_raises,
-    "database-reload-leaves-event-actions-as-dicts": _reloaded_actions_unvalidated,
 }
 
 
@@ -258,18 +241,20 @@ def pattern_fault(
     case: UnitCase | TokenCase, violation: Violation, release: str
 ) -> KnownFault | None:
     """The known fault that explains ``violation`` by *pattern evidence*: its
-    recogniser, for the faults that have no fix yet
-    (``compaction_harness.faults.fixes``). A fault with a fix is never named
-    here: re-running with its fix decides (``faults.classify.by_fix``).
-    A recogniser that needs what the installed release lacks (its
-    counterfactual cannot run there) does not match."""
-    from .faults.fixes import fixes_for
+    recogniser, for the faults that have no fix the installed release can
+    take (``compaction_harness.faults.fixes``: none yet, or none with a diff
+    that applies to this release). A fault whose fix the release can take is
+    never named here: re-running with its fix decides
+    (``faults.classify.by_fix``). A recogniser that needs what the installed
+    release lacks (its counterfactual cannot run there) does not match."""
+    from .faults.fixes import fixes_for, unavailable
 
     return next(
         (
             f
             for f in KNOWN_FAULTS
-            if not fixes_for(f.id)
+            if f.matches is not None
+            and all(unavailable(fix) is not None for fix in fixes_for(f.id))
             and f.applies_to(release)
             and violation.invariant in f.invariant
             and _matches(f, case, violation)

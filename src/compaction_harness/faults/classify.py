@@ -195,10 +195,11 @@ def by_fix(
     release can take and that is not applied already (``FIXES=all``: none,
     so everything is new). With ``HARNESS_KNOWN_FAULTS=off`` nothing is
     classified (rediscovery campaigns). A violation no fix removes may still
-    be a fault that has no fix yet, by its recogniser: *pattern evidence*,
-    marked ``details["evidence"] = "pattern"`` (``"fix NAME"`` otherwise).
-    Within :func:`known_or_new_only` the same violations are new, and the
-    known ones are paired with :data:`UNNAMED`."""
+    be a fault with no fix yet (or none the installed release can take), by
+    its recogniser: *pattern evidence*, marked ``details["evidence"] =
+    "pattern"`` (``"fix NAME"`` otherwise). Within :func:`known_or_new_only`
+    the same violations are new, and the known ones are paired with
+    :data:`UNNAMED`."""
     import os
 
     from .fixes import FIXES, active, unavailable
@@ -245,7 +246,8 @@ def by_fix(
 
 
 def _pattern_fault(case: Any, violation: Violation) -> str | None:
-    """A fault without a fix whose recogniser matches (pattern evidence), or None."""
+    """A fault without a fix the release can take whose recogniser matches
+    (pattern evidence), or None."""
     from ..known_faults import EVERY_RELEASE, pattern_fault
 
     found = pattern_fault(case, violation, EVERY_RELEASE)
