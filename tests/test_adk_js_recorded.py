@@ -634,11 +634,6 @@ def test_a_client_record_between_a_call_and_its_answer_splits_them_for_the_ancho
     assert sorted(v.ids for v in split) == [("call_0",), ("call_1",)]
     assert {adk_js.known_fault(run, v) for v in split} == {"js-late-answer"}
     assert adk_js.new_violations(run) == []
-    # To the token-based compactor the record is no raw event: the answer
-    # to call_0 is the next one, and the recogniser says so.
-    answered = next(v for v in split if v.ids == ("call_0",))
-    run.compactor = adk_js.JsCompactor("token_based", anchored.options)
-    assert not adk_js._split_not_adjacent(run, answered)
 
 
 def test_a_summary_taking_again_what_an_earlier_one_took_is_named_by_its_number():

@@ -1950,8 +1950,6 @@ def _pattern_fault(run: JsRun, violation: Violation) -> str | None:
             return lost if lost in faults else None
         return None
     if violation.invariant == "P1":
-        if "js-late-answer" in faults and _split_not_adjacent(run, violation):
-            return "js-late-answer"
         if "js-inverted-range" in faults and _pair_split_by_reactivation(run, violation):
             return "js-inverted-range"
         if "js-answer-hidden" in faults and _answer_hidden_by_time(run, violation):
@@ -1960,21 +1958,10 @@ def _pattern_fault(run: JsRun, violation: Violation) -> str | None:
     if violation.invariant == "P3" and "js-same-tick-hidden" in faults:
         hidden = _backlog_hidden_by_time(run, violation) or _count_hidden_by_time(run, violation)
         return "js-same-tick-hidden" if hidden else None
-    if "js-anchored-summed-counts" in faults and _summed_counts(run, violation):
-        return "js-anchored-summed-counts"
     if violation.invariant == "P6" and "js-reactivated" in faults and _reactivated(run, violation):
         return "js-reactivated"
-    if violation.invariant == "P5" and cause == "branch" and "js-branch" in faults:
-        return "js-branch"
     if name == "truncating" and cause == "opener missing" and _opener_deleted(run, violation):
         return "js-truncate-opener"
-    if (
-        name == "anchored"
-        and cause == "answered twice"
-        and _duplicated(run, violation)
-        and "js-anchored-duplicates" in faults
-    ):
-        return "js-anchored-duplicates"
     if violation.invariant == "P2" and cause != "opener missing":
         if _in_baseline(run, violation) or set(violation.ids) <= _never_answered(run, violation):
             return "js-unanswered-call"
@@ -1986,10 +1973,6 @@ def _pattern_fault(run: JsRun, violation: Violation) -> str | None:
             return "js-scratchpad-behind-record"
         if _hidden_by_time(run, violation) and "js-same-tick-hidden" in faults:
             return "js-same-tick-hidden"
-        if cause == "opener missing" and violation.details.get("opener_summarised"):
-            return "js-opener-summarised" if "js-opener-summarised" in faults else None
-        if _pair_broken(run, violation) and "js-late-answer" in faults:
-            return "js-late-answer"
     return None
 
 
@@ -2023,42 +2006,6 @@ def _scratchpad_behind_record(run: JsRun, violation: Violation) -> bool:
         lost = list(violation.positions)
     given = {p for _, taken, _ in run.summaries() for p in taken}
     return bool(lost) and all(p in given for p in lost)
-
-
-def _summed_counts(run: JsRun, violation: Violation) -> bool:
-    """Whether a P6 trigger violation (cause ``"stale count"`` or ``"bound"``)
-    of the anchored compactor is explained by its trigger adding up counts:
-    at that model call the sum of ``getEventTokens`` over the active events
-    (what ``AnchoredContextCompactor.shouldCompact`` compares) is above
-    ``tokenThreshold``, but the newest ``promptTokenCount`` among them plus the
-    estimates of the active events after it (the prompt as last measured,
-    and what came since) is not, or the sum with the counts a summary made
-    stale (:func:`_stale_counts`) estimated from text instead is not. Each
-    model response's count measures a whole prompt, so summing them counts
-    the retained history once per response, and a retained response's count
-    still measures the prompt from before the scratchpad: the trigger fires
-    on every turn though the prompt stays small."""
-    k = violation.details.get("model_call")
-    threshold = run.compactor.options.get("tokenThreshold")
-    if (
-        run.compactor.name != "anchored"
-        or violation.invariant != "P6"
-        or violation.details.get("cause") not in ("stale count", "bound")
-        or k is None
-        or threshold is None
-    ):
-        return False
-    active = _active_before(run, run.calls[k])
-    counted = [
-        n
-        for n, i in enumerate(active)
-        if (run.events[i].get("usageMetadata") or {}).get("promptTokenCount") is not None
-    ]
-    if not counted or _summed_tokens(run, active) <= threshold:
-        return False  # ADK-JS's own sum does not reproduce the decision
-    last = _summed_tokens(run, active[counted[-1] :])
-    stale = _stale_counts(run, active)
-    return last <= threshold or (bool(stale) and _summed_tokens(run, active, stale) <= threshold)
 
 
 def _backlog_hidden_by_time(run: JsRun, violation: Violation) -> bool:
@@ -2330,27 +2277,6 @@ def _answers_a_hidden_call(run: JsRun, violation: Violation, k: int) -> bool:
     return True
 
 
-def _duplicated(run: JsRun, violation: Violation) -> bool:
-    """Whether the events the content processor read at that model call held
-    an event twice that makes or answers one of the ids P2 names."""
-    k = violation.details.get("model_call")
-    if k is None:
-        return False
-    after = run.calls[k].get("after", [])
-    twice = {i for i in after if after.count(i) > 1}
-    ids = set(violation.ids)
-    # getContents attaches a response event after every call event it answers:
-    # a duplicated call brings along every answer merged into that event.
-    for i in after:
-        answered = from_js_event(run.events[i]).response_ids
-        if answered & ids:
-            ids |= answered
-    return any(
-        (from_js_event(run.events[i]).call_ids | from_js_event(run.events[i]).response_ids) & ids
-        for i in twice
-    )
-
-
 def _never_answered(run: JsRun, violation: Violation) -> set[str]:
     """The ids P2 names that no event stored by that model call answers: calls
     whose tool died, or that a client's partial answer left out. Compaction
@@ -2526,38 +2452,6 @@ def _answers_several_turns(run: JsRun) -> bool:
     return len(makers) > 1
 
 
-def _split_not_adjacent(run: JsRun, violation: Violation) -> bool:
-    """Whether the obligation P1 names is not one ``calculateRetainStartIndex``
-    keeps: it moves the boundary back only over an event with function calls
-    whose next event has function responses, so it keeps an obligation only
-    when a function call opened it and the stored event right after answers
-    it, among the events ``calculateRetainStartIndex`` is given: the raw
-    ones (no compacted event) for the token-based compactor; for the
-    anchored compactor every event but its scratchpads, a client's
-    compaction record included (its getActiveEvents takes only scratchpads
-    for summaries: see :func:`_active_before`). One opened by a request key
-    alone (a credential request on the tool's placeholder response, a
-    confirmation key on the synthetic call's event) is never kept with its
-    answer, whatever the next event answers (with ids reused per turn it may
-    answer the same id for another call)."""
-    (position,) = violation.positions or (None,)
-    if position is None:
-        return False
-    steps = run.stored.steps
-    if not set(violation.ids) <= steps[position].call_ids:
-        return True
-    foreign = set(foreign_records(run)) if run.compactor.name == "anchored" else set()
-    after = next(
-        (
-            s
-            for p, s in enumerate(steps[position + 1 :], position + 1)
-            if s.compaction is None or p in foreign
-        ),
-        None,
-    )
-    return after is None or not set(violation.ids) <= after.response_ids
-
-
 def _answer_hidden_by_time(run: JsRun, violation: Violation) -> bool:
     """Whether the call P1 names was summarised at a model call where its
     answer, though stored after it (right after it, often), was not among the
@@ -2709,25 +2603,6 @@ def _latest_foreign_record(run: JsRun, ids: Sequence[str]) -> Compaction | None:
     if p is None or p not in foreign_records(run):
         return None
     return run.stored.steps[p].compaction
-
-
-def _pair_broken(run: JsRun, violation: Violation) -> bool:
-    """Whether the content P2/P4 names lost a response (or its call) because a
-    summary took, or truncation deleted, the other side of the pair."""
-    steps = run.stored.steps
-    summarised = {p for _, given, _ in run.summaries() for p in given}
-    ids = set(violation.ids)
-    for position in violation.positions:
-        ids |= steps[position].response_ids | steps[position].call_ids
-    holders = [k for k, step in enumerate(steps) if (step.call_ids | step.response_ids) & ids]
-    if any(k in summarised for k in holders):
-        return True
-    call = run.calls[violation.details.get("model_call", -1)] if run.calls else {}
-    after = set(call.get("after", run.ids))
-    deleted = [
-        k for k in holders if k < len(call.get("stored_after", ())) and run.ids[k] not in after
-    ]
-    return run.compactor.name == "truncating" and bool(deleted)
 
 
 def observed(run: JsRun) -> dict[str, Any]:
@@ -3009,7 +2884,6 @@ CLASSIFICATION = (
     "known_fault",
     "_pattern_fault",
     "_scratchpad_behind_record",
-    "_summed_counts",
     "_backlog_hidden_by_time",
     "_count_hidden_by_time",
     "_hidden_from_compactor",
@@ -3024,7 +2898,6 @@ CLASSIFICATION = (
     "_given_before",
     "_hidden_at",
     "_answers_a_hidden_call",
-    "_duplicated",
     "_never_answered",
     "_p2_mixed",
     "_reactivated",
@@ -3033,11 +2906,9 @@ CLASSIFICATION = (
     "_opener_deleted",
     "_in_baseline",
     "_answers_several_turns",
-    "_split_not_adjacent",
     "_answer_hidden_by_time",
     "_why_answer_lost_its_call",
     "_latest_foreign_record",
-    "_pair_broken",
     "triage",
     "round_trip_fault",
     "new_violations",
