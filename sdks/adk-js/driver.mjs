@@ -55,7 +55,6 @@
 //   {"id": any, "agent": "agent", "compactor": {"name": "token_based",
 //    "options": {...}}, "summary": "tiny"|"large"|"grows", "seed": int, "base_chars": int,
 //    "storage": "memory"|"database",                  // default memory; see sessionServiceFor
-//    "reload": "adk"|"ties"|"stored",                 // database only; see reorderReloads
 //    "actions": [
 //      {"do": "invocation", "id": "e-1"},             // Runner.runAsync starts
 //      {"do": "append", "event": {...ADK-JS event},   // appendEvent; with
@@ -340,12 +339,6 @@ async function run(request) {
 // back from SQLite, as a server handling each request afresh does.
 async function sessionServiceFor(request) {
   const storage = request.storage ?? "memory";
-  const reload = request.reload ?? "adk";
-  if (!["adk", "ties", "stored"].includes(reload) || (reload !== "adk" && storage !== "database")) {
-    throw new TypeError(
-      `request.reload: expected "adk", or "ties" or "stored" with "storage": "database", got ${JSON.stringify(request.reload)}`,
-    );
-  }
   if (storage === "memory") return new InMemorySessionService();
   if (storage !== "database") {
     throw new TypeError(
@@ -355,41 +348,7 @@ async function sessionServiceFor(request) {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), "adk-js-driver-"));
   const service = new DatabaseSessionService(`sqlite://${path.join(folder, "session.db")}`);
   service.harnessFolder = folder;
-  if (reload !== "adk") reorderReloads(service, reload);
   return service;
-}
-
-// The counterfactuals "reload": "ties" and "stored" (database storage only):
-// ADK-JS's DatabaseSessionService as it is, except that getSession's events
-// are stably re-sorted. getSession reads `orderBy: {timestamp: "DESC"}` (whole
-// milliseconds, no tie-breaker) and reverses the list: events come back in
-// timestamp order, and those stored in one millisecond reversed. With "ties"
-// they come back by (whole-millisecond timestamp, the order appendEvent first
-// stored them): ties in storage order, nothing else changed. With "stored"
-// they come back in storage order alone, as InMemorySessionService keeps
-// them. Everything else (the SQLite file, each event's JSON round trip,
-// appendEvent's own reload) is unchanged. adk_js.round_trip_fault uses them:
-// a round-trip difference that vanishes under "ties" was made by the tie
-// order alone (js-db-tie-order); one that vanishes only under "stored" by
-// the timestamp order (js-db-time-order).
-function reorderReloads(service, reload) {
-  const order = new Map();
-  const appendEvent = service.appendEvent.bind(service);
-  service.appendEvent = async (args) => {
-    if (!order.has(args.event.id)) order.set(args.event.id, order.size);
-    return appendEvent(args);
-  };
-  const seq = (e) => order.get(e.id) ?? order.size;
-  const getSession = service.getSession.bind(service);
-  service.getSession = async (args) => {
-    const session = await getSession(args);
-    session?.events.sort((a, b) =>
-      reload === "stored"
-        ? seq(a) - seq(b)
-        : Math.floor(a.timestamp) - Math.floor(b.timestamp) || seq(a) - seq(b),
-    );
-    return session;
-  };
 }
 
 async function closeSessionService(service) {

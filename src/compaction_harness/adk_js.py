@@ -88,7 +88,6 @@ import itertools
 import json
 import math
 import os
-import re
 import shutil
 import subprocess
 import threading
@@ -1226,18 +1225,12 @@ def run_script(
     *,
     seed: int | None = None,
     storage: str = "memory",
-    reload: str = "adk",
     fixes: tuple[str, ...] | None = None,
 ) -> JsRun:
     """Run ``script`` on ADK-JS with ``compactor`` (default: :func:`compactor_for`)
     on ``storage``: ``memory`` (``InMemorySessionService``) or ``database``
     (``DatabaseSessionService`` on a fresh SQLite file the driver removes
     afterwards, the session reloaded from it at every invocation's start).
-    ``reload`` (database only; driver.mjs, reorderReloads) picks a
-    counterfactual: ``adk`` getSession as ADK-JS has it; ``ties`` its events
-    re-sorted by (whole-millisecond timestamp, storage order): ADK-JS without
-    ``js-db-tie-order``; ``stored`` in storage order alone, as
-    ``InMemorySessionService`` keeps them: without ``js-db-time-order`` too.
     ``seed``: the driver's generators' seed, :func:`script_seed` unless
     given (tests pass another to see a tie broken the other way).
     ``fixes``: the ADK-JS fixes to run with (None: :func:`active_fixes`).
@@ -1259,7 +1252,6 @@ def run_script(
         "base_chars": script.config.system_chars + script.config.tools_chars,
         "actions": built.actions,
         "storage": storage,
-        **({"reload": reload} if reload != "adk" else {}),
     }
     return run_request(
         script,
@@ -1943,8 +1935,6 @@ def _pattern_fault(run: JsRun, violation: Violation) -> str | None:
             and "reading 'content'" in message
         ):
             return "js-retention-zero"
-        if "Last response event should only contain" in message and _answers_several_turns(run):
-            return "js-multi-turn-answer"
         if "No function call event found" in message:
             lost = _why_answer_lost_its_call(run)
             return lost if lost in faults else None
@@ -1963,8 +1953,6 @@ def _pattern_fault(run: JsRun, violation: Violation) -> str | None:
     if name == "truncating" and cause == "opener missing" and _opener_deleted(run, violation):
         return "js-truncate-opener"
     if violation.invariant == "P2" and cause != "opener missing":
-        if _in_baseline(run, violation) or set(violation.ids) <= _never_answered(run, violation):
-            return "js-unanswered-call"
         mixed = _p2_mixed(run, violation)
         if mixed in faults:
             return mixed
@@ -2279,9 +2267,8 @@ def _answers_a_hidden_call(run: JsRun, violation: Violation, k: int) -> bool:
 
 def _never_answered(run: JsRun, violation: Violation) -> set[str]:
     """The ids P2 names that no event stored by that model call answers: calls
-    whose tool died, or that a client's partial answer left out. Compaction
-    neither makes nor removes answers; that getContents sends such calls is
-    the prompt fault (``js-unanswered-call``)."""
+    whose tool died, or that a client's partial answer left out (compaction
+    neither makes nor removes answers)."""
     k = violation.details.get("model_call")
     if k is None:
         return set()
@@ -2414,42 +2401,6 @@ def _opener_deleted(run: JsRun, violation: Violation) -> bool:
     )
 
 
-def _in_baseline(run: JsRun, violation: Violation) -> bool:
-    """Whether ADK-JS's contents of the same events without compaction (the
-    call's baseline) break P2 the same way: a prompt-assembly fault that
-    compaction did not cause."""
-    k = violation.details.get("model_call")
-    if k is None or run.calls[k].get("baseline") is None:
-        return False
-    strict = run.script.config.strict_provider
-    found, _ = check_prompt(run.prompt(run.calls[k], "baseline"), None, strict=strict)
-    cause = violation.details.get("cause")
-
-    # The strict clause names every unanswered call of a prompt in one
-    # violation: each of them must be unanswered without compaction too.
-    def same(v: Violation) -> bool:
-        if cause == "strict provider":
-            return set(violation.ids) <= set(v.ids)
-        return set(v.ids) == set(violation.ids)
-
-    return any(v.details.get("cause") == cause and same(v) for v in found)
-
-
-def _answers_several_turns(run: JsRun) -> bool:
-    """Whether the responses ADK-JS names in its message ("function response
-    ids provided: <ids>") answer calls of more than one stored call event (a
-    client's message answering several turns). Read from the message, since
-    the time filter may make another event than the newest stored one the
-    newest active event."""
-    if run.exception is None:
-        return False
-    ids = {
-        i.strip()
-        for i in run.exception["message"].rsplit("provided:", 1)[-1].split(",")
-        if i.strip()
-    }
-    makers = {k for k, s in enumerate(run.stored.steps) if s.call_ids & ids}
-    return len(makers) > 1
 
 
 def _answer_hidden_by_time(run: JsRun, violation: Violation) -> bool:
@@ -2645,7 +2596,7 @@ def check_case(case: JsCase, *, seed: int | None = None) -> Any:
     if case.script.config.storage == "database":
         fresh, explained = check_js_round_trip(case, seed=seed, memory=run)
         new += fresh
-        known += [(v, v.details["fault"]) for v in explained]
+        known += explained
     return UnitOutcome(new, {}, observed(run), [], known, True)
 
 
@@ -2674,54 +2625,45 @@ def triage(run: JsRun) -> tuple[list[Violation], list[tuple[Violation, str]]]:
 
 def check_js_round_trip(
     case: JsCase, *, seed: int | None = None, memory: JsRun | None = None
-) -> tuple[list[Violation], list[Violation]]:
+) -> tuple[list[Violation], list[tuple[Violation, str]]]:
     """P7 on ADK-JS: run ``case`` on ``InMemorySessionService`` and on
     ``DatabaseSessionService`` (SQLite, the session reloaded before every
     invocation; ``dist/esm/sessions/database_session_service.js``) and
     compare the prompt of every model call with ``pipeline.check_round_trip``
     (the checker adk-python's P7 uses). Returns ``(new, known)``: the round
-    trip's violations (:func:`round_trip_violations`) split by
-    :func:`round_trip_fault`, the known ones with ``details["fault"]`` set.
-    ``memory``: the in-memory run of ``case`` with ``seed`` if the caller
-    made it already (the driver is deterministic). Raises as
-    :func:`run_script` does."""
-    from .faults.classify import Classified, classify
+    trip's violations (:func:`round_trip_violations`) classified by fix
+    (both runs re-run with ADK-JS's fixes added, as :func:`classified`
+    does), ``known`` as (violation, fault id) pairs. ``memory``: the
+    in-memory run of ``case`` with ``seed`` if the caller made it already
+    (the driver is deterministic). Raises as :func:`run_script` does."""
+    from .faults.classify import classify
     from .faults.js_fixes import js_fixes
 
     memory = memory or run_script(case.script, case.compactor, seed=seed)
     database = run_script(case.script, case.compactor, seed=seed, storage="database")
     found = round_trip_violations(memory, database)
-    if os.environ.get("HARNESS_KNOWN_FAULTS") == "off":
+    off = os.environ.get("HARNESS_KNOWN_FAULTS") == "off"
+    if off or memory.rerun is None or database.rerun is None:
         return found, []
     fixes = js_fixes()
-    if memory.rerun is None or database.rerun is None:
-        items = [Classified(v, (), ()) for v in found]
-    else:
-        m_rerun, d_rerun = memory.rerun, database.rerun
-        items = classify(
-            found,
-            lambda names: round_trip_violations(
-                m_rerun((*memory.fixes, *names)), d_rerun((*database.fixes, *names))
-            ),
-            [n for n in fixes if n not in database.fixes],
-            lambda n: fixes[n].faults,
-            confirm=True,
-        )
-    new, known = [], []
+    m_rerun, d_rerun = memory.rerun, database.rerun
+    items = classify(
+        found,
+        lambda names: round_trip_violations(
+            m_rerun((*memory.fixes, *names)), d_rerun((*database.fixes, *names))
+        ),
+        [n for n in fixes if n not in database.fixes],
+        lambda n: fixes[n].faults,
+        confirm=True,
+    )
+    new: list[Violation] = []
+    known: list[tuple[Violation, str]] = []
     for item in items:
-        v = item.violation
-        if not item.new:
-            v.details["evidence"] = "fix " + "+".join(item.fixes)
-            v.details["fault"] = item.faults[0]
-            known.append(v)
+        if item.new:
+            new.append(item.violation)
             continue
-        fault = round_trip_fault(case, memory, database, v, seed=seed)
-        if fault is None:
-            new.append(v)
-        else:
-            v.details["fault"] = fault
-            v.details["evidence"] = "pattern"
-            known.append(v)
+        item.violation.details["evidence"] = "fix " + "+".join(item.fixes)
+        known.extend((item.violation, f) for f in item.faults)
     return new, known
 
 
@@ -2773,102 +2715,6 @@ def _by_event_id(call: dict[str, Any]) -> Prompt:
     return [(role, tuple(tuple(p) for p in parts)) for role, parts in call["contents"]]
 
 
-def reload_order(run: JsRun, *, every: bool = False) -> list[str]:
-    """The order ``DatabaseSessionService.getSession`` (ADK-JS 2.0.0,
-    ``database_session_service.js``) gives the events of ``run``, taken as
-    stored in the order of ``run.ids``: the harness's events (ids ``e<n>``),
-    or with ``every`` all of them (summaries too). It stores each timestamp
-    as a ``Date`` (whole milliseconds), reads ``orderBy: {timestamp:
-    "DESC"}`` with no tie-breaker and reverses the list, so events are in
-    order of their millisecond and, within one millisecond, in reverse order
-    of storage (as SQLite returns ties of a descending sort, measured on
-    2.0.0)."""
-    mine = [i for i in run.ids if every or re.fullmatch(r"e\d+", i)]
-    return sorted(reversed(mine), key=lambda i: math.floor(run.events[i]["timestamp"]))
-
-
-#: The messages of the errors getContents's rearrangeEventsForLatestFunctionResponse
-#: (agents/processors/content_processor_utils.js) throws on a history whose newest
-#: event answers calls it cannot pair.
-_REARRANGE_ERRORS = (
-    "No function call event found",
-    "Last response event should only contain the responses",
-)
-
-
-def round_trip_fault(
-    case: JsCase, memory: JsRun, database: JsRun, violation: Violation, *, seed: int | None = None
-) -> str | None:
-    """The known ADK-JS fault in ``DatabaseSessionService.getSession``'s
-    order (``sessions/database_session_service.js``) that made the
-    round-trip ``violation`` (of :func:`round_trip_violations` on
-    ``memory`` and ``database``, runs of ``case``), or None.
-
-    Only a P7, or a database-only P0 raised by ``getContents``'s
-    rearrangeEventsForLatestFunctionResponse
-    (``agents/processors/content_processor_utils.js``), which a reordered
-    history trips either way: the newest answer's call reloaded after it
-    ("No function call event found"), or another call event reloaded
-    between them ("Last response event should only contain ...").
-
-    Counterfactuals decide: the same script on the same
-    ``DatabaseSessionService`` with only getSession's order changed
-    (``run_script(..., reload=...)``), so that order is what made the
-    difference; another database fault (or a harness mapping fault)
-    survives both and stays new:
-
-    * ``js-db-tie-order`` when ties broken by storage order
-      (``reload="ties"``) leave no round-trip violation at all, and the
-      real reload is exactly that order with each millisecond's events
-      reversed (:func:`reload_order` of the tie-broken run, over every event
-      both database runs stored, summaries included: a summary stamped in
-      the millisecond of the event stored after it is reloaded behind it);
-    * else ``js-db-time-order`` when events in storage order alone
-      (``reload="stored"``) leave no round-trip violation, and storage
-      order differs from the tie-broken timestamp order (some event was
-      stored out of timestamp order).
-
-    Coarse clock resolution is the tie mechanism, not another: with a
-    resolution of a second every event of an invocation is stamped in one
-    second, hence one millisecond, and the reload reverses the whole
-    invocation (a reply, a call or its answer before the user message that
-    opened it: the user and model turns come back swapped). Raises as
-    :func:`run_script` does (the counterfactual runs)."""
-    if violation.invariant == "P0":
-        if not any(m in violation.message for m in _REARRANGE_ERRORS):
-            return None
-    elif violation.invariant != "P7":
-        return None
-
-    def again(reload: str) -> JsRun:
-        return run_script(case.script, case.compactor, seed=seed, storage="database", reload=reload)
-
-    def over(ids: list[str], both: set[str]) -> list[str]:
-        return [i for i in ids if i in both]
-
-    ties = again("ties")
-    if round_trip_violations(memory, ties) == []:
-        both = set(database.ids) & set(ties.ids)
-        predicted = over(reload_order(ties, every=True), both)
-        if (
-            "js-db-tie-order" in KNOWN_FAULTS
-            and not _has_fix("js-db-tie-order")
-            and over(database.ids, both) == predicted != over(ties.ids, both)
-        ):
-            return "js-db-tie-order"
-        return None
-    stored = again("stored")
-    if (
-        "js-db-time-order" in KNOWN_FAULTS
-        and not _has_fix("js-db-time-order")
-        and round_trip_violations(memory, stored) == []
-    ):
-        both = set(ties.ids) & set(stored.ids)
-        if over(ties.ids, both) != over(stored.ids, both):
-            return "js-db-time-order"
-    return None
-
-
 def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Violation]:
     """The violations of ``run`` that no known ADK-JS fault explains."""
     found = check_run(run) if found is None else found
@@ -2904,13 +2750,10 @@ CLASSIFICATION = (
     "_pair_split_by_reactivation",
     "_time_hid_something",
     "_opener_deleted",
-    "_in_baseline",
-    "_answers_several_turns",
     "_answer_hidden_by_time",
     "_why_answer_lost_its_call",
     "_latest_foreign_record",
     "triage",
-    "round_trip_fault",
     "new_violations",
 )
 
@@ -2927,8 +2770,6 @@ __all__ += [
     "known_fault",
     "new_violations",
     "observed",
-    "reload_order",
-    "round_trip_fault",
     "round_trip_violations",
     "run_request",
     "stand_in_for",

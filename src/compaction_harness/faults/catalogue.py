@@ -755,12 +755,13 @@ _ENTRIES: tuple[Fault, ...] = (
     ),
     # No family: adk-python meets the same message but sends it whole after
     # each call (one-answer-to-several-turns-makes-an-invalid-request), where
-    # ADK-JS refuses it: the same input, another mechanism.
+    # ADK-JS refuses it while it is the newest event: the same input, another
+    # mechanism (once another event follows it, ADK-JS sends it whole too).
     _fault(
         id="js-multi-turn-answer",
         sdk=JS,
         family=None,
-        invariants=("P0",),
+        invariants=("P0", "P2"),
         compactors=EVERY_JS_COMPACTOR,
         title="a message answering calls of several model turns makes getContents raise",
         user_sees=(
@@ -770,7 +771,11 @@ _ENTRIES: tuple[Fault, ...] = (
             "responses for the function calls in the same function call event' otherwise: a "
             "client message answering calls the model made in several turns fails the run, "
             "with or without compaction (not a compaction fault; whether ADK-JS's Runner "
-            "accepts such a message is not verified yet)."
+            "accepts such a message is not verified yet). Once a later event follows it, "
+            "rearrangeEventsForAsyncFunctionResponsesInHistory places that whole message "
+            "after each call event it answers, so each call content is followed by "
+            "responses to calls it did not make (P2), as adk-python does "
+            "(one-answer-to-several-turns-makes-an-invalid-request)."
         ),
     ),
     _fault(
