@@ -67,12 +67,14 @@
 //    ]}
 // Answer (one line):
 //   {"id": ..., "ok": true, "events": {id: event JSON},
-//    "calls": [{"action": k, "agent": ..., "before": [ids], "after": [ids],
+//    "calls": [{"action": k, "agent": ..., "before": [ids], "active": [ids], "after": [ids],
 //               "stored_before": [ids], "stored_after": [ids],
 //               "summaries": [{"input": [ids], "event": id}],
 //               "contents": [[role, [part, ...]]], "baseline": [...],
 //               "by_identity": [...]}],
 //    "stored": [ids], "exception": null | {"name", "message", "action"}}
+// "active": the events the compactor's getActiveEvents keeps of "before"
+// (the anchored compactor's own method, else context/compaction_utils.js);
 // "baseline": the contents of the stored raw events (no compaction);
 // "by_identity": the contents if the latest summary hid exactly the events
 // summaries were given (the counterfactual of getActiveEvents' time filter).
@@ -116,6 +118,12 @@ try {
   process.stderr.write(`adk-js driver: cannot load @google/adk${ENTRY ? ` (patched: ${ENTRY})` : ""}: ${error.message}\n`);
   process.exit(3);
 }
+// getActiveEvents (context/compaction_utils.js) is not among the package's
+// exports; the driver reads it from the same copy (patched or not) to record
+// the view a compactor had at each model call ("active" below).
+const { getActiveEvents } = await import(
+  new URL("./context/compaction_utils.js", ENTRY ? pathToFileURL(ENTRY).href : import.meta.resolve("@google/adk")).href
+);
 const {
   AgentControlledContextCompactor,
   AnchoredContextCompactor,
@@ -406,9 +414,11 @@ async function runOn(service, request, actions, make, spec) {
   const record = { count: 0, pending: [], seen: (e) => (events[e.id] = eventJson(e)) };
   const summarizer = new RecordingSummarizer(request.summary ?? "tiny", record);
   const agents = new Map();
+  const compactors = new Map();
   const agentFor = (name) => {
     if (!agents.has(name)) {
       const compactor = make(spec.options ?? {}, summarizer);
+      compactors.set(name, compactor);
       agents.set(
         name,
         new LlmAgent({ name, model: new ScriptedSummaryLlm(), contextCompactors: [compactor] }),
@@ -463,6 +473,14 @@ async function runOn(service, request, actions, make, spec) {
           stored_before: (await stored()).map((e) => e.id),
           summaries: [],
         };
+        // The compactor's own view before it runs: the anchored compactor's
+        // getActiveEvents method, else the shared getActiveEvents.
+        const compactor = compactors.get(agent.name);
+        call.active = (
+          typeof compactor.getActiveEvents === "function"
+            ? compactor.getActiveEvents(session.events)
+            : getActiveEvents(session.events)
+        ).map((e) => e.id);
         calls.push(call);
         const processor = agent.requestProcessors.find(
           (p) => p instanceof ContextCompactorRequestProcessor,

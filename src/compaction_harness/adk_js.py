@@ -1481,7 +1481,10 @@ def _event_tokens(event: dict[str, Any]) -> int:
 
 def _active_before(run: JsRun, call: dict[str, Any]) -> list[str]:
     """The ids of ``call``'s ``before`` events that the compactor's
-    ``getActiveEvents`` keeps (``context/compaction_utils.js``): the latest
+    ``getActiveEvents`` keeps: as the driver recorded them (``active``: what
+    the compactor's own getActiveEvents returned, so a fix of it is
+    followed), or, for a call recorded without them, as ADK-JS 2.0.0
+    computes them (``context/compaction_utils.js``): the latest
     compacted event and the raw events stamped later than its ``endTime``
     (ms); without one, all of them (duplicates kept). The anchored compactor
     has its own (``AnchoredContextCompactor.getActiveEvents``): the latest
@@ -1489,6 +1492,8 @@ def _active_before(run: JsRun, call: dict[str, Any]) -> list[str]:
     than its ``endTime``. The two agree while every compacted event is the
     anchored compactor's own scratchpad; a client's record (not a
     scratchpad) is a raw event to it."""
+    if call.get("active") is not None:
+        return list(call["active"])
     before = list(call["before"])
     anchored = run.compactor.name == "anchored"
     flag = "isScratchpad" if anchored else "isCompacted"
