@@ -70,14 +70,11 @@
 //    "calls": [{"action": k, "agent": ..., "before": [ids], "active": [ids], "after": [ids],
 //               "stored_before": [ids], "stored_after": [ids],
 //               "summaries": [{"input": [ids], "event": id}],
-//               "contents": [[role, [part, ...]]], "baseline": [...],
-//               "by_identity": [...]}],
+//               "contents": [[role, [part, ...]]], "baseline": [...]}],
 //    "stored": [ids], "exception": null | {"name", "message", "action"}}
 // "active": the events the compactor's getActiveEvents keeps of "before"
 // (the anchored compactor's own method, else context/compaction_utils.js);
-// "baseline": the contents of the stored raw events (no compaction);
-// "by_identity": the contents if the latest summary hid exactly the events
-// summaries were given (the counterfactual of getActiveEvents' time filter).
+// "baseline": the contents of the stored raw events (no compaction).
 // A content part is ["text", text, event id] (["text", text] for a text no
 // event holds: a summary's, another agent's relayed message; see
 // namedTexts), ["call", id, name] or
@@ -434,7 +431,6 @@ async function runOn(service, request, actions, make, spec) {
   const stored = async () => (await service.getSession({ appName, userId, sessionId: "s" })).events;
   const calls = [];
   let lastChars = 0;
-  const summarisedIds = [];
   for (let k = 0; k < actions.length; k++) {
     const action = actions[k];
     try {
@@ -507,26 +503,15 @@ async function runOn(service, request, actions, make, spec) {
           }
         }
         call.summaries = record.pending.splice(0);
-        for (const entry of call.summaries) summarisedIds.push(...entry.input);
         for (const e of session.events) record.seen(e);
         call.after = session.events.map((e) => e.id);
         const storedNow = await stored();
         call.stored_after = storedNow.map((e) => e.id);
         call.contents = contentsOf(llmRequest.contents);
         lastChars = charsOf(llmRequest.contents);
-        // The counterfactual "by identity": the same events, with the latest
-        // summary hiding exactly the events some summary was given, not every
-        // event stamped up to its endTime (getActiveEvents). A copy of the
-        // summary with endTime -Infinity makes getActiveEvents keep every
-        // raw event after it; the summarised ones are left out here.
-        const given = new Set(summarisedIds);
-        const latest = session.events.filter(isCompactedEvent).pop();
-        const identity = session.events
-          .filter((e) => !isCompactedEvent(e) ? !given.has(e.id) : e === latest)
-          .map((e) => (e === latest ? { ...e, endTime: -Infinity } : e));
-        // The two hypothetical prompts may raise where ADK-JS's real one did
-        // not (another event is the newest): then they are null, with the
-        // reason, and never an exception of the run.
+        // The hypothetical prompt may raise where ADK-JS's real one did not
+        // (another event is the newest): then it is null, with the reason,
+        // and never an exception of the run.
         const hypothetical = async (events) => {
           try {
             return contentsOf(
@@ -539,7 +524,6 @@ async function runOn(service, request, actions, make, spec) {
             return null;
           }
         };
-        call.by_identity = await hypothetical(identity);
         call.baseline = await hypothetical(storedNow.filter((e) => !isCompactedEvent(e)));
       } else {
         throw new TypeError(`actions[${k}].do: unknown action ${JSON.stringify(action.do)}`);
