@@ -66,15 +66,14 @@
 //    ]}
 // Answer (one line):
 //   {"id": ..., "ok": true, "events": {id: event JSON},
-//    "calls": [{"action": k, "agent": ..., "before": [ids], "after": [ids],
+//    "calls": [{"action": k, "agent": ..., "before": [ids], "active": [ids], "after": [ids],
 //               "stored_before": [ids], "stored_after": [ids],
 //               "summaries": [{"input": [ids], "event": id}],
-//               "contents": [[role, [part, ...]]], "baseline": [...],
-//               "by_identity": [...]}],
+//               "contents": [[role, [part, ...]]], "baseline": [...]}],
 //    "stored": [ids], "exception": null | {"name", "message", "action"}}
-// "baseline": the contents of the stored raw events (no compaction);
-// "by_identity": the contents if the latest summary hid exactly the events
-// summaries were given (the counterfactual of getActiveEvents' time filter).
+// "active": the events the compactor's getActiveEvents keeps of "before"
+// (the anchored compactor's own method, else context/compaction_utils.js);
+// "baseline": the contents of the stored raw events (no compaction).
 // A content part is ["text", text, event id] (["text", text] for a text no
 // event holds: a summary's, another agent's relayed message; see
 // namedTexts), ["call", id, name] or
@@ -115,6 +114,12 @@ try {
   process.stderr.write(`adk-js driver: cannot load @google/adk${ENTRY ? ` (patched: ${ENTRY})` : ""}: ${error.message}\n`);
   process.exit(3);
 }
+// getActiveEvents (context/compaction_utils.js) is not among the package's
+// exports; the driver reads it from the same copy (patched or not) to record
+// the view a compactor had at each model call ("active" below).
+const { getActiveEvents } = await import(
+  new URL("./context/compaction_utils.js", ENTRY ? pathToFileURL(ENTRY).href : import.meta.resolve("@google/adk")).href
+);
 const {
   AgentControlledContextCompactor,
   AnchoredContextCompactor,
@@ -365,9 +370,11 @@ async function runOn(service, request, actions, make, spec) {
   const record = { count: 0, pending: [], seen: (e) => (events[e.id] = eventJson(e)) };
   const summarizer = new RecordingSummarizer(request.summary ?? "tiny", record);
   const agents = new Map();
+  const compactors = new Map();
   const agentFor = (name) => {
     if (!agents.has(name)) {
       const compactor = make(spec.options ?? {}, summarizer);
+      compactors.set(name, compactor);
       agents.set(
         name,
         new LlmAgent({ name, model: new ScriptedSummaryLlm(), contextCompactors: [compactor] }),
@@ -383,7 +390,6 @@ async function runOn(service, request, actions, make, spec) {
   const stored = async () => (await service.getSession({ appName, userId, sessionId: "s" })).events;
   const calls = [];
   let lastChars = 0;
-  const summarisedIds = [];
   for (let k = 0; k < actions.length; k++) {
     const action = actions[k];
     try {
@@ -422,6 +428,14 @@ async function runOn(service, request, actions, make, spec) {
           stored_before: (await stored()).map((e) => e.id),
           summaries: [],
         };
+        // The compactor's own view before it runs: the anchored compactor's
+        // getActiveEvents method, else the shared getActiveEvents.
+        const compactor = compactors.get(agent.name);
+        call.active = (
+          typeof compactor.getActiveEvents === "function"
+            ? compactor.getActiveEvents(session.events)
+            : getActiveEvents(session.events)
+        ).map((e) => e.id);
         calls.push(call);
         const processor = agent.requestProcessors.find(
           (p) => p instanceof ContextCompactorRequestProcessor,
@@ -448,26 +462,15 @@ async function runOn(service, request, actions, make, spec) {
           }
         }
         call.summaries = record.pending.splice(0);
-        for (const entry of call.summaries) summarisedIds.push(...entry.input);
         for (const e of session.events) record.seen(e);
         call.after = session.events.map((e) => e.id);
         const storedNow = await stored();
         call.stored_after = storedNow.map((e) => e.id);
         call.contents = contentsOf(llmRequest.contents);
         lastChars = charsOf(llmRequest.contents);
-        // The counterfactual "by identity": the same events, with the latest
-        // summary hiding exactly the events some summary was given, not every
-        // event stamped up to its endTime (getActiveEvents). A copy of the
-        // summary with endTime -Infinity makes getActiveEvents keep every
-        // raw event after it; the summarised ones are left out here.
-        const given = new Set(summarisedIds);
-        const latest = session.events.filter(isCompactedEvent).pop();
-        const identity = session.events
-          .filter((e) => !isCompactedEvent(e) ? !given.has(e.id) : e === latest)
-          .map((e) => (e === latest ? { ...e, endTime: -Infinity } : e));
-        // The two hypothetical prompts may raise where ADK-JS's real one did
-        // not (another event is the newest): then they are null, with the
-        // reason, and never an exception of the run.
+        // The hypothetical prompt may raise where ADK-JS's real one did not
+        // (another event is the newest): then it is null, with the reason,
+        // and never an exception of the run.
         const hypothetical = async (events) => {
           try {
             return contentsOf(
@@ -480,7 +483,6 @@ async function runOn(service, request, actions, make, spec) {
             return null;
           }
         };
-        call.by_identity = await hypothetical(identity);
         call.baseline = await hypothetical(storedNow.filter((e) => !isCompactedEvent(e)));
       } else {
         throw new TypeError(`actions[${k}].do: unknown action ${JSON.stringify(action.do)}`);

@@ -109,14 +109,12 @@ from .model import (
 )
 from .pipeline import (
     Prompt,
-    _visible,
     check_branch_view,
     check_model_prompt,
     check_new_work,
     check_prompt,
     check_range_safety,
     covered_by_records,
-    parts_of,
 )
 from .scripts import (
     Answer,
@@ -1411,9 +1409,7 @@ def check_run(run: JsRun) -> list[Violation]:
                 # P6 (first clause): ADK-JS rolls every summary forward into
                 # the next, so every earlier summary's input counts as covered.
                 before = {p for _, given, _ in summaries[: number - 1] for p in given}
-                for v in check_new_work(taken, before, set(range(len(snapshot))), number - 1):
-                    v.details["summary"] = number - 1  # which summary (its given may repeat)
-                    found.append(v)
+                found += check_new_work(taken, before, set(range(len(snapshot))), number - 1)
         if "contents" not in call:
             continue  # ADK-JS raised during this call (P0 below)
         steps = Session(stored[: len(call["stored_after"])])
@@ -1473,7 +1469,10 @@ def _event_tokens(event: dict[str, Any]) -> int:
 
 def _active_before(run: JsRun, call: dict[str, Any]) -> list[str]:
     """The ids of ``call``'s ``before`` events that the compactor's
-    ``getActiveEvents`` keeps (``context/compaction_utils.js``): the latest
+    ``getActiveEvents`` keeps: as the driver recorded them (``active``: what
+    the compactor's own getActiveEvents returned, so a fix of it is
+    followed), or, for a call recorded without them, as ADK-JS 2.0.0
+    computes them (``context/compaction_utils.js``): the latest
     compacted event and the raw events stamped later than its ``endTime``
     (ms); without one, all of them (duplicates kept). The anchored compactor
     has its own (``AnchoredContextCompactor.getActiveEvents``): the latest
@@ -1481,6 +1480,8 @@ def _active_before(run: JsRun, call: dict[str, Any]) -> list[str]:
     than its ``endTime``. The two agree while every compacted event is the
     anchored compactor's own scratchpad; a client's record (not a
     scratchpad) is a raw event to it."""
+    if call.get("active") is not None:
+        return list(call["active"])
     before = list(call["before"])
     anchored = run.compactor.name == "anchored"
     flag = "isScratchpad" if anchored else "isCompacted"
@@ -1674,7 +1675,7 @@ def check_stall(run: JsRun) -> list[Violation]:
                     positions=tuple(backlog),
                     expected=f"a summary, or at most {bound} events outside every summary",
                     observed=len(backlog),
-                    details={"cause": "stall", "model_call": k, "bound": bound, "count_at": at},
+                    details={"cause": "stall", "model_call": k, "bound": bound},
                 )
             )
     return out
@@ -1923,467 +1924,17 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
 def _pattern_fault(run: JsRun, violation: Violation) -> str | None:
     """A fault without a fix whose recogniser matches ``violation``, or None."""
     name = run.compactor.name
-    cause = violation.details.get("cause")
     faults = [
         f for f, (compactors, _) in KNOWN_FAULTS.items() if name in compactors and not _has_fix(f)
     ]
-    if violation.invariant == "P0":
-        message = str(violation.observed)
-        if (
-            "js-retention-zero" in faults
-            and run.compactor.options.get("eventRetentionSize") == 0
-            and "reading 'content'" in message
-        ):
-            return "js-retention-zero"
-        if "No function call event found" in message:
-            lost = _why_answer_lost_its_call(run)
-            return lost if lost in faults else None
-        return None
-    if violation.invariant == "P1":
-        if "js-inverted-range" in faults and _pair_split_by_reactivation(run, violation):
-            return "js-inverted-range"
-        if "js-answer-hidden" in faults and _answer_hidden_by_time(run, violation):
-            return "js-answer-hidden"
-        return None
-    if violation.invariant == "P3" and "js-same-tick-hidden" in faults:
-        hidden = _backlog_hidden_by_time(run, violation) or _count_hidden_by_time(run, violation)
-        return "js-same-tick-hidden" if hidden else None
-    if violation.invariant == "P6" and "js-reactivated" in faults and _reactivated(run, violation):
-        return "js-reactivated"
-    if name == "truncating" and cause == "opener missing" and _opener_deleted(run, violation):
+    if (
+        "js-truncate-opener" in faults
+        and name == "truncating"
+        and violation.details.get("cause") == "opener missing"
+        and _opener_deleted(run, violation)
+    ):
         return "js-truncate-opener"
-    if violation.invariant == "P2" and cause != "opener missing":
-        mixed = _p2_mixed(run, violation)
-        if mixed in faults:
-            return mixed
-    if violation.invariant in ("P2", "P4"):
-        if "js-scratchpad-behind-record" in faults and _scratchpad_behind_record(run, violation):
-            return "js-scratchpad-behind-record"
-        if _hidden_by_time(run, violation) and "js-same-tick-hidden" in faults:
-            return "js-same-tick-hidden"
     return None
-
-
-def _scratchpad_behind_record(run: JsRun, violation: Violation) -> bool:
-    """Whether a P4 loss (or a missing opener, P2) of the anchored compactor
-    is its scratchpad hidden behind a compacted event it took for raw: at
-    the violation's model call the session's events (``after``) hold a
-    scratchpad (``isScratchpad``) and, later in the list, a compacted event
-    that is not one (the latest, which the content processor's
-    ``getActiveEvents`` reads), and every lost event (the positions, or the
-    stored user message with the opener's text) was given to a summary."""
-    if run.compactor.name != "anchored":
-        return False
-    k = violation.details.get("model_call")
-    if k is None:
-        return False
-    call = run.calls[k]
-    compacted = [i for i in call.get("after") or () if run.events[i].get("isCompacted")]
-    if len(compacted) < 2 or run.events[compacted[-1]].get("isScratchpad"):
-        return False
-    if not any(run.events[i].get("isScratchpad") for i in compacted[:-1]):
-        return False
-    steps = run.stored.steps
-    if violation.details.get("cause") == "opener missing":
-        lost = [
-            p
-            for p, step in enumerate(steps)
-            if step.author == "user" and step.text == call["opener"]
-        ]
-    else:
-        lost = list(violation.positions)
-    given = {p for _, taken, _ in run.summaries() for p in taken}
-    return bool(lost) and all(p in given for p in lost)
-
-
-def _backlog_hidden_by_time(run: JsRun, violation: Violation) -> bool:
-    """Whether a P3 backlog is within :func:`backlog_bound` once the events
-    ADK-JS could not see are set aside: events absent from the active events
-    at that model call (:func:`_active_before`) that the time filter hid at
-    it or at an earlier model call (:func:`_hidden_at`; the anchored rebuild
-    then drops them from the invocation's events for good). getActiveEvents
-    hides them though no summary was given them, so no later compaction can
-    reach them: the time filter's loss, not a stalled trigger."""
-    k = violation.details.get("model_call")
-    if violation.invariant != "P3" or k is None:
-        return False
-    where = {event_id: p for p, event_id in enumerate(run.ids)}
-    active = {where[i] for i in _active_before(run, run.calls[k]) if i in where}
-    seen = [
-        p
-        for p in violation.positions
-        if p in active or not any(_hidden_from_compactor(run, c, p) for c in run.calls[: k + 1])
-    ]
-    steps = run.stored.steps
-    return len(seen) <= backlog_bound(run.compactor, [steps[p] for p in seen])
-
-
-def _count_hidden_by_time(run: JsRun, violation: Violation) -> bool:
-    """Whether a P3 stall (cause ``"stall"``) is the time filter's: the reply
-    whose prompt count was above the threshold (``details["count_at"]``) is
-    absent from the active events at that model call (:func:`_active_before`)
-    because ``getActiveEvents`` hid it at that call or an earlier one
-    (:func:`_hidden_at`), though no summary was given it. The trigger
-    (``latestPromptTokenCount``) then never reads that count: it falls back
-    to an estimate or an older count, and declines."""
-    k, at = violation.details.get("model_call"), violation.details.get("count_at")
-    if violation.details.get("cause") != "stall" or k is None or at is None:
-        return False
-    if run.ids[at] in _active_before(run, run.calls[k]):
-        return False
-    return any(_hidden_from_compactor(run, c, at) for c in run.calls[: k + 1])
-
-
-def _hidden_from_compactor(run: JsRun, call: dict[str, Any], p: int) -> bool:
-    """Whether stored raw event ``p`` is among ``call``'s ``before`` events,
-    given to no summary, and left out of the compactor's own active events
-    there (:func:`_active_before`: stamped no later than the ``endTime`` of
-    the compacted event its view starts at; for the anchored compactor the
-    latest scratchpad, not a client's record). This is the compactor's view,
-    which P3 and its trigger are about; :func:`_hidden_at` is the content
-    processor's (the latest compacted event of any kind)."""
-    event_id = run.ids[p]
-    if event_id not in call["before"] or run.stored.steps[p].compaction is not None:
-        return False
-    given = _given_before(run, call)
-    return p not in given and event_id not in _active_before(run, call)
-
-
-def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
-    """Whether the loss P2/P4 names is gone in the call's counterfactual
-    ``by_identity`` prompt (the latest summary hiding exactly the events
-    summaries were given, not every event stamped up to its ``endTime``):
-    the time filter of getActiveEvents caused it, directly or by changing
-    which event is the newest (``rearrangeEventsForLatestFunctionResponse``
-    then drops the events between the newest response and its call)."""
-    k = violation.details.get("model_call")
-    if k is None or not _time_hid_something(run, k):
-        return False
-    cause = violation.details.get("cause")
-    if violation.invariant == "P2" and cause != "opener missing":
-        if cause == "strict provider" and _answers_time_hidden(run, violation, k):
-            return True
-        # A call left unanswered or answered wrongly: the counterfactual
-        # prompt must not break P2 the same way for any of these ids.
-        identity = run.calls[k].get("by_identity")
-        if identity is None:
-            return False
-        strict = run.script.config.strict_provider
-        found, _ = check_prompt(run.prompt(run.calls[k], "by_identity"), None, strict=strict)
-        return not any(
-            v.details.get("cause") == cause and set(v.ids) & set(violation.ids) for v in found
-        )
-    if _stamped_no_later_than_end(run, violation, k):
-        return True
-    if _answers_a_hidden_call(run, violation, k):
-        return True
-    if _dropped_for_a_hidden_newest(run, violation, k):
-        return True
-    if run.calls[k].get("by_identity") is None:
-        return False
-    counterfactual = run.prompt(run.calls[k], "by_identity")
-    parts = parts_of(counterfactual)
-    steps = run.stored.steps
-    if violation.details.get("cause") == "opener missing":
-        opener = run.calls[k]["opener"]
-        return any(role == "user" and ("text", opener) in ps for role, ps in counterfactual)
-    return bool(violation.positions) and all(
-        _visible(steps[p], p, parts) for p in violation.positions
-    )
-
-
-def _dropped_for_a_hidden_newest(run: JsRun, violation: Violation, k: int) -> bool:
-    """Whether every event P2/P4 names at model call ``k`` was dropped by
-    ``rearrangeEventsForLatestFunctionResponse`` (agents/processors/
-    content_processor_utils.js: when the newest event holds function
-    responses, the events between the last call event it answers and it are
-    replaced by the responses) only because the time filter made an older
-    response the newest: every raw event stored after it by then is stamped
-    no later than the latest summary's ``endTime`` (ms as seconds here) and
-    was given to no summary (``getActiveEvents`` hides it). The ``by_identity``
-    counterfactual cannot show this for the anchored compactor, whose rebuild
-    of ``session.events`` drops the hidden events before it is built."""
-    call = run.calls[k]
-    steps = run.stored.steps
-    where = {event_id: p for p, event_id in enumerate(run.ids)}
-    shown = [where[i] for i in call.get("after", ()) if i in where]
-    compacted = [p for p in shown if steps[p].compaction is not None]
-    if not compacted or not violation.positions:
-        return False
-    end = steps[compacted[-1]].compaction.end
-    active = [p for p in shown if steps[p].compaction is None and steps[p].timestamp > end]
-    if not active or not steps[active[-1]].response_ids:
-        return False
-    newest = active[-1]
-    given = {p for _, taken, _ in run.summaries() for p in taken}
-    later = [p for p in range(newest + 1, len(call["stored_after"])) if steps[p].compaction is None]
-    if not later or not all(steps[p].timestamp <= end and p not in given for p in later):
-        return False
-    ids = steps[newest].response_ids
-    makers = [n for n, p in enumerate(active[:-1]) if steps[p].call_ids & ids]
-    if not makers:
-        return False
-    between = set(active[makers[-1] + 1 : -1])
-    return all(p in between for p in violation.positions)
-
-
-def _answers_of(steps: Sequence[Step], position: int, ids: set[str], until: int) -> list[int]:
-    """The positions of the raw response events among ``steps[:until]`` that
-    answer ``ids`` of the call event at ``position``: those after it and
-    before the next call event that opens one of the ids again (with ids
-    numbered per turn, responses after that answer the later call)."""
-    reopened = next(
-        (p for p in range(position + 1, len(steps)) if steps[p].call_ids & ids), len(steps)
-    )
-    return [
-        p
-        for p in range(position + 1, min(reopened, until))
-        if steps[p].compaction is None and steps[p].response_ids & ids
-    ]
-
-
-def _answers_time_hidden(run: JsRun, violation: Violation, k: int) -> bool:
-    """Whether each call P2's strict clause names as unanswered at model call
-    ``k`` has an answer stored by then, and every such answer is hidden by the
-    time filter (:func:`_time_hidden`: given to no summary, stamped no later
-    than the latest summary's ``endTime``). A call's answers are the
-    responses with its id stored after the latest call event opening that id
-    before ``k``'s events end (with ids numbered per turn an earlier response
-    answers an earlier call). The counterfactual prompt cannot always judge
-    this: without the time filter another event may be the newest and make
-    getContents raise (found by the second 600 s `make fuzz SDK=js` of the
-    stop after ADK-JS fixtures)."""
-    steps = run.stored.steps
-    known = len(run.calls[k]["stored_after"])
-    hidden = _time_hidden(run, k)
-    if not violation.ids or not hidden:
-        return False
-    for call_id in violation.ids:
-        opened = [p for p in range(known) if call_id in steps[p].call_ids]
-        if not opened:
-            return False
-        answers = _answers_of(steps, opened[-1], {call_id}, known)
-        if not answers or not all(p in hidden for p in answers):
-            return False
-    return True
-
-
-def _stamped_no_later_than_end(run: JsRun, violation: Violation, k: int) -> bool:
-    """Whether every event P4 names (P2: the opener) was given to no summary and
-    is stamped no later than the latest summary's ``endTime`` at model call
-    ``k``: hidden by the time filter itself. (The anchored compactor then
-    also drops it from the invocation's events for good: it rebuilds them as
-    the events before the old scratchpad, the new one and the retained
-    events, so the counterfactual cannot show it any more.)"""
-    hidden = _time_hidden(run, k)
-    steps = run.stored.steps
-    if violation.details.get("cause") == "opener missing":
-        opener = run.calls[k]["opener"]
-        known = range(len(run.calls[k]["stored_after"]))
-        positions = [p for p in known if steps[p].author == "user" and steps[p].text == opener]
-    else:
-        positions = list(violation.positions)
-    return bool(positions) and all(p in hidden for p in positions)
-
-
-def _latest_end(steps: Sequence[Step], length: int) -> float | None:
-    """The ``endTime`` of the latest summary among the first ``length`` stored
-    events (what getActiveEvents filters by then), or None without one."""
-    compacted = [steps[p] for p in range(length) if steps[p].compaction]
-    return compacted[-1].compaction.end if compacted else None
-
-
-def _time_hidden(run: JsRun, k: int) -> set[int]:
-    """The stored events known at model call ``k`` that no summary made by
-    then was given (one a later summary took was still hidden unsummarised
-    at ``k``) and that are stamped no later than the ``endTime`` of the
-    latest summary among them (``getActiveEvents``' time filter hides them);
-    empty without a summary."""
-    steps = run.stored.steps
-    known = range(len(run.calls[k]["stored_after"]))
-    end = _latest_end(steps, len(known))
-    if end is None:
-        return set()
-    given = _given_by(run, k + 1)
-    return {p for p in known if p not in given and steps[p].timestamp <= end}
-
-
-def _given_by(run: JsRun, stop: int) -> set[int]:
-    """The stored positions of the raw events given to the summaries made at
-    model calls ``run.calls[:stop]``."""
-    made = sum(len(c["summaries"]) for c in run.calls[:stop])
-    return {q for _, taken, _ in run.summaries()[:made] for q in taken}
-
-
-def _given_before(run: JsRun, call: dict[str, Any]) -> set[int]:
-    """The stored positions of the raw events given to the summaries made
-    before model call ``call`` (a dict of ``run.calls``): what no later
-    summary changes about which events were hidden unsummarised at that
-    call's ``before`` view."""
-    return _given_by(run, next(n for n, c in enumerate(run.calls) if c is call))
-
-
-def _hidden_at(run: JsRun, call: dict[str, Any], p: int) -> bool:
-    """Whether stored event ``p`` is among ``call``'s ``before`` events, given to
-    no summary, and stamped no later than the ``endTime`` of the latest summary
-    among them: ``getActiveEvents`` hides it at that model call."""
-    steps = run.stored.steps
-    where = {event_id: k for k, event_id in enumerate(run.ids)}
-    shown = [where[i] for i in dict.fromkeys(call["before"]) if i in where]
-    compacted = [q for q in shown if steps[q].compaction is not None]
-    given = _given_before(run, call)
-    return (
-        p in shown
-        and p not in given
-        and bool(compacted)
-        and steps[p].timestamp <= steps[compacted[-1]].compaction.end
-    )
-
-
-def _answers_a_hidden_call(run: JsRun, violation: Violation, k: int) -> bool:
-    """Whether every event P4 names is a response event whose calls the time
-    filter took from model call ``k``'s active events: each call event was
-    hidden at some model call up to ``k`` (:func:`_hidden_at`) and is not
-    active at ``k`` (hidden there, or gone from ``after``: the anchored
-    rebuild dropped it). ``rearrangeEventsForAsyncFunctionResponsesInHistory``
-    emits a response event only after its call's event, so the answer goes
-    too (found by the first `make fuzz SDK=js` after ADK-JS fixtures)."""
-    steps = run.stored.steps
-    call = run.calls[k]
-    after = set(call.get("after", ()))
-    if not violation.positions:
-        return False
-    for p in violation.positions:
-        answered = steps[p].response_ids
-        makers = [q for q in range(p) if steps[q].call_ids & answered]
-        if not answered or not makers:
-            return False
-        for q in makers:
-            active = run.ids[q] in after and not _hidden_at(run, call, q)
-            if active or not any(_hidden_at(run, c, q) for c in run.calls[: k + 1]):
-                return False
-    return True
-
-
-def _never_answered(run: JsRun, violation: Violation) -> set[str]:
-    """The ids P2 names that no event stored by that model call answers: calls
-    whose tool died, or that a client's partial answer left out (compaction
-    neither makes nor removes answers)."""
-    k = violation.details.get("model_call")
-    if k is None:
-        return set()
-    steps = run.stored.steps[: len(run.calls[k]["stored_after"])]
-    answered = {i for s in steps for i in s.response_ids}
-    return set(violation.ids) - answered
-
-
-def _p2_mixed(run: JsRun, violation: Violation) -> str | None:
-    """A P2 violation may name ids of different causes (the strict clause
-    names every unanswered call of a prompt; a partial answer every call
-    left out): ``js-same-tick-hidden`` when each id is named by a violation of the
-    same cause in the baseline too (the prompt fault, compaction aside) or by
-    none in the counterfactual prompt (the time filter hid its answer), and
-    the time filter hid something at that call."""
-    k = violation.details.get("model_call")
-    if k is None or not _time_hid_something(run, k):
-        return None
-    call = run.calls[k]
-    if call.get("baseline") is None or call.get("by_identity") is None:
-        return None
-
-    cause = violation.details.get("cause")
-    strict = run.script.config.strict_provider
-
-    def unanswered(key: str) -> set[str]:
-        found, _ = check_prompt(run.prompt(call, key), None, strict=strict)
-        return {i for v in found if v.details.get("cause") == cause for i in v.ids}
-
-    # Directly: an answer stored, given to no summary, stamped no later than
-    # the latest summary's endTime (the anchored rebuild may have dropped it,
-    # so the counterfactual cannot show it).
-    steps = run.stored.steps
-    known = range(len(call["stored_after"]))
-    end = [steps[p] for p in known if steps[p].compaction][-1].compaction.end
-    given = {p for _, taken, _ in run.summaries() for p in taken}
-    hidden = {
-        i
-        for p in known
-        if p not in given and steps[p].compaction is None and steps[p].timestamp <= end
-        for i in steps[p].response_ids
-    }
-    explained = (
-        unanswered("baseline")
-        | (set(violation.ids) - unanswered("by_identity"))
-        | hidden
-        | _never_answered(run, violation)
-    )
-    return "js-same-tick-hidden" if set(violation.ids) <= explained else None
-
-
-def _reactivated(run: JsRun, violation: Violation) -> bool:
-    """Whether the events a P6 summary took again were all given to an earlier
-    summary but stamped later than the ``endTime`` of the latest summary then
-    stored: LlmSummarizer's endTime is the *last* input's timestamp, not the
-    greatest, so with events out of time order getActiveEvents brings
-    summarised events back, and the next summary takes them again."""
-    steps = run.stored.steps
-    summaries = run.summaries()
-    # The summary the violation names (check_run records it); a search by
-    # the positions given finds the first summary given them, which is not
-    # it when a summary takes exactly what an earlier one took.
-    number = violation.details.get("summary")
-    if number is None:
-        number = next(
-            (n for n, (_, given, _) in enumerate(summaries) if tuple(given) == violation.positions),
-            None,
-        )
-    if number is None or number == 0:
-        return False
-    end = _latest_end(steps, summaries[number][0])
-    if end is None:
-        return False
-    before = {p for _, given, _ in summaries[:number] for p in given}
-    return all(p in before and steps[p].timestamp > end for p in violation.positions)
-
-
-def _pair_split_by_reactivation(run: JsRun, violation: Violation) -> bool:
-    """Whether the call P1 names was given, with its answer, to an earlier
-    summary, and a later summary took the call again without that answer
-    because the call is stamped later than the ``endTime`` of the latest
-    summary then stored (active again) and the answer no later than it
-    (hidden). LlmSummarizer's endTime is the *last* input's timestamp, not
-    the greatest: with an answer stamped before its call (a lagging host) the
-    range comes out inverted, and getActiveEvents brings back half the pair."""
-    (position,) = violation.positions or (None,)
-    if position is None:
-        return False
-    ids = set(violation.ids)
-    steps = run.stored.steps
-    summaries = run.summaries()
-    for number, (length, given, _) in enumerate(summaries):
-        earlier = [g for _, g, _ in summaries[:number] if position in g]
-        if position not in given or not earlier:
-            continue
-        end = _latest_end(steps, length)
-        if end is None:
-            continue
-        # Answers come after their call (with ids reused per turn, an earlier
-        # response with the same id answers an earlier call).
-        answers = [p for p in earlier[-1] if p > position and steps[p].response_ids & ids]
-        if (
-            answers
-            and steps[position].timestamp > end
-            and all(p not in given and steps[p].timestamp <= end for p in answers)
-        ):
-            return True
-    return False
-
-
-def _time_hid_something(run: JsRun, k: int) -> bool:
-    """Whether at model call ``k`` the latest summary's time range hid a raw
-    event that no summary was given (stamped no later than its ``endTime``)."""
-    steps = run.stored.steps
-    return any(steps[p].compaction is None for p in _time_hidden(run, k))
 
 
 def _opener_deleted(run: JsRun, violation: Violation) -> bool:
@@ -2399,161 +1950,6 @@ def _opener_deleted(run: JsRun, violation: Violation) -> bool:
         for p, s in enumerate(run.stored.steps)
         if s.author == "user" and s.text == call["opener"]
     )
-
-
-
-
-def _answer_hidden_by_time(run: JsRun, violation: Violation) -> bool:
-    """Whether the call P1 names was summarised at a model call where its
-    answer, though stored after it (right after it, often), was not among the
-    events ADK-JS saw as active: ``calculateRetainStartIndex`` keeps a call
-    only with the *next active* event, so it cannot keep the pair. Each
-    answer stored by then and not given to that summary must be
-
-    * in that call's ``before`` events, stamped no later than the ``endTime``
-      of the latest summary among them (``getActiveEvents`` hides it), or
-    * absent from them (the anchored compactor's rebuild dropped it) after an
-      earlier model call whose time filter hid it the same way.
-
-    A lagging host's answer, or one a summary ending at an earlier-stamped
-    last input covers, does this: the time filter's doing
-    (``js-answer-hidden``), not a late answer."""
-    (position,) = violation.positions or (None,)
-    if position is None:
-        return False
-    ids = set(violation.ids)
-    steps = run.stored.steps
-    where = {event_id: k for k, event_id in enumerate(run.ids)}
-
-    def seen(call: dict[str, Any]) -> list[int]:
-        return [where[i] for i in dict.fromkeys(call["before"]) if i in where]
-
-    def hidden(call: dict[str, Any], p: int) -> bool:
-        shown = seen(call)
-        compacted = [q for q in shown if steps[q].compaction is not None]
-        return (
-            p in shown
-            and bool(compacted)
-            and steps[p].timestamp <= steps[compacted[-1]].compaction.end
-        )
-
-    for k, call in enumerate(run.calls):
-        for summary in call["summaries"]:
-            given = {where[i] for i in summary["input"] if i in where}
-            if position not in given:
-                continue
-            answers = [
-                p
-                for p in _answers_of(steps, position, ids, len(call["stored_before"]))
-                if p not in given
-            ]
-            shown = seen(call)
-            if answers and all(
-                hidden(call, p)
-                if p in shown
-                else run.compactor.name == "anchored"
-                and any(hidden(earlier, p) for earlier in run.calls[:k])
-                for p in answers
-            ):
-                return True
-    return False
-
-
-def _why_answer_lost_its_call(run: JsRun) -> str | None:
-    """At the model call that raised "No function call event found for function
-    responses ids: <ids>", why those responses have no call event among the
-    active events: ``js-late-answer`` when a summary took the call (the answer
-    came later) or truncation deleted it, ``js-same-tick-hidden`` when the call is
-    stored, never summarised, but stamped no later than the latest summary's
-    ``endTime`` (so getActiveEvents hides it), ``js-sub-agent-hidden-reply``
-    when the time filter hid what was stored after the answer instead."""
-    if not run.calls or run.exception is None:
-        return None
-    message = run.exception["message"]
-    ids = [i.strip() for i in message.rsplit("ids:", 1)[-1].split(",") if i.strip()]
-    call = run.calls[-1]
-    events = run.events
-    summarised = {
-        c.id
-        for earlier in run.calls
-        for s in earlier["summaries"]
-        for i in s["input"]
-        if i in events
-        for c in from_js_event(events[i]).calls
-    }
-    after = call.get("after", call["before"])
-    given = {i for earlier in run.calls for s in earlier["summaries"] for i in s["input"]}
-    present = {c.id for i in after for c in from_js_event(events[i]).calls}
-    compacted = [from_js_event(events[i]) for i in after if events[i].get("isCompacted")]
-    end = compacted[-1].compaction.end if compacted else None
-    for response_id in ids:
-        if response_id in summarised:
-            return "js-late-answer"
-        if run.compactor.name == "truncating" and response_id not in present:
-            return "js-late-answer"
-        # The call event may be gone from ``after``: the anchored compactor's
-        # rebuild drops the events the time filter hid.
-        makers = [
-            from_js_event(events[i])
-            for i in dict.fromkeys([*call["before"], *after])
-            if response_id in from_js_event(events[i]).call_ids and i not in given
-        ]
-        record = _latest_foreign_record(run, after)
-        if record is not None and makers and all(m.timestamp <= record.end for m in makers):
-            # The record claims the call (ADK-JS reads a record as everything
-            # up to its endTime: as_adk_js_reads): not hidden unasked.
-            return "js-record-pending-call"
-        if end is not None and makers and all(m.timestamp <= end for m in makers):
-            return "js-same-tick-hidden"
-    if end is not None:
-        # The time filter hid what was stored after the answer (never
-        # summarised, stamped no later than the endTime), so the answer is the
-        # newest active event, and getContents looks for its call among the
-        # reading agent's own events: a sub-agent sees the calling agent's call
-        # only as context text, and raises.
-        # The newest active event: a later response with a reused id that the
-        # time filter hid is not it.
-        def hidden(i: str) -> bool:
-            return (
-                i not in given
-                and not events[i].get("isCompacted")
-                and from_js_event(events[i]).timestamp <= end
-            )
-
-        answering = [
-            n
-            for n, i in enumerate(after)
-            if set(ids) & from_js_event(events[i]).response_ids and not hidden(i)
-        ]
-        later = after[answering[-1] + 1 :] if answering else []
-        if answering:
-            # The anchored compactor's rebuild drops the events the time
-            # filter hid from session.events: those stored after the
-            # answer by then count too.
-            stored = list(call.get("stored_after", call["stored_before"]))
-            answer_id = after[answering[-1]]
-            if answer_id in stored:
-                start = stored.index(answer_id) + 1
-                later += [i for i in stored[start:] if i not in after]
-        raw = {i: from_js_event(events[i]) for i in later}
-        raw = {i: step for i, step in raw.items() if not step.compaction}
-        if raw and all(hidden(i) for i in raw):
-            return "js-sub-agent-hidden-reply"
-    return None
-
-
-def _latest_foreign_record(run: JsRun, ids: Sequence[str]) -> Compaction | None:
-    """The range of the latest compacted event among ``ids`` (the one
-    ``getActiveEvents`` reads) when the mapping appended it
-    (:func:`foreign_records`: a client's or an older session's), else None."""
-    compacted = [i for i in ids if run.events[i].get("isCompacted")]
-    if not compacted:
-        return None
-    where = {event_id: p for p, event_id in enumerate(run.ids)}
-    p = where.get(compacted[-1])
-    if p is None or p not in foreign_records(run):
-        return None
-    return run.stored.steps[p].compaction
 
 
 def observed(run: JsRun) -> dict[str, Any]:
@@ -2729,30 +2125,7 @@ CLASSIFICATION = (
     "classified",
     "known_fault",
     "_pattern_fault",
-    "_scratchpad_behind_record",
-    "_backlog_hidden_by_time",
-    "_count_hidden_by_time",
-    "_hidden_from_compactor",
-    "_hidden_by_time",
-    "_dropped_for_a_hidden_newest",
-    "_answers_of",
-    "_answers_time_hidden",
-    "_stamped_no_later_than_end",
-    "_latest_end",
-    "_time_hidden",
-    "_given_by",
-    "_given_before",
-    "_hidden_at",
-    "_answers_a_hidden_call",
-    "_never_answered",
-    "_p2_mixed",
-    "_reactivated",
-    "_pair_split_by_reactivation",
-    "_time_hid_something",
     "_opener_deleted",
-    "_answer_hidden_by_time",
-    "_why_answer_lost_its_call",
-    "_latest_foreign_record",
     "triage",
     "new_violations",
 )

@@ -50,8 +50,15 @@ def same_failure(a: Violation, b: Violation) -> bool:
     same call ids, for P4 and P6 the same events (positions), for a P2
     without call ids (a user message missing from the prompt) the same
     message: another invocation's opener lost is another failure, and for
-    a P0 the same exception (type and message)."""
+    a P0 the same exception (type and message). A P2 that names its model
+    call (``details["model_call"]``, both runs) is another failure at
+    another model call: ids unanswered at an earlier call (a tool that died)
+    are not the failure a later call shows with the same ids (a reused id
+    whose answer is hidden there)."""
     if a.invariant != b.invariant or sorted(a.ids) != sorted(b.ids):
+        return False
+    calls = (a.details.get("model_call"), b.details.get("model_call"))
+    if a.invariant == "P2" and None not in calls and calls[0] != calls[1]:
         return False
     if a.invariant == "P2" and not a.ids:
         return a.expected == b.expected
