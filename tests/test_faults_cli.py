@@ -57,7 +57,7 @@ def test_the_table_writes_releases_as_ranges_and_the_fix_or_why_there_is_none(ca
     assert "  2.0.0  " in rows["js-branch"]
     fixed = next(f for f in FAULTS if f.fix)
     assert rows[fixed.id].endswith(f"  {fixed.fix}")
-    assert rows["js-branch"].endswith("  no fix yet")
+    assert rows["js-truncate-opener"].endswith("  no fix yet")
 
 
 def test_the_table_of_one_sdk(capsys):
