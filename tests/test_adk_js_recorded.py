@@ -20,6 +20,7 @@ import pytest
 
 from compaction_harness import adk_js, adk_js_recorded, cross_sdk, differential_js
 from compaction_harness.adk_js import NotApplicable
+from compaction_harness.faults import js_fixes
 from compaction_harness.fixtures import load_fixture
 from compaction_harness.model import Call, Compaction, Response, Session, Step
 from compaction_harness.pipeline import PipelineCase, from_model
@@ -80,6 +81,17 @@ OPENER_SUMMARISED = PipelineCase(
 
 def faults(run: adk_js.JsRun) -> list[str | None]:
     return [adk_js.known_fault(run, v) for v in adk_js.check_run(run)]
+
+
+def named(run: adk_js.JsRun, violation) -> set[str]:
+    """Every known fault the triage names for ``violation`` of ``run``: the
+    faults of each fix that removes it (``details["evidence"]``, "fix A+B"),
+    else the recogniser's."""
+    fault = adk_js.known_fault(run, violation)
+    evidence = str(violation.details.get("evidence", ""))
+    if evidence.startswith("fix "):
+        return {f for n in evidence[4:].split("+") for f in js_fixes.fix_named(n).faults}
+    return {fault} if fault else set()
 
 
 # -- the mapping -------------------------------------------------------------------
@@ -237,7 +249,9 @@ def test_a_recorded_fixture_fails_for_what_no_known_adk_js_fault_explains(monkey
         "known",
         "js-opener-summarised (stand-in: token_based threshold=0, retention=1)",
     )
-    monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-opener-summarised")
+    # Classified by fix, a fault is known by its fix in the index, not by its
+    # entry in KNOWN_FAULTS: with the triage off nothing explains the P2.
+    monkeypatch.setenv("HARNESS_KNOWN_FAULTS", "off")
     row = cross_sdk.cross_row(fixture, {})
     assert row.verdict == "FAILS" and row.detail.startswith("P2:")
 
@@ -439,7 +453,12 @@ def test_the_translated_fixtures_get_a_verdict_labelled_as_a_translation():
     assert (
         "No function call event found for function responses ids: c3" in (run.exception["message"])
     )
-    assert set(faults(run)) == {"js-late-answer", "js-record-pending-call"}
+    # Each of two fixes removes the crash: calls kept with their answers (c3 is
+    # not summarised) and the newest answer whose call is gone dropped.
+    found = adk_js.check_run(run)
+    (crash,) = [v for v in found if v.invariant == "P0"]
+    assert named(run, crash) == {"js-late-answer", "js-record-pending-call"}
+    assert {f for v in found for f in named(run, v)} == {"js-late-answer", "js-record-pending-call"}
     # Untranslated sessions carry no label.
     assert adk_js_recorded.translation_label(HOLDS) == ""
 
@@ -579,7 +598,12 @@ def test_the_anchored_scratchpad_retained_behind_a_client_record_is_hidden():
         ("P2", "opener missing"),
         ("P4", None),
     ]
-    assert faults(run) == ["js-scratchpad-behind-record"] * 2
+    # Each of two fixes removes both: the anchored compactor reading the
+    # record as its latest compacted event, and the rebuild moving only the
+    # retained events (the scratchpad no longer lands before the record).
+    assert [named(run, v) for v in found] == [
+        {"js-anchored-duplicates", "js-scratchpad-behind-record"}
+    ] * 2
     # The token-based compactor reads the record as its latest summary and
     # rolls it into its own: nothing is lost.
     assert adk_js.check_run(adk_js.run_script(SCRATCHPAD_BEHIND_RECORD)) == []
@@ -630,7 +654,10 @@ def test_a_client_record_between_a_call_and_its_answer_splits_them_for_the_ancho
     run = adk_js.run_script(script, anchored)
     split = [v for v in adk_js.check_run(run) if v.invariant == "P1"]
     assert sorted(v.ids for v in split) == [("call_0",), ("call_1",)]
-    assert {adk_js.known_fault(run, v) for v in split} == {"js-scratchpad-behind-record"}
+    # Each of two fixes removes it: the anchored compactor reading the record
+    # as its latest compacted event (the answer follows the call again), and
+    # calls kept with their answers (the call is retained with its answer).
+    assert [named(run, v) for v in split] == [{"js-late-answer", "js-scratchpad-behind-record"}] * 2
     assert adk_js.new_violations(run) == []
 
 
