@@ -2401,8 +2401,6 @@ def _opener_deleted(run: JsRun, violation: Violation) -> bool:
     )
 
 
-
-
 def _answer_hidden_by_time(run: JsRun, violation: Violation) -> bool:
     """Whether the call P1 names was summarised at a model call where its
     answer, though stored after it (right after it, often), was not among the
