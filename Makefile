@@ -36,7 +36,7 @@ FIXES_ENV := HARNESS_FIXES="$(FIXES)"
 # make test FIXES=...: the part of the gate that judges ADK (the properties and the fixture
 # replays) on the fixed SDK; the rest is about the harness and the release as published.
 FIXED_GATE := $(if $(strip $(FIXES)),-m "property or judges_adk")
-CHECK_FIXES := $(if $(strip $(FIXES)),$$py -m compaction_harness.faults.switch $(if $(filter js,$(SDK)),--sdk=js) "$(FIXES)" >/dev/null || exit 2,true)
+CHECK_FIXES := $(if $(strip $(FIXES)),$$py -m compaction_harness.faults.switch$(if $(filter js,$(SDK)), --sdk=js) "$(FIXES)" >/dev/null || exit 2,true)
 
 ifeq ($(filter $(SDK),python js),)
 $(error SDK=$(SDK): expected python or js)
