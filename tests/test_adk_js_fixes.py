@@ -58,25 +58,19 @@ def test_the_diff_applies_to_the_installed_package(name):
     assert js_fixes.fix_named(name).diff_text().startswith("--- a/dist/esm/")
 
 
-#: Faults whose only fixture is marked with another fault it shows as well:
-#: the fixture's classification must name them, by their fix. The anchored
-#: compactor's duplicates (a retained call and answer kept twice) show in
-#: the minimal script recorded for them only beside the answer to calls of
-#: two turns, whose fix removes every P2 there; they are named by their own
-#: fix together with the running request's (the duplicated events are the
-#: invocation's own).
-SHOWN_BESIDE = {"js-anchored-duplicates": "P2-adk-js-2.0.0-47c000685f2c0e83.json"}
-
-
 @pytest.mark.parametrize("name", list(js_fixes.js_fixes()))
 def test_every_fix_has_fixtures_of_its_faults(name):
     for fault_id in js_fixes.fix_named(name).faults:
         if _fixtures_of(fault_id):
             continue
-        assert fault_id in SHOWN_BESIDE, f"{fault_id} has no fixture"
-        verdict = judge_fixture(load_fixture(REPROS / SHOWN_BESIDE[fault_id])).verdict
-        evidence = [v.details.get("evidence", "") for v, f in verdict.known if f == fault_id]
-        assert any(name in e.removeprefix("fix ").split("+") for e in evidence), evidence
+        # A fault shown only beside another one (``also_shows``): the
+        # fixture's classification must name it by this fix.
+        beside = [p for p in JS_FIXTURES if fault_id in load_fixture(p).also_shows]
+        assert beside, f"{fault_id} has no fixture"
+        for path in beside:
+            verdict = judge_fixture(load_fixture(path)).verdict
+            evidence = [v.details.get("evidence", "") for v, f in verdict.known if f == fault_id]
+            assert any(name in e.removeprefix("fix ").split("+") for e in evidence), evidence
 
 
 @pytest.mark.parametrize(("name", "path"), FAULT_FIXTURES)

@@ -572,7 +572,7 @@ def test_a_pending_call_left_out_beside_its_answered_sibling_is_not_lost():
     logging.disable(logging.WARNING)
     try:
         (published,) = run_script(script, triage=False).violations
-        with fixes.applied(list(fixes.FIXES)):
+        with fixes.applied(AVAILABLE):
             fixed = run_script(script, triage=False, stop=lambda _, run: runs.append(run))
     finally:
         logging.disable(logging.NOTSET)

@@ -420,9 +420,12 @@ class _Driver:
 
 #: One driver process per set of ADK-JS fixes, the most recently used last.
 _DRIVERS: dict[tuple[str, ...], _Driver] = {}
-#: How many driver processes stay alive at once (a classification re-runs a
-#: case under each fix alone and under all of them).
-MAX_DRIVERS = 4
+#: How many driver processes stay alive at once. A classification re-runs a
+#: case without fixes, under every fix together and under each fix alone
+#: (about 15 sets for 13 fixes): with fewer processes than that, every
+#: fixture classified would start them all again (a Node start and the
+#: package's import each). A driver takes about 140 MB.
+MAX_DRIVERS = 16
 
 
 def driver(fixes: tuple[str, ...] | None = None) -> _Driver:

@@ -191,7 +191,12 @@ def _enter_fixes(config: pytest.Config) -> None:
 
 
 #: The test files that run ADK-JS through Node (the Makefile's ADKJS_TESTS).
-ADKJS_TEST_FILES = ("test_adk_js.py", "test_adk_js_recorded.py", "test_differential_js.py")
+ADKJS_TEST_FILES = (
+    "test_adk_js.py",
+    "test_adk_js_fixes.py",
+    "test_adk_js_recorded.py",
+    "test_differential_js.py",
+)
 
 
 def _adk_js_only(config: pytest.Config) -> bool:
