@@ -93,6 +93,26 @@ def test_a_violation_every_fix_leaves_is_new_after_one_rerun():
     assert p2.new and calls == [("a", "b", "c")]
 
 
+def test_within_known_or_new_only_one_rerun_tells_known_from_new():
+    # The gate's properties (both SDKs' classify): every fix together, once.
+    from compaction_harness.faults.classify import UNNAMED, known_or_new_only
+
+    calls = []
+
+    def rerun(names):
+        calls.append(names)
+        return [P3]
+
+    with known_or_new_only():
+        (p2, p3) = classify([P2, P3], rerun, ["a", "b", "c"], _faults, confirm=True)
+    assert calls == [("a", "b", "c")]
+    assert p2.faults == (UNNAMED,) and p2.fixes == () and not p2.new
+    assert p3.new
+    # Outside it, the same violations are named by fix.
+    (p2,) = classify([P2], _reruns({("a", "b", "c"): [], ("b",): []}), ["a", "b", "c"], _faults)
+    assert p2.fixes == ("b",)
+
+
 def test_two_fixes_that_each_remove_a_violation_name_both_faults():
     rerun = _reruns({("a", "b", "c"): [], ("b",): [], ("c",): []})
     (p2,) = classify([P2], rerun, ["a", "b", "c"], _faults)

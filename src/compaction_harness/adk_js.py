@@ -1903,8 +1903,15 @@ def classified(run: JsRun, violations: Sequence[Violation]) -> list[Any]:
     )
     for item in out:
         if not item.new:
-            item.violation.details["evidence"] = "fix " + "+".join(item.fixes)
+            item.violation.details["evidence"] = evidence_of(item.fixes)
     return out
+
+
+def evidence_of(fixes: Sequence[str]) -> str:
+    """``details["evidence"]`` of a violation the fixes ``fixes`` remove
+    (``"fix A+B"``), or ``"every fix together"`` for one classified within
+    :func:`compaction_harness.faults.classify.known_or_new_only` (no fix named)."""
+    return "fix " + "+".join(fixes) if fixes else "every fix together"
 
 
 def known_fault(run: JsRun, violation: Violation) -> str | None:
@@ -2061,7 +2068,7 @@ def check_js_round_trip(
         if item.new:
             new.append(item.violation)
             continue
-        item.violation.details["evidence"] = "fix " + "+".join(item.fixes)
+        item.violation.details["evidence"] = evidence_of(item.fixes)
         known.extend((item.violation, f) for f in item.faults)
     return new, known
 

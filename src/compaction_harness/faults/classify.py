@@ -134,10 +134,21 @@ def classify(
     fixes remove is the fault of each of them (two faults whose fixes each
     remove it are both named). ``confirm``: re-run without fixes too, and
     call a violation that re-run does not show new (the run it came from was
-    not the case's own: edited by a test, or not deterministic)."""
+    not the case's own: edited by a test, or not deterministic).
+
+    Within :func:`known_or_new_only` (the gate's properties) only the first
+    question is asked, in one re-run with every candidate: a violation it
+    removes is paired with :data:`UNNAMED` and no fix (``fixes`` empty, not
+    new), the rest are new; ``confirm`` is not asked."""
     violations = list(violations)
     if not violations:
         return []
+    if _KNOWN_OR_NEW_ONLY and candidates:
+        left = rerun(tuple(sorted(candidates)))
+        return [
+            Classified(v, () if any(same_failure(v, w) for w in left) else (UNNAMED,), ())
+            for v in violations
+        ]
     memo: dict[tuple[str, ...], list[Violation]] = {}
 
     def shown(names: Sequence[str]) -> list[Violation]:
