@@ -2133,6 +2133,7 @@ def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Vio
 CLASSIFICATION = (
     "_has_fix",
     "classified",
+    "evidence_of",
     "known_fault",
     "_pattern_fault",
     "_opener_deleted",
