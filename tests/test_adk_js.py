@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -710,9 +711,12 @@ def test_a_call_brought_back_without_its_answer_by_an_inverted_range_is_the_time
     _, in_order = time_filtered(
         script.config, script.operations, compactor, "P1", "js-inverted-range"
     )
-    # In order, what is left is the late answer's own crash (removed by the
-    # fix that drops a newest answer whose call is gone).
-    assert faults(in_order) == {"js-record-pending-call"}
+    # In order, what is left is the late answer's own crash, removed by the
+    # fix that drops a newest answer whose call is gone and by the one that
+    # restores the summarised call before its answer.
+    crashes = adk_js.check_run(in_order)
+    assert [v.invariant for v in crashes] == ["P0"]
+    assert named(in_order, crashes[0]) == {"js-late-answer", "js-record-pending-call"}
 
 
 def test_an_inverted_range_with_call_ids_reused_per_turn_is_the_time_filters():
@@ -1104,6 +1108,13 @@ KNOWN = {
         Script(token(1000, storage="database"), (Open(), Skew(10), Text(), Open(), Text())),
         None,
     ),
+    "js-reused-id-orphan-summarised": (
+        Script(
+            token(1, 1, call_ids="per_turn"),
+            (Open(), Calls(), Open(), Calls(fate="later"), Open(), Text()),
+        ),
+        None,
+    ),
 }
 
 
@@ -1359,6 +1370,23 @@ def test_the_anchored_trigger_reading_a_count_from_before_its_scratchpad_is_the_
 # -- the ADK-JS fixtures of tests/repros/ -------------------------------------------------------
 REPROS = Path(__file__).parent / "repros"
 JS_FIXTURES = sorted(REPROS.glob("*-adk-js-*.json"))
+
+
+def test_the_reused_id_recogniser_reads_the_definitions() -> None:
+    # The split call is dead by its own evidence; the first turn's response
+    # with the reused id is what keeps it live. With unique ids the same
+    # script summarises a provably dead call: nothing to report.
+    script, compactor = KNOWN["js-reused-id-orphan-summarised"]
+    result = run(script, compactor)
+    (split,) = [v for v in adk_js.check_run(result) if v.invariant == "P1"]
+    assert split.ids == ("call_0",)
+    assert adk_js._reused_id_orphan(result, split)
+    unique = Script(replace(script.config, call_ids="unique"), script.operations)
+    assert [v for v in adk_js.check_run(run(unique, compactor)) if v.invariant == "P1"] == []
+    # The first turn's call_0, answered after it, is live by its own evidence.
+    first = next(i for i, s in enumerate(result.stored.steps) if s.calls)
+    assert first < split.positions[0]
+    assert not adk_js._reused_id_orphan(result, replace(split, positions=(first,)))
 
 
 def test_each_known_fault_minimal_script_is_a_fixture_marked_with_it() -> None:
@@ -1850,11 +1878,17 @@ def test_an_answer_reloaded_before_its_call_is_the_reload_order(monkeypatch) -> 
     )
     case = adk_js.JsCase(script, adk_js.compactor_for(script))
     new, known = adk_js.check_js_round_trip(case)
-    # Three fixes remove the crash, each alone: the reload keeping the order
-    # of appending (the call is back before its answer), summaries hiding
-    # what they were given (the swap raises only with the summary's time
-    # range), and getContents dropping a newest answer whose call it lacks.
-    removing = (DB_FIX, "summaries-hide-what-they-were-given", "newest-orphan-response-dropped")
+    # Four fixes remove the crash, each alone: the summarised call restored
+    # before its answer, the reload keeping the order of appending (the call
+    # is back before its answer), summaries hiding what they were given (the
+    # swap raises only with the summary's time range), and getContents
+    # dropping a newest answer whose call it lacks.
+    removing = (
+        "calls-retained-with-their-answers",
+        DB_FIX,
+        "summaries-hide-what-they-were-given",
+        "newest-orphan-response-dropped",
+    )
     assert new == [] and {(v.invariant, f) for v, f in known} == {
         ("P0", f) for f in faults_of(*removing)
     }

@@ -1539,18 +1539,27 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
     """P3's bound on the live raw events outside every summary right after a
     compaction of a compactor with a trigger (events, int).
 
-    Reasoning from ``calculateRetainStartIndex`` (``context/compaction_utils.js``),
-    which both ``shouldCompact`` and ``compact`` call: the retained part starts
-    ``eventRetentionSize`` (R) raw events before the end, and moves back one
-    event while the first retained event has function responses and the one
-    before it has function calls. A step back stops unless the newly first
-    event has responses too, so beyond one step every further step needs an
-    event with both calls and responses. Everything before the retained part
-    is summarised. So at most R + 1 + (events of ``backlog`` with both calls
-    and responses) raw events are left outside every summary."""
+    The compactor retains the last ``eventRetentionSize`` (R) raw events and
+    summarises the rest, except what the specification keeps with them: a
+    call whose response is among the retained events stays with it (a
+    summary must not split the pair, P1), and so does every event between
+    that call and the retained ones, since ADK-JS summarises a prefix
+    (``calculateRetainStartIndex``, ``context/compaction_utils.js``, moves the
+    start back). On top, one event of slack and one per event with both
+    calls and responses (a step back of ``calculateRetainStartIndex`` needs
+    one). A call that waits (no response yet) earns nothing: it does not
+    shield what comes after it (P3). A larger backlog means compaction has
+    stalled."""
     retention = max(0, int(compactor.options.get("eventRetentionSize", 0)))
     both = sum(1 for s in backlog if s.calls and s.responses)
-    return retention + 1 + both
+    tail = max(0, len(backlog) - retention)
+    answered = {r.id for s in backlog[tail:] for r in s.responses}
+    start = tail
+    for call_id in answered:  # the latest call event with the id before the retained part
+        made = [i for i in range(tail) if any(c.id == call_id for c in backlog[i].calls)]
+        if made:
+            start = min(start, made[-1])
+    return retention + 1 + both + (tail - start)
 
 
 def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[int], int]]:
@@ -1944,7 +1953,33 @@ def _pattern_fault(run: JsRun, violation: Violation) -> str | None:
         and _opener_deleted(run, violation)
     ):
         return "js-truncate-opener"
+    if "js-reused-id-orphan-summarised" in faults and _reused_id_orphan(run, violation):
+        return "js-reused-id-orphan-summarised"
     return None
+
+
+def _reused_id_orphan(run: JsRun, violation: Violation) -> bool:
+    """Whether ``violation`` is a P1 whose every split call is provably dead
+    by the evidence from its own event on (the session from the call's event
+    to its end: no resolved response with the id, not protected, not of the
+    newest invocation) and is live only through events before it that carry
+    the same id (an earlier call's response or long-running mark: the id
+    reused). Read from the definitions (``reference.dead_id_clauses``), not
+    from ADK-JS's code."""
+    from . import reference
+
+    steps = run.stored.steps
+    if violation.invariant != "P1" or not violation.ids or len(violation.positions) != 1:
+        return False
+    (position,) = violation.positions
+    if not 0 <= position < len(steps):
+        return False
+    onwards = Session(steps[position:])
+    return all(
+        all(reference.dead_id_clauses(onwards, [0], call_id).values())
+        and not all(reference.dead_id_clauses(run.stored, [position], call_id).values())
+        for call_id in violation.ids
+    )
 
 
 def _opener_deleted(run: JsRun, violation: Violation) -> bool:
@@ -2137,6 +2172,7 @@ CLASSIFICATION = (
     "known_fault",
     "_pattern_fault",
     "_opener_deleted",
+    "_reused_id_orphan",
     "triage",
     "new_violations",
 )

@@ -819,6 +819,36 @@ _ENTRIES: tuple[Fault, ...] = (
         ),
     ),
     _fault(
+        id="js-reused-id-orphan-summarised",
+        sdk=JS,
+        family=None,
+        invariants=("P1",),
+        compactors=("token_based", "anchored"),
+        title="a call that died unanswered is summarised while a response with its "
+        "reused id is still in the session",
+        user_sees=(
+            "calculateRetainStartIndex (context/compaction_utils.js) keeps a call with its "
+            "answer only when the answer is the next event, and nothing else: a call of an "
+            "older invocation that no event answers (its tool's process died) is summarised. "
+            "With call ids numbered per turn (providers behind other gateways reuse call_0 "
+            "in every turn), an earlier turn's response carries the same id, so the call "
+            "is not provably dead (the definitions: no resolved response with its id "
+            "anywhere in the session) and the summary splits a live pair (P1): ADK's "
+            "pairing by id can later take that response, or a late one, for this call. "
+            "adk-python keeps such a call out of every summary "
+            "(_longest_self_contained_prefix)."
+        ),
+        no_fix_reason=(
+            "not written yet: ADK-JS summarises a prefix of the raw events, so a fix that "
+            "keeps the call (calculateRetainStartIndex reading the whole session for a "
+            "response with the id) stops compaction for good while the call stays in the "
+            "session, which breaks P3; the fix that follows the specification summarises "
+            "around the call (a summary of a set of events, possible once summaries record "
+            "the events they were given: summaries-hide-what-they-were-given), as "
+            "js-late-answer's fix needs for a call that waits"
+        ),
+    ),
+    _fault(
         id="js-anchored-duplicates",
         sdk=JS,
         family=None,
