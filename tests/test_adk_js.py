@@ -871,13 +871,17 @@ def test_a_partial_answer_of_two_causes_is_explained_id_by_id() -> None:
         # request removes it (js-unanswered-call's fix), and so does the time
         # filter's (the answer is seen): both are named. With the first alone
         # the answer the time filter hid is still lost from the prompt (P4,
-        # the time filter's); the backlog that run leaves no fix removes (new).
+        # the time filter's). The backlog that run leaves is the retained
+        # answer, its parallel calls' event and the answer between them:
+        # what the specification keeps together, within P3's bound (an
+        # earlier bound, calculateRetainStartIndex's own step back, called
+        # it new).
         assert partial and [named(result, v) for v in partial] == [UNANSWERED | TIME_FILTER]
         fixed = run_with(script, compactor, "unanswered-calls-left-out-of-the-request")
         new, known = adk_js.triage(fixed)
         assert not [v for v, _ in known if v.details.get("cause") == "partial answer"]
         assert {f for v, f in known if v.invariant == "P4"} == TIME_FILTER
-        assert [(v.invariant, v.details.get("cause")) for v in new] == [("P3", "backlog")]
+        assert new == []
 
 
 def test_a_call_no_event_answers_is_the_prompt_fault_whatever_the_baseline_shows() -> None:
@@ -1387,6 +1391,21 @@ def test_the_reused_id_recogniser_reads_the_definitions() -> None:
     first = next(i for i, s in enumerate(result.stored.steps) if s.calls)
     assert first < split.positions[0]
     assert not adk_js._reused_id_orphan(result, replace(split, positions=(first,)))
+
+
+def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one() -> None:
+    from compaction_harness.model import Call, Response, Step
+
+    compactor = JsCompactor("token_based", {"tokenThreshold": 1, "eventRetentionSize": 1})
+    call = Step(invocation="i", author="agent", calls=(Call("a", "t"),))
+    text = Step(invocation="i", author="agent", text="x")
+    answer = Step(invocation="j", author="user", responses=(Response("a", "t"),))
+    # The retained answer keeps its call and the two events between them.
+    assert adk_js.backlog_bound(compactor, [call, text, text, answer]) == 1 + 3
+    # A call still waiting keeps nothing: R and the one step back.
+    assert adk_js.backlog_bound(compactor, [call, text, text, text]) == 1 + 1
+    # An answer before the retained part keeps nothing either.
+    assert adk_js.backlog_bound(compactor, [call, answer, text, text]) == 1 + 1
 
 
 def test_each_known_fault_minimal_script_is_a_fixture_marked_with_it() -> None:

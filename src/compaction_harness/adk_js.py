@@ -1545,11 +1545,12 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
     summary must not split the pair, P1), and so does every event between
     that call and the retained ones, since ADK-JS summarises a prefix
     (``calculateRetainStartIndex``, ``context/compaction_utils.js``, moves the
-    start back). On top, one event of slack and one per event with both
-    calls and responses (a step back of ``calculateRetainStartIndex`` needs
-    one). A call that waits (no response yet) earns nothing: it does not
-    shield what comes after it (P3). A larger backlog means compaction has
-    stalled."""
+    start back). At least one event is allowed for that step back (a
+    response retained right after its call), and one more per event with
+    both calls and responses (each further step back of
+    ``calculateRetainStartIndex`` needs one). A call that waits (no response
+    yet) earns nothing: it does not shield what comes after it (P3). A
+    larger backlog means compaction has stalled."""
     retention = max(0, int(compactor.options.get("eventRetentionSize", 0)))
     both = sum(1 for s in backlog if s.calls and s.responses)
     tail = max(0, len(backlog) - retention)
@@ -1559,7 +1560,7 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
         made = [i for i in range(tail) if any(c.id == call_id for c in backlog[i].calls)]
         if made:
             start = min(start, made[-1])
-    return retention + 1 + both + (tail - start)
+    return retention + max(1, tail - start) + both
 
 
 def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[int], int]]:
