@@ -28,7 +28,7 @@ DECIDING = [
     (PACKAGE / "faults" / "catalogue.py", None, ("_ENTRIES",)),
     (PACKAGE / "adk_js.py", "classification", ()),
 ]
-INSTRUMENT = [PACKAGE / "faults" / "fixes.py", ROOT / "sdks" / "adk-js" / "fixes.mjs"]
+INSTRUMENT = [PACKAGE / "faults" / "fixes.py", PACKAGE / "faults" / "js_fixes.py"]
 
 
 def _docstring_lines(tree: ast.AST) -> set[int]:

@@ -216,9 +216,9 @@ def test_the_adapter_calls_the_real_helpers() -> None:
 # -- which signature the adapter uses -------------------------------------------
 @pytest.fixture
 def fresh_signature_cache():
-    adk._accepts.cache_clear()
+    adk._takes.cache_clear()
     yield
-    adk._accepts.cache_clear()
+    adk._takes.cache_clear()
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ may stay until that fault's fix).
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -59,7 +61,16 @@ def test_the_diff_applies_to_the_installed_package(name):
 @pytest.mark.parametrize("name", list(js_fixes.js_fixes()))
 def test_every_fix_has_fixtures_of_its_faults(name):
     for fault_id in js_fixes.fix_named(name).faults:
-        assert _fixtures_of(fault_id), fault_id
+        if _fixtures_of(fault_id):
+            continue
+        # A fault shown only beside another one (``also_shows``): the
+        # fixture's classification must name it by this fix.
+        beside = [p for p in JS_FIXTURES if fault_id in load_fixture(p).also_shows]
+        assert beside, f"{fault_id} has no fixture"
+        for path in beside:
+            verdict = judge_fixture(load_fixture(path)).verdict
+            evidence = [v.details.get("evidence", "") for v, f in verdict.known if f == fault_id]
+            assert any(name in e.removeprefix("fix ").split("+") for e in evidence), evidence
 
 
 @pytest.mark.parametrize(("name", "path"), FAULT_FIXTURES)
@@ -67,7 +78,10 @@ def test_the_faults_fixture_is_classified_by_its_fix_and_holds_with_it(name, pat
     fixture = load_fixture(path)
     verdict = judge_fixture(fixture)
     assert verdict.label == "XFAIL", verdict.reason
-    assert f"fix {name}" in verdict.reason
+    # "fault (fix A+B)": every fix that removes a violation alone is named
+    groups = re.findall(r"\(fix ([^)]*)\)", verdict.reason)
+    named = {n for group in groups for n in group.split("+")}
+    assert name in named, verdict.reason
     mine = [v for v, fault in verdict.verdict.known if fault == _known_fault(path)]
     assert mine
     monkeypatch.setenv("HARNESS_FIXES", name)
@@ -99,5 +113,122 @@ def test_a_diff_that_does_not_apply_is_one_line(monkeypatch, tmp_path):
     try:
         with pytest.raises(js_fixes.JsFixError, match="the ADK-JS fix bad does not apply"):
             js_fixes.patched_package(("bad",))
+    finally:
+        js_fixes.js_fixes.cache_clear()
+
+
+def test_all_fixes_apply_together_and_the_copy_imports():
+    """FIXES=all: every fix, in the index's order (a fix that meets an
+    earlier one on a line by its variant), and Node imports the copy."""
+    every = tuple(js_fixes.js_fixes())
+    entry = js_fixes.patched_package(every)
+    assert entry is not None and entry.is_file()
+    # the names' order does not matter: the copy is the index's order's
+    assert js_fixes.patched_package(tuple(reversed(every))) == entry
+    done = subprocess.run(
+        [
+            adk_js.node_path(),
+            "--input-type=module",
+            "-e",
+            f"const m = await import({json.dumps(entry.as_uri())});"
+            " console.log(typeof m.AnchoredContextCompactor, typeof m.LlmSummarizer);",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["function", "function"]
+
+
+@pytest.mark.parametrize("name", list(js_fixes.js_fixes()))
+def test_every_fix_applies_after_all_the_others(name):
+    others = tuple(n for n in js_fixes.js_fixes() if n != name)
+    assert js_fixes.patched_package(others) is not None
+    assert js_fixes.patched_package((*others, name)) is not None
+
+
+def _fake_package(tmp_path, monkeypatch, diffs, index):
+    package = tmp_path / "package"
+    (package / "dist" / "esm").mkdir(parents=True)
+    (package / "package.json").write_text('{"version": "0.0.0"}', encoding="utf-8")
+    (package / "dist" / "esm" / "index.js").write_text("export {};\n", encoding="utf-8")
+    (package / "dist" / "esm" / "x.js").write_text("a\nb\nc\n", encoding="utf-8")
+    (package / "dist" / "esm" / "y.js").write_text("p\nq\n", encoding="utf-8")
+    fixes = tmp_path / "fixes"
+    fixes.mkdir()
+    for file_name, text in diffs.items():
+        (fixes / file_name).write_text(text, encoding="utf-8")
+    (fixes / "index.json").write_text(json.dumps(index), encoding="utf-8")
+    monkeypatch.setattr(js_fixes, "PACKAGE_DIR", package)
+    monkeypatch.setattr(js_fixes, "INDEX", fixes / "index.json")
+    monkeypatch.setattr(js_fixes, "PATCHED", tmp_path / "patched")
+    js_fixes.js_fixes.cache_clear()
+
+
+def test_a_variant_is_applied_only_where_the_fix_s_own_diff_does_not_apply(tmp_path, monkeypatch):
+    def hunk(path, before, old, new, after):
+        return (
+            f"--- a/dist/esm/{path}\n+++ b/dist/esm/{path}\n@@ -1,3 +1,3 @@\n"
+            f" {before}\n-{old}\n+{new}\n {after}\n"
+        )
+
+    def head(path, old, new, after):
+        return (
+            f"--- a/dist/esm/{path}\n+++ b/dist/esm/{path}\n@@ -1,2 +1,2 @@\n"
+            f"-{old}\n+{new}\n {after}\n"
+        )
+
+    diffs = {
+        "first.diff": hunk("x.js", "a", "b", "B", "c"),
+        # second changes the line first changes: alone by its own diff, after
+        # first by its variant (written against the package with first applied)
+        "second.diff": hunk("x.js", "a", "b", "b2", "c") + head("y.js", "p", "p2", "q"),
+        # the variant's y.js section applies too, but the fix's own does: not used
+        "second.after-first.diff": hunk("x.js", "a", "B", "B+b2", "c")
+        + head("y.js", "p", "VARIANT", "q"),
+        "third.diff": hunk("x.js", "a", "no such line", "z", "c"),
+    }
+    index = {
+        "first": {"faults": ["js-1"], "summary": "s", "diff": "first.diff"},
+        "second": {
+            "faults": ["js-2"],
+            "summary": "s",
+            "diff": "second.diff",
+            "variants": ["second.after-first.diff"],
+        },
+        "third": {"faults": ["js-3"], "summary": "s", "diff": "third.diff"},
+    }
+    _fake_package(tmp_path, monkeypatch, diffs, index)
+    try:
+
+        def copy(*names):
+            esm = js_fixes.patched_package(names).parent
+            return (esm / "x.js").read_text(), (esm / "y.js").read_text()
+
+        assert copy("second") == ("a\nb2\nc\n", "p2\nq\n")
+        assert copy("first") == ("a\nB\nc\n", "p\nq\n")
+        assert copy("first", "second") == ("a\nB+b2\nc\n", "p2\nq\n")
+        # applied in the index's order, whatever the order of the names
+        assert copy("second", "first") == ("a\nB+b2\nc\n", "p2\nq\n")
+        with pytest.raises(js_fixes.JsFixError, match=r"^the ADK-JS fix third does not apply"):
+            js_fixes.patched_package(("first", "third"))
+    finally:
+        js_fixes.js_fixes.cache_clear()
+
+
+def test_a_variant_that_is_not_there_is_one_line(tmp_path, monkeypatch):
+    index = {
+        "first": {
+            "faults": ["js-1"],
+            "summary": "s",
+            "diff": "first.diff",
+            "variants": ["missing.diff"],
+        }
+    }
+    _fake_package(tmp_path, monkeypatch, {"first.diff": ""}, index)
+    try:
+        with pytest.raises(js_fixes.JsFixError, match=r"names missing\.diff, which is not there"):
+            js_fixes.js_fixes()
     finally:
         js_fixes.js_fixes.cache_clear()

@@ -20,6 +20,7 @@ import pytest
 
 from compaction_harness import adk_js, adk_js_recorded, cross_sdk, differential_js
 from compaction_harness.adk_js import NotApplicable
+from compaction_harness.faults import js_fixes
 from compaction_harness.fixtures import load_fixture
 from compaction_harness.model import Call, Compaction, Response, Session, Step
 from compaction_harness.pipeline import PipelineCase, from_model
@@ -80,6 +81,17 @@ OPENER_SUMMARISED = PipelineCase(
 
 def faults(run: adk_js.JsRun) -> list[str | None]:
     return [adk_js.known_fault(run, v) for v in adk_js.check_run(run)]
+
+
+def named(run: adk_js.JsRun, violation) -> set[str]:
+    """Every known fault the triage names for ``violation`` of ``run``: the
+    faults of each fix that removes it (``details["evidence"]``, "fix A+B"),
+    else the recogniser's."""
+    fault = adk_js.known_fault(run, violation)
+    evidence = str(violation.details.get("evidence", ""))
+    if evidence.startswith("fix "):
+        return {f for n in evidence[4:].split("+") for f in js_fixes.fix_named(n).faults}
+    return {fault} if fault else set()
 
 
 # -- the mapping -------------------------------------------------------------------
@@ -237,7 +249,9 @@ def test_a_recorded_fixture_fails_for_what_no_known_adk_js_fault_explains(monkey
         "known",
         "js-opener-summarised (stand-in: token_based threshold=0, retention=1)",
     )
-    monkeypatch.delitem(adk_js.KNOWN_FAULTS, "js-opener-summarised")
+    # Classified by fix, a fault is known by its fix in the index, not by its
+    # entry in KNOWN_FAULTS: with the triage off nothing explains the P2.
+    monkeypatch.setenv("HARNESS_KNOWN_FAULTS", "off")
     row = cross_sdk.cross_row(fixture, {})
     assert row.verdict == "FAILS" and row.detail.startswith("P2:")
 
@@ -429,15 +443,22 @@ def test_the_translated_fixtures_get_a_verdict_labelled_as_a_translation():
     row = cross_sdk.cross_row(fixture, {})
     assert (row.verdict, row.detail) == (
         "known",
-        f"js-late-answer (stand-in: token_based threshold=0, retention=1; {label})",
+        "js-late-answer, js-record-pending-call "
+        f"(stand-in: token_based threshold=0, retention=1; {label})",
     )
     # c3's call (and its request) is summarised before its real result, the
-    # newest event at i8's model call: getContents raises, as js-late-answer says.
+    # newest event at i8's model call: getContents raises, as js-late-answer says
+    # (the crash goes with the fix that drops a newest answer whose call is gone).
     run = adk_js_recorded.run_recorded(fixture.case)
     assert (
         "No function call event found for function responses ids: c3" in (run.exception["message"])
     )
-    assert set(faults(run)) == {"js-late-answer"}
+    # Each of two fixes removes the crash: calls kept with their answers (c3 is
+    # not summarised) and the newest answer whose call is gone dropped.
+    found = adk_js.check_run(run)
+    (crash,) = [v for v in found if v.invariant == "P0"]
+    assert named(run, crash) == {"js-late-answer", "js-record-pending-call"}
+    assert {f for v in found for f in named(run, v)} == {"js-late-answer", "js-record-pending-call"}
     # Untranslated sessions carry no label.
     assert adk_js_recorded.translation_label(HOLDS) == ""
 
@@ -524,7 +545,10 @@ def test_a_record_over_a_pending_call_fails_the_answer_run_as_a_known_fault():
     script = Script(token(), (Open(), Calls(kind="long_running"), ClientRecord(), Answer(), Text()))
     run = adk_js.run_script(script)
     assert "No function call event found" in run.exception["message"]
-    assert faults(run) == ["js-record-pending-call"]
+    # Removed by dropping the newest answer whose call is gone, and by
+    # restoring the call the record hid before its answer.
+    (crash,) = adk_js.check_run(run)
+    assert named(run, crash) == {"js-late-answer", "js-record-pending-call"}
     # Without the record the same session holds: no ADK-JS compaction runs.
     assert (
         adk_js.check_run(
@@ -554,7 +578,10 @@ def test_a_record_claims_a_pending_call_stamped_before_its_range_too():
     )
     run = adk_js.run_script(script)
     assert "No function call event found" in run.exception["message"]
-    assert faults(run) == ["js-record-pending-call"]
+    # Removed by dropping the newest answer whose call is gone, and by
+    # restoring the call the record hid before its answer.
+    (crash,) = adk_js.check_run(run)
+    assert named(run, crash) == {"js-late-answer", "js-record-pending-call"}
 
 
 SCRATCHPAD_BEHIND_RECORD = Script(
@@ -577,20 +604,15 @@ def test_the_anchored_scratchpad_retained_behind_a_client_record_is_hidden():
         ("P2", "opener missing"),
         ("P4", None),
     ]
-    assert faults(run) == ["js-scratchpad-behind-record"] * 2
+    # Each of two fixes removes both: the anchored compactor reading the
+    # record as its latest compacted event, and the rebuild moving only the
+    # retained events (the scratchpad no longer lands before the record).
+    assert [named(run, v) for v in found] == [
+        {"js-anchored-duplicates", "js-scratchpad-behind-record"}
+    ] * 2
     # The token-based compactor reads the record as its latest summary and
     # rolls it into its own: nothing is lost.
     assert adk_js.check_run(adk_js.run_script(SCRATCHPAD_BEHIND_RECORD)) == []
-
-
-def test_the_scratchpad_recogniser_needs_the_record_after_the_scratchpad():
-    run = adk_js.run_script(SCRATCHPAD_BEHIND_RECORD, ANCHORED)
-    found = adk_js.check_run(run)
-    # The same losses with the record listed before the scratchpad (then the
-    # scratchpad would be the one read): not this fault.
-    call = run.calls[-1]
-    call["after"] = list(reversed(call["after"]))
-    assert all(adk_js.known_fault(run, v) != "js-scratchpad-behind-record" for v in found)
 
 
 def test_the_anchored_trigger_view_starts_at_its_scratchpad_not_at_a_client_record():
@@ -598,18 +620,24 @@ def test_the_anchored_trigger_view_starts_at_its_scratchpad_not_at_a_client_reco
     call = run.calls[1]  # the record (e2) is stored; no scratchpad yet
     assert call["before"] == ["e0", "e1", "e2"]
     # AnchoredContextCompactor.getActiveEvents reads scratchpads only: the
-    # record is a raw event to it, and every event is active.
-    assert adk_js._active_before(run, call) == ["e0", "e1", "e2"]
+    # record is a raw event to it, and every event is active (as the driver
+    # records the compactor's own view).
+    assert call["active"] == adk_js._active_before(run, call) == ["e0", "e1", "e2"]
     # compaction_utils.getActiveEvents (the token-based compactor's) starts at
     # the record and keeps the message stamped after its endTime.
-    run.compactor = adk_js.JsCompactor("token_based", ANCHORED.options)
+    token_based = adk_js.JsCompactor("token_based", ANCHORED.options)
+    run = adk_js.run_script(SCRATCHPAD_BEHIND_RECORD, token_based)
+    call = run.calls[1]
+    assert call["before"] == ["e0", "e1", "e2"]
     assert adk_js._active_before(run, call) == ["e2", "e0"]
 
 
 def test_a_client_record_between_a_call_and_its_answer_splits_them_for_the_anchored_compactor():
     # Found with ClientRecord drawn (shrunk): the anchored compactor takes the
     # record for a raw event, so the answer is not the event right after the
-    # call, and calculateRetainStartIndex summarises the call alone.
+    # call, and calculateRetainStartIndex summarises the call alone. Once the
+    # late-answer recogniser's; by fix, the anchored compactor's reading of a
+    # record as raw (anchored-reads-the-latest-compacted-event removes it).
     config = ScriptConfig(
         token_threshold=937,
         event_retention_size=2,
@@ -632,32 +660,28 @@ def test_a_client_record_between_a_call_and_its_answer_splits_them_for_the_ancho
     run = adk_js.run_script(script, anchored)
     split = [v for v in adk_js.check_run(run) if v.invariant == "P1"]
     assert sorted(v.ids for v in split) == [("call_0",), ("call_1",)]
-    assert {adk_js.known_fault(run, v) for v in split} == {"js-late-answer"}
+    # Each of two fixes removes it: the anchored compactor reading the record
+    # as its latest compacted event (the answer follows the call again), and
+    # calls kept with their answers (the call is retained with its answer).
+    assert [named(run, v) for v in split] == [{"js-late-answer", "js-scratchpad-behind-record"}] * 2
     assert adk_js.new_violations(run) == []
-    # To the token-based compactor the record is no raw event: the answer
-    # to call_0 is the next one, and the recogniser says so.
-    answered = next(v for v in split if v.ids == ("call_0",))
-    run.compactor = adk_js.JsCompactor("token_based", anchored.options)
-    assert not adk_js._split_not_adjacent(run, answered)
 
 
-def test_a_summary_taking_again_what_an_earlier_one_took_is_named_by_its_number():
+def test_a_summary_taking_again_what_a_client_record_brought_back_is_not_removed_by_identity():
     # Found by a campaign with ClientRecord drawn: the message (stamped 10 s
     # ahead) is summarised, then a client's record ending before it becomes
     # the latest compacted event, so getActiveEvents brings the message back
-    # and the next summary takes it again (js-reactivated). Both summaries
-    # were given the same raw events: the recogniser must read which summary
-    # the violation names, not the first one given those events.
+    # and the next summary takes it again (the record form of js-reactivated,
+    # once told by a recogniser). The fix of the time filter
+    # (summaries-hide-what-they-were-given) reads a record without ids by its
+    # endTime as before, so the waste stays: no fix removes it yet, and the
+    # triage calls it new.
     script = Script(
         token(1, 1), (Open(), Skew(seconds=10), Text(), Text(), ClientRecord(), Text(), Text())
     )
     run = adk_js.run_script(script)
     assert [given for _, given, _ in run.summaries()] == [[0], [0]]
     (wasted,) = [v for v in adk_js.check_run(run) if v.invariant == "P6"]
-    assert wasted.details["summary"] == 1
-    assert adk_js.known_fault(run, wasted) == "js-reactivated"
-    assert adk_js.new_violations(run) == []
-    # Named by a search over the positions, it would be the first summary
-    # (nothing before it to take again from): not recognised.
-    del wasted.details["summary"]
+    fixed = adk_js.run_script(script, fixes=("summaries-hide-what-they-were-given",))
+    assert [v.positions for v in adk_js.check_run(fixed) if v.invariant == "P6"] == [(0,)]
     assert adk_js.known_fault(run, wasted) is None

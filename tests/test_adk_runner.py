@@ -160,6 +160,7 @@ def test_an_exception_adk_raises_is_p0(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # -- the runner item of a campaign ------------------------------------------------
+@pytest.mark.gate_first  # among the gate's longest items
 @pytest.mark.property(weight=3)
 @settings(max_examples=30)
 @given(

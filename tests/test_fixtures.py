@@ -448,7 +448,28 @@ JS_BAD: dict[str, tuple[dict, str]] = {
         "not registered in adk_js.KNOWN_FAULTS",
     ),
     "bad-version": ({**js_valid(), "package_version": "latest"}, "package_version: expected"),
+    "also-shows-a-string": (
+        {**js_valid(), "also_shows": "js-branch"},
+        "also_shows: expected a list of fault ids",
+    ),
+    "also-shows-unregistered": (
+        {**js_valid(), "also_shows": ["no-such-fault"]},
+        "also_shows: 'no-such-fault' is not a registered known fault",
+    ),
+    "also-shows-its-own-fault": (
+        {**js_valid(), "known_fault": "js-branch", "also_shows": ["js-branch"]},
+        "also_shows: 'js-branch' is the fixture's known_fault already",
+    ),
 }
+
+
+def test_also_shows_loads_and_round_trips(tmp_path: Path) -> None:
+    data = {**js_valid(), "known_fault": "js-branch", "also_shows": ["js-late-answer"]}
+    path = tmp_path / "shows.json"
+    path.write_text(json.dumps(data))
+    fixture = load_fixture(path)
+    assert fixture.also_shows == ("js-late-answer",)
+    assert fixture.to_json()["also_shows"] == ["js-late-answer"]
 
 
 @pytest.mark.parametrize(("data", "part"), JS_BAD.values(), ids=JS_BAD.keys())

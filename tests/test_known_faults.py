@@ -93,6 +93,26 @@ def test_a_violation_every_fix_leaves_is_new_after_one_rerun():
     assert p2.new and calls == [("a", "b", "c")]
 
 
+def test_within_known_or_new_only_one_rerun_tells_known_from_new():
+    # The gate's properties (both SDKs' classify): every fix together, once.
+    from compaction_harness.faults.classify import UNNAMED, known_or_new_only
+
+    calls = []
+
+    def rerun(names):
+        calls.append(names)
+        return [P3]
+
+    with known_or_new_only():
+        (p2, p3) = classify([P2, P3], rerun, ["a", "b", "c"], _faults, confirm=True)
+    assert calls == [("a", "b", "c")]
+    assert p2.faults == (UNNAMED,) and p2.fixes == () and not p2.new
+    assert p3.new
+    # Outside it, the same violations are named by fix.
+    (p2,) = classify([P2], _reruns({("a", "b", "c"): [], ("b",): []}), ["a", "b", "c"], _faults)
+    assert p2.fixes == ("b",)
+
+
 def test_two_fixes_that_each_remove_a_violation_name_both_faults():
     rerun = _reruns({("a", "b", "c"): [], ("b",): [], ("c",): []})
     (p2,) = classify([P2], rerun, ["a", "b", "c"], _faults)
@@ -231,3 +251,63 @@ def test_a_rerun_that_wastes_another_range_removed_this_waste():
         "dead-call-retry-skipped-at-invocation-boundary",
         "summary-priced-by-a-client-record-resummarises-a-continued-invocation",
     ]
+
+
+@on_2_13
+@pytest.mark.parametrize(
+    "name",
+    [
+        "U2-2.13.0-956f68bc18ed9cfe.json",  # its fault's fix removes it
+        "P2-2.13.0-c74be76b016e3b46.json",  # no fix: the recogniser tells it
+        "P6-2.13.0-08ff11332ab3e1ae.json",  # a pipeline script
+    ],
+)
+def test_the_gate_tells_known_from_new_as_naming_does(name):
+    # The gate's properties classify within known_or_new_only: one re-run with
+    # every fix instead of one per fix. What is new, and what is known, must
+    # be exactly what naming each fault finds.
+    _assert_known_or_new_agrees(load_fixture(REPROS / name).case)
+
+
+@on_2_13
+def test_the_gate_tells_a_new_violation_new_as_naming_does(monkeypatch):
+    # A broken prefix helper (the stand-in of the test above): no fix may
+    # touch it, and what it breaks is new either way.
+    from compaction_harness.scripts import Open, Script, ScriptConfig, Skew, Text
+
+    monkeypatch.setattr(
+        compaction,
+        "_longest_self_contained_prefix",
+        lambda events, all_events=None: events[:1] + events[2:],
+    )
+    config = ScriptConfig(compaction_interval=1, overlap_size=0)
+    script = Script(config, (Open(), Text(), Text(), Skew(seconds=10), Open(), Text(), Open()))
+    new = _assert_known_or_new_agrees(script)
+    assert new
+
+
+def _assert_known_or_new_agrees(case) -> list[Violation]:
+    """Classify ``case``'s violations both ways; the new ones (the same either way)."""
+    from dataclasses import replace
+
+    from compaction_harness.faults.classify import UNNAMED, known_or_new_only, run_with_fixes
+
+    found = run_with_fixes(case, [])
+    assert found
+    copies = [replace(v, details=dict(v.details)) for v in found]
+    named_new, named_known = by_fix(case, copies)
+    with known_or_new_only():
+        new, known = by_fix(case, found)
+    index = {id(v): i for i, v in enumerate(found)} | {id(v): i for i, v in enumerate(copies)}
+    assert [index[id(v)] for v in new] == [index[id(v)] for v in named_new]
+    faults: dict[int, list[str]] = {}
+    for v, fault in named_known:
+        faults.setdefault(index[id(v)], []).append(fault)
+    assert [index[id(v)] for v, _ in known] == list(faults)
+    for v, fault in known:
+        if v.details["evidence"] == "pattern":  # the same recogniser either way
+            assert faults[index[id(v)]] == [fault]
+        else:  # removed by every fix together: naming found the faults of its fixes
+            assert fault == UNNAMED and v.details["evidence"] == "every fix together"
+            assert copies[index[id(v)]].details["evidence"].startswith("fix ")
+    return new

@@ -11,7 +11,7 @@ import pytest
 from builders import answer, call, text, user
 
 from compaction_harness.adk import helper_availability
-from compaction_harness.model import Compaction, Response, Session, Step
+from compaction_harness.model import Compaction, Response, Session, ShownText, Step
 from compaction_harness.pipeline import (
     PipelineRun,
     check_branch_view,
@@ -230,6 +230,60 @@ def test_p4_leaves_an_orphaned_call_to_adks_pruning():
     # is missing from the prompt.
     (v,) = check_nothing_lost(steps, summarised, given, baseline)
     assert v.positions == (5,)
+
+
+def test_p4_tells_two_calls_with_one_id_apart():
+    # The model numbers its call ids per turn: steps 1 and 4 both call "a"
+    # and "b". The client answers step 4's "a" (step 5); "b" still runs. ADK
+    # with fault 7's fix (pending-call-left-out-beside-answered-siblings)
+    # leaves the pending "b" out of the request beside its answered sibling,
+    # with compaction and without (P2), so step 4 shows only "a" in both.
+    # Call parts name their event as texts and responses do: step 1's "b",
+    # which the summary took, does not stand for step 4's in the baseline.
+    # Found by make fuzz FIXES=all.
+    def calls(at: int, *ids: str):
+        return ("model", tuple(("call", x, ShownText("tool", str(at))) for x in ids))
+
+    def said(at: int, words: str):
+        return ("model" if at else "user", (("text", ShownText(words, str(at))),))
+
+    steps = Session(
+        (
+            user("i1", 1, "u1"),
+            call("i1", 2, "a", "b", long_running=("a", "b")),
+            answer("i1", 3, "a", "b"),
+            text("i1", 4, "m1"),
+            call("i1", 5, "a", "b", long_running=("a", "b")),
+            answer("i1", 6, "a", author="user"),
+        )
+    )
+    baseline = [
+        said(0, "u1"),
+        calls(1, "a", "b"),
+        ("user", (("response", "a", "tool", "2"), ("response", "b", "tool", "2"))),
+        said(3, "m1"),
+        calls(4, "a"),
+        ("user", (("response", "a", "tool", "5"),)),
+    ]
+    given = [(6, (0, 1, 2, 3), ())]
+    head = [("model", (("text", "summary#0"),)), said(0, "u1")]
+    prompt = [*head, calls(4, "a"), baseline[-1]]
+    assert check_nothing_lost(steps, prompt, given, baseline) == []
+    # Still lost: step 4's call and its answer, gone from the prompt.
+    lost = check_nothing_lost(steps, head, given, baseline)
+    assert [v.positions for v in lost] == [(4,), (5,)]
+    # And step 4's call, when the prompt shows only step 1's call with its
+    # id and tool (which an id alone took for step 4's).
+    (v,) = check_nothing_lost(steps, [*head, calls(1, "a"), baseline[-1]], given, baseline)
+    assert v.invariant == "P4" and v.positions == (4,)
+    # Once "b" is answered (step 6), ADK sends it again, beside "a": had the
+    # prompt builder still left it out, step 4 would be lost.
+    answered = Session((*steps, answer("i1", 7, "b", author="user")))
+    both = ("user", (("response", "a", "tool", "5"), ("response", "b", "tool", "6")))
+    with_b = [*baseline[:4], calls(4, "a", "b"), both]
+    assert check_nothing_lost(answered, [*head, calls(4, "a", "b"), both], given, with_b) == []
+    (v,) = check_nothing_lost(answered, [*head, calls(4, "a"), both], given, with_b)
+    assert v.positions == (4,)
 
 
 def test_p4_takes_an_interim_result_the_final_one_replaces_for_shown():

@@ -55,7 +55,6 @@
 //   {"id": any, "agent": "agent", "compactor": {"name": "token_based",
 //    "options": {...}}, "summary": "tiny"|"large"|"grows", "seed": int, "base_chars": int,
 //    "storage": "memory"|"database",                  // default memory; see sessionServiceFor
-//    "reload": "adk"|"ties"|"stored",                 // database only; see reorderReloads
 //    "actions": [
 //      {"do": "invocation", "id": "e-1"},             // Runner.runAsync starts
 //      {"do": "append", "event": {...ADK-JS event},   // appendEvent; with
@@ -67,15 +66,14 @@
 //    ]}
 // Answer (one line):
 //   {"id": ..., "ok": true, "events": {id: event JSON},
-//    "calls": [{"action": k, "agent": ..., "before": [ids], "after": [ids],
+//    "calls": [{"action": k, "agent": ..., "before": [ids], "active": [ids], "after": [ids],
 //               "stored_before": [ids], "stored_after": [ids],
 //               "summaries": [{"input": [ids], "event": id}],
-//               "contents": [[role, [part, ...]]], "baseline": [...],
-//               "by_identity": [...]}],
+//               "contents": [[role, [part, ...]]], "baseline": [...]}],
 //    "stored": [ids], "exception": null | {"name", "message", "action"}}
-// "baseline": the contents of the stored raw events (no compaction);
-// "by_identity": the contents if the latest summary hid exactly the events
-// summaries were given (the counterfactual of getActiveEvents' time filter).
+// "active": the events the compactor's getActiveEvents keeps of "before"
+// (the anchored compactor's own method, else context/compaction_utils.js);
+// "baseline": the contents of the stored raw events (no compaction).
 // A content part is ["text", text, event id] (["text", text] for a text no
 // event holds: a summary's, another agent's relayed message; see
 // namedTexts), ["call", id, name] or
@@ -116,6 +114,12 @@ try {
   process.stderr.write(`adk-js driver: cannot load @google/adk${ENTRY ? ` (patched: ${ENTRY})` : ""}: ${error.message}\n`);
   process.exit(3);
 }
+// getActiveEvents (context/compaction_utils.js) is not among the package's
+// exports; the driver reads it from the same copy (patched or not) to record
+// the view a compactor had at each model call ("active" below).
+const { getActiveEvents } = await import(
+  new URL("./context/compaction_utils.js", ENTRY ? pathToFileURL(ENTRY).href : import.meta.resolve("@google/adk")).href
+);
 const {
   AgentControlledContextCompactor,
   AnchoredContextCompactor,
@@ -340,12 +344,6 @@ async function run(request) {
 // back from SQLite, as a server handling each request afresh does.
 async function sessionServiceFor(request) {
   const storage = request.storage ?? "memory";
-  const reload = request.reload ?? "adk";
-  if (!["adk", "ties", "stored"].includes(reload) || (reload !== "adk" && storage !== "database")) {
-    throw new TypeError(
-      `request.reload: expected "adk", or "ties" or "stored" with "storage": "database", got ${JSON.stringify(request.reload)}`,
-    );
-  }
   if (storage === "memory") return new InMemorySessionService();
   if (storage !== "database") {
     throw new TypeError(
@@ -355,41 +353,7 @@ async function sessionServiceFor(request) {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), "adk-js-driver-"));
   const service = new DatabaseSessionService(`sqlite://${path.join(folder, "session.db")}`);
   service.harnessFolder = folder;
-  if (reload !== "adk") reorderReloads(service, reload);
   return service;
-}
-
-// The counterfactuals "reload": "ties" and "stored" (database storage only):
-// ADK-JS's DatabaseSessionService as it is, except that getSession's events
-// are stably re-sorted. getSession reads `orderBy: {timestamp: "DESC"}` (whole
-// milliseconds, no tie-breaker) and reverses the list: events come back in
-// timestamp order, and those stored in one millisecond reversed. With "ties"
-// they come back by (whole-millisecond timestamp, the order appendEvent first
-// stored them): ties in storage order, nothing else changed. With "stored"
-// they come back in storage order alone, as InMemorySessionService keeps
-// them. Everything else (the SQLite file, each event's JSON round trip,
-// appendEvent's own reload) is unchanged. adk_js.round_trip_fault uses them:
-// a round-trip difference that vanishes under "ties" was made by the tie
-// order alone (js-db-tie-order); one that vanishes only under "stored" by
-// the timestamp order (js-db-time-order).
-function reorderReloads(service, reload) {
-  const order = new Map();
-  const appendEvent = service.appendEvent.bind(service);
-  service.appendEvent = async (args) => {
-    if (!order.has(args.event.id)) order.set(args.event.id, order.size);
-    return appendEvent(args);
-  };
-  const seq = (e) => order.get(e.id) ?? order.size;
-  const getSession = service.getSession.bind(service);
-  service.getSession = async (args) => {
-    const session = await getSession(args);
-    session?.events.sort((a, b) =>
-      reload === "stored"
-        ? seq(a) - seq(b)
-        : Math.floor(a.timestamp) - Math.floor(b.timestamp) || seq(a) - seq(b),
-    );
-    return session;
-  };
 }
 
 async function closeSessionService(service) {
@@ -406,9 +370,11 @@ async function runOn(service, request, actions, make, spec) {
   const record = { count: 0, pending: [], seen: (e) => (events[e.id] = eventJson(e)) };
   const summarizer = new RecordingSummarizer(request.summary ?? "tiny", record);
   const agents = new Map();
+  const compactors = new Map();
   const agentFor = (name) => {
     if (!agents.has(name)) {
       const compactor = make(spec.options ?? {}, summarizer);
+      compactors.set(name, compactor);
       agents.set(
         name,
         new LlmAgent({ name, model: new ScriptedSummaryLlm(), contextCompactors: [compactor] }),
@@ -424,7 +390,6 @@ async function runOn(service, request, actions, make, spec) {
   const stored = async () => (await service.getSession({ appName, userId, sessionId: "s" })).events;
   const calls = [];
   let lastChars = 0;
-  const summarisedIds = [];
   for (let k = 0; k < actions.length; k++) {
     const action = actions[k];
     try {
@@ -463,6 +428,14 @@ async function runOn(service, request, actions, make, spec) {
           stored_before: (await stored()).map((e) => e.id),
           summaries: [],
         };
+        // The compactor's own view before it runs: the anchored compactor's
+        // getActiveEvents method, else the shared getActiveEvents.
+        const compactor = compactors.get(agent.name);
+        call.active = (
+          typeof compactor.getActiveEvents === "function"
+            ? compactor.getActiveEvents(session.events)
+            : getActiveEvents(session.events)
+        ).map((e) => e.id);
         calls.push(call);
         const processor = agent.requestProcessors.find(
           (p) => p instanceof ContextCompactorRequestProcessor,
@@ -489,26 +462,15 @@ async function runOn(service, request, actions, make, spec) {
           }
         }
         call.summaries = record.pending.splice(0);
-        for (const entry of call.summaries) summarisedIds.push(...entry.input);
         for (const e of session.events) record.seen(e);
         call.after = session.events.map((e) => e.id);
         const storedNow = await stored();
         call.stored_after = storedNow.map((e) => e.id);
         call.contents = contentsOf(llmRequest.contents);
         lastChars = charsOf(llmRequest.contents);
-        // The counterfactual "by identity": the same events, with the latest
-        // summary hiding exactly the events some summary was given, not every
-        // event stamped up to its endTime (getActiveEvents). A copy of the
-        // summary with endTime -Infinity makes getActiveEvents keep every
-        // raw event after it; the summarised ones are left out here.
-        const given = new Set(summarisedIds);
-        const latest = session.events.filter(isCompactedEvent).pop();
-        const identity = session.events
-          .filter((e) => !isCompactedEvent(e) ? !given.has(e.id) : e === latest)
-          .map((e) => (e === latest ? { ...e, endTime: -Infinity } : e));
-        // The two hypothetical prompts may raise where ADK-JS's real one did
-        // not (another event is the newest): then they are null, with the
-        // reason, and never an exception of the run.
+        // The hypothetical prompt may raise where ADK-JS's real one did not
+        // (another event is the newest): then it is null, with the reason,
+        // and never an exception of the run.
         const hypothetical = async (events) => {
           try {
             return contentsOf(
@@ -521,7 +483,6 @@ async function runOn(service, request, actions, make, spec) {
             return null;
           }
         };
-        call.by_identity = await hypothetical(identity);
         call.baseline = await hypothetical(storedNow.filter((e) => !isCompactedEvent(e)));
       } else {
         throw new TypeError(`actions[${k}].do: unknown action ${JSON.stringify(action.do)}`);

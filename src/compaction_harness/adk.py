@@ -309,9 +309,15 @@ def _helper(name: str) -> Any:
     return fn
 
 
-@cache
 def _accepts(name: str, parameter: str) -> bool:
-    return parameter in inspect.signature(_helper(name)).parameters
+    # Asked of the helper installed now: a fix may replace it with one that
+    # takes more (the 2.11.0 fix of the prefix helper adds all_events=).
+    return _takes(_helper(name), parameter)
+
+
+@cache
+def _takes(fn: Any, parameter: str) -> bool:
+    return parameter in inspect.signature(fn).parameters
 
 
 def helper_availability() -> dict[str, str | None]:
@@ -492,20 +498,22 @@ def session_from_json(text: str) -> Session:
 #: ("response", id, name, event), where ``event`` is the position (as a string)
 #: of the session event the response part came from: a call id may be answered
 #: more than once (an interim, then the final result; a pending confirmation,
-#: then the real result), and P4 must tell those answers apart. A text is a
-#: :class:`ShownText`, which names its event the same way (P4 is checked by
-#: event identity: a model that answers "OK." at every turn writes many
-#: events with one text).
+#: then the real result), and P4 must tell those answers apart. A text, and a
+#: call's tool name, is a :class:`ShownText`, which names its event the same
+#: way (P4 is checked by event identity: a model that answers "OK." at every
+#: turn writes many events with one text, and one that numbers its call ids
+#: per turn many calls with one id and tool).
 PromptPart = tuple[str, ...]
 _EVENT_KEY = "harness_event"
 
 
 #: Whether the installed google-genai's ``Part`` has ``part_metadata``, where a
-#: text part names its event for the prompt (see :func:`_tag_untagged`).
+#: text or function-call part names its event for the prompt (see
+#: :func:`_tag_untagged`).
 _TEXT_TAGS = "part_metadata" in types.Part.model_fields
 
 
-def _text_event(part: Any) -> str:
+def _part_event(part: Any) -> str:
     metadata = getattr(part, "part_metadata", None) if _TEXT_TAGS else None
     event = metadata.get(_EVENT_KEY, "") if isinstance(metadata, dict) else ""
     return event if isinstance(event, str) else ""
@@ -528,14 +536,17 @@ def _prompt_of(
         parts: list[PromptPart] = []
         for p in content.parts or []:
             if p.function_call is not None:
-                parts.append(("call", p.function_call.id or "", p.function_call.name or ""))
+                event = _part_event(p)
+                event = str(positions[event]) if event in positions else ""
+                name = ShownText(p.function_call.name or "", event)
+                parts.append(("call", p.function_call.id or "", name))
             elif p.function_response is not None:
                 r = p.function_response
                 event = (r.response or {}).get(_EVENT_KEY, "")
                 event = positions.get(event, event) if isinstance(event, str) else event
                 parts.append(("response", r.id or "", r.name or "", str(event)))
             elif p.text is not None:
-                event = _text_event(p)
+                event = _part_event(p)
                 event = str(positions[event]) if event in positions else ""
                 parts.append(("text", ShownText(p.text, event)))
         out.append((content.role or "", tuple(parts)))
@@ -581,8 +592,8 @@ def model_set_error(code: str) -> bool:
 def _tag_untagged(events: Sequence[Event]) -> list[Event]:
     """``events``, with copies in place of those whose function responses do
     not name their event (``Pipeline.append(tag=False)``) that do, and whose
-    text parts name it in their ``part_metadata`` (read back by
-    :func:`_prompt_of`; ADK's contents assembly copies a part with its
+    text and function-call parts name it in their ``part_metadata`` (read
+    back by :func:`_prompt_of`; ADK's contents assembly copies a part with its
     metadata, and neither its size estimates nor anything else it does read
     it). The originals are untouched."""
     out = []
@@ -594,20 +605,25 @@ def _tag_untagged(events: Sequence[Event]) -> list[Event]:
         ):
             event = named_copy(event)
         else:
-            event = _texts_named(event)
+            event = _parts_named(event)
         out.append(event)
     return out
 
 
-def _texts_named(event: Event) -> Event:
-    """``event``, or a copy (the content and its text parts copied, nothing
-    deeper) whose text parts name it (see :func:`_tag_untagged`)."""
+def _parts_named(event: Event) -> Event:
+    """``event``, or a copy (the content and its text and function-call parts
+    copied, nothing deeper) whose text and function-call parts name it (see
+    :func:`_tag_untagged`)."""
     parts = event.content.parts or [] if event.content else []
-    if not _TEXT_TAGS or all(p.text is None or _text_event(p) == event.id for p in parts):
+
+    def unnamed(p: Any) -> bool:
+        return (p.text is not None or p.function_call is not None) and _part_event(p) != event.id
+
+    if not _TEXT_TAGS or not any(unnamed(p) for p in parts):
         return event
     named = [
         p
-        if p.text is None
+        if not unnamed(p)
         else p.model_copy(
             update={"part_metadata": {**(p.part_metadata or {}), _EVENT_KEY: event.id}}
         )
@@ -640,7 +656,8 @@ def summary_reply(text: str, given: int) -> Any:
 def named_copy(event: Event) -> Event:
     """A deep copy of ``event`` whose function-response parts name it
     (``_EVENT_KEY``: the event's id, replacing any tag they held), and whose
-    text parts name it too (in their ``part_metadata``, see :func:`_tag_untagged`)."""
+    text and function-call parts name it too (in their ``part_metadata``, see
+    :func:`_tag_untagged`)."""
     copy = event.model_copy(deep=True)
     for part in copy.content.parts or []:
         if part.function_response is not None:
@@ -648,7 +665,7 @@ def named_copy(event: Event) -> Event:
                 **(part.function_response.response or {}),
                 _EVENT_KEY: event.id,
             }
-        elif part.text is not None and _TEXT_TAGS:
+        elif (part.text is not None or part.function_call is not None) and _TEXT_TAGS:
             part.part_metadata = {**(part.part_metadata or {}), _EVENT_KEY: event.id}
     return copy
 

@@ -88,7 +88,6 @@ import itertools
 import json
 import math
 import os
-import re
 import shutil
 import subprocess
 import threading
@@ -110,14 +109,12 @@ from .model import (
 )
 from .pipeline import (
     Prompt,
-    _visible,
     check_branch_view,
     check_model_prompt,
     check_new_work,
     check_prompt,
     check_range_safety,
     covered_by_records,
-    parts_of,
 )
 from .scripts import (
     Answer,
@@ -423,9 +420,12 @@ class _Driver:
 
 #: One driver process per set of ADK-JS fixes, the most recently used last.
 _DRIVERS: dict[tuple[str, ...], _Driver] = {}
-#: How many driver processes stay alive at once (a classification re-runs a
-#: case under each fix alone and under all of them).
-MAX_DRIVERS = 4
+#: How many driver processes stay alive at once. A classification re-runs a
+#: case without fixes, under every fix together and under each fix alone
+#: (about 15 sets for 13 fixes): with fewer processes than that, every
+#: fixture classified would start them all again (a Node start and the
+#: package's import each). A driver takes about 140 MB.
+MAX_DRIVERS = 16
 
 
 def driver(fixes: tuple[str, ...] | None = None) -> _Driver:
@@ -1226,18 +1226,12 @@ def run_script(
     *,
     seed: int | None = None,
     storage: str = "memory",
-    reload: str = "adk",
     fixes: tuple[str, ...] | None = None,
 ) -> JsRun:
     """Run ``script`` on ADK-JS with ``compactor`` (default: :func:`compactor_for`)
     on ``storage``: ``memory`` (``InMemorySessionService``) or ``database``
     (``DatabaseSessionService`` on a fresh SQLite file the driver removes
     afterwards, the session reloaded from it at every invocation's start).
-    ``reload`` (database only; driver.mjs, reorderReloads) picks a
-    counterfactual: ``adk`` getSession as ADK-JS has it; ``ties`` its events
-    re-sorted by (whole-millisecond timestamp, storage order): ADK-JS without
-    ``js-db-tie-order``; ``stored`` in storage order alone, as
-    ``InMemorySessionService`` keeps them: without ``js-db-time-order`` too.
     ``seed``: the driver's generators' seed, :func:`script_seed` unless
     given (tests pass another to see a tie broken the other way).
     ``fixes``: the ADK-JS fixes to run with (None: :func:`active_fixes`).
@@ -1259,7 +1253,6 @@ def run_script(
         "base_chars": script.config.system_chars + script.config.tools_chars,
         "actions": built.actions,
         "storage": storage,
-        **({"reload": reload} if reload != "adk" else {}),
     }
     return run_request(
         script,
@@ -1419,9 +1412,7 @@ def check_run(run: JsRun) -> list[Violation]:
                 # P6 (first clause): ADK-JS rolls every summary forward into
                 # the next, so every earlier summary's input counts as covered.
                 before = {p for _, given, _ in summaries[: number - 1] for p in given}
-                for v in check_new_work(taken, before, set(range(len(snapshot))), number - 1):
-                    v.details["summary"] = number - 1  # which summary (its given may repeat)
-                    found.append(v)
+                found += check_new_work(taken, before, set(range(len(snapshot))), number - 1)
         if "contents" not in call:
             continue  # ADK-JS raised during this call (P0 below)
         steps = Session(stored[: len(call["stored_after"])])
@@ -1481,7 +1472,10 @@ def _event_tokens(event: dict[str, Any]) -> int:
 
 def _active_before(run: JsRun, call: dict[str, Any]) -> list[str]:
     """The ids of ``call``'s ``before`` events that the compactor's
-    ``getActiveEvents`` keeps (``context/compaction_utils.js``): the latest
+    ``getActiveEvents`` keeps: as the driver recorded them (``active``: what
+    the compactor's own getActiveEvents returned, so a fix of it is
+    followed), or, for a call recorded without them, as ADK-JS 2.0.0
+    computes them (``context/compaction_utils.js``): the latest
     compacted event and the raw events stamped later than its ``endTime``
     (ms); without one, all of them (duplicates kept). The anchored compactor
     has its own (``AnchoredContextCompactor.getActiveEvents``): the latest
@@ -1489,6 +1483,8 @@ def _active_before(run: JsRun, call: dict[str, Any]) -> list[str]:
     than its ``endTime``. The two agree while every compacted event is the
     anchored compactor's own scratchpad; a client's record (not a
     scratchpad) is a raw event to it."""
+    if call.get("active") is not None:
+        return list(call["active"])
     before = list(call["before"])
     anchored = run.compactor.name == "anchored"
     flag = "isScratchpad" if anchored else "isCompacted"
@@ -1543,18 +1539,28 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
     """P3's bound on the live raw events outside every summary right after a
     compaction of a compactor with a trigger (events, int).
 
-    Reasoning from ``calculateRetainStartIndex`` (``context/compaction_utils.js``),
-    which both ``shouldCompact`` and ``compact`` call: the retained part starts
-    ``eventRetentionSize`` (R) raw events before the end, and moves back one
-    event while the first retained event has function responses and the one
-    before it has function calls. A step back stops unless the newly first
-    event has responses too, so beyond one step every further step needs an
-    event with both calls and responses. Everything before the retained part
-    is summarised. So at most R + 1 + (events of ``backlog`` with both calls
-    and responses) raw events are left outside every summary."""
+    The compactor retains the last ``eventRetentionSize`` (R) raw events and
+    summarises the rest, except what the specification keeps with them: a
+    call whose response is among the retained events stays with it (a
+    summary must not split the pair, P1), and so does every event between
+    that call and the retained ones, since ADK-JS summarises a prefix
+    (``calculateRetainStartIndex``, ``context/compaction_utils.js``, moves the
+    start back). At least one event is allowed for that step back (a
+    response retained right after its call), and one more per event with
+    both calls and responses (each further step back of
+    ``calculateRetainStartIndex`` needs one). A call that waits (no response
+    yet) earns nothing: it does not shield what comes after it (P3). A
+    larger backlog means compaction has stalled."""
     retention = max(0, int(compactor.options.get("eventRetentionSize", 0)))
     both = sum(1 for s in backlog if s.calls and s.responses)
-    return retention + 1 + both
+    tail = max(0, len(backlog) - retention)
+    answered = {r.id for s in backlog[tail:] for r in s.responses}
+    start = tail
+    for call_id in answered:  # the latest call event with the id before the retained part
+        made = [i for i in range(tail) if any(c.id == call_id for c in backlog[i].calls)]
+        if made:
+            start = min(start, made[-1])
+    return retention + max(1, tail - start) + both
 
 
 def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[int], int]]:
@@ -1682,7 +1688,7 @@ def check_stall(run: JsRun) -> list[Violation]:
                     positions=tuple(backlog),
                     expected=f"a summary, or at most {bound} events outside every summary",
                     observed=len(backlog),
-                    details={"cause": "stall", "model_call": k, "bound": bound, "count_at": at},
+                    details={"cause": "stall", "model_call": k, "bound": bound},
                 )
             )
     return out
@@ -1907,8 +1913,15 @@ def classified(run: JsRun, violations: Sequence[Violation]) -> list[Any]:
     )
     for item in out:
         if not item.new:
-            item.violation.details["evidence"] = "fix " + "+".join(item.fixes)
+            item.violation.details["evidence"] = evidence_of(item.fixes)
     return out
+
+
+def evidence_of(fixes: Sequence[str]) -> str:
+    """``details["evidence"]`` of a violation the fixes ``fixes`` remove
+    (``"fix A+B"``), or ``"every fix together"`` for one classified within
+    :func:`compaction_harness.faults.classify.known_or_new_only` (no fix named)."""
+    return "fix " + "+".join(fixes) if fixes else "every fix together"
 
 
 def known_fault(run: JsRun, violation: Violation) -> str | None:
@@ -1931,546 +1944,43 @@ def known_fault(run: JsRun, violation: Violation) -> str | None:
 def _pattern_fault(run: JsRun, violation: Violation) -> str | None:
     """A fault without a fix whose recogniser matches ``violation``, or None."""
     name = run.compactor.name
-    cause = violation.details.get("cause")
     faults = [
         f for f, (compactors, _) in KNOWN_FAULTS.items() if name in compactors and not _has_fix(f)
     ]
-    if violation.invariant == "P0":
-        message = str(violation.observed)
-        if (
-            "js-retention-zero" in faults
-            and run.compactor.options.get("eventRetentionSize") == 0
-            and "reading 'content'" in message
-        ):
-            return "js-retention-zero"
-        if "Last response event should only contain" in message and _answers_several_turns(run):
-            return "js-multi-turn-answer"
-        if "No function call event found" in message:
-            lost = _why_answer_lost_its_call(run)
-            return lost if lost in faults else None
-        return None
-    if violation.invariant == "P1":
-        if "js-late-answer" in faults and _split_not_adjacent(run, violation):
-            return "js-late-answer"
-        if "js-inverted-range" in faults and _pair_split_by_reactivation(run, violation):
-            return "js-inverted-range"
-        if "js-answer-hidden" in faults and _answer_hidden_by_time(run, violation):
-            return "js-answer-hidden"
-        return None
-    if violation.invariant == "P3" and "js-same-tick-hidden" in faults:
-        hidden = _backlog_hidden_by_time(run, violation) or _count_hidden_by_time(run, violation)
-        return "js-same-tick-hidden" if hidden else None
-    if "js-anchored-summed-counts" in faults and _summed_counts(run, violation):
-        return "js-anchored-summed-counts"
-    if violation.invariant == "P6" and "js-reactivated" in faults and _reactivated(run, violation):
-        return "js-reactivated"
-    if violation.invariant == "P5" and cause == "branch" and "js-branch" in faults:
-        return "js-branch"
-    if name == "truncating" and cause == "opener missing" and _opener_deleted(run, violation):
-        return "js-truncate-opener"
     if (
-        name == "anchored"
-        and cause == "answered twice"
-        and _duplicated(run, violation)
-        and "js-anchored-duplicates" in faults
+        "js-truncate-opener" in faults
+        and name == "truncating"
+        and violation.details.get("cause") == "opener missing"
+        and _opener_deleted(run, violation)
     ):
-        return "js-anchored-duplicates"
-    if violation.invariant == "P2" and cause != "opener missing":
-        if _in_baseline(run, violation) or set(violation.ids) <= _never_answered(run, violation):
-            return "js-unanswered-call"
-        mixed = _p2_mixed(run, violation)
-        if mixed in faults:
-            return mixed
-    if violation.invariant in ("P2", "P4"):
-        if "js-scratchpad-behind-record" in faults and _scratchpad_behind_record(run, violation):
-            return "js-scratchpad-behind-record"
-        if _hidden_by_time(run, violation) and "js-same-tick-hidden" in faults:
-            return "js-same-tick-hidden"
-        if cause == "opener missing" and violation.details.get("opener_summarised"):
-            return "js-opener-summarised" if "js-opener-summarised" in faults else None
-        if _pair_broken(run, violation) and "js-late-answer" in faults:
-            return "js-late-answer"
+        return "js-truncate-opener"
+    if "js-reused-id-orphan-summarised" in faults and _reused_id_orphan(run, violation):
+        return "js-reused-id-orphan-summarised"
     return None
 
 
-def _scratchpad_behind_record(run: JsRun, violation: Violation) -> bool:
-    """Whether a P4 loss (or a missing opener, P2) of the anchored compactor
-    is its scratchpad hidden behind a compacted event it took for raw: at
-    the violation's model call the session's events (``after``) hold a
-    scratchpad (``isScratchpad``) and, later in the list, a compacted event
-    that is not one (the latest, which the content processor's
-    ``getActiveEvents`` reads), and every lost event (the positions, or the
-    stored user message with the opener's text) was given to a summary."""
-    if run.compactor.name != "anchored":
-        return False
-    k = violation.details.get("model_call")
-    if k is None:
-        return False
-    call = run.calls[k]
-    compacted = [i for i in call.get("after") or () if run.events[i].get("isCompacted")]
-    if len(compacted) < 2 or run.events[compacted[-1]].get("isScratchpad"):
-        return False
-    if not any(run.events[i].get("isScratchpad") for i in compacted[:-1]):
-        return False
+def _reused_id_orphan(run: JsRun, violation: Violation) -> bool:
+    """Whether ``violation`` is a P1 whose every split call is provably dead
+    by the evidence from its own event on (the session from the call's event
+    to its end: no resolved response with the id, not protected, not of the
+    newest invocation) and is live only through events before it that carry
+    the same id (an earlier call's response or long-running mark: the id
+    reused). Read from the definitions (``reference.dead_id_clauses``), not
+    from ADK-JS's code."""
+    from . import reference
+
     steps = run.stored.steps
-    if violation.details.get("cause") == "opener missing":
-        lost = [
-            p
-            for p, step in enumerate(steps)
-            if step.author == "user" and step.text == call["opener"]
-        ]
-    else:
-        lost = list(violation.positions)
-    given = {p for _, taken, _ in run.summaries() for p in taken}
-    return bool(lost) and all(p in given for p in lost)
-
-
-def _summed_counts(run: JsRun, violation: Violation) -> bool:
-    """Whether a P6 trigger violation (cause ``"stale count"`` or ``"bound"``)
-    of the anchored compactor is explained by its trigger adding up counts:
-    at that model call the sum of ``getEventTokens`` over the active events
-    (what ``AnchoredContextCompactor.shouldCompact`` compares) is above
-    ``tokenThreshold``, but the newest ``promptTokenCount`` among them plus the
-    estimates of the active events after it (the prompt as last measured,
-    and what came since) is not, or the sum with the counts a summary made
-    stale (:func:`_stale_counts`) estimated from text instead is not. Each
-    model response's count measures a whole prompt, so summing them counts
-    the retained history once per response, and a retained response's count
-    still measures the prompt from before the scratchpad: the trigger fires
-    on every turn though the prompt stays small."""
-    k = violation.details.get("model_call")
-    threshold = run.compactor.options.get("tokenThreshold")
-    if (
-        run.compactor.name != "anchored"
-        or violation.invariant != "P6"
-        or violation.details.get("cause") not in ("stale count", "bound")
-        or k is None
-        or threshold is None
-    ):
+    if violation.invariant != "P1" or not violation.ids or len(violation.positions) != 1:
         return False
-    active = _active_before(run, run.calls[k])
-    counted = [
-        n
-        for n, i in enumerate(active)
-        if (run.events[i].get("usageMetadata") or {}).get("promptTokenCount") is not None
-    ]
-    if not counted or _summed_tokens(run, active) <= threshold:
-        return False  # ADK-JS's own sum does not reproduce the decision
-    last = _summed_tokens(run, active[counted[-1] :])
-    stale = _stale_counts(run, active)
-    return last <= threshold or (bool(stale) and _summed_tokens(run, active, stale) <= threshold)
-
-
-def _backlog_hidden_by_time(run: JsRun, violation: Violation) -> bool:
-    """Whether a P3 backlog is within :func:`backlog_bound` once the events
-    ADK-JS could not see are set aside: events absent from the active events
-    at that model call (:func:`_active_before`) that the time filter hid at
-    it or at an earlier model call (:func:`_hidden_at`; the anchored rebuild
-    then drops them from the invocation's events for good). getActiveEvents
-    hides them though no summary was given them, so no later compaction can
-    reach them: the time filter's loss, not a stalled trigger."""
-    k = violation.details.get("model_call")
-    if violation.invariant != "P3" or k is None:
+    (position,) = violation.positions
+    if not 0 <= position < len(steps):
         return False
-    where = {event_id: p for p, event_id in enumerate(run.ids)}
-    active = {where[i] for i in _active_before(run, run.calls[k]) if i in where}
-    seen = [
-        p
-        for p in violation.positions
-        if p in active or not any(_hidden_from_compactor(run, c, p) for c in run.calls[: k + 1])
-    ]
-    steps = run.stored.steps
-    return len(seen) <= backlog_bound(run.compactor, [steps[p] for p in seen])
-
-
-def _count_hidden_by_time(run: JsRun, violation: Violation) -> bool:
-    """Whether a P3 stall (cause ``"stall"``) is the time filter's: the reply
-    whose prompt count was above the threshold (``details["count_at"]``) is
-    absent from the active events at that model call (:func:`_active_before`)
-    because ``getActiveEvents`` hid it at that call or an earlier one
-    (:func:`_hidden_at`), though no summary was given it. The trigger
-    (``latestPromptTokenCount``) then never reads that count: it falls back
-    to an estimate or an older count, and declines."""
-    k, at = violation.details.get("model_call"), violation.details.get("count_at")
-    if violation.details.get("cause") != "stall" or k is None or at is None:
-        return False
-    if run.ids[at] in _active_before(run, run.calls[k]):
-        return False
-    return any(_hidden_from_compactor(run, c, at) for c in run.calls[: k + 1])
-
-
-def _hidden_from_compactor(run: JsRun, call: dict[str, Any], p: int) -> bool:
-    """Whether stored raw event ``p`` is among ``call``'s ``before`` events,
-    given to no summary, and left out of the compactor's own active events
-    there (:func:`_active_before`: stamped no later than the ``endTime`` of
-    the compacted event its view starts at; for the anchored compactor the
-    latest scratchpad, not a client's record). This is the compactor's view,
-    which P3 and its trigger are about; :func:`_hidden_at` is the content
-    processor's (the latest compacted event of any kind)."""
-    event_id = run.ids[p]
-    if event_id not in call["before"] or run.stored.steps[p].compaction is not None:
-        return False
-    given = _given_before(run, call)
-    return p not in given and event_id not in _active_before(run, call)
-
-
-def _hidden_by_time(run: JsRun, violation: Violation) -> bool:
-    """Whether the loss P2/P4 names is gone in the call's counterfactual
-    ``by_identity`` prompt (the latest summary hiding exactly the events
-    summaries were given, not every event stamped up to its ``endTime``):
-    the time filter of getActiveEvents caused it, directly or by changing
-    which event is the newest (``rearrangeEventsForLatestFunctionResponse``
-    then drops the events between the newest response and its call)."""
-    k = violation.details.get("model_call")
-    if k is None or not _time_hid_something(run, k):
-        return False
-    cause = violation.details.get("cause")
-    if violation.invariant == "P2" and cause != "opener missing":
-        if cause == "strict provider" and _answers_time_hidden(run, violation, k):
-            return True
-        # A call left unanswered or answered wrongly: the counterfactual
-        # prompt must not break P2 the same way for any of these ids.
-        identity = run.calls[k].get("by_identity")
-        if identity is None:
-            return False
-        strict = run.script.config.strict_provider
-        found, _ = check_prompt(run.prompt(run.calls[k], "by_identity"), None, strict=strict)
-        return not any(
-            v.details.get("cause") == cause and set(v.ids) & set(violation.ids) for v in found
-        )
-    if _stamped_no_later_than_end(run, violation, k):
-        return True
-    if _answers_a_hidden_call(run, violation, k):
-        return True
-    if _dropped_for_a_hidden_newest(run, violation, k):
-        return True
-    if run.calls[k].get("by_identity") is None:
-        return False
-    counterfactual = run.prompt(run.calls[k], "by_identity")
-    parts = parts_of(counterfactual)
-    steps = run.stored.steps
-    if violation.details.get("cause") == "opener missing":
-        opener = run.calls[k]["opener"]
-        return any(role == "user" and ("text", opener) in ps for role, ps in counterfactual)
-    return bool(violation.positions) and all(
-        _visible(steps[p], p, parts) for p in violation.positions
+    onwards = Session(steps[position:])
+    return all(
+        all(reference.dead_id_clauses(onwards, [0], call_id).values())
+        and not all(reference.dead_id_clauses(run.stored, [position], call_id).values())
+        for call_id in violation.ids
     )
-
-
-def _dropped_for_a_hidden_newest(run: JsRun, violation: Violation, k: int) -> bool:
-    """Whether every event P2/P4 names at model call ``k`` was dropped by
-    ``rearrangeEventsForLatestFunctionResponse`` (agents/processors/
-    content_processor_utils.js: when the newest event holds function
-    responses, the events between the last call event it answers and it are
-    replaced by the responses) only because the time filter made an older
-    response the newest: every raw event stored after it by then is stamped
-    no later than the latest summary's ``endTime`` (ms as seconds here) and
-    was given to no summary (``getActiveEvents`` hides it). The ``by_identity``
-    counterfactual cannot show this for the anchored compactor, whose rebuild
-    of ``session.events`` drops the hidden events before it is built."""
-    call = run.calls[k]
-    steps = run.stored.steps
-    where = {event_id: p for p, event_id in enumerate(run.ids)}
-    shown = [where[i] for i in call.get("after", ()) if i in where]
-    compacted = [p for p in shown if steps[p].compaction is not None]
-    if not compacted or not violation.positions:
-        return False
-    end = steps[compacted[-1]].compaction.end
-    active = [p for p in shown if steps[p].compaction is None and steps[p].timestamp > end]
-    if not active or not steps[active[-1]].response_ids:
-        return False
-    newest = active[-1]
-    given = {p for _, taken, _ in run.summaries() for p in taken}
-    later = [p for p in range(newest + 1, len(call["stored_after"])) if steps[p].compaction is None]
-    if not later or not all(steps[p].timestamp <= end and p not in given for p in later):
-        return False
-    ids = steps[newest].response_ids
-    makers = [n for n, p in enumerate(active[:-1]) if steps[p].call_ids & ids]
-    if not makers:
-        return False
-    between = set(active[makers[-1] + 1 : -1])
-    return all(p in between for p in violation.positions)
-
-
-def _answers_of(steps: Sequence[Step], position: int, ids: set[str], until: int) -> list[int]:
-    """The positions of the raw response events among ``steps[:until]`` that
-    answer ``ids`` of the call event at ``position``: those after it and
-    before the next call event that opens one of the ids again (with ids
-    numbered per turn, responses after that answer the later call)."""
-    reopened = next(
-        (p for p in range(position + 1, len(steps)) if steps[p].call_ids & ids), len(steps)
-    )
-    return [
-        p
-        for p in range(position + 1, min(reopened, until))
-        if steps[p].compaction is None and steps[p].response_ids & ids
-    ]
-
-
-def _answers_time_hidden(run: JsRun, violation: Violation, k: int) -> bool:
-    """Whether each call P2's strict clause names as unanswered at model call
-    ``k`` has an answer stored by then, and every such answer is hidden by the
-    time filter (:func:`_time_hidden`: given to no summary, stamped no later
-    than the latest summary's ``endTime``). A call's answers are the
-    responses with its id stored after the latest call event opening that id
-    before ``k``'s events end (with ids numbered per turn an earlier response
-    answers an earlier call). The counterfactual prompt cannot always judge
-    this: without the time filter another event may be the newest and make
-    getContents raise (found by the second 600 s `make fuzz SDK=js` of the
-    stop after ADK-JS fixtures)."""
-    steps = run.stored.steps
-    known = len(run.calls[k]["stored_after"])
-    hidden = _time_hidden(run, k)
-    if not violation.ids or not hidden:
-        return False
-    for call_id in violation.ids:
-        opened = [p for p in range(known) if call_id in steps[p].call_ids]
-        if not opened:
-            return False
-        answers = _answers_of(steps, opened[-1], {call_id}, known)
-        if not answers or not all(p in hidden for p in answers):
-            return False
-    return True
-
-
-def _stamped_no_later_than_end(run: JsRun, violation: Violation, k: int) -> bool:
-    """Whether every event P4 names (P2: the opener) was given to no summary and
-    is stamped no later than the latest summary's ``endTime`` at model call
-    ``k``: hidden by the time filter itself. (The anchored compactor then
-    also drops it from the invocation's events for good: it rebuilds them as
-    the events before the old scratchpad, the new one and the retained
-    events, so the counterfactual cannot show it any more.)"""
-    hidden = _time_hidden(run, k)
-    steps = run.stored.steps
-    if violation.details.get("cause") == "opener missing":
-        opener = run.calls[k]["opener"]
-        known = range(len(run.calls[k]["stored_after"]))
-        positions = [p for p in known if steps[p].author == "user" and steps[p].text == opener]
-    else:
-        positions = list(violation.positions)
-    return bool(positions) and all(p in hidden for p in positions)
-
-
-def _latest_end(steps: Sequence[Step], length: int) -> float | None:
-    """The ``endTime`` of the latest summary among the first ``length`` stored
-    events (what getActiveEvents filters by then), or None without one."""
-    compacted = [steps[p] for p in range(length) if steps[p].compaction]
-    return compacted[-1].compaction.end if compacted else None
-
-
-def _time_hidden(run: JsRun, k: int) -> set[int]:
-    """The stored events known at model call ``k`` that no summary made by
-    then was given (one a later summary took was still hidden unsummarised
-    at ``k``) and that are stamped no later than the ``endTime`` of the
-    latest summary among them (``getActiveEvents``' time filter hides them);
-    empty without a summary."""
-    steps = run.stored.steps
-    known = range(len(run.calls[k]["stored_after"]))
-    end = _latest_end(steps, len(known))
-    if end is None:
-        return set()
-    given = _given_by(run, k + 1)
-    return {p for p in known if p not in given and steps[p].timestamp <= end}
-
-
-def _given_by(run: JsRun, stop: int) -> set[int]:
-    """The stored positions of the raw events given to the summaries made at
-    model calls ``run.calls[:stop]``."""
-    made = sum(len(c["summaries"]) for c in run.calls[:stop])
-    return {q for _, taken, _ in run.summaries()[:made] for q in taken}
-
-
-def _given_before(run: JsRun, call: dict[str, Any]) -> set[int]:
-    """The stored positions of the raw events given to the summaries made
-    before model call ``call`` (a dict of ``run.calls``): what no later
-    summary changes about which events were hidden unsummarised at that
-    call's ``before`` view."""
-    return _given_by(run, next(n for n, c in enumerate(run.calls) if c is call))
-
-
-def _hidden_at(run: JsRun, call: dict[str, Any], p: int) -> bool:
-    """Whether stored event ``p`` is among ``call``'s ``before`` events, given to
-    no summary, and stamped no later than the ``endTime`` of the latest summary
-    among them: ``getActiveEvents`` hides it at that model call."""
-    steps = run.stored.steps
-    where = {event_id: k for k, event_id in enumerate(run.ids)}
-    shown = [where[i] for i in dict.fromkeys(call["before"]) if i in where]
-    compacted = [q for q in shown if steps[q].compaction is not None]
-    given = _given_before(run, call)
-    return (
-        p in shown
-        and p not in given
-        and bool(compacted)
-        and steps[p].timestamp <= steps[compacted[-1]].compaction.end
-    )
-
-
-def _answers_a_hidden_call(run: JsRun, violation: Violation, k: int) -> bool:
-    """Whether every event P4 names is a response event whose calls the time
-    filter took from model call ``k``'s active events: each call event was
-    hidden at some model call up to ``k`` (:func:`_hidden_at`) and is not
-    active at ``k`` (hidden there, or gone from ``after``: the anchored
-    rebuild dropped it). ``rearrangeEventsForAsyncFunctionResponsesInHistory``
-    emits a response event only after its call's event, so the answer goes
-    too (found by the first `make fuzz SDK=js` after ADK-JS fixtures)."""
-    steps = run.stored.steps
-    call = run.calls[k]
-    after = set(call.get("after", ()))
-    if not violation.positions:
-        return False
-    for p in violation.positions:
-        answered = steps[p].response_ids
-        makers = [q for q in range(p) if steps[q].call_ids & answered]
-        if not answered or not makers:
-            return False
-        for q in makers:
-            active = run.ids[q] in after and not _hidden_at(run, call, q)
-            if active or not any(_hidden_at(run, c, q) for c in run.calls[: k + 1]):
-                return False
-    return True
-
-
-def _duplicated(run: JsRun, violation: Violation) -> bool:
-    """Whether the events the content processor read at that model call held
-    an event twice that makes or answers one of the ids P2 names."""
-    k = violation.details.get("model_call")
-    if k is None:
-        return False
-    after = run.calls[k].get("after", [])
-    twice = {i for i in after if after.count(i) > 1}
-    ids = set(violation.ids)
-    # getContents attaches a response event after every call event it answers:
-    # a duplicated call brings along every answer merged into that event.
-    for i in after:
-        answered = from_js_event(run.events[i]).response_ids
-        if answered & ids:
-            ids |= answered
-    return any(
-        (from_js_event(run.events[i]).call_ids | from_js_event(run.events[i]).response_ids) & ids
-        for i in twice
-    )
-
-
-def _never_answered(run: JsRun, violation: Violation) -> set[str]:
-    """The ids P2 names that no event stored by that model call answers: calls
-    whose tool died, or that a client's partial answer left out. Compaction
-    neither makes nor removes answers; that getContents sends such calls is
-    the prompt fault (``js-unanswered-call``)."""
-    k = violation.details.get("model_call")
-    if k is None:
-        return set()
-    steps = run.stored.steps[: len(run.calls[k]["stored_after"])]
-    answered = {i for s in steps for i in s.response_ids}
-    return set(violation.ids) - answered
-
-
-def _p2_mixed(run: JsRun, violation: Violation) -> str | None:
-    """A P2 violation may name ids of different causes (the strict clause
-    names every unanswered call of a prompt; a partial answer every call
-    left out): ``js-same-tick-hidden`` when each id is named by a violation of the
-    same cause in the baseline too (the prompt fault, compaction aside) or by
-    none in the counterfactual prompt (the time filter hid its answer), and
-    the time filter hid something at that call."""
-    k = violation.details.get("model_call")
-    if k is None or not _time_hid_something(run, k):
-        return None
-    call = run.calls[k]
-    if call.get("baseline") is None or call.get("by_identity") is None:
-        return None
-
-    cause = violation.details.get("cause")
-    strict = run.script.config.strict_provider
-
-    def unanswered(key: str) -> set[str]:
-        found, _ = check_prompt(run.prompt(call, key), None, strict=strict)
-        return {i for v in found if v.details.get("cause") == cause for i in v.ids}
-
-    # Directly: an answer stored, given to no summary, stamped no later than
-    # the latest summary's endTime (the anchored rebuild may have dropped it,
-    # so the counterfactual cannot show it).
-    steps = run.stored.steps
-    known = range(len(call["stored_after"]))
-    end = [steps[p] for p in known if steps[p].compaction][-1].compaction.end
-    given = {p for _, taken, _ in run.summaries() for p in taken}
-    hidden = {
-        i
-        for p in known
-        if p not in given and steps[p].compaction is None and steps[p].timestamp <= end
-        for i in steps[p].response_ids
-    }
-    explained = (
-        unanswered("baseline")
-        | (set(violation.ids) - unanswered("by_identity"))
-        | hidden
-        | _never_answered(run, violation)
-    )
-    return "js-same-tick-hidden" if set(violation.ids) <= explained else None
-
-
-def _reactivated(run: JsRun, violation: Violation) -> bool:
-    """Whether the events a P6 summary took again were all given to an earlier
-    summary but stamped later than the ``endTime`` of the latest summary then
-    stored: LlmSummarizer's endTime is the *last* input's timestamp, not the
-    greatest, so with events out of time order getActiveEvents brings
-    summarised events back, and the next summary takes them again."""
-    steps = run.stored.steps
-    summaries = run.summaries()
-    # The summary the violation names (check_run records it); a search by
-    # the positions given finds the first summary given them, which is not
-    # it when a summary takes exactly what an earlier one took.
-    number = violation.details.get("summary")
-    if number is None:
-        number = next(
-            (n for n, (_, given, _) in enumerate(summaries) if tuple(given) == violation.positions),
-            None,
-        )
-    if number is None or number == 0:
-        return False
-    end = _latest_end(steps, summaries[number][0])
-    if end is None:
-        return False
-    before = {p for _, given, _ in summaries[:number] for p in given}
-    return all(p in before and steps[p].timestamp > end for p in violation.positions)
-
-
-def _pair_split_by_reactivation(run: JsRun, violation: Violation) -> bool:
-    """Whether the call P1 names was given, with its answer, to an earlier
-    summary, and a later summary took the call again without that answer
-    because the call is stamped later than the ``endTime`` of the latest
-    summary then stored (active again) and the answer no later than it
-    (hidden). LlmSummarizer's endTime is the *last* input's timestamp, not
-    the greatest: with an answer stamped before its call (a lagging host) the
-    range comes out inverted, and getActiveEvents brings back half the pair."""
-    (position,) = violation.positions or (None,)
-    if position is None:
-        return False
-    ids = set(violation.ids)
-    steps = run.stored.steps
-    summaries = run.summaries()
-    for number, (length, given, _) in enumerate(summaries):
-        earlier = [g for _, g, _ in summaries[:number] if position in g]
-        if position not in given or not earlier:
-            continue
-        end = _latest_end(steps, length)
-        if end is None:
-            continue
-        # Answers come after their call (with ids reused per turn, an earlier
-        # response with the same id answers an earlier call).
-        answers = [p for p in earlier[-1] if p > position and steps[p].response_ids & ids]
-        if (
-            answers
-            and steps[position].timestamp > end
-            and all(p not in given and steps[p].timestamp <= end for p in answers)
-        ):
-            return True
-    return False
-
-
-def _time_hid_something(run: JsRun, k: int) -> bool:
-    """Whether at model call ``k`` the latest summary's time range hid a raw
-    event that no summary was given (stamped no later than its ``endTime``)."""
-    steps = run.stored.steps
-    return any(steps[p].compaction is None for p in _time_hidden(run, k))
 
 
 def _opener_deleted(run: JsRun, violation: Violation) -> bool:
@@ -2486,248 +1996,6 @@ def _opener_deleted(run: JsRun, violation: Violation) -> bool:
         for p, s in enumerate(run.stored.steps)
         if s.author == "user" and s.text == call["opener"]
     )
-
-
-def _in_baseline(run: JsRun, violation: Violation) -> bool:
-    """Whether ADK-JS's contents of the same events without compaction (the
-    call's baseline) break P2 the same way: a prompt-assembly fault that
-    compaction did not cause."""
-    k = violation.details.get("model_call")
-    if k is None or run.calls[k].get("baseline") is None:
-        return False
-    strict = run.script.config.strict_provider
-    found, _ = check_prompt(run.prompt(run.calls[k], "baseline"), None, strict=strict)
-    cause = violation.details.get("cause")
-
-    # The strict clause names every unanswered call of a prompt in one
-    # violation: each of them must be unanswered without compaction too.
-    def same(v: Violation) -> bool:
-        if cause == "strict provider":
-            return set(violation.ids) <= set(v.ids)
-        return set(v.ids) == set(violation.ids)
-
-    return any(v.details.get("cause") == cause and same(v) for v in found)
-
-
-def _answers_several_turns(run: JsRun) -> bool:
-    """Whether the responses ADK-JS names in its message ("function response
-    ids provided: <ids>") answer calls of more than one stored call event (a
-    client's message answering several turns). Read from the message, since
-    the time filter may make another event than the newest stored one the
-    newest active event."""
-    if run.exception is None:
-        return False
-    ids = {
-        i.strip()
-        for i in run.exception["message"].rsplit("provided:", 1)[-1].split(",")
-        if i.strip()
-    }
-    makers = {k for k, s in enumerate(run.stored.steps) if s.call_ids & ids}
-    return len(makers) > 1
-
-
-def _split_not_adjacent(run: JsRun, violation: Violation) -> bool:
-    """Whether the obligation P1 names is not one ``calculateRetainStartIndex``
-    keeps: it moves the boundary back only over an event with function calls
-    whose next event has function responses, so it keeps an obligation only
-    when a function call opened it and the stored event right after answers
-    it, among the events ``calculateRetainStartIndex`` is given: the raw
-    ones (no compacted event) for the token-based compactor; for the
-    anchored compactor every event but its scratchpads, a client's
-    compaction record included (its getActiveEvents takes only scratchpads
-    for summaries: see :func:`_active_before`). One opened by a request key
-    alone (a credential request on the tool's placeholder response, a
-    confirmation key on the synthetic call's event) is never kept with its
-    answer, whatever the next event answers (with ids reused per turn it may
-    answer the same id for another call)."""
-    (position,) = violation.positions or (None,)
-    if position is None:
-        return False
-    steps = run.stored.steps
-    if not set(violation.ids) <= steps[position].call_ids:
-        return True
-    foreign = set(foreign_records(run)) if run.compactor.name == "anchored" else set()
-    after = next(
-        (
-            s
-            for p, s in enumerate(steps[position + 1 :], position + 1)
-            if s.compaction is None or p in foreign
-        ),
-        None,
-    )
-    return after is None or not set(violation.ids) <= after.response_ids
-
-
-def _answer_hidden_by_time(run: JsRun, violation: Violation) -> bool:
-    """Whether the call P1 names was summarised at a model call where its
-    answer, though stored after it (right after it, often), was not among the
-    events ADK-JS saw as active: ``calculateRetainStartIndex`` keeps a call
-    only with the *next active* event, so it cannot keep the pair. Each
-    answer stored by then and not given to that summary must be
-
-    * in that call's ``before`` events, stamped no later than the ``endTime``
-      of the latest summary among them (``getActiveEvents`` hides it), or
-    * absent from them (the anchored compactor's rebuild dropped it) after an
-      earlier model call whose time filter hid it the same way.
-
-    A lagging host's answer, or one a summary ending at an earlier-stamped
-    last input covers, does this: the time filter's doing
-    (``js-answer-hidden``), not a late answer."""
-    (position,) = violation.positions or (None,)
-    if position is None:
-        return False
-    ids = set(violation.ids)
-    steps = run.stored.steps
-    where = {event_id: k for k, event_id in enumerate(run.ids)}
-
-    def seen(call: dict[str, Any]) -> list[int]:
-        return [where[i] for i in dict.fromkeys(call["before"]) if i in where]
-
-    def hidden(call: dict[str, Any], p: int) -> bool:
-        shown = seen(call)
-        compacted = [q for q in shown if steps[q].compaction is not None]
-        return (
-            p in shown
-            and bool(compacted)
-            and steps[p].timestamp <= steps[compacted[-1]].compaction.end
-        )
-
-    for k, call in enumerate(run.calls):
-        for summary in call["summaries"]:
-            given = {where[i] for i in summary["input"] if i in where}
-            if position not in given:
-                continue
-            answers = [
-                p
-                for p in _answers_of(steps, position, ids, len(call["stored_before"]))
-                if p not in given
-            ]
-            shown = seen(call)
-            if answers and all(
-                hidden(call, p)
-                if p in shown
-                else run.compactor.name == "anchored"
-                and any(hidden(earlier, p) for earlier in run.calls[:k])
-                for p in answers
-            ):
-                return True
-    return False
-
-
-def _why_answer_lost_its_call(run: JsRun) -> str | None:
-    """At the model call that raised "No function call event found for function
-    responses ids: <ids>", why those responses have no call event among the
-    active events: ``js-late-answer`` when a summary took the call (the answer
-    came later) or truncation deleted it, ``js-same-tick-hidden`` when the call is
-    stored, never summarised, but stamped no later than the latest summary's
-    ``endTime`` (so getActiveEvents hides it), ``js-sub-agent-hidden-reply``
-    when the time filter hid what was stored after the answer instead."""
-    if not run.calls or run.exception is None:
-        return None
-    message = run.exception["message"]
-    ids = [i.strip() for i in message.rsplit("ids:", 1)[-1].split(",") if i.strip()]
-    call = run.calls[-1]
-    events = run.events
-    summarised = {
-        c.id
-        for earlier in run.calls
-        for s in earlier["summaries"]
-        for i in s["input"]
-        if i in events
-        for c in from_js_event(events[i]).calls
-    }
-    after = call.get("after", call["before"])
-    given = {i for earlier in run.calls for s in earlier["summaries"] for i in s["input"]}
-    present = {c.id for i in after for c in from_js_event(events[i]).calls}
-    compacted = [from_js_event(events[i]) for i in after if events[i].get("isCompacted")]
-    end = compacted[-1].compaction.end if compacted else None
-    for response_id in ids:
-        if response_id in summarised:
-            return "js-late-answer"
-        if run.compactor.name == "truncating" and response_id not in present:
-            return "js-late-answer"
-        # The call event may be gone from ``after``: the anchored compactor's
-        # rebuild drops the events the time filter hid.
-        makers = [
-            from_js_event(events[i])
-            for i in dict.fromkeys([*call["before"], *after])
-            if response_id in from_js_event(events[i]).call_ids and i not in given
-        ]
-        record = _latest_foreign_record(run, after)
-        if record is not None and makers and all(m.timestamp <= record.end for m in makers):
-            # The record claims the call (ADK-JS reads a record as everything
-            # up to its endTime: as_adk_js_reads): not hidden unasked.
-            return "js-record-pending-call"
-        if end is not None and makers and all(m.timestamp <= end for m in makers):
-            return "js-same-tick-hidden"
-    if end is not None:
-        # The time filter hid what was stored after the answer (never
-        # summarised, stamped no later than the endTime), so the answer is the
-        # newest active event, and getContents looks for its call among the
-        # reading agent's own events: a sub-agent sees the calling agent's call
-        # only as context text, and raises.
-        # The newest active event: a later response with a reused id that the
-        # time filter hid is not it.
-        def hidden(i: str) -> bool:
-            return (
-                i not in given
-                and not events[i].get("isCompacted")
-                and from_js_event(events[i]).timestamp <= end
-            )
-
-        answering = [
-            n
-            for n, i in enumerate(after)
-            if set(ids) & from_js_event(events[i]).response_ids and not hidden(i)
-        ]
-        later = after[answering[-1] + 1 :] if answering else []
-        if answering:
-            # The anchored compactor's rebuild drops the events the time
-            # filter hid from session.events: those stored after the
-            # answer by then count too.
-            stored = list(call.get("stored_after", call["stored_before"]))
-            answer_id = after[answering[-1]]
-            if answer_id in stored:
-                start = stored.index(answer_id) + 1
-                later += [i for i in stored[start:] if i not in after]
-        raw = {i: from_js_event(events[i]) for i in later}
-        raw = {i: step for i, step in raw.items() if not step.compaction}
-        if raw and all(hidden(i) for i in raw):
-            return "js-sub-agent-hidden-reply"
-    return None
-
-
-def _latest_foreign_record(run: JsRun, ids: Sequence[str]) -> Compaction | None:
-    """The range of the latest compacted event among ``ids`` (the one
-    ``getActiveEvents`` reads) when the mapping appended it
-    (:func:`foreign_records`: a client's or an older session's), else None."""
-    compacted = [i for i in ids if run.events[i].get("isCompacted")]
-    if not compacted:
-        return None
-    where = {event_id: p for p, event_id in enumerate(run.ids)}
-    p = where.get(compacted[-1])
-    if p is None or p not in foreign_records(run):
-        return None
-    return run.stored.steps[p].compaction
-
-
-def _pair_broken(run: JsRun, violation: Violation) -> bool:
-    """Whether the content P2/P4 names lost a response (or its call) because a
-    summary took, or truncation deleted, the other side of the pair."""
-    steps = run.stored.steps
-    summarised = {p for _, given, _ in run.summaries() for p in given}
-    ids = set(violation.ids)
-    for position in violation.positions:
-        ids |= steps[position].response_ids | steps[position].call_ids
-    holders = [k for k, step in enumerate(steps) if (step.call_ids | step.response_ids) & ids]
-    if any(k in summarised for k in holders):
-        return True
-    call = run.calls[violation.details.get("model_call", -1)] if run.calls else {}
-    after = set(call.get("after", run.ids))
-    deleted = [
-        k for k in holders if k < len(call.get("stored_after", ())) and run.ids[k] not in after
-    ]
-    return run.compactor.name == "truncating" and bool(deleted)
 
 
 def observed(run: JsRun) -> dict[str, Any]:
@@ -2770,7 +2038,7 @@ def check_case(case: JsCase, *, seed: int | None = None) -> Any:
     if case.script.config.storage == "database":
         fresh, explained = check_js_round_trip(case, seed=seed, memory=run)
         new += fresh
-        known += [(v, v.details["fault"]) for v in explained]
+        known += explained
     return UnitOutcome(new, {}, observed(run), [], known, True)
 
 
@@ -2799,54 +2067,45 @@ def triage(run: JsRun) -> tuple[list[Violation], list[tuple[Violation, str]]]:
 
 def check_js_round_trip(
     case: JsCase, *, seed: int | None = None, memory: JsRun | None = None
-) -> tuple[list[Violation], list[Violation]]:
+) -> tuple[list[Violation], list[tuple[Violation, str]]]:
     """P7 on ADK-JS: run ``case`` on ``InMemorySessionService`` and on
     ``DatabaseSessionService`` (SQLite, the session reloaded before every
     invocation; ``dist/esm/sessions/database_session_service.js``) and
     compare the prompt of every model call with ``pipeline.check_round_trip``
     (the checker adk-python's P7 uses). Returns ``(new, known)``: the round
-    trip's violations (:func:`round_trip_violations`) split by
-    :func:`round_trip_fault`, the known ones with ``details["fault"]`` set.
-    ``memory``: the in-memory run of ``case`` with ``seed`` if the caller
-    made it already (the driver is deterministic). Raises as
-    :func:`run_script` does."""
-    from .faults.classify import Classified, classify
+    trip's violations (:func:`round_trip_violations`) classified by fix
+    (both runs re-run with ADK-JS's fixes added, as :func:`classified`
+    does), ``known`` as (violation, fault id) pairs. ``memory``: the
+    in-memory run of ``case`` with ``seed`` if the caller made it already
+    (the driver is deterministic). Raises as :func:`run_script` does."""
+    from .faults.classify import classify
     from .faults.js_fixes import js_fixes
 
     memory = memory or run_script(case.script, case.compactor, seed=seed)
     database = run_script(case.script, case.compactor, seed=seed, storage="database")
     found = round_trip_violations(memory, database)
-    if os.environ.get("HARNESS_KNOWN_FAULTS") == "off":
+    off = os.environ.get("HARNESS_KNOWN_FAULTS") == "off"
+    if off or memory.rerun is None or database.rerun is None:
         return found, []
     fixes = js_fixes()
-    if memory.rerun is None or database.rerun is None:
-        items = [Classified(v, (), ()) for v in found]
-    else:
-        m_rerun, d_rerun = memory.rerun, database.rerun
-        items = classify(
-            found,
-            lambda names: round_trip_violations(
-                m_rerun((*memory.fixes, *names)), d_rerun((*database.fixes, *names))
-            ),
-            [n for n in fixes if n not in database.fixes],
-            lambda n: fixes[n].faults,
-            confirm=True,
-        )
-    new, known = [], []
+    m_rerun, d_rerun = memory.rerun, database.rerun
+    items = classify(
+        found,
+        lambda names: round_trip_violations(
+            m_rerun((*memory.fixes, *names)), d_rerun((*database.fixes, *names))
+        ),
+        [n for n in fixes if n not in database.fixes],
+        lambda n: fixes[n].faults,
+        confirm=True,
+    )
+    new: list[Violation] = []
+    known: list[tuple[Violation, str]] = []
     for item in items:
-        v = item.violation
-        if not item.new:
-            v.details["evidence"] = "fix " + "+".join(item.fixes)
-            v.details["fault"] = item.faults[0]
-            known.append(v)
+        if item.new:
+            new.append(item.violation)
             continue
-        fault = round_trip_fault(case, memory, database, v, seed=seed)
-        if fault is None:
-            new.append(v)
-        else:
-            v.details["fault"] = fault
-            v.details["evidence"] = "pattern"
-            known.append(v)
+        item.violation.details["evidence"] = evidence_of(item.fixes)
+        known.extend((item.violation, f) for f in item.faults)
     return new, known
 
 
@@ -2898,102 +2157,6 @@ def _by_event_id(call: dict[str, Any]) -> Prompt:
     return [(role, tuple(tuple(p) for p in parts)) for role, parts in call["contents"]]
 
 
-def reload_order(run: JsRun, *, every: bool = False) -> list[str]:
-    """The order ``DatabaseSessionService.getSession`` (ADK-JS 2.0.0,
-    ``database_session_service.js``) gives the events of ``run``, taken as
-    stored in the order of ``run.ids``: the harness's events (ids ``e<n>``),
-    or with ``every`` all of them (summaries too). It stores each timestamp
-    as a ``Date`` (whole milliseconds), reads ``orderBy: {timestamp:
-    "DESC"}`` with no tie-breaker and reverses the list, so events are in
-    order of their millisecond and, within one millisecond, in reverse order
-    of storage (as SQLite returns ties of a descending sort, measured on
-    2.0.0)."""
-    mine = [i for i in run.ids if every or re.fullmatch(r"e\d+", i)]
-    return sorted(reversed(mine), key=lambda i: math.floor(run.events[i]["timestamp"]))
-
-
-#: The messages of the errors getContents's rearrangeEventsForLatestFunctionResponse
-#: (agents/processors/content_processor_utils.js) throws on a history whose newest
-#: event answers calls it cannot pair.
-_REARRANGE_ERRORS = (
-    "No function call event found",
-    "Last response event should only contain the responses",
-)
-
-
-def round_trip_fault(
-    case: JsCase, memory: JsRun, database: JsRun, violation: Violation, *, seed: int | None = None
-) -> str | None:
-    """The known ADK-JS fault in ``DatabaseSessionService.getSession``'s
-    order (``sessions/database_session_service.js``) that made the
-    round-trip ``violation`` (of :func:`round_trip_violations` on
-    ``memory`` and ``database``, runs of ``case``), or None.
-
-    Only a P7, or a database-only P0 raised by ``getContents``'s
-    rearrangeEventsForLatestFunctionResponse
-    (``agents/processors/content_processor_utils.js``), which a reordered
-    history trips either way: the newest answer's call reloaded after it
-    ("No function call event found"), or another call event reloaded
-    between them ("Last response event should only contain ...").
-
-    Counterfactuals decide: the same script on the same
-    ``DatabaseSessionService`` with only getSession's order changed
-    (``run_script(..., reload=...)``), so that order is what made the
-    difference; another database fault (or a harness mapping fault)
-    survives both and stays new:
-
-    * ``js-db-tie-order`` when ties broken by storage order
-      (``reload="ties"``) leave no round-trip violation at all, and the
-      real reload is exactly that order with each millisecond's events
-      reversed (:func:`reload_order` of the tie-broken run, over every event
-      both database runs stored, summaries included: a summary stamped in
-      the millisecond of the event stored after it is reloaded behind it);
-    * else ``js-db-time-order`` when events in storage order alone
-      (``reload="stored"``) leave no round-trip violation, and storage
-      order differs from the tie-broken timestamp order (some event was
-      stored out of timestamp order).
-
-    Coarse clock resolution is the tie mechanism, not another: with a
-    resolution of a second every event of an invocation is stamped in one
-    second, hence one millisecond, and the reload reverses the whole
-    invocation (a reply, a call or its answer before the user message that
-    opened it: the user and model turns come back swapped). Raises as
-    :func:`run_script` does (the counterfactual runs)."""
-    if violation.invariant == "P0":
-        if not any(m in violation.message for m in _REARRANGE_ERRORS):
-            return None
-    elif violation.invariant != "P7":
-        return None
-
-    def again(reload: str) -> JsRun:
-        return run_script(case.script, case.compactor, seed=seed, storage="database", reload=reload)
-
-    def over(ids: list[str], both: set[str]) -> list[str]:
-        return [i for i in ids if i in both]
-
-    ties = again("ties")
-    if round_trip_violations(memory, ties) == []:
-        both = set(database.ids) & set(ties.ids)
-        predicted = over(reload_order(ties, every=True), both)
-        if (
-            "js-db-tie-order" in KNOWN_FAULTS
-            and not _has_fix("js-db-tie-order")
-            and over(database.ids, both) == predicted != over(ties.ids, both)
-        ):
-            return "js-db-tie-order"
-        return None
-    stored = again("stored")
-    if (
-        "js-db-time-order" in KNOWN_FAULTS
-        and not _has_fix("js-db-time-order")
-        and round_trip_violations(memory, stored) == []
-    ):
-        both = set(ties.ids) & set(stored.ids)
-        if over(ties.ids, both) != over(stored.ids, both):
-            return "js-db-time-order"
-    return None
-
-
 def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Violation]:
     """The violations of ``run`` that no known ADK-JS fault explains."""
     found = check_run(run) if found is None else found
@@ -3006,40 +2169,12 @@ def new_violations(run: JsRun, found: list[Violation] | None = None) -> list[Vio
 CLASSIFICATION = (
     "_has_fix",
     "classified",
+    "evidence_of",
     "known_fault",
     "_pattern_fault",
-    "_scratchpad_behind_record",
-    "_summed_counts",
-    "_backlog_hidden_by_time",
-    "_count_hidden_by_time",
-    "_hidden_from_compactor",
-    "_hidden_by_time",
-    "_dropped_for_a_hidden_newest",
-    "_answers_of",
-    "_answers_time_hidden",
-    "_stamped_no_later_than_end",
-    "_latest_end",
-    "_time_hidden",
-    "_given_by",
-    "_given_before",
-    "_hidden_at",
-    "_answers_a_hidden_call",
-    "_duplicated",
-    "_never_answered",
-    "_p2_mixed",
-    "_reactivated",
-    "_pair_split_by_reactivation",
-    "_time_hid_something",
     "_opener_deleted",
-    "_in_baseline",
-    "_answers_several_turns",
-    "_split_not_adjacent",
-    "_answer_hidden_by_time",
-    "_why_answer_lost_its_call",
-    "_latest_foreign_record",
-    "_pair_broken",
+    "_reused_id_orphan",
     "triage",
-    "round_trip_fault",
     "new_violations",
 )
 
@@ -3056,8 +2191,6 @@ __all__ += [
     "known_fault",
     "new_violations",
     "observed",
-    "reload_order",
-    "round_trip_fault",
     "round_trip_violations",
     "run_request",
     "stand_in_for",

@@ -208,7 +208,6 @@ from .pipeline import (
     check_summariser_calls,
     covered_by_kept,
     crash_violation,
-    kept_ranges,
     live_positions,
     newest_real_count,
     stale_counts,
@@ -1456,14 +1455,15 @@ def _credential_response(args: dict) -> dict:
 
 # -- the prompt a model call received --------------------------------------------------
 def tagged(events: Sequence[Event]) -> list[Event]:
-    """Copies of ``events`` whose function-response and text parts name their
-    event (``adk._EVENT_KEY``: the event's id), as the emulating driver's
-    events carry it, so an assembled prompt says which stored event each
-    response and text came from (``adk.PromptPart``: P4 is checked by event
-    identity). The originals are untouched."""
+    """Copies of ``events`` whose function-response, function-call and text
+    parts name their event (``adk._EVENT_KEY``: the event's id), as the
+    emulating driver's events carry it, so an assembled prompt says which
+    stored event each response, call and text came from (``adk.PromptPart``:
+    P4 is checked by event identity). The originals are untouched."""
     return [
         named_copy(event)
         if event.get_function_responses()
+        or event.get_function_calls()
         or any(p.text is not None for p in (event.content.parts or [] if event.content else []))
         else event
         for event in events
@@ -1553,14 +1553,7 @@ def _check_summaries(record: RunnerRun, config: Any) -> list[Violation]:
         found += check_branch_view(snapshot, summary.positions, None)
         earlier = _summaries_in(summary.ids, record.summaries, number)
         covered_before = covered_by_kept(summary.prompt, earlier)
-        found += check_new_work(
-            summary.positions,
-            covered_before,
-            live_positions(snapshot),
-            number,
-            snapshot,
-            kept_ranges(snapshot, summary.prompt),
-        )
+        found += check_new_work(summary.positions, covered_before, live_positions(snapshot), number)
         for v in found:
             v.details["summary"] = number
         out += found

@@ -16,6 +16,8 @@ Schema (version 3)::
       "observed": {...},                    # ADK's answers
       "violations": ["U3: ..."],            # what the checkers said
       "known_fault": "slug",                # optional: see known_faults.py
+      "also_shows": ["slug"],               # optional: other known faults its
+                                            # classification names
       "shrinking": "cut short ..."          # optional: the campaign's budget
                                             # ended shrinking early
     }
@@ -103,6 +105,7 @@ _OPTIONAL = (
     "observed",
     "violations",
     "known_fault",
+    "also_shows",
     "note",
     "shrinking",
 )
@@ -142,6 +145,10 @@ class Fixture:
     observed: dict[str, Any]
     violations: tuple[str, ...] = ()
     known_fault: str | None = None
+    #: Other known faults the fixture shows (its classification names them,
+    #: by their fixes) that no fixture of their own is marked with: the
+    #: minimal script recorded for one fault may show it only beside another.
+    also_shows: tuple[str, ...] = ()
     note: str | None = None
     shrinking: str | None = None
     path: Path | None = None
@@ -175,6 +182,8 @@ class Fixture:
         }
         if self.known_fault:
             out["known_fault"] = self.known_fault
+        if self.also_shows:
+            out["also_shows"] = list(self.also_shows)
         if self.note:
             out["note"] = self.note
         if self.shrinking:
@@ -497,6 +506,7 @@ def _parse(data: Any, path: Path) -> Fixture:
         observed=data.get("observed", {}),
         violations=tuple(violations),
         known_fault=data.get("known_fault"),
+        also_shows=_also_shows(data, lambda f: fault_for(f) is not None),
         note=data.get("note"),
         shrinking=data.get("shrinking"),
         path=path,
@@ -537,6 +547,20 @@ def _common(data: dict[str, Any]) -> list[str]:
     return violations
 
 
+def _also_shows(data: dict[str, Any], registered) -> tuple[str, ...]:
+    """The ``also_shows`` field: a list of registered fault ids (``registered``
+    says which are), none of them the ``known_fault``."""
+    shows = data.get("also_shows", [])
+    if not isinstance(shows, list) or not all(isinstance(f, str) for f in shows):
+        raise ModelError("also_shows: expected a list of fault ids")
+    for fault in shows:
+        if not registered(fault):
+            raise ModelError(f"also_shows: {fault!r} is not a registered known fault")
+        if fault == data.get("known_fault"):
+            raise ModelError(f"also_shows: {fault!r} is the fixture's known_fault already")
+    return tuple(shows)
+
+
 def _parse_js(data: dict[str, Any], path: Path) -> Fixture:
     """An ADK-JS fixture (``sdk: "adk-js"``): kind ``script``, ``package_version``
     and ``compactor`` instead of ``adk_release``; loading it needs no Node."""
@@ -568,6 +592,7 @@ def _parse_js(data: dict[str, Any], path: Path) -> Fixture:
         observed=data.get("observed", {}),
         violations=tuple(violations),
         known_fault=fault,
+        also_shows=_also_shows(data, KNOWN_FAULTS.__contains__),
         note=data.get("note"),
         shrinking=data.get("shrinking"),
         path=path,

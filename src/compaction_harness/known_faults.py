@@ -200,103 +200,13 @@ def _raised(phrase: str) -> Callable[[object, Violation], bool]:
 #: The prompt builder raised because the latest response's call is not among
 #: the events it was given (a summary took it).
 _summarised_call_raises = _raised("No function call event found")
-#: ADK's confirmation processor compared a confirmed call with a newer call
-#: that reuses its id.
-_confirmation_finds_the_newer_call = _raised("Function call name mismatch for ID")
-
-
-def _reload_in_time_order(case, violation: Violation) -> bool:
-    """The database gave the events back in timestamp order, and the runner had
-    stored them in another (P7); or a script that reloads its session from the
-    database before every invocation fails in a way the same script with an
-    in-memory session does not (the reordered session broke the prompt)."""
-    if not _pipeline_level(case):
-        return False
-    if violation.invariant == "P7":
-        return violation.details.get("time_order") is True
-    if not isinstance(case, Script) or case.config.storage != "database":
-        return False
-    from dataclasses import replace
-
-    from .driver import run_script
-
-    in_memory = Script(replace(case.config, storage="memory"), case.operations)
-    again = run_script(in_memory, triage=False)
-    return not any(_same_kind(v, violation) for v in again.violations)
-
-
-def _time_order_assumed(case, violation: Violation) -> bool:
-    """For a script: the violation (P2, P3, P4 or P6) goes away when the same
-    script runs with every event stamped later than the one stored before it
-    (no ties, no lagging host, no backward step): time order alone caused it.
-    For a recorded session, which cannot be run again with other times, the
-    shape of the violation decides (see :func:`_time_order_shape`). A script
-    of the runner driver is replayed on the emulating driver, which alone can
-    stamp events as it likes (the differential test keeps the two equal)."""
-    if not isinstance(case, Script):
-        return _time_order_shape(case, violation)
-    if violation.invariant not in ("P2", "P3", "P4", "P6"):
-        return False
-    from .driver import run_script
-
-    again = run_script(case, triage=False, monotonic=True)
-    return not any(_same_kind(v, violation) for v in again.violations)
-
-
-def _time_order_shape(case, violation: Violation) -> bool:
-    """Compaction read an event stored out of time order by its timestamp: an
-    event hidden by a range it was not given, or lost when the prompt was put
-    in time order (P4), or an event given to a summary but outside its range
-    and summarised again (P6)."""
-    if not _pipeline_level(case):
-        return False
-    if violation.invariant == "P4":
-        return (
-            violation.details.get("inside_range") is True
-            or violation.details.get("out_of_time_order") is True
-        )
-    if violation.invariant == "P3":  # stamped before a summary's end, stored after it
-        return violation.details.get("out_of_time_order") is True
-    if violation.invariant == "P2":  # the running request, hidden by a range it was not given
-        return (
-            violation.details.get("cause") == "opener missing"
-            and violation.details.get("opener_summarised") is False
-            and (
-                violation.details.get("inside_range") is True
-                or violation.details.get("out_of_time_order") is True
-            )
-        )
-    return violation.invariant == "P6" and (
-        violation.details.get("outside_ranges") is True
-        or violation.details.get("out_of_time_order") is True
-    )
-
-
-def _reloaded_actions_unvalidated(case, violation: Violation) -> bool:
-    """A P0 of a script whose session lives in a database (reading what ADK
-    returned, or ADK's own code reading it, failed) that disappears when the
-    database service validates the stored actions into ``EventActions`` on
-    reload (see :class:`~compaction_harness.adk.reloaded_actions_validated`)."""
-    if not (
-        isinstance(case, Script)
-        and case.config.storage == "database"
-        and violation.invariant == "P0"
-    ):
-        return False
-    from .adk import reloaded_actions_validated
-
-    return _gone_under(case, violation, reloaded_actions_validated())
 
 
 #: The recognisers of the faults (pattern evidence), by fault id.
 _RECOGNISERS: dict[str, Callable[[UnitCase | TokenCase, Violation], bool]] = {
-    "database-reload-reorders-events-by-timestamp": _reload_in_time_order,
-    "compaction-assumes-events-are-stored-in-time-order": _time_order_assumed,
     "orphaned-call-stalls-compaction-for-good": _strict_prefix_stalls,
     "sliding-window-splits-call-pairs": _unprotected_range_splits_a_pair,
     "summarised-call-makes-the-prompt-builder-raise": _summarised_call_raises,
-    "confirmation-of-a-reused-call-id-raises": _confirmation_finds_the_newer_call,
-    "database-reload-leaves-event-actions-as-dicts": _reloaded_actions_unvalidated,
 }
 
 
@@ -331,18 +241,20 @@ def pattern_fault(
     case: UnitCase | TokenCase, violation: Violation, release: str
 ) -> KnownFault | None:
     """The known fault that explains ``violation`` by *pattern evidence*: its
-    recogniser, for the faults that have no fix yet
-    (``compaction_harness.faults.fixes``). A fault with a fix is never named
-    here: re-running with its fix decides (``faults.classify.by_fix``).
-    A recogniser that needs what the installed release lacks (its
-    counterfactual cannot run there) does not match."""
-    from .faults.fixes import fixes_for
+    recogniser, for the faults that have no fix the installed release can
+    take (``compaction_harness.faults.fixes``: none yet, or none with a diff
+    that applies to this release). A fault whose fix the release can take is
+    never named here: re-running with its fix decides
+    (``faults.classify.by_fix``). A recogniser that needs what the installed
+    release lacks (its counterfactual cannot run there) does not match."""
+    from .faults.fixes import fixes_for, unavailable
 
     return next(
         (
             f
             for f in KNOWN_FAULTS
-            if not fixes_for(f.id)
+            if f.matches is not None
+            and all(unavailable(fix) is not None for fix in fixes_for(f.id))
             and f.applies_to(release)
             and violation.invariant in f.invariant
             and _matches(f, case, violation)

@@ -56,13 +56,14 @@ REQUEST_CREDENTIAL_CALL = "adk_request_credential"
 
 
 class ShownText(str):
-    """A prompt's text part (equal to, and used as, its text) that names the
-    session event it came from: ``event``, its position as a string, or
-    ``""`` when the prompt builder made the part itself (another agent's
-    message relayed as context, a summary's text on releases that relay it)
-    or the prompt does not say (JSON, a prompt recorded before texts named
-    their events). adk-python's prompts (``adk._prompt_of``) and ADK-JS's
-    (``adk_js.JsRun.prompt``) both name it: P4 is checked by event identity."""
+    """A prompt's text part (equal to, and used as, its text), or a function
+    call part's tool name, that names the session event it came from:
+    ``event``, its position as a string, or ``""`` when the prompt builder
+    made the part itself (another agent's message relayed as context, a
+    summary's text on releases that relay it) or the prompt does not say
+    (JSON, a prompt recorded before texts and calls named their events).
+    adk-python's prompts (``adk._prompt_of``) name both; ADK-JS's
+    (``adk_js.JsRun.prompt``) name texts: P4 is checked by event identity."""
 
     event: str = ""
 

@@ -51,6 +51,7 @@ from .invariants import Violation, invariants_of
 from .model import (
     REQUEST_CONFIRMATION_CALL,
     REQUEST_CREDENTIAL_CALL,
+    Call,
     ModelError,
     Session,
     Step,
@@ -266,28 +267,11 @@ def check_new_work(
     covered_before: set[int],
     live: set[int],
     number: int,
-    steps: Session | None = None,
-    ranges: Sequence[tuple[float, float]] = (),
 ) -> list[Violation]:
     """P6 (first clause): a compaction covers at least one live event that no
-    kept summary covered before it.
-
-    ``steps`` and ``ranges`` (the time ranges of the kept summaries): the
-    violation's ``details["outside_ranges"]`` says whether every event it
-    summarised again lies outside those ranges by its timestamp, so that ADK,
-    which reads what is compacted from the ranges, took it for new;
-    ``details["out_of_time_order"]`` whether one of them was stored out of
-    time order (see :func:`out_of_time_order`).
-    """
+    kept summary covered before it."""
     if any(i in live and i not in covered_before for i in taken):
         return []
-    again = [i for i in taken if i in covered_before]
-    outside = (
-        steps is not None
-        and bool(again)
-        and not any(start <= steps[i].timestamp <= end for i in again for start, end in ranges)
-    )
-    disordered = steps is not None and any(out_of_time_order(steps, i) for i in again)
     return [
         Violation(
             "P6",
@@ -296,22 +280,8 @@ def check_new_work(
             positions=tuple(taken),
             expected="at least one newly covered event",
             observed=list(taken),
-            details={"outside_ranges": outside, "out_of_time_order": disordered},
         )
     ]
-
-
-def kept_ranges(steps: Session, prompt: Prompt) -> list[tuple[float, float]]:
-    """The time ranges of the summaries whose text is in ``prompt``."""
-    texts = [p[1] for _, ps in prompt for p in ps if p[0] == "text"]
-    out = []
-    for step in steps:
-        if step.compaction is None:
-            continue
-        label = step.compaction.summary.split("\n", 1)[0]
-        if any(_shows(t, label) for t in texts):
-            out.append((step.compaction.start, step.compaction.end))
-    return out
 
 
 def newest_real_count(steps: Session, agent: str = "") -> int | None:
@@ -464,9 +434,8 @@ def check_round_trip(
 
     ``time_ordered``: the prompt of the in-memory events put in order of
     timestamp, then event id (the order ``DatabaseSessionService.get_session``
-    reads them in). The violation's ``details["time_order"]`` says whether
-    the reload is exactly that reordering of events the runner stored out of
-    timestamp order (a known upstream fault recognises it).
+    reads them in): the violation's message says when the reload is exactly
+    that reordering of events the runner stored out of timestamp order.
     """
     if list(in_memory) == list(reloaded):
         return []
@@ -482,7 +451,6 @@ def check_round_trip(
             + (": the events come back in timestamp order, not as stored" if reordered else ""),
             expected=[list(map(list, c[1])) for c in in_memory[first : first + 1]],
             observed=[list(map(list, c[1])) for c in reloaded[first : first + 1]],
-            details={"time_order": reordered},
         )
     ]
 
@@ -619,34 +587,64 @@ def _shows(part: str, text: str) -> bool:
 
 
 def parts_of(prompt: Prompt) -> set[tuple[str, ...]]:
-    """A prompt's parts as a set, each text part as ``("text", text, event)``:
-    ``event`` the position of the stored event it came from (``""`` when the
-    prompt does not say: see ``adk.ShownText``), so that two events with one
-    text stay two parts (P4 is checked by event identity)."""
+    """A prompt's parts as a set, each text part as ``("text", text, event)``
+    and each call part as ``("call", id, name, event)``: ``event`` the
+    position of the stored event it came from (``""`` when the prompt does
+    not say: see ``adk.ShownText``), so that two events with one text, or
+    with one call id and tool (ids numbered per turn), stay two parts (P4 is
+    checked by event identity)."""
     return {
-        ("text", str(p[1]), getattr(p[1], "event", "")) if p[0] == "text" else p
+        ("text", str(p[1]), getattr(p[1], "event", ""))
+        if p[0] == "text"
+        else ("call", p[1], str(p[2]), getattr(p[2], "event", ""))
+        if p[0] == "call"
+        else p
         for _, ps in prompt
         for p in ps
     }
 
 
+def _shows_call(parts: set[tuple[str, ...]], call: Call, position: int) -> bool:
+    """Whether ``parts`` (:func:`parts_of`) hold ``call`` of the event at
+    ``position``: a call part that names that event, or one that names no
+    event (a prompt that does not say) with the call's id and tool."""
+    return any(("call", call.id, call.name, event) in parts for event in (str(position), ""))
+
+
 def _visible(step: Step, position: int, parts: set[tuple[str, ...]]) -> bool:
     """Whether the event at ``position`` of the stored session is among a
     prompt's ``parts`` (:func:`parts_of`), by event identity: a text part
-    that names this event, or all its function calls and responses (a
-    response part names the event it came from, see ``adk.PromptPart``). A
-    text part that names no event (another agent's message relayed as
+    that names this event, or all its function calls and responses (a call
+    or response part names the event it came from, see ``adk.PromptPart``). A
+    text or call part that names no event (another agent's message relayed as
     context; a prompt that carries no identities, as ADK-JS's) shows every
-    event whose text it carries: equality is all such a part can tell."""
+    event whose text or call it carries: equality is all such a part can tell."""
+    shown = _shown_of(step, position, parts)
+    if ("text",) in shown:
+        return True
+    items = {("call", c.id, c.name) for c in step.calls}
+    items |= {("response", r.id, r.name) for r in step.responses}
+    return bool(items) and items <= shown
+
+
+def _shown_of(step: Step, position: int, parts: set[tuple[str, ...]]) -> set[tuple[str, ...]]:
+    """What of the event at ``position`` a prompt's ``parts`` (:func:`parts_of`)
+    show, by event identity as :func:`_visible` reads it: ``("text",)``, and
+    each of its function calls and responses as ``(kind, id, name)``."""
+    shown: set[tuple[str, ...]] = set()
     if step.text is not None and any(
         p[2] == str(position) if len(p) > 2 and p[2] else _shows(p[1], step.text)
         for p in parts
         if p[0] == "text"
     ):
-        return True
-    calls = {("call", c.id, c.name) for c in step.calls}
-    responses = {("response", r.id, r.name, str(position)) for r in step.responses}
-    return bool(calls | responses) and (calls | responses) <= parts
+        shown.add(("text",))
+    shown |= {("call", c.id, c.name) for c in step.calls if _shows_call(parts, c, position)}
+    shown |= {
+        ("response", r.id, r.name)
+        for r in step.responses
+        if ("response", r.id, r.name, str(position)) in parts
+    }
+    return shown
 
 
 Summaries = Sequence[tuple[int, Sequence[int], Sequence[int]]]
@@ -699,27 +697,6 @@ def covered_by_records(steps: Session, records: Sequence[int], *, pairs: bool = 
     return covered
 
 
-def out_of_time_order(steps: Session, position: int) -> bool:
-    """Whether the event at ``position``, or an event on the other side of a
-    call pair with it, was stored out of time order: after an event stamped
-    later, or before one stamped earlier (summaries aside)."""
-    step = steps[position]
-    ids = step.call_ids | step.response_ids
-    group = [
-        i
-        for i, s in enumerate(steps)
-        if i == position or (s.compaction is None and ids & (s.call_ids | s.response_ids))
-    ]
-    for i in group:
-        t = steps[i].timestamp
-        for j, other in enumerate(steps):
-            if other.compaction is not None or j == i:
-                continue
-            if (j < i and other.timestamp > t) or (j > i and other.timestamp < t):
-                return True
-    return False
-
-
 def check_nothing_lost(
     steps: Session,
     prompt: Prompt,
@@ -757,7 +734,15 @@ def check_nothing_lost(
     an orphaned call in the prompt without compaction and not with it: that
     difference is the pruning working, not a loss. Neither is an interim
     response that a later response to the same call replaces in the prompt
-    (:func:`_superseded`).
+    (:func:`_replaced`).
+
+    An event is judged part by part (:func:`_missing`): what the baseline
+    shows of it must be in the prompt. A call, text or response is told from
+    another with the same id, tool or words by the event it came from (call
+    ids numbered per turn repeat), and a call the prompt builder leaves out
+    without compaction too (a pending long-running call beside answered
+    siblings, whose response turn must answer exactly the calls before it:
+    P2) is not required with it, while the rest of its event is.
     """
     covered = covered_by_kept(prompt, summaries) | covered_by_records(steps, records, pairs=True)
     live = reference.live_events(steps)
@@ -765,7 +750,6 @@ def check_nothing_lost(
     prompt_parts = parts_of(prompt)
     orphaned = _orphaned_calls(steps) if pruned else {}
     baseline_parts = parts_of(baseline)
-    ranges = kept_ranges(steps, prompt)
     return [
         Violation(
             "P4",
@@ -773,53 +757,56 @@ def check_nothing_lost(
             positions=(i,),
             expected="in the prompt or summarised",
             observed="lost",
-            # ADK hides raw events by the summaries' time ranges and puts the
-            # prompt in time order once a summary exists: whether this one was
-            # hidden by a range it was never given to, and whether it (or the
-            # other side of its call pair) was stored out of time order.
-            details={
-                "inside_range": any(start <= step.timestamp <= end for start, end in ranges),
-                "out_of_time_order": out_of_time_order(steps, i),
-            },
+            details={"missing": sorted(" ".join(m) for m in missing)},
         )
         for i, step in enumerate(steps)
         if step.compaction is None
         and not step.rewind_before
         and id(step) in live_ids
         and i not in covered
-        and _visible(step, i, baseline_parts)
-        and not _visible(step, i, prompt_parts | orphaned.get(i, set()))
-        and not _superseded(steps, i, prompt_parts)
+        and (missing := _missing(steps, i, baseline_parts, prompt_parts, orphaned.get(i, set())))
     ]
 
 
-def _superseded(steps: Session, position: int, parts: set[tuple[str, ...]]) -> bool:
-    """Whether the event at ``position`` holds only function responses, each
-    shown by the prompt (``parts``) from this event, or answered again, for the
-    same call, by a later event whose response the prompt shows. ADK gives a
-    call the last response attributed to it ("taking the last one keeps the
-    closing update of a long-running tool, which reports progress several times
-    under one id": ``rearrange_events_for_async_function_responses_in_history``,
+def _missing(
+    steps: Session,
+    position: int,
+    baseline: set[tuple[str, ...]],
+    prompt: set[tuple[str, ...]],
+    pruned: set[tuple[str, ...]],
+) -> set[tuple[str, ...]]:
+    """What of the event at ``position`` the ``baseline`` parts show and the
+    ``prompt`` parts do not (as :func:`_shown_of` names it). A call ADK's
+    prompt builder prunes (``pruned``, see :func:`check_nothing_lost`) is not
+    missing, nor a response that a later one to the same call replaces in the
+    prompt (:func:`_replaced`)."""
+    step = steps[position]
+    missing = _shown_of(step, position, baseline) - _shown_of(step, position, prompt | pruned)
+    return {
+        m for m in missing if not (m[0] == "response" and _replaced(steps, position, m[1:], prompt))
+    }
+
+
+def _replaced(
+    steps: Session, position: int, response: tuple[str, ...], parts: set[tuple[str, ...]]
+) -> bool:
+    """Whether ``response`` (id, tool) of the event at ``position`` is
+    answered again, for the same call, by a later event whose response the
+    prompt shows (``parts``). ADK gives a call the last response attributed to
+    it ("taking the last one keeps the closing update of a long-running tool,
+    which reports progress several times under one id":
+    ``rearrange_events_for_async_function_responses_in_history``,
     ``google/adk/flows/llm_flows/tools/_rearranger.py``, 2.13.0), response by
     response, so an interim result the final one replaces is not lost, nor is
     an event of parallel responses of which only some are replaced. A later
     call with the id ends the search: its responses belong to that call."""
-    step = steps[position]
-    if step.text is not None or step.calls or not step.responses:
-        return False
-
-    def shown(response, at: int) -> bool:
-        return ("response", response.id, response.name, str(at)) in parts
-
-    def replaced(response) -> bool:
-        for later in range(position + 1, len(steps)):
-            if response.id in steps[later].call_ids:
-                return False
-            if shown(response, later):
-                return True
-        return False
-
-    return all(shown(r, position) or replaced(r) for r in step.responses)
+    call_id, name = response
+    for later in range(position + 1, len(steps)):
+        if call_id in steps[later].call_ids:
+            return False
+        if ("response", call_id, name, str(later)) in parts:
+            return True
+    return False
 
 
 def _orphaned_calls(steps: Session) -> dict[int, set[tuple[str, ...]]]:
@@ -834,7 +821,7 @@ def _orphaned_calls(steps: Session) -> dict[int, set[tuple[str, ...]]]:
     for i in range(len(steps) - 1, -1, -1):
         step = steps[i]
         orphans = {
-            ("call", c.id, c.name)
+            ("call", c.id, c.name, str(i))
             for c in step.calls
             if c.id not in answered_after and c.id not in step.long_running
         }
@@ -916,10 +903,6 @@ def check_liveness(
             positions=held,
             expected=f"at most {bound}",
             observed=len(held),
-            # Whether the backlog holds events stored out of time order, which
-            # ADK takes for compacted when a later summary's range ends after
-            # their timestamps (known faults use it).
-            details={"out_of_time_order": any(out_of_time_order(steps, i) for i in held)},
         )
     ], found
 
@@ -975,14 +958,6 @@ def check_model_prompt(
                 steps[i].text == opener and steps[i].author == "user"
                 for i in covered_by_kept(prompt, summaries)
             )
-            ranges = kept_ranges(steps, prompt)
-            openers = [
-                i for i, step in enumerate(steps) if step.author == "user" and step.text == opener
-            ]
-            v.details["inside_range"] = any(
-                start <= steps[i].timestamp <= end for i in openers for start, end in ranges
-            )
-            v.details["out_of_time_order"] = any(out_of_time_order(steps, i) for i in openers)
     found += check_nothing_lost(steps, prompt, summaries, baseline, records, pruned=pruned)
     return found, unanswered
 
@@ -1142,8 +1117,6 @@ class PipelineRun:
         self.unanswered: list[str] = []
         #: P3's backlog at the latest invocation end (see :func:`check_liveness`).
         self._backlog: frozenset[Step] | None = None
-        #: The kept summaries' time ranges before the latest compaction ran.
-        self._ranges_before: list[tuple[float, float]] = []
 
     def append(self, step: Step, *, opens_invocation: bool = False) -> list[Violation]:
         """Append ``step``; a step the model wrote (see :func:`from_model`) is
@@ -1310,7 +1283,6 @@ class PipelineRun:
         # What ADK's own summaries covered: a summary that takes events only a
         # client's record stood for is ADK's first summary of them, not waste.
         covered_before = covered_by_kept(prompt_before, self.pipeline.summaries)
-        self._ranges_before = kept_ranges(before, prompt_before)
         out: list[Violation] = []
         if check_stale:
             out += self.stale_count_check(before, before_model_call=before_model_call, agent=agent)
@@ -1356,25 +1328,13 @@ class PipelineRun:
         chars = self.pipeline.prompt_chars_of([*kept, summary_at], *agent, compacted=taken)
         after = (self.base_chars + self.pipeline.prompt_chars(*agent)) // 4
         floor = (self.base_chars + chars) // 4
-        found = check_summary_bound(after, floor, threshold, number)
-        if found:
-            # Events a summary was given that the prompt still shows: ADK's time
-            # ranges left them out (see known faults).
-            steps = self.pipeline.steps()
-            prompt = self.pipeline.prompt(agent_name=agent[0], branch=agent[1])
-            parts = parts_of(prompt)
-            given = {i for _, taken, _ in self.pipeline.summaries for i in taken}
-            found[0].details["outside_ranges"] = any(
-                i < len(steps) and _visible(steps[i], i, parts) for i in given
-            )
-        return found
+        return check_summary_bound(after, floor, threshold, number)
 
     def _check_new_summaries(self, covered_before: set[int]) -> list[Violation]:
         """P1, P5 and P6 (first clause) on the summaries made since the last call."""
         steps = self.pipeline.steps()
         summaries = self.pipeline.summaries
         out: list[Violation] = []
-        ranges = self._ranges_before
         for number in range(self._checked_summaries, len(summaries)):
             length, taken, _ = summaries[number]
             snapshot = Session(steps.steps[:length])
@@ -1382,9 +1342,7 @@ class PipelineRun:
             out += check_same_view(snapshot, taken)
             summary = steps[length] if length < len(steps) and steps[length].compaction else None
             out += check_branch_view(snapshot, taken, summary.branch if summary else None)
-            out += check_new_work(
-                taken, covered_before, live_positions(snapshot), number, snapshot, ranges
-            )
+            out += check_new_work(taken, covered_before, live_positions(snapshot), number)
         self._checked_summaries = len(summaries)
         return out
 

@@ -191,7 +191,12 @@ def _enter_fixes(config: pytest.Config) -> None:
 
 
 #: The test files that run ADK-JS through Node (the Makefile's ADKJS_TESTS).
-ADKJS_TEST_FILES = ("test_adk_js.py", "test_adk_js_recorded.py", "test_differential_js.py")
+ADKJS_TEST_FILES = (
+    "test_adk_js.py",
+    "test_adk_js_fixes.py",
+    "test_adk_js_recorded.py",
+    "test_differential_js.py",
+)
 
 
 def _adk_js_only(config: pytest.Config) -> bool:
@@ -255,6 +260,16 @@ def pytest_configure(config: pytest.Config) -> None:
     import logging
 
     config.addinivalue_line("markers", "property: a Hypothesis property over real ADK code")
+    config.addinivalue_line(
+        "markers",
+        "gate_first: a long item: the gate (make test) starts it before the others, so that "
+        "no worker begins it when the rest are nearly done",
+    )
+    config.addinivalue_line(
+        "markers",
+        "gate_last: an item that reads what other items of the gate left (gate_labels): the "
+        "gate runs it after the others",
+    )
     config.addinivalue_line(
         "markers",
         "judges_adk: a test that judges ADK itself (a fixture replay): `make test FIXES=...` "
@@ -448,20 +463,30 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if late:
         props.append(("late", True))
     try:
-        # At least one round, whose first example always runs: that is where a
-        # failure saved in the example database is replayed, so every item
-        # meets its saved failures in every campaign, however late it starts.
-        while True:
-            rounds += 1
-            clock.start_round()
-            try:
-                testfunction(**kwargs)
-            except _BudgetSpent:
-                if clock.cut_short and clock.failure is not None:
-                    raise clock.failure from None
-                break
-            if budget is None or clock.over:
-                break
+        # The gate's verdict is whether anything is new: its examples tell
+        # known from new without naming the faults (faults.classify), unless
+        # its statistics are shown; the fixture of a failure is judged below,
+        # outside this block, as replay does.
+        with unnamed_in_the_gate(config):
+            # At least one round, whose first example always runs: that is where a
+            # failure saved in the example database is replayed, so every item
+            # meets its saved failures in every campaign, however late it starts.
+            while True:
+                rounds += 1
+                clock.start_round()
+                try:
+                    testfunction(**kwargs)
+                except _BudgetSpent:
+                    if clock.cut_short and clock.failure is not None:
+                        raise clock.failure from None
+                    break
+                if budget is None or clock.over:
+                    break
+        if own_labels is not None and gate_run(config):
+            # Every example ran and none failed: the labels of the gate's run,
+            # for the rest of the session (gate_labels).
+            tally = {k: n - labels_before.get(k, 0) for k, n in own_labels().items()}
+            _write_gate_labels(config, pyfuncitem.nodeid, {k: n for k, n in tally.items() if n})
     except InvariantViolation as exc:
         if not _handle_failure(pyfuncitem, exc, clock):
             raise
@@ -483,6 +508,71 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         if SHARED_DB_URL and budget is not None:
             props.append(("shared_db_problems", dict(shared_db.PROBLEMS)))
     return True
+
+
+def gate_run(config: pytest.Config) -> bool:
+    """Whether the session is the deterministic gate (``make test``: the
+    ``gate`` profile, no campaign budget)."""
+    return (
+        config.getoption("--fuzz-seconds") is None
+        and config.getoption("hypothesis_profile", None) == "gate"
+    )
+
+
+def _gate_labels_path(config: pytest.Config, nodeid: str) -> Path:
+    """Where the gate run of the property item ``nodeid`` leaves its labels:
+    in the session's temporary folder, which pytest-xdist's workers share
+    (each has its own folder inside it), named by the item."""
+    import hashlib
+
+    base = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    return base / "gate-labels" / (hashlib.sha256(nodeid.encode()).hexdigest()[:16] + ".json")
+
+
+def _write_gate_labels(config: pytest.Config, nodeid: str, labels: dict[str, int]) -> None:
+    import json
+
+    path = _gate_labels_path(config, nodeid)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(f"{path.name}.{os.getpid()}.part")
+    part.write_text(json.dumps({"nodeid": nodeid, "labels": labels}), encoding="utf-8")
+    part.replace(path)  # whole or absent, whatever reads it meanwhile
+
+
+def gate_labels(config: pytest.Config, nodeid: str) -> dict[str, int] | None:
+    """The labels (label -> examples) that the property item ``nodeid``
+    reported in this session's gate run, on any worker, when that run went
+    through every example without failing; None otherwise (not run in this
+    session, not yet finished, failed, or not the gate). A test of what the
+    gate's examples reach reads them instead of running the property again."""
+    import json
+
+    if not gate_run(config):
+        return None
+    try:
+        recorded = json.loads(_gate_labels_path(config, nodeid).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    return dict(recorded["labels"]) if recorded.get("nodeid") == nodeid else None
+
+
+def unnamed_in_the_gate(config: pytest.Config):
+    """A context manager for examples whose verdict is known or new: in the
+    gate, unless its statistics are shown (``--hypothesis-show-statistics``,
+    where the faults met are named), classification tells known from new and
+    names no fault (:func:`faults.classify.known_or_new_only`); elsewhere
+    (campaigns, whose summary names every fault met) it does nothing. The
+    plugin runs every property's examples within it; a test that classifies
+    only to label its examples may do the same."""
+    import contextlib
+
+    if not gate_run(config) or config.getoption("hypothesis_show_statistics", False):
+        return contextlib.nullcontext()
+    from .faults.classify import known_or_new_only
+
+    return known_or_new_only()
 
 
 def _handle_failure(item: pytest.Function, exc: InvariantViolation, clock: _Clock) -> bool:
@@ -571,8 +661,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     shard of each property and the same share of the budget; within a shard,
     lighter items first. An item that fails may shrink until the campaign's
     end, so the heaviest (the pipeline's, whose shrinking costs the most)
-    runs last on its worker and cannot take the time of the items after it."""
+    runs last on its worker and cannot take the time of the items after it.
+
+    In the gate, the items marked ``gate_first`` (the longest) come first, in
+    collection order, and those marked ``gate_last`` last: with
+    ``--maxschedchunk=1`` (``make test``) pytest-xdist hands the items out in
+    this order as workers free up, so no worker starts a long item when the
+    others are nearly done."""
     if config.getoption("--fuzz-seconds") is None:
+        if gate_run(config):
+
+            def place(item: pytest.Item) -> int:
+                if item.get_closest_marker("gate_first"):
+                    return 0
+                return 2 if item.get_closest_marker("gate_last") else 1
+
+            items.sort(key=place)  # stable: collection order among equals
         return
 
     def shard(item: pytest.Item) -> tuple[int, float]:

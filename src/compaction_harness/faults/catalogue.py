@@ -755,12 +755,13 @@ _ENTRIES: tuple[Fault, ...] = (
     ),
     # No family: adk-python meets the same message but sends it whole after
     # each call (one-answer-to-several-turns-makes-an-invalid-request), where
-    # ADK-JS refuses it: the same input, another mechanism.
+    # ADK-JS refuses it while it is the newest event: the same input, another
+    # mechanism (once another event follows it, ADK-JS sends it whole too).
     _fault(
         id="js-multi-turn-answer",
         sdk=JS,
         family=None,
-        invariants=("P0",),
+        invariants=("P0", "P2"),
         compactors=EVERY_JS_COMPACTOR,
         title="a message answering calls of several model turns makes getContents raise",
         user_sees=(
@@ -770,7 +771,11 @@ _ENTRIES: tuple[Fault, ...] = (
             "responses for the function calls in the same function call event' otherwise: a "
             "client message answering calls the model made in several turns fails the run, "
             "with or without compaction (not a compaction fault; whether ADK-JS's Runner "
-            "accepts such a message is not verified yet)."
+            "accepts such a message is not verified yet). Once a later event follows it, "
+            "rearrangeEventsForAsyncFunctionResponsesInHistory places that whole message "
+            "after each call event it answers, so each call content is followed by "
+            "responses to calls it did not make (P2), as adk-python does "
+            "(one-answer-to-several-turns-makes-an-invalid-request)."
         ),
     ),
     _fault(
@@ -801,6 +806,46 @@ _ENTRIES: tuple[Fault, ...] = (
             "the model is asked to answer a request it never sees. Deletion is the "
             "compactor's documented design, but no configuration value keeps the running "
             "turn's message (preserveLeadingEvents keeps only the session's first events)."
+        ),
+        no_fix_reason=(
+            "the documented contract and P2 cannot both hold: TruncatingContextCompactorOptions "
+            "documents threshold as 'the maximum number of events to retain in the session "
+            "history', and a running invocation longer than threshold (minus the preserved "
+            "leading events) leaves no way to keep its user message within that maximum. A "
+            "patch that keeps the running invocation (tried: compact deletes only events "
+            "before its first one) retains more than the documented maximum, which the "
+            "harness's truncation check (adk_js.check_truncation) reports as a P4; the "
+            "fault is the option's design, for ADK-JS to decide (cap, or a documented floor)"
+        ),
+    ),
+    _fault(
+        id="js-reused-id-orphan-summarised",
+        sdk=JS,
+        family=None,
+        invariants=("P1",),
+        compactors=("token_based", "anchored"),
+        title="a call that died unanswered is summarised while a response with its "
+        "reused id is still in the session",
+        user_sees=(
+            "calculateRetainStartIndex (context/compaction_utils.js) keeps a call with its "
+            "answer only when the answer is the next event, and nothing else: a call of an "
+            "older invocation that no event answers (its tool's process died) is summarised. "
+            "With call ids numbered per turn (providers behind other gateways reuse call_0 "
+            "in every turn), an earlier turn's response carries the same id, so the call "
+            "is not provably dead (the definitions: no resolved response with its id "
+            "anywhere in the session) and the summary splits a live pair (P1): ADK's "
+            "pairing by id can later take that response, or a late one, for this call. "
+            "adk-python keeps such a call out of every summary "
+            "(_longest_self_contained_prefix)."
+        ),
+        no_fix_reason=(
+            "not written yet: ADK-JS summarises a prefix of the raw events, so a fix that "
+            "keeps the call (calculateRetainStartIndex reading the whole session for a "
+            "response with the id) stops compaction for good while the call stays in the "
+            "session, which breaks P3; the fix that follows the specification summarises "
+            "around the call (a summary of a set of events, possible once summaries record "
+            "the events they were given: summaries-hide-what-they-were-given), as "
+            "js-late-answer's fix needs for a call that waits"
         ),
     ),
     _fault(
@@ -899,7 +944,8 @@ def _python_releases(path: Path = MATRIX) -> dict[str, tuple[str, ...]]:
 
 
 def _js_releases(corpus: Path = CORPUS) -> dict[str, tuple[str, ...]]:
-    """Fault id -> the ``@google/adk`` versions of its ADK-JS fixtures."""
+    """Fault id -> the ``@google/adk`` versions of its ADK-JS fixtures (marked
+    with it as ``known_fault`` or in ``also_shows``)."""
     found: dict[str, set[str]] = {}
     for path in sorted(corpus.glob("*.json")):
         try:
@@ -908,9 +954,11 @@ def _js_releases(corpus: Path = CORPUS) -> dict[str, tuple[str, ...]]:
             continue  # replay reports an unreadable fixture; it shows no release
         if not isinstance(data, dict) or data.get("sdk") != JS:
             continue
-        fault, version = data.get("known_fault"), data.get("package_version")
-        if isinstance(fault, str) and isinstance(version, str):
-            found.setdefault(fault, set()).add(version)
+        version = data.get("package_version")
+        shown = [data.get("known_fault"), *(data.get("also_shows") or ())]
+        for fault in shown:
+            if isinstance(fault, str) and isinstance(version, str):
+                found.setdefault(fault, set()).add(version)
     return {fault: tuple(sorted(v, key=_version)) for fault, v in found.items()}
 
 

@@ -12,17 +12,31 @@ No pattern of the violation and no release list enter the decision.
 Works for every case kind of :mod:`compaction_harness.cases` on google-adk;
 ADK-JS cases go through their own driver with the Node fixes
 (``compaction_harness.adk_js``).
+
+Within :func:`known_or_new_only` (the gate's properties, whose verdict is
+only whether anything is new) a violation is told known or new by the same
+rule at the cost of one re-run with every fix, and its fault is not named:
+naming it re-runs the case once per fix, most of a pipeline property's time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..invariants import Violation
 
-__all__ = ["Classified", "by_fix", "classify", "run_with_fixes", "same_failure"]
+__all__ = [
+    "UNNAMED",
+    "Classified",
+    "by_fix",
+    "classify",
+    "known_or_new_only",
+    "run_with_fixes",
+    "same_failure",
+]
 
 
 #: Invariants whose witness is the events involved, not only call ids: P4
@@ -36,8 +50,15 @@ def same_failure(a: Violation, b: Violation) -> bool:
     same call ids, for P4 and P6 the same events (positions), for a P2
     without call ids (a user message missing from the prompt) the same
     message: another invocation's opener lost is another failure, and for
-    a P0 the same exception (type and message)."""
+    a P0 the same exception (type and message). A P2 that names its model
+    call (``details["model_call"]``, both runs) is another failure at
+    another model call: ids unanswered at an earlier call (a tool that died)
+    are not the failure a later call shows with the same ids (a reused id
+    whose answer is hidden there)."""
     if a.invariant != b.invariant or sorted(a.ids) != sorted(b.ids):
+        return False
+    calls = (a.details.get("model_call"), b.details.get("model_call"))
+    if a.invariant == "P2" and None not in calls and calls[0] != calls[1]:
         return False
     if a.invariant == "P2" and not a.ids:
         return a.expected == b.expected
@@ -113,10 +134,21 @@ def classify(
     fixes remove is the fault of each of them (two faults whose fixes each
     remove it are both named). ``confirm``: re-run without fixes too, and
     call a violation that re-run does not show new (the run it came from was
-    not the case's own: edited by a test, or not deterministic)."""
+    not the case's own: edited by a test, or not deterministic).
+
+    Within :func:`known_or_new_only` (the gate's properties) only the first
+    question is asked, in one re-run with every candidate: a violation it
+    removes is paired with :data:`UNNAMED` and no fix (``fixes`` empty, not
+    new), the rest are new; ``confirm`` is not asked."""
     violations = list(violations)
     if not violations:
         return []
+    if _KNOWN_OR_NEW_ONLY and candidates:
+        left = rerun(tuple(sorted(candidates)))
+        return [
+            Classified(v, () if any(same_failure(v, w) for w in left) else (UNNAMED,), ())
+            for v in violations
+        ]
     memo: dict[tuple[str, ...], list[Violation]] = {}
 
     def shown(names: Sequence[str]) -> list[Violation]:
@@ -145,6 +177,32 @@ def classify(
     return out
 
 
+#: The fault id :func:`by_fix` pairs a known violation with inside
+#: :func:`known_or_new_only`: every fix together removes it, which of them
+#: was not asked.
+UNNAMED = "a known upstream fault, not named (the gate tells known from new only)"
+
+#: Depth of the enclosing :func:`known_or_new_only` blocks.
+_KNOWN_OR_NEW_ONLY: list[None] = []
+
+
+@contextlib.contextmanager
+def known_or_new_only() -> Iterator[None]:
+    """Within ``with``, :func:`by_fix` decides only whether each violation is
+    known or new, as it always does: known when every fix together removes
+    it (one re-run), else new unless a fault without a fix recognises it. A
+    known one is paired with :data:`UNNAMED` (evidence ``"every fix
+    together"``) instead of the faults whose fixes remove it, which would
+    take one re-run per fix. For the gate's properties (the pytest plugin),
+    whose verdict is whether anything is new; campaigns, replay, the
+    fixture a failure writes and the command line name every fault."""
+    _KNOWN_OR_NEW_ONLY.append(None)
+    try:
+        yield
+    finally:
+        _KNOWN_OR_NEW_ONLY.pop()
+
+
 def by_fix(
     case: Any, violations: Iterable[Violation]
 ) -> tuple[list[Violation], list[tuple[Violation, str]]]:
@@ -155,8 +213,11 @@ def by_fix(
     release can take and that is not applied already (``FIXES=all``: none,
     so everything is new). With ``HARNESS_KNOWN_FAULTS=off`` nothing is
     classified (rediscovery campaigns). A violation no fix removes may still
-    be a fault that has no fix yet, by its recogniser: *pattern evidence*,
-    marked ``details["evidence"] = "pattern"`` (``"fix NAME"`` otherwise)."""
+    be a fault with no fix yet (or none the installed release can take), by
+    its recogniser: *pattern evidence*, marked ``details["evidence"] =
+    "pattern"`` (``"fix NAME"`` otherwise). Within :func:`known_or_new_only`
+    the same violations are new, and the known ones are paired with
+    :data:`UNNAMED`."""
     import os
 
     from .fixes import FIXES, active, unavailable
@@ -168,6 +229,21 @@ def by_fix(
     candidates = [n for n in FIXES if n not in applied_now and unavailable(n) is None]
     new: list[Violation] = []
     known: list[tuple[Violation, str]] = []
+    if _KNOWN_OR_NEW_ONLY:
+        # classify()'s first question alone: does every fix together remove it?
+        left = run_with_fixes(case, sorted(candidates)) if candidates else []
+        for v in violations:
+            if candidates and not any(same_failure(v, w) for w in left):
+                v.details["evidence"] = "every fix together"
+                known.append((v, UNNAMED))
+                continue
+            pattern = _pattern_fault(case, v)
+            if pattern is None:
+                new.append(v)
+            else:
+                v.details["evidence"] = "pattern"
+                known.append((v, pattern))
+        return new, known
     for item in classify(
         violations,
         lambda names: run_with_fixes(case, names),
@@ -188,7 +264,8 @@ def by_fix(
 
 
 def _pattern_fault(case: Any, violation: Violation) -> str | None:
-    """A fault without a fix whose recogniser matches (pattern evidence), or None."""
+    """A fault without a fix the release can take whose recogniser matches
+    (pattern evidence), or None."""
     from ..known_faults import EVERY_RELEASE, pattern_fault
 
     found = pattern_fault(case, violation, EVERY_RELEASE)

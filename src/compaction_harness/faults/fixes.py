@@ -1,22 +1,28 @@
 """google-adk's fixes: named patches of ADK's own source that follow the specification.
 
-A :class:`Fix` removes one or more known faults. It is a unified diff under
-``patches/python/`` against adk-python's ``src/`` tree as the pinned release
-(2.13.0) ships it (paths ``a/google/adk/...``): exactly the change an ADK
-maintainer would review. Within :func:`applied`, the diffs of the fixes
-asked for are applied in order with GNU ``patch`` (no fuzz; offsets allowed)
-to the installed release's own source files; every function, method or new
-import that the patched text changes is executed in the module's own
-namespace, so it sees the module's globals as ADK's code does, and every
-name bound to a replaced function in a loaded ``google.adk`` module (an
-import, under its own name or another, or a module-level alias) gets the
-replacement too; on exit everything is put back. Several fixes of one
-file compose as patches do: hunk by hunk.
+A :class:`Fix` removes one or more known faults. It is a unified diff
+against adk-python's ``src/`` tree (paths ``a/google/adk/...``): exactly the
+change an ADK maintainer would review. A fix carries one diff per release
+whose source needs its own, all under one file name (:attr:`Fix.diff`):
+``patches/python/<diff>`` is written against the pinned release (2.13.0),
+``patches/python/<release>/<diff>`` against ``<release>``; a fault that only
+older releases have carries only the latter, written against the newest
+release it lives on. On the installed release a fix uses its diff written
+against that release when there is one; otherwise the first of its diffs
+that applies, the pinned release's first, then newest release first
+(:func:`diff_release` says which). A fix applies to a release when that
+diff exists (:func:`unavailable` says why not otherwise, in one line).
 
-A fix applies to a release when its diff applies to that release's files
-(:func:`unavailable` says why not otherwise). A fault whose mechanism lies
-in what ADK is given, not in its code, may carry a :class:`HarnessChange`,
-with its reason.
+Within :func:`applied`, the chosen diffs of the fixes asked for are applied
+in order with GNU ``patch`` (no fuzz; offsets allowed) to the installed
+release's own source files; every function, method or new import that the
+patched text changes is executed in the module's own namespace, so it sees
+the module's globals as ADK's code does, and every name bound to a replaced
+function in a loaded ``google.adk`` module (an import, under its own name or
+another, or a module-level alias) gets the replacement too; on exit
+everything is put back. Several fixes of one file compose as patches do:
+hunk by hunk. A fault whose mechanism lies in what ADK is given, not in its
+code, may carry a :class:`HarnessChange`, with its reason.
 
 Errors: :class:`~compaction_harness.adk.NotApplicable` where the installed
 release cannot take a fix; ``KeyError`` for an unknown fix name;
@@ -48,6 +54,7 @@ __all__ = [
     "HarnessChange",
     "active",
     "applied",
+    "diff_release",
     "fix_named",
     "fixes_for",
     "patch_text",
@@ -79,8 +86,10 @@ class Fix:
         name: a stable slug (``FIXES=name,...``).
         faults: the known fault ids it removes.
         summary: one line: what the patched code does differently.
-        diff: the file name under ``patches/python/`` (None for a
-            :class:`HarnessChange` only).
+        diff: the file name of its diffs: ``patches/python/<diff>`` (written
+            against the pinned release) and ``patches/python/<release>/<diff>``
+            (written against ``<release>``); None for a :class:`HarnessChange`
+            only.
         change: what the harness changes instead of (or beside) ADK's code.
     """
 
@@ -90,8 +99,36 @@ class Fix:
     diff: str | None = None
     change: HarnessChange | None = field(default=None, compare=False)
 
+    def diffs(self) -> dict[str, Path]:
+        """Release written against -> diff file, the pinned release's first,
+        then newest release first (empty without a diff)."""
+        if self.diff is None:
+            return {}
+        from .. import DEFAULT_ADK_RELEASE
+
+        if Path(self.diff).is_absolute():  # one diff, anywhere (a test's)
+            return {DEFAULT_ADK_RELEASE: Path(self.diff)}
+        found = {
+            folder.name: folder / self.diff
+            for folder in PATCHES.iterdir()
+            if folder.is_dir() and (folder / self.diff).is_file()
+        }
+        if (PATCHES / self.diff).is_file():
+            found[DEFAULT_ADK_RELEASE] = PATCHES / self.diff
+        newest_first = sorted(found, key=_release_key, reverse=True)
+        order = [r for r in newest_first if r == DEFAULT_ADK_RELEASE]
+        order += [r for r in newest_first if r != DEFAULT_ADK_RELEASE]
+        return {r: found[r] for r in order}
+
     def diff_text(self) -> str:
-        return (PATCHES / self.diff).read_text(encoding="utf-8") if self.diff else ""
+        """The diff this fix applies to the installed release ("" without a
+        diff); ``NotApplicable`` when none of its diffs applies."""
+        release = diff_release(self)
+        return self.diffs()[release].read_text(encoding="utf-8") if release else ""
+
+
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", release))
 
 
 #: Every google-adk fix, by name (filled by :mod:`.python_fixes`).
@@ -161,6 +198,40 @@ def _patch_binary() -> str:
             "applying a known fault's fix needs GNU patch on PATH (as root: apt-get install patch)"
         )
     return found
+
+
+def diff_release(fix: Fix | str) -> str | None:
+    """The release that the diff ``fix`` applies to the installed release is
+    written against (None: a fix without a diff): the installed release's own
+    diff when the fix has one, else the first of its other diffs that applies
+    (:meth:`Fix.diffs` order). Raises ``NotApplicable`` (one line) when none
+    applies."""
+    fix = fix_named(fix) if isinstance(fix, str) else fix
+    return _diff_release(fix)
+
+
+@cache
+def _diff_release(fix: Fix) -> str | None:
+    from ..adk import ADK_RELEASE, NotApplicable
+
+    diffs = fix.diffs()
+    if not diffs:
+        if fix.diff is not None:
+            raise NotApplicable(f"the fix {fix.name} has no diff file {fix.diff}")
+        return None
+    tried = [ADK_RELEASE] if ADK_RELEASE in diffs else list(diffs)
+    for release in tried:
+        try:
+            for path, diff in _per_file(diffs[release].read_text(encoding="utf-8")).items():
+                _apply(_installed_source(path), (diff,), fix.name)
+        except NotApplicable:
+            continue
+        return release
+    against = ", ".join(tried)
+    raise NotApplicable(
+        f"the fix {fix.name} does not apply to google-adk {ADK_RELEASE}'s own source "
+        f"(its diff{'s' if len(tried) > 1 else ''} written against {against})"
+    )
 
 
 @cache

@@ -1,7 +1,10 @@
 """The fixes of google-adk's known faults (see :mod:`.fixes` for what a fix is).
 
-Each entry names the diff under ``patches/python/`` and the faults it
-removes. Diffs are written against google-adk 2.13.0, the pinned release.
+Each entry names its diff file and the faults it removes. A diff under
+``patches/python/`` is written against google-adk 2.13.0, the pinned
+release; one under ``patches/python/<release>/`` against ``<release>``: the
+fixes of faults that only older releases have, each written against the
+newest release the fault lives on (see :mod:`.fixes`).
 """
 
 from __future__ import annotations
@@ -157,5 +160,123 @@ register(
             "nothing new, however many small summaries the new one would supersede"
         ),
         diff="sliding-window-refuses-a-range-with-nothing-new.diff",
+    )
+)
+
+register(
+    Fix(
+        name="database-reads-events-in-append-order",
+        faults=("database-reload-reorders-events-by-timestamp",),
+        summary=(
+            "DatabaseSessionService.append_event stores an event's row in the events table's "
+            "timestamp column, by which get_session orders a session's events, one microsecond "
+            "after the latest row of the session when the event is stamped no later than it: "
+            "get_session gives the events back in the order they were appended, as the "
+            "in-memory session holds them, and the reloaded event keeps its own timestamp "
+            "(StorageEvent.to_event reads it from event_data); the current (v1) schema only, "
+            "as the legacy one reads an event's timestamp from that column"
+        ),
+        diff="database-reads-events-in-append-order.diff",
+    )
+)
+
+register(
+    Fix(
+        name="session-stamps-events-in-append-order",
+        faults=("compaction-assumes-events-are-stored-in-time-order",),
+        summary=(
+            "BaseSessionService.append_event (and so InMemorySessionService's), "
+            "DatabaseSessionService.append_event and SqliteSessionService.append_event stamp "
+            "an event one microsecond after the latest event of the session when it is "
+            "stamped no later than that event (a tie, a lagging host, a parallel sub-agent's "
+            "reply, a confirmation request stored before the response it was built after), "
+            "before storing it: a session's timestamps follow the order its events are "
+            "appended, which is what compaction's summary ranges, the prompt builder's "
+            "hiding and ordering, and both compactors' choice of new events read; a summary "
+            "records its range as two timestamps only, so it cannot say which of several "
+            "events stamped alike, or out of order, it was given"
+        ),
+        diff="session-stamps-events-in-append-order.diff",
+    )
+)
+
+register(
+    Fix(
+        name="confirmation-resolves-the-call-it-asked-about",
+        faults=("confirmation-of-a-reused-call-id-raises",),
+        summary=(
+            "_resolve_confirmation_targets checks a confirmed call against the newest call with "
+            "its id stored up to the confirmation request, the call the request asked about, "
+            "not against the newest call in the whole session: a later invocation that reuses "
+            "the id (call ids numbered per turn) no longer makes the user's confirmation raise"
+        ),
+        diff="confirmation-resolves-the-call-it-asked-about.diff",
+    )
+)
+
+
+# -- fixes of faults of older releases (diffs under patches/python/<release>/) -----
+
+register(
+    Fix(
+        name="orphaned-call-retries-past-dead-calls",
+        faults=("orphaned-call-stalls-compaction-for-good",),
+        summary=(
+            "google/adk/apps/compaction.py, written against 2.11.0: "
+            "_longest_self_contained_prefix takes the session as all_events= (both callers "
+            "pass it) and, when its strict pass stops short, retries ignoring the call ids "
+            "_provably_dead_call_ids proves can never be answered, wherever the strict prefix "
+            "ends and never for a call of the newest invocation: an orphaned call no longer "
+            "stops compaction for the rest of the session (what 2.12.0 added, without its "
+            "two faults)"
+        ),
+        diff="orphaned-call-retries-past-dead-calls.diff",
+    )
+)
+
+register(
+    Fix(
+        name="summarised-call-restored-before-its-response",
+        faults=("summarised-call-makes-the-prompt-builder-raise",),
+        summary=(
+            "google/adk/flows/llm_flows/contents.py, written against 2.4.0: _get_contents, "
+            "once summaries are applied, restores the event of each call a summary hid while "
+            "a response to it survives (_restore_compacted_function_calls), right before that "
+            "response, with the hidden responses to its sibling calls: the prompt builder "
+            "pairs every response with its call instead of raising 'No function call event "
+            "found' (later releases restore it as _recover_compacted_function_calls does)"
+        ),
+        diff="summarised-call-restored-before-its-response.diff",
+    )
+)
+
+register(
+    Fix(
+        name="compaction-ranges-keep-call-pairs",
+        faults=("sliding-window-splits-call-pairs",),
+        summary=(
+            "google/adk/apps/compaction.py, written against 1.27.5: "
+            "_run_compaction_for_sliding_window and _events_to_compact_for_token_threshold cut "
+            "their range to its longest self-contained prefix (_longest_self_contained_prefix, "
+            "with the session as all_events=): no call is summarised without its response or "
+            "the other way round, and a provably dead call (_provably_dead_call_ids) does not "
+            "stop compaction, as orphaned-call-retries-past-dead-calls makes 2.3.0 to 2.11.0 do"
+        ),
+        diff="compaction-ranges-keep-call-pairs.diff",
+    )
+)
+
+register(
+    Fix(
+        name="reloaded-actions-validated",
+        faults=("database-reload-leaves-event-actions-as-dicts",),
+        summary=(
+            "google/adk/sessions/database_session_service.py, written against 1.21.0: "
+            "StorageEvent.to_event validates the stored actions into EventActions "
+            "(EventActions.model_validate) instead of copying them over an empty one "
+            "(model_copy(update=...) validates nothing): a reloaded summary's "
+            "actions.compaction is an EventCompaction again, as the event was appended"
+        ),
+        diff="reloaded-actions-validated.diff",
     )
 )
