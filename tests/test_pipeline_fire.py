@@ -832,3 +832,32 @@ def test_p3_fires_when_compaction_stops_while_a_call_waits():
     assert stalled and len(stalled[0].positions) > 4  # bound (1 + 1) * 2
     with fixes.applied(["compaction-summarised-around-a-waiting-call"]):
         assert not run_script(script, triage=False).violations
+
+
+def test_the_fix_around_a_waiting_call_leaves_a_second_answer_with_its_call():
+    # Two parallel long-running calls: one is answered twice, the other waits.
+    # A fix that summarised the range after the waiting call from the second
+    # answer on hid that answer while its call stayed in the prompt, which
+    # gave the call the first answer back: P4 (found by make fuzz FIXES=all on
+    # 2.13.0, P4-2.13.0-65cca2f3aae66e48 and, through the Runner,
+    # P4-2.13.0-08991d5fcf450ef1). The range now ends before an answer to a
+    # call opened before it (reference.compactable_around_waiting_calls).
+    from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
+    from compaction_harness.scripts import Answer, Ask, Calls, End, Open, Script, ScriptConfig, Text
+
+    script = Script(
+        ScriptConfig(compaction_interval=1, overlap_size=0),
+        (
+            Open(),
+            Calls(count=2, kind="long_running"),
+            Text(),
+            End(),
+            Answer(picks=(0,)),
+            Answer(picks=(0,), again=True),
+            Answer(picks=(0,)),
+            Ask(kind="confirmation"),
+        ),
+    )
+    with fixes.applied(["compaction-summarised-around-a-waiting-call"]):
+        assert not run_script(script, triage=False).violations

@@ -175,6 +175,24 @@ def test_a_range_around_a_waiting_call_never_takes_an_answer_from_its_call():
     assert ref.compactable_around_waiting_calls(s, all_of(s)) == (3,)
 
 
+def test_a_range_around_a_waiting_call_never_takes_a_second_answer_from_its_call():
+    # x and the waiting a are parallel calls; x is answered, then answered
+    # again. The prompt gives x its last answer, so a range that held the
+    # second answer alone would leave x in the prompt with the first: the
+    # range after the waiting call starts after it (found by make fuzz
+    # FIXES=all on 2.13.0, P4-2.13.0-65cca2f3aae66e48).
+    s = session(
+        user("i1", 1),
+        call("i1", 2, "x", "a", long_running=("x", "a")),
+        answer("i1", 3, "x", author="user"),
+        answer("i1", 4, "x", author="user"),
+        user("i2", 5),
+        text("i2", 6),
+    )
+    assert ref.waiting_ids(s, all_of(s)) == frozenset({"a"})
+    assert ref.compactable_around_waiting_calls(s, all_of(s)) == (0, 4, 5)
+
+
 def test_only_a_waiting_call_is_passed_not_a_call_in_flight():
     # A plain call of the newest invocation is neither dead nor waiting: it is
     # in flight, and what comes after it waits with it.

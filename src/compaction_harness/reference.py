@@ -291,7 +291,12 @@ def compactable_around_waiting_calls(session: Session, window: Sequence[int]) ->
     * every live obligation opened before the range is closed before it, or
       waits (:func:`waiting_ids`: it is never closed, so no answer is taken
       away from its call, and the summary's range does not hold the waiting
-      event itself).
+      event itself);
+    * no event of the range answers a call opened before it (unless the
+      range opens that id again first): a second answer to a call that is
+      already answered replaces the first in the prompt (ADK gives a call the
+      last response attributed to it), so summarising it alone would leave
+      the call, which stays in the prompt, with the answer it replaced.
 
     With ``a = 0`` the second clause is empty and the range is a
     self-contained prefix, so this is never less than
@@ -307,13 +312,29 @@ def compactable_around_waiting_calls(session: Session, window: Sequence[int]) ->
             if p < start
         ):
             continue
+        before = {oid for p, oid, _ in openings if p < start}
         for end in range(len(window), start, -1):
             if all(
                 closer is not None and closer < end for p, _, closer in openings if start <= p < end
-            ):
+            ) and not _answers_from_before(session, window, before, start, end):
                 out.update(range(start, end))
                 break
     return tuple(sorted(out))
+
+
+def _answers_from_before(
+    session: Session, window: Sequence[int], ids: set[str], start: int, end: int
+) -> bool:
+    """Whether an event of ``window[start:end]`` closes one of ``ids``
+    (obligations opened before ``start``) before the range opens that id
+    again. Within one event, closes count before opens."""
+    pending = set(ids)
+    for q in range(start, end):
+        step = session[window[q]]
+        if closed_ids(step) & pending:
+            return True
+        pending -= opened_ids(step)
+    return False
 
 
 # -- token-threshold compaction ------------------------------------------------
