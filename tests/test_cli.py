@@ -779,6 +779,7 @@ def test_replaying_an_adk_js_fixture_without_node_is_one_line_and_exit_2(
     from compaction_harness import adk_js
 
     monkeypatch.setattr(adk_js, "_DRIVERS", {})  # no running process
+    monkeypatch.setattr(adk_js, "_NODE", adk_js._Node())
     if missing == "package":
         monkeypatch.setattr(adk_js, "SDK_DIR", tmp_path)
     else:
@@ -809,6 +810,7 @@ def test_replaying_a_folder_without_node_counts_its_adk_js_fixtures_apart(
     from compaction_harness import adk_js
 
     monkeypatch.setattr(adk_js, "_DRIVERS", {})
+    monkeypatch.setattr(adk_js, "_NODE", adk_js._Node())
     monkeypatch.setattr(adk_js, "SDK_DIR", tmp_path / "none")
     folder = tmp_path / "repros"
     folder.mkdir()

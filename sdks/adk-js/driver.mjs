@@ -55,6 +55,7 @@
 //   {"id": any, "agent": "agent", "compactor": {"name": "token_based",
 //    "options": {...}}, "summary": "tiny"|"large"|"grows", "seed": int, "base_chars": int,
 //    "storage": "memory"|"database",                  // default memory; see sessionServiceFor
+//    "entry": path|null,                              // the (patched) copy it runs on; see loadPackage
 //    "actions": [
 //      {"do": "invocation", "id": "e-1"},             // Runner.runAsync starts
 //      {"do": "append", "event": {...ADK-JS event},   // appendEvent; with
@@ -102,45 +103,134 @@ const realNow = Date.now;
 const realRandom = Math.random;
 const realRandomUUID = globalThis.crypto.randomUUID;
 
-// HARNESS_ADK_JS_ENTRY: a patched copy of the package's dist/esm/index.js
-// with some of ADK-JS's fixes applied (fixes/index.json; the harness makes
-// the copy, compaction_harness/faults/js_fixes.py): this process runs that
-// ADK-JS instead of the package as installed. One process, one set of fixes.
-const ENTRY = process.env.HARNESS_ADK_JS_ENTRY;
+// Which ADK-JS a request runs on: "entry" names a patched copy of the
+// package's dist/esm/index.js with some of ADK-JS's fixes applied
+// (fixes/index.json; the harness makes the copy,
+// compaction_harness/faults/js_fixes.py), null the package as installed; a
+// request without "entry" runs on HARNESS_ADK_JS_ENTRY's copy, or the package
+// as installed. One process serves every set of fixes: each copy is loaded
+// once, on the first request that names it and before that request's seeded
+// generators are installed (nothing a copy draws while it loads touches a
+// request's ids); the copies share the package's dependencies, so a copy
+// costs its own modules alone. ADK-JS tells its classes apart by
+// Symbol.for markers (isBaseLlm, isLlmAgent, ...), not by instanceof, and
+// the driver's own subclasses are made per copy (see loadPackage).
+const ENTRY = process.env.HARNESS_ADK_JS_ENTRY || null;
+const PACKAGES = new Map();
+async function loadPackage(entry) {
+  const key = entry ?? "";
+  if (!PACKAGES.has(key)) {
+    const href = entry ? pathToFileURL(entry).href : import.meta.resolve("@google/adk");
+    const module = await import(href);
+    // getActiveEvents (context/compaction_utils.js) is not among the package's
+    // exports; the driver reads it from the same copy (patched or not) to
+    // record the view a compactor had at each model call ("active" below).
+    const utils = await import(new URL("./context/compaction_utils.js", href).href);
+    PACKAGES.set(key, { adk: module, getActiveEvents: utils.getActiveEvents, ...modelsFor(module.BaseLlm) });
+  }
+  return PACKAGES.get(key);
+}
 let adk;
+let getActiveEvents;
+let ScriptedSummaryLlm;
+let ScriptedTurnsLlm;
+let AgentControlledContextCompactor;
+let AnchoredContextCompactor;
+let CONTENT_REQUEST_PROCESSOR;
+let ContextCompactorRequestProcessor;
+let DatabaseSessionService;
+let FunctionTool;
+let InMemoryRunner;
+let InMemorySessionService;
+let InvocationContext;
+let LongRunningFunctionTool;
+let LlmAgent;
+let LlmSummarizer;
+let PluginManager;
+let TokenBasedContextCompactor;
+let TrajectoryThoughtPruningCompactor;
+let TruncatingContextCompactor;
+let createEvent;
+let isCompactedEvent;
+// The request being served runs on `pkg` (requests are served one at a time).
+function usePackage(pkg) {
+  ({ adk, getActiveEvents, ScriptedSummaryLlm, ScriptedTurnsLlm } = pkg);
+  ({
+    AgentControlledContextCompactor,
+    AnchoredContextCompactor,
+    CONTENT_REQUEST_PROCESSOR,
+    ContextCompactorRequestProcessor,
+    DatabaseSessionService,
+    FunctionTool,
+    InMemoryRunner,
+    InMemorySessionService,
+    InvocationContext,
+    LongRunningFunctionTool,
+    LlmAgent,
+    LlmSummarizer,
+    PluginManager,
+    TokenBasedContextCompactor,
+    TrajectoryThoughtPruningCompactor,
+    TruncatingContextCompactor,
+    createEvent,
+    isCompactedEvent,
+  } = adk);
+}
 try {
-  adk = await import(ENTRY ? pathToFileURL(ENTRY).href : "@google/adk");
+  usePackage(await loadPackage(ENTRY));
 } catch (error) {
   process.stderr.write(`adk-js driver: cannot load @google/adk${ENTRY ? ` (patched: ${ENTRY})` : ""}: ${error.message}\n`);
   process.exit(3);
 }
-// getActiveEvents (context/compaction_utils.js) is not among the package's
-// exports; the driver reads it from the same copy (patched or not) to record
-// the view a compactor had at each model call ("active" below).
-const { getActiveEvents } = await import(
-  new URL("./context/compaction_utils.js", ENTRY ? pathToFileURL(ENTRY).href : import.meta.resolve("@google/adk")).href
-);
-const {
-  AgentControlledContextCompactor,
-  AnchoredContextCompactor,
-  BaseLlm,
-  CONTENT_REQUEST_PROCESSOR,
-  ContextCompactorRequestProcessor,
-  DatabaseSessionService,
-  FunctionTool,
-  InMemoryRunner,
-  InMemorySessionService,
-  InvocationContext,
-  LongRunningFunctionTool,
-  LlmAgent,
-  LlmSummarizer,
-  PluginManager,
-  TokenBasedContextCompactor,
-  TrajectoryThoughtPruningCompactor,
-  TruncatingContextCompactor,
-  createEvent,
-  isCompactedEvent,
-} = adk;
+
+// The driver's two scripted models, made for one copy of the package (they
+// extend that copy's BaseLlm).
+function modelsFor(BaseLlm) {
+  // A scripted model for ADK-JS's LlmSummarizer: it answers with the text the
+  // harness's summariser chose for this summary.
+  const ScriptedSummaryLlm = class extends BaseLlm {
+    constructor() {
+      super({ model: "harness-scripted-summariser" });
+      this.next = "";
+    }
+    async *generateContentAsync(_request, _stream) {
+      yield { content: { role: "model", parts: [{ text: this.next }] } };
+    }
+    async connect() {
+      throw new Error("the scripted summariser has no live connection");
+    }
+  };
+
+  const ScriptedTurnsLlm = class extends BaseLlm {
+    constructor(record, base) {
+      super({ model: "harness-scripted-model" });
+      this.turns = [];
+      this.record = record;
+      this.base = base;
+    }
+    async *generateContentAsync(request, _stream) {
+      const turn = this.turns.shift();
+      if (turn) this.record.results = { ...(this.record.runResults ?? {}), ...(turn.results ?? {}) };
+      this.record.prompts.push({
+        run: this.record.run,
+        scripted: Boolean(turn),
+        contents: contentsOf(request.contents),
+      });
+      const usage = turn?.usage
+        ? { usageMetadata: { promptTokenCount: Math.floor((this.base + charsOf(request.contents)) / 4) } }
+        : {};
+      if (!turn) {
+        yield { content: { role: "model", parts: [] } };
+      } else {
+        yield { content: { role: "model", parts: structuredClone(turn.parts ?? []) }, ...usage };
+      }
+    }
+    async connect() {
+      throw new Error("the scripted model has no live connection");
+    }
+  };
+  return { ScriptedSummaryLlm, ScriptedTurnsLlm };
+}
 
 const COMPACTORS = {
   token_based: (o, s) => new TokenBasedContextCompactor({ ...o, summarizer: s }),
@@ -170,21 +260,6 @@ function mulberry32(seed) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-// A scripted model for ADK-JS's LlmSummarizer: it answers with the text the
-// harness's summariser chose for this summary.
-class ScriptedSummaryLlm extends BaseLlm {
-  constructor() {
-    super({ model: "harness-scripted-summariser" });
-    this.next = "";
-  }
-  async *generateContentAsync(_request, _stream) {
-    yield { content: { role: "model", parts: [{ text: this.next }] } };
-  }
-  async connect() {
-    throw new Error("the scripted summariser has no live connection");
-  }
 }
 
 // The harness's summariser: records the ids of the events it is given, then
@@ -543,35 +618,6 @@ async function runOn(service, request, actions, make, spec) {
 // "step" at every read, so timestamps are distinct and in call order.
 // Answer: {"ok": true, "events": {id: event JSON}, "stored": [ids],
 //          "prompts": [{"run": k, "contents": [...]}], "exception": ...}.
-class ScriptedTurnsLlm extends BaseLlm {
-  constructor(record, base) {
-    super({ model: "harness-scripted-model" });
-    this.turns = [];
-    this.record = record;
-    this.base = base;
-  }
-  async *generateContentAsync(request, _stream) {
-    const turn = this.turns.shift();
-    if (turn) this.record.results = { ...(this.record.runResults ?? {}), ...(turn.results ?? {}) };
-    this.record.prompts.push({
-      run: this.record.run,
-      scripted: Boolean(turn),
-      contents: contentsOf(request.contents),
-    });
-    const usage = turn?.usage
-      ? { usageMetadata: { promptTokenCount: Math.floor((this.base + charsOf(request.contents)) / 4) } }
-      : {};
-    if (!turn) {
-      yield { content: { role: "model", parts: [] } };
-    } else {
-      yield { content: { role: "model", parts: structuredClone(turn.parts ?? []) }, ...usage };
-    }
-  }
-  async connect() {
-    throw new Error("the scripted model has no live connection");
-  }
-}
-
 // A run's "resolve": {id: k} names function responses of the run's message
 // that answer the k-th framework request (adk_request_confirmation /
 // adk_request_credential call, in stored order) of the session: ADK-JS draws
@@ -706,6 +752,14 @@ for await (const line of lines) {
     }
   } catch (error) {
     answer({ id: null, ok: false, error: `malformed request: ${error.message}` });
+    continue;
+  }
+  try {
+    const entry = Object.hasOwn(request, "entry") ? request.entry : ENTRY;
+    if (entry !== null && typeof entry !== "string") throw new TypeError("expected a path or null");
+    usePackage(await loadPackage(entry));
+  } catch (error) {
+    answer({ id: request.id ?? null, ok: false, error: `request.entry: cannot load @google/adk: ${error.message}` });
     continue;
   }
   const seed = Number.isInteger(request.seed) ? request.seed : 0;

@@ -351,27 +351,25 @@ def node_path() -> str:
     return node
 
 
-class _Driver:
-    """One Node process running ``driver.mjs``: started on first use,
-    restarted when it died; one request and one answer per line."""
+class _Node:
+    """The one Node process running ``driver.mjs``: started on first use,
+    restarted when it died; one request and one answer per line. It serves
+    every set of ADK-JS fixes: each request names the patched copy of the
+    package it runs on (``"entry"``), and the process loads each copy once
+    (a copy costs its own modules, about 0.15 s; the package's dependencies,
+    about 1 s, load once), so a classification that re-runs a case under
+    about 15 sets of fixes starts no further process."""
 
-    def __init__(self, fixes: tuple[str, ...] = ()) -> None:
-        #: The ADK-JS fixes this process runs with (faults/js_fixes.py).
-        self.fixes = fixes
+    def __init__(self) -> None:
         self._process: subprocess.Popen[str] | None = None
         self._pid = os.getpid()
         self._lock = threading.Lock()
         self.starts = 0
 
     def _start(self) -> subprocess.Popen[str]:
-        from .faults.js_fixes import patched_package
-
         node = node_path()
         env = dict(os.environ)
         env.pop("HARNESS_ADK_JS_ENTRY", None)
-        entry = patched_package(self.fixes)
-        if entry is not None:
-            env["HARNESS_ADK_JS_ENTRY"] = str(entry)
         self.starts += 1
         return subprocess.Popen(
             [node, str(SDK_DIR / "driver.mjs")],
@@ -418,14 +416,46 @@ class _Driver:
             process.wait()
 
 
-#: One driver process per set of ADK-JS fixes, the most recently used last.
+#: This Python process's Node process (tests replace it to start afresh).
+_NODE = _Node()
+
+
+class _Driver:
+    """ADK-JS with one set of fixes: the shared Node process (:data:`_NODE`),
+    each request sent with the entry module of the package copy that has
+    those fixes (``faults/js_fixes.py``, made once per set; none for the
+    package as installed)."""
+
+    def __init__(self, fixes: tuple[str, ...] = ()) -> None:
+        #: The ADK-JS fixes this driver runs with (faults/js_fixes.py).
+        self.fixes = fixes
+
+    @property
+    def _process(self) -> subprocess.Popen[str] | None:
+        return _NODE._process
+
+    @property
+    def starts(self) -> int:
+        return _NODE.starts
+
+    def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Send one request (driver.mjs's) on this driver's copy of the
+        package and return its answer; raises as :meth:`_Node.request`, and
+        :class:`AdkJsUnavailable` when Node or the package is missing."""
+        from .faults.js_fixes import patched_package
+
+        node_path()
+        entry = patched_package(self.fixes)
+        return _NODE.request({**payload, "entry": None if entry is None else str(entry)})
+
+    def close(self) -> None:
+        """Stop the shared Node process (the next request starts another)."""
+        _NODE.close()
+
+
+#: One driver per set of ADK-JS fixes, the most recently used last (they
+#: share one Node process).
 _DRIVERS: dict[tuple[str, ...], _Driver] = {}
-#: How many driver processes stay alive at once. A classification re-runs a
-#: case without fixes, under every fix together and under each fix alone
-#: (about 15 sets for 13 fixes): with fewer processes than that, every
-#: fixture classified would start them all again (a Node start and the
-#: package's import each). A driver takes about 140 MB.
-MAX_DRIVERS = 16
 
 
 def driver(fixes: tuple[str, ...] | None = None) -> _Driver:
@@ -433,10 +463,9 @@ def driver(fixes: tuple[str, ...] | None = None) -> _Driver:
     ``HARNESS_FIXES`` asks for; () the package as published). Tests use it to
     kill and restart the process."""
     fixes = active_fixes() if fixes is None else tuple(fixes)
-    found = _DRIVERS.pop(fixes, None) or _Driver(fixes)
-    _DRIVERS[fixes] = found
-    while len(_DRIVERS) > MAX_DRIVERS:
-        _DRIVERS.pop(next(iter(_DRIVERS))).close()
+    found = _DRIVERS.get(fixes)
+    if found is None:
+        found = _DRIVERS[fixes] = _Driver(fixes)
     return found
 
 
@@ -449,8 +478,7 @@ def active_fixes() -> tuple[str, ...]:
 
 @atexit.register
 def _close_drivers() -> None:
-    for each in list(_DRIVERS.values()):
-        each.close()
+    _NODE.close()
 
 
 # -- script -> timeline ----------------------------------------------------------------

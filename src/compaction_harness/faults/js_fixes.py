@@ -11,8 +11,9 @@ package's ``package.json`` and ``dist/esm/`` with the diffs applied in the
 index's order by GNU ``patch`` (no fuzz, offsets allowed), under
 ``sdks/adk-js/node_modules/.harness-fixed/<hash>/`` (inside ``node_modules``,
 so the copy's own imports of its dependencies resolve as the package's do);
-the Node driver (``driver.mjs``) imports that copy instead of the package
-when ``HARNESS_ADK_JS_ENTRY`` names it. Several fixes of one file compose
+the Node driver (``driver.mjs``) runs a request on that copy when the
+request's ``"entry"`` names it (one Node process loads every copy it is
+asked for, once each). Several fixes of one file compose
 as patches do: hunk by hunk, so the diffs are written to change disjoint
 lines (hunks with one line of context, or none beside a line another fix
 changes), and they are always applied in the index's order.
