@@ -861,3 +861,71 @@ def test_the_fix_around_a_waiting_call_leaves_a_second_answer_with_its_call():
     )
     with fixes.applied(["compaction-summarised-around-a-waiting-call"]):
         assert not run_script(script, triage=False).violations
+
+
+# -- summaries per branch (the fix summary-leaves-out-branch-events) ---------------
+BRANCH_FIX = "summary-leaves-out-branch-events"
+AT_MOST_ONCE = "times at one"  # P6's clause: one summariser call per end / model call
+
+
+def _fan_out_after_a_delegate():
+    # docs/findings/P6-2.13.0-86ab8bc7c919325e.json (make fuzz FIXES=all on
+    # 2.13.0): token threshold 50, retention 0; a sequential sub-agent, then
+    # parallel sub-agents a and b on branches team.a and team.b. The root's
+    # prompt shows their replies, so a summary the root reads must take them.
+    from compaction_harness.scripts import Delegate, FanOut
+
+    return _script(
+        {"token_threshold": 50, "event_retention_size": 0},
+        Delegate(chars=20),
+        FanOut(order="ab", chars=20),
+    )
+
+
+def _every_fix_but(name: str) -> list[str]:
+    from compaction_harness.faults import fixes
+
+    return [n for n in fixes.FIXES if n != name and fixes.unavailable(n) is None]
+
+
+def test_p5_fires_for_a_fan_out_without_the_branch_fix():
+    # Every other fix: the summary at the invocation's end has no branch and
+    # takes a's and b's replies, which each sibling then reads.
+    from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
+
+    with fixes.applied(_every_fix_but(BRANCH_FIX)):
+        found = run_script(_fan_out_after_a_delegate(), triage=False).violations
+    assert "P5" in invariants(found)
+
+
+def test_the_branch_fix_summarises_each_branch_on_its_own_branch():
+    # With every fix, the end's compaction writes one summary per branch, on
+    # that branch: the root's prompt drops below the threshold (no P3, no P6
+    # bound), no sibling reads another branch's reply (P5), nothing is lost
+    # (P4). What is left is P6's "at most once per invocation end", which a
+    # summary per branch breaks (see the strict xfail below).
+    from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
+
+    with fixes.applied(_every_fix_but("")):
+        run = run_script(_fan_out_after_a_delegate(), triage=False)
+    assert [v.invariant for v in run.violations if AT_MOST_ONCE not in v.message] == []
+    # the branchless opener and helper's reply, a's reply, b's reply
+    assert run.observed["summaries"] == [[0, 1], [2], [3]]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "P6's clause 'the summariser runs at most once per invocation end' "
+        "(pipeline.check_summariser_calls) admits no summary per branch, and with "
+        "P5 (check_branch_view) and P6's bound no fix of this session meets all three"
+    ),
+)
+def test_the_branch_fix_holds_on_a_fan_out():
+    from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
+
+    with fixes.applied(_every_fix_but("")):
+        assert not run_script(_fan_out_after_a_delegate(), triage=False).violations

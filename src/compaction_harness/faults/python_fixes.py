@@ -55,11 +55,12 @@ register(
         name="summary-leaves-out-branch-events",
         faults=("summary-leaks-branch-events-to-siblings",),
         summary=(
-            "sliding-window and token-threshold compaction leave sub-agent branch events out "
-            "of the events they summarise, as they leave out other isolation scopes, and the "
-            "prompt builder hides by a summary's range only events without a branch: the "
-            "branchless summary every agent reads holds no branch's private events, and a "
-            "branch event stamped inside its range stays in the prompt"
+            "sliding-window and token-threshold compaction write one summary per branch of "
+            "their range, on that branch (_summary_inputs_by_branch), so only the agents that "
+            "can see a branch read its summary; a sub-agent's token compaction sees only the "
+            "branches it can see; token candidates and rolling seeds are per branch; and the "
+            "prompt builder hides a raw event only by a kept summary of its own branch "
+            "(_get_compaction_ranges supersedes only ranges of the same branch)"
         ),
         diff="summary-leaves-out-branch-events.diff",
     )
