@@ -86,7 +86,8 @@ register(
         faults=("one-answer-to-several-turns-makes-an-invalid-request",),
         summary=(
             "rearrange_events_for_async_function_responses_in_history places after each call "
-            "content only the responses to that content's calls: a client's message that "
+            "content only the responses to that content's calls, paired by id and tool name "
+            "(a model that numbers calls per turn reuses ids): a client's message that "
             "answers calls of several model turns is split between them, each response once"
         ),
         diff="responses-follow-only-their-own-call-turn.diff",
