@@ -84,6 +84,20 @@ FROZEN_STATE_SHOWS: dict[str, tuple[str, str]] = {
     ),
 }
 
+#: Exports whose frozen session holds what another fault already wrote, which
+#: no fix rewrites: they fail by their own assertion with every fix applied.
+#: Fixture -> (that fault, why).
+FROZEN_STATE_STORES: dict[str, tuple[str, str]] = {
+    "P6-2.13.0-6acf84e054d552c5.json": (
+        "summary-leaks-branch-events-to-siblings",
+        "the frozen session holds a branchless summary that the release as published "
+        "wrote with a sub-agent's event in it; with the branch fix that summary no longer "
+        "hides the event, so ADK summarises it again on its own branch (what the fix is "
+        "for), while the export's P6 check, frozen from the published run, counts the "
+        "event as covered and calls that summary one of nothing new",
+    ),
+}
+
 
 #: What else export may answer, found only by running the fixture: it holds on
 #: the installed release (a harness fault's regression fixture; checked below
@@ -433,6 +447,7 @@ def test_exports_fail_with_the_fault_and_pass_where_it_is_absent(exported) -> No
     patched = _outcomes(Path(sys.executable), exported.folder, fixed, fixes="all")
     # A frozen state that shows a fault without a fix fails with every fix.
     unfixed = {f for f, (other, _) in FROZEN_STATE_SHOWS.items() if not fixes_for(other)}
+    unfixed |= set(FROZEN_STATE_STORES)
     for name in fixed:
         if exported.tests[name][0] in unfixed:
             assert _by_assertion(patched[name]), (exported.tests[name][0], patched[name])
@@ -604,7 +619,8 @@ def test_an_export_carries_its_fault_s_fix_as_a_patch_of_the_release(
     assert applied.returncode == 0, applied.stdout + applied.stderr
     published = _run_exported(test)
     assert _by_assertion(published), published
-    if path.name in FROZEN_STATE_SHOWS:  # the frozen state shows a fault this patch leaves
+    if path.name in FROZEN_STATE_SHOWS or path.name in FROZEN_STATE_STORES:
+        # the frozen state shows a fault this patch leaves, or holds what one wrote
         assert _by_assertion(_run_exported(test, site))
         return
     assert _run_exported(test, site) == "passed"

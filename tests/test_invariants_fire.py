@@ -222,6 +222,32 @@ def test_u5_fires_when_the_rolling_summary_seed_is_missing():
     assert "does not start with its rolling-summary seed" in message
 
 
+def test_u5_wants_one_seed_per_branch_with_a_summary():
+    # Branchless summary 1..1 and team.a's 2..2; candidates: the branchless
+    # event at 4 and team.a's at 5, each newer than its own branch's summary.
+    from dataclasses import replace
+
+    from compaction_harness.invariants import check_token_range
+
+    s = session(
+        user("i1", 1),
+        replace(text("i1", 2), branch="team.a"),
+        summary("s", 3, 1, 1),
+        replace(summary("s", 3.5, 2, 2), branch="team.a"),
+        user("i2", 4),
+        replace(text("i2", 5), branch="team.a"),
+    )
+    branchless = {"author": "model", "timestamp": 1, "summary": "summary"}
+    of_a = {"author": "model", "timestamp": 2, "summary": "summary"}
+    assert check_token_range(s, 0, [4, 5], [of_a, branchless]) == []  # in any order
+    (v,) = check_token_range(s, 0, [4, 5], [branchless])
+    assert "(step 3) but the range does not start with its rolling-summary seed" in v.message
+    (v,) = check_token_range(s, 0, [4], [branchless, of_a])  # team.a has nothing in the range
+    assert "a seed event without" in v.message
+    (v,) = check_token_range(s, 0, [], [branchless])
+    assert "a seed event without anything to compact" in v.message
+
+
 # -- U6: metamorphic relations --------------------------------------------------
 _AVAILABLE = adk.helper_availability()
 needs_unit_helpers = pytest.mark.skipif(

@@ -22,6 +22,7 @@ from compaction_harness.pipeline import (
     liveness_bound,
     newest_real_count,
     stale_counts,
+    summary_branch,
 )
 
 pytestmark = pytest.mark.skipif(
@@ -539,20 +540,47 @@ def test_p6_counts_and_bounds_on_hand_made_sessions():
     assert check_stale_counts(True, True, frozenset({1})) == []
     (v,) = check_stale_counts(False, True, frozenset({1}))
     assert v.invariant == "P6" and "stays quiet because" in v.message
-    assert check_summariser_calls(1, TOKEN, 200) == []
-    assert check_summariser_calls(1, TOKEN, None) == []  # ADK estimates: P6's second clause
-    assert check_summariser_calls(1, {**TOKEN, "compaction_interval": 1}, 10) == []
-    (v,) = check_summariser_calls(1, TOKEN, 199)
+    assert check_summariser_calls([None], TOKEN, 200) == []
+    assert check_summariser_calls([None], TOKEN, None) == []  # ADK estimates: P6's second clause
+    assert check_summariser_calls([None], {**TOKEN, "compaction_interval": 1}, 10) == []
+    (v,) = check_summariser_calls([None], TOKEN, 199)
     assert "below the threshold 200" in v.message
-    (v,) = check_summariser_calls(2, SLIDING, None)
+    (v,) = check_summariser_calls([None, None], SLIDING, None)
     assert "2 times at one invocation end" in v.message
     # Before a model call only the token trigger runs, whatever else is configured.
     both = {**TOKEN, "compaction_interval": 1, "overlap_size": 0}
-    assert check_summariser_calls(1, both, 10) == []
-    (v,) = check_summariser_calls(1, both, 10, token_only=True)
+    assert check_summariser_calls([None], both, 10) == []
+    (v,) = check_summariser_calls([None], both, 10, token_only=True)
     assert "below the threshold 200" in v.message
-    (v,) = check_summariser_calls(2, both, 300, token_only=True)
+    (v,) = check_summariser_calls([None, None], both, 300, token_only=True)
     assert "2 times at one model call" in v.message
+    # One summary per branch at one point is one compaction (P5 keeps sibling
+    # branches apart); two on one branch are not.
+    assert check_summariser_calls([None, "team.a", "team.b"], SLIDING, None) == []
+    assert check_summariser_calls(["team.a", "team.b"], both, 300, token_only=True) == []
+    (v,) = check_summariser_calls([None, "team.a", "team.b", "team.a"], SLIDING, None)
+    assert "2 times at one invocation end" in v.message and "'team.a'" in v.message
+    assert v.details["branch"] == "team.a"
+
+
+def test_a_summary_is_matched_to_its_summariser_call_by_its_text():
+    # Three summariser calls at one end, stored after all three were made and
+    # in another order than made: the branch is the stored summary's own.
+    steps = Session(
+        (
+            user("i1", 1),
+            Step("i1", "a", 2, text="a", branch="team.a"),
+            Step("i1", "b", 3, text="b", branch="team.b"),
+            Step("s", "user", 4, compaction=Compaction(2, 2, "summary#1 xx"), branch="team.a"),
+            Step("s", "user", 5, compaction=Compaction(1, 1, "summary#0")),
+            Step("s", "user", 6, compaction=Compaction(3, 3, "summary#2"), branch="team.b"),
+            Step("c", "user", 7, compaction=Compaction(1, 3, "summary#3"), branch="team.c"),
+        )
+    )
+    assert [summary_branch(steps, n) for n in range(3)] == [None, "team.a", "team.b"]
+    assert summary_branch(steps, 3) == "team.c"
+    assert summary_branch(steps, 3, foreign=(6,)) is None  # a client's record, not a summary
+    assert summary_branch(steps, 4) is None  # a call whose summary ADK did not store
 
 
 def test_p7_fires_when_the_database_loses_an_event(monkeypatch):
@@ -861,3 +889,100 @@ def test_the_fix_around_a_waiting_call_leaves_a_second_answer_with_its_call():
     )
     with fixes.applied(["compaction-summarised-around-a-waiting-call"]):
         assert not run_script(script, triage=False).violations
+
+
+# -- summaries per branch (the fix summary-leaves-out-branch-events) ---------------
+BRANCH_FIX = "summary-leaves-out-branch-events"
+AT_MOST_ONCE = "times at one"  # P6's clause: one summary per branch per end / model call
+
+
+def _fan_out_after_a_delegate():
+    # docs/findings/P6-2.13.0-86ab8bc7c919325e.json (make fuzz FIXES=all on
+    # 2.13.0): token threshold 50, retention 0; a sequential sub-agent, then
+    # parallel sub-agents a and b on branches team.a and team.b. The root's
+    # prompt shows their replies, so a summary the root reads must take them.
+    from compaction_harness.scripts import Delegate, FanOut
+
+    return _script(
+        {"token_threshold": 50, "event_retention_size": 0},
+        Delegate(chars=20),
+        FanOut(order="ab", chars=20),
+    )
+
+
+def _every_fix_but(name: str) -> list[str]:
+    from compaction_harness.faults import fixes
+
+    return [n for n in fixes.FIXES if n != name and fixes.unavailable(n) is None]
+
+
+def test_p5_fires_for_a_fan_out_without_the_branch_fix():
+    # Every other fix: the summary at the invocation's end has no branch and
+    # takes a's and b's replies, which each sibling then reads.
+    from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
+
+    with fixes.applied(_every_fix_but(BRANCH_FIX)):
+        found = run_script(_fan_out_after_a_delegate(), triage=False).violations
+    assert "P5" in invariants(found)
+
+
+def test_the_branch_fix_holds_on_a_fan_out():
+    # With every fix, the end's compaction writes one summary per branch, on
+    # that branch: the root's prompt drops below the threshold (no P3, no P6
+    # bound), no sibling reads another branch's reply (P5), nothing is lost
+    # (P4), and one summary per branch at one point is one compaction (P6).
+    from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
+
+    with fixes.applied(_every_fix_but("")):
+        run = run_script(_fan_out_after_a_delegate(), triage=False)
+    assert run.violations == []
+    # the branchless opener and helper's reply, a's reply, b's reply
+    assert run.observed["summaries"] == [[0, 1], [2], [3]]
+
+
+def _writes_each_summary_twice():
+    """A deliberately broken compactor (over the branch fix): every branch's
+    summary is written twice at one compaction point."""
+    import google.adk.apps.compaction as module
+
+    real = module._summary_inputs_by_branch
+    return lambda events: [x for summary_input in real(events) for x in (summary_input,) * 2]
+
+
+@pytest.mark.parametrize("trigger", ["sliding window", "token threshold"])
+def test_p6_fires_when_a_compactor_writes_two_summaries_on_one_branch(trigger):
+    from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
+    from compaction_harness.scripts import End, FanOut
+
+    if trigger == "sliding window":
+        script = _script(SLIDING, FanOut(order="ab", chars=20), End())
+    else:
+        script = _fan_out_after_a_delegate()
+    with fixes.applied(_every_fix_but("")):
+        assert run_script(script, triage=False).violations == []
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(compaction, "_summary_inputs_by_branch", _writes_each_summary_twice())
+            found = run_script(script, triage=False).violations
+    twice = [v for v in found if v.invariant == "P6" and AT_MOST_ONCE in v.message]
+    assert {v.details["branch"] for v in twice} == {None, "team.a", "team.b"}
+
+
+def test_the_runner_reads_each_summarys_branch_from_what_it_wrote():
+    # /tmp campaign finding P5-2.13.0-1bb1149b38cf25d3 (runner driver, every
+    # fix): the Runner calls the summariser once per branch at one invocation
+    # end before it stores any of them, so all three calls see one session
+    # length. Read by position, all three were the branchless summary #0 (P5
+    # on a's and b's summaries, P6 'ran 3 times').
+    from compaction_harness.adk_runner import run_script_with_runner
+    from compaction_harness.faults import fixes
+    from compaction_harness.scripts import FanOut
+
+    script = _script(SLIDING, FanOut(order="ab", chars=20))
+    with fixes.applied(_every_fix_but("")):
+        run = run_script_with_runner(script, tree="director", triage=False)
+    assert run.violations == []
+    stored = [s for s in run.session if s.compaction is not None]
+    assert [s.branch for s in stored] == [None, "team.a", "team.b"]

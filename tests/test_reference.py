@@ -210,3 +210,68 @@ def test_an_answered_long_running_call_does_not_wait():
     )
     assert ref.waiting_ids(s, all_of(s)) == frozenset()
     assert ref.compactable_around_waiting_calls(s, all_of(s)) == (0, 1, 2, 3)
+
+
+def on(step: Step, branch: str) -> Step:
+    """``step`` on ``branch``."""
+    from dataclasses import replace
+
+    return replace(step, branch=branch)
+
+
+def test_token_candidates_are_per_branch():
+    # A summary takes an event off every prompt it was in only when it is on
+    # the event's own branch (P5: its readers may see the event; P4: it is read
+    # by every agent that sees the event). Worked by hand:
+    #   0 user   t=1           taken by the branchless summary (4, range 1..1)
+    #   1 a      t=2 team.a    taken by team.a's summary (3, range 2..3)
+    #   2 b      t=3 team.b    inside team.a's range, but no team.b summary
+    #   3 summary on team.a, range 2..3
+    #   4 summary without a branch, range 1..1
+    #   5 user   t=6           newer than the branchless summary
+    #   6 a      t=7 team.a    newer than team.a's summary
+    #   7 user   t=2.5         inside team.a's range only: still a candidate
+    s = session(
+        user("i1", 1),
+        on(text("i1", 2), "team.a"),
+        on(text("i1", 3), "team.b"),
+        on(summary("s1", 4, 2, 3), "team.a"),
+        summary("s2", 5, 1, 1),
+        user("i2", 6),
+        on(text("i2", 7), "team.a"),
+        user("i2", 2.5),
+    )
+    assert ref.latest_summary(s) == 4  # of any branch: neither range holds the other
+    assert ref.latest_summary(s, "team.a") == 3
+    assert ref.latest_summary(s, None) == 4
+    assert ref.latest_summary(s, "team.b") is None
+    assert ref.token_candidates(s) == (2, 5, 6, 7)
+    assert ref.token_threshold_range(s, 0) == (2, 5, 6, 7)
+    # the seeds: team.b has no summary; the branchless one and team.a's lead
+    assert ref.token_seeds(s, (2, 5, 6, 7)) == (4, 3)
+    assert ref.token_seeds(s, (2,)) == ()
+    assert ref.token_seeds(s, ()) == ()
+
+
+def test_a_summary_is_superseded_only_on_its_own_branch():
+    s = session(
+        user("i1", 1),
+        on(text("i1", 2), "team.a"),
+        on(summary("s1", 3, 1, 2), "team.a"),
+        summary("s2", 4, 1, 2),  # the same range without a branch: supersedes nothing of team.a
+        on(summary("s3", 5, 2, 2), "team.a"),  # inside s1: superseded by it
+    )
+    assert ref.latest_summary(s, "team.a") == 2
+    assert ref.latest_summary(s, None) == 3
+    assert ref.token_candidates(s) == ()
+
+
+def test_a_branch_summary_leaves_a_branchless_event_a_candidate():
+    # Campaign finding U5-2.13.0-1f0c263877c8164e: a summary on root.helper
+    # whose range holds a branchless event's timestamp. Agents that do not
+    # read root.helper's summary still see the event, so it is to be
+    # compacted, into a summary without a branch, with no seed (none exists).
+    s = session(text("i1", 1), on(summary("i2", 2, 1, 1), "root.helper"))
+    assert ref.token_candidates(s) == (0,)
+    assert ref.token_threshold_range(s, 0) == (0,)
+    assert ref.token_seeds(s, (0,)) == ()

@@ -211,6 +211,7 @@ from .pipeline import (
     live_positions,
     newest_real_count,
     stale_counts,
+    summary_branch,
 )
 from .scripts import (
     Answer,
@@ -1545,12 +1546,16 @@ def _check_summaries(record: RunnerRun, config: Any) -> list[Violation]:
     """P1, P5 and P6 (first and third clauses) on every summariser call, on the
     session as the ``Runner`` held it then."""
     out: list[Violation] = []
+    # Each summary's branch as stored (None without one: every agent reads it),
+    # found by what the summariser wrote: at one compaction point the Runner
+    # may call it once per branch with the session at the same length. (A
+    # client's records say ``client``, never ``summary#N``.)
+    branches = [summary_branch(record.session, n) for n in range(len(record.summaries))]
     for number, summary in enumerate(record.summaries):
         snapshot = summary.snapshot
         found = check_range_safety(snapshot, summary.positions)
         found += check_same_view(snapshot, summary.positions)
-        # ADK's summaries carry no branch: every agent reads them.
-        found += check_branch_view(snapshot, summary.positions, None)
+        found += check_branch_view(snapshot, summary.positions, branches[number])
         earlier = _summaries_in(summary.ids, record.summaries, number)
         covered_before = covered_by_kept(summary.prompt, earlier)
         found += check_new_work(summary.positions, covered_before, live_positions(snapshot), number)
@@ -1570,7 +1575,7 @@ def _check_summaries(record: RunnerRun, config: Any) -> list[Violation]:
     for (_op, where, agent, _raw), numbers in points:
         first = record.summaries[numbers[0]]
         found = check_summariser_calls(
-            len(numbers),
+            [branches[n] for n in numbers],
             config.triggers,
             newest_real_count(first.snapshot, agent),
             token_only=where == "before a model call",

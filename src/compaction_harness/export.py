@@ -418,14 +418,18 @@ def _token_body(case: TokenCase, strings: Strings) -> tuple[list[str], list[str]
         ]
     else:
         lines.append("")
-    has_summary = reference.latest_summary(session) is not None
+    seeds = len(reference.token_seeds(session, taken))
     lines += [
         "  result = compaction._events_to_compact_for_token_threshold(",
         f"      events=events, event_retention_size={k}",
         "  )",
     ]
-    if has_summary and taken:
+    if seeds == 1:
         lines.append("  result = result[1:]  # the rolling-summary seed comes first")
+    elif seeds:
+        lines.append(
+            f"  result = result[{seeds}:]  # a rolling-summary seed per branch comes first"
+        )
     lines += render(list_of(_positions("events", list(taken))), "  ", "expected = ")
     lines += [
         "  assert len(result) == len(expected), 'compacts the wrong number of events'",

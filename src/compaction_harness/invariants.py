@@ -303,16 +303,17 @@ def check_token_split(
 
 
 def check_token_range(
-    session: Session, retention: int, taken: Sequence[int] | None, seed: dict | None
+    session: Session, retention: int, taken: Sequence[int] | None, seeds: Sequence[dict]
 ) -> list[Violation]:
     """U5 on ``_events_to_compact_for_token_threshold``.
 
     ``taken``: session indices of the returned input events, in the order
     returned (None when it returned objects that are not input events, other
-    than a leading seed). ``seed``: the leading event that is not an input
-    event, as ``{"author", "timestamp", "summary"}``, or None.
+    than leading seeds). ``seeds``: the leading events that are not input
+    events, each as ``{"author", "timestamp", "summary"}``: one rolling-summary
+    seed for each branch of the range that has a summary
+    (:func:`reference.token_seeds`), in any order.
     """
-    latest = reference.latest_summary(session)
     candidates = reference.token_candidates(session)
     expected = reference.token_threshold_range(session, retention)
     out = []
@@ -322,26 +323,27 @@ def check_token_range(
                 "U5", "returned events that are not from the session", (), (), len(expected), None
             )
         ]
-    if taken and latest is not None:
-        summary = session[latest].compaction
-        want = {"author": "model", "timestamp": summary.start, "summary": summary.summary}
-        if seed != want:
-            out.append(
-                Violation(
-                    "U5",
-                    f"a summary exists (step {latest}) but the range does not start with its "
-                    "rolling-summary seed",
-                    expected=want,
-                    observed=seed,
-                )
-            )
-    elif seed is not None:
+
+    def seed_of(index: int) -> dict:
+        summary = session[index].compaction
+        return {"author": "model", "timestamp": summary.start, "summary": summary.summary}
+
+    def order(seed: dict) -> tuple:
+        return (seed.get("timestamp") or 0.0, str(seed.get("summary")), str(seed.get("author")))
+
+    leading = reference.token_seeds(session, taken)  # none when nothing is taken
+    want = [seed_of(i) for i in leading]
+    if sorted(want, key=order) != sorted(seeds, key=order):
+        missing = [i for i in leading if seed_of(i) not in seeds]
         out.append(
             Violation(
                 "U5",
-                "a seed event without anything to compact, or without a summary",
-                expected=None,
-                observed=seed,
+                f"a summary exists (step {', '.join(map(str, missing))}) but the range does not "
+                "start with its rolling-summary seed"
+                if missing
+                else "a seed event without anything to compact, or without a summary of its branch",
+                expected=want[0] if len(want) == 1 else (want or None),
+                observed=seeds[0] if len(seeds) == 1 else (list(seeds) or None),
             )
         )
     if tuple(taken) != candidates[: len(taken)]:
@@ -350,7 +352,7 @@ def check_token_range(
             Violation(
                 "U5",
                 "the range is not a prefix of the candidates "
-                "(the events newer than the latest summary)",
+                "(the events newer than the latest summary of their branch)",
                 expected=list(candidates[: len(taken)]),
                 observed=list(taken),
             ),

@@ -29,8 +29,9 @@ and checks, after every operation:
 * **P6 no wasted work** -- (a) every compaction covers at least one live event
   no kept summary covered before; (b) the token trigger is driven by the
   newest real prompt count: its decision does not change when the counts a
-  summary made stale are removed; (c) the summariser runs at most once per
-  invocation end or model call, and with a token threshold alone (always so
+  summary made stale are removed; (c) the summariser writes at most one
+  summary per branch at one invocation end or model call (one per branch,
+  since P5 keeps sibling branches apart), and with a token threshold alone (always so
   before a model call) never while the newest real prompt count is below it
   (see :func:`check_summariser_calls` for the bound this implies).
 * **P7 round trip** -- the session stored in and reloaded from ADK's
@@ -55,6 +56,7 @@ from .model import (
     ModelError,
     Session,
     Step,
+    summary_number,
 )
 from .unit import UnitOutcome
 
@@ -85,6 +87,7 @@ __all__ = [
     "resumes_or_opens",
     "run_pipeline_case",
     "stale_counts",
+    "summary_branch",
     "tool_failed",
 ]
 
@@ -342,43 +345,67 @@ def check_stale_counts(fires: bool, fires_without: bool, stale: frozenset[int]) 
 
 
 def check_summariser_calls(
-    new: int, config: Mapping[str, int | None], newest: int | None, *, token_only: bool = False
+    branches: Sequence[str | None],
+    config: Mapping[str, int | None],
+    newest: int | None,
+    *,
+    token_only: bool = False,
 ) -> list[Violation]:
     """P6 (third clause): the summariser is not called more than the
     configuration implies.
 
-    ``new``: summaries made at one invocation end, or before one model call
-    (``token_only``: only the token trigger runs there); ``newest``: the
-    newest real prompt count before it (:func:`newest_real_count`).
+    ``branches``: the branch of each summary made at one compaction point (one
+    invocation end, or before one model call; ``token_only``: only the token
+    trigger runs there), None for a summary without a branch or one ADK did not
+    store (see :func:`summary_branch`); ``newest``: the newest real prompt
+    count before it (:func:`newest_real_count`).
 
-    The bound: at most one summary per invocation end (the runner tries the
-    token threshold first and the sliding window only if that made none) and
-    per model call (where the flow runs the token threshold alone); with the
-    token threshold alone, none where the newest real count is below the
-    threshold, so over a run the summaries number at most the ends at
-    which the newest count (real, or ADK's estimate when there is none since
-    the latest summary) reached the threshold. With a sliding window the
-    configuration implies no tighter bound than one per end together with P6's
-    first clause: a window trimmed at a pending call leaves invocations that
-    count as new at the next end, so a summary may follow after fewer than
-    ``compaction_interval`` invocations and still cover something new.
+    The bound: at most one summary per branch per compaction point. It comes
+    from P5 and P6 together (the specification's, not ADK's code): P6 asks that
+    the prompt be compacted when the trigger fires, and P5 forbids a summary to
+    hold an event some of its readers cannot see, where a summary on branch S
+    is read by every agent on S or below it (ADK's branch filter,
+    ``_is_event_belongs_to_branch``) and one without a branch by every agent.
+    A range holding events of two sibling branches therefore needs one summary
+    per branch, each on its own branch: together they are one compaction, not
+    wasted work. Two summaries on the *same* branch at one point are wasted
+    work: one summary could have taken everything the other took (the runner
+    tries the token threshold first and the sliding window only if that made
+    none; before a model call the flow runs the token threshold alone).
+
+    With the token threshold alone, no summary where the newest real count is
+    below the threshold, so over a run the compaction points that summarise
+    number at most the ends at which the newest count (real, or ADK's estimate
+    when there is none since the latest summary) reached the threshold. With a
+    sliding window the configuration implies no tighter bound than one per end
+    and branch together with P6's first clause: a window trimmed at a pending
+    call leaves invocations that count as new at the next end, so a summary may
+    follow after fewer than ``compaction_interval`` invocations and still cover
+    something new.
     """
     out = []
-    if new > 1:
-        out.append(
-            Violation(
-                "P6",
-                f"the summariser ran {new} times at one "
-                f"{'model call' if token_only else 'invocation end'} (at most once)",
-                expected=1,
-                observed=new,
+    point = "model call" if token_only else "invocation end"
+    counts: dict[str | None, int] = {}
+    for branch in branches:
+        counts[branch] = counts.get(branch, 0) + 1
+    for branch, count in counts.items():
+        if count > 1:
+            on = "without a branch" if branch is None else f"on branch {branch!r}"
+            out.append(
+                Violation(
+                    "P6",
+                    f"the summariser ran {count} times at one {point} for summaries {on} "
+                    "(at most once per branch)",
+                    expected=1,
+                    observed=count,
+                    details={"branch": branch},
+                )
             )
-        )
     threshold = config.get("token_threshold")
     token_alone = threshold is not None and (
         token_only or config.get("compaction_interval") is None
     )
-    if new and token_alone and newest is not None and newest < threshold:
+    if branches and token_alone and newest is not None and newest < threshold:
         out.append(
             Violation(
                 "P6",
@@ -389,6 +416,28 @@ def check_summariser_calls(
             )
         )
     return out
+
+
+def summary_branch(steps: Session, number: int, foreign: Collection[int] = ()) -> str | None:
+    """The branch of the summary the harness's summariser wrote at its call
+    ``number``, as stored in ``steps``; None when it has none, or when ADK
+    stored no summary from that call.
+
+    Matched by what the summariser wrote (its text starts ``summary#N``, see
+    :func:`~compaction_harness.model.summary_number`), not by where the session
+    stood at the call: compaction may call the summariser once per branch
+    before it stores any of the summaries (the ``Runner`` stores a sliding
+    window's summaries as it reads them), so several calls see the same
+    session length. ``foreign``: positions of compaction records a client
+    appended, which are never a summariser's."""
+    for i, step in enumerate(steps):
+        if (
+            step.compaction is not None
+            and i not in foreign
+            and summary_number(step.compaction.summary) == number
+        ):
+            return step.branch
+    return None
 
 
 def check_summary_bound(after: int, floor: int, threshold: int, number: int) -> list[Violation]:
@@ -1288,8 +1337,13 @@ class PipelineRun:
             out += self.stale_count_check(before, before_model_call=before_model_call, agent=agent)
         made = len(self.pipeline.summaries)
         compact()
+        stored = self.pipeline.steps()
+        foreign = self.foreign_records(stored)
         out += check_summariser_calls(
-            len(self.pipeline.summaries) - made,
+            [
+                summary_branch(stored, number, foreign)
+                for number in range(made, len(self.pipeline.summaries))
+            ],
             self.config,
             newest_real_count(before, agent[0] if before_model_call else ""),
             token_only=before_model_call,
@@ -1334,14 +1388,15 @@ class PipelineRun:
         """P1, P5 and P6 (first clause) on the summaries made since the last call."""
         steps = self.pipeline.steps()
         summaries = self.pipeline.summaries
+        foreign = self.foreign_records(steps)
         out: list[Violation] = []
         for number in range(self._checked_summaries, len(summaries)):
             length, taken, _ = summaries[number]
             snapshot = Session(steps.steps[:length])
             out += check_range_safety(snapshot, taken)
             out += check_same_view(snapshot, taken)
-            summary = steps[length] if length < len(steps) and steps[length].compaction else None
-            out += check_branch_view(snapshot, taken, summary.branch if summary else None)
+            branch = summary_branch(steps, number, foreign)
+            out += check_branch_view(snapshot, taken, branch)
             out += check_new_work(taken, covered_before, live_positions(snapshot), number)
         self._checked_summaries = len(summaries)
         return out

@@ -39,10 +39,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .model import Session, Step
 
 __all__ = [
+    "ANY_BRANCH",
     "SYNTHETIC_HITL_CALL_NAMES",
     "Obligation",
     "branch_sees",
@@ -60,6 +62,7 @@ __all__ = [
     "safe_token_split",
     "strict_self_contained_prefix",
     "token_candidates",
+    "token_seeds",
     "token_threshold_range",
     "waiting_ids",
 ]
@@ -366,14 +369,24 @@ def safe_token_split(session: Session, candidates: Sequence[int], retention: int
     return 0  # unreachable: split 0 retains every call
 
 
-def latest_summary(session: Session) -> int | None:
+#: ``branch`` of :func:`latest_summary`: summaries of every branch.
+ANY_BRANCH = object()
+
+
+def latest_summary(session: Session, branch: Any = ANY_BRANCH) -> int | None:
     """Index of the summary that stands for the session's compacted past.
 
     A summary is superseded by another whose range contains its range (an
     identical range: by the later one); the latest summary is the last one,
     in session order, that no other supersedes. None without summaries.
+    ``branch``: only summaries on that branch count (None: those without
+    one), each superseded only by another of them; by default every summary.
     """
-    summaries = [i for i, s in enumerate(session) if s.compaction is not None]
+    summaries = [
+        i
+        for i, s in enumerate(session)
+        if s.compaction is not None and (branch is ANY_BRANCH or (s.branch or None) == branch)
+    ]
 
     def supersedes(j: int, i: int) -> bool:
         a, b = session[i].compaction, session[j].compaction
@@ -387,10 +400,40 @@ def latest_summary(session: Session) -> int | None:
 
 def token_candidates(session: Session) -> tuple[int, ...]:
     """Events a token-threshold compaction may take: every non-summary event
-    newer than the end of the latest summary (all of them without one)."""
-    latest = latest_summary(session)
-    end = session[latest].compaction.end if latest is not None else 0.0
-    return tuple(i for i, s in enumerate(session) if s.compaction is None and s.timestamp > end)
+    newer than the end of the latest summary *of its own branch* (all of them
+    without one).
+
+    Per branch, from the definitions: P5 lets a summary hold an event only if
+    every reader of the summary can see it (a summary on branch S is read by
+    the agents on S or below it, an event of branch B seen by the agents on B
+    or below it: S on or below B), and P4 lets the prompt builder hide an
+    event from a reader only by a kept summary that reader reads and that
+    holds it, so a summary that hides an event from every agent that sees it
+    is read by all of them (S on or above B). Both together: only a summary
+    on the event's own branch takes an event off every prompt it was in. A
+    summary of another branch whose range holds the event's timestamp leaves
+    the event in the prompt of some agent that sees it, and it is still to be
+    compacted."""
+    ends: dict[str | None, float] = {}
+    for branch in {s.branch or None for s in session if s.compaction is None}:
+        latest = latest_summary(session, branch)
+        ends[branch] = session[latest].compaction.end if latest is not None else 0.0
+    return tuple(
+        i
+        for i, s in enumerate(session)
+        if s.compaction is None and s.timestamp > ends[s.branch or None]
+    )
+
+
+def token_seeds(session: Session, taken: Sequence[int]) -> tuple[int, ...]:
+    """The summaries whose rolling-summary seeds lead a token-threshold range
+    ``taken``: for each branch of the events in it, the latest summary of that
+    branch (:func:`latest_summary`), if it has one. (A summary continues the
+    summary of its own branch, the one that stood for what its events' readers
+    had compacted; the order of several seeds is not specified.)"""
+    branches = dict.fromkeys(session[i].branch or None for i in taken)
+    found = (latest_summary(session, branch) for branch in branches)
+    return tuple(i for i in found if i is not None)
 
 
 def token_threshold_range(session: Session, retention: int) -> tuple[int, ...]:

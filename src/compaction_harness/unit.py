@@ -79,7 +79,7 @@ class TokenCase:
     """A session for token-threshold compaction, and the configured
     ``event_retention_size`` (at least 0).
 
-    The candidates (events newer than the latest summary) and the split are
+    The candidates (events newer than the latest summary of their branch) and the split are
     derived from the session, as ADK derives them.
     """
 
@@ -260,20 +260,25 @@ def run_token_case(case: TokenCase, helpers: TokenHelpers | None = None) -> Unit
 
     returned = range_fn(list(events), retention)
     index_of = {id(e): i for i, e in enumerate(events)}
-    seed = None
-    if returned and id(returned[0]) not in index_of:
+    # The leading events that are not the session's: rolling-summary seeds,
+    # one per branch of the range that has a summary (reference.token_seeds).
+    seeds = []
+    while returned and id(returned[0]) not in index_of:
         first = returned.pop(0)
         parts = first.content.parts if first.content and first.content.parts else []
-        seed = {
-            "author": first.author,
-            "timestamp": first.timestamp,
-            "summary": " ".join(p.text for p in parts if p.text),
-        }
+        seeds.append(
+            {
+                "author": first.author,
+                "timestamp": first.timestamp,
+                "summary": " ".join(p.text for p in parts if p.text),
+            }
+        )
     taken = [index_of.get(id(e)) for e in returned]
     taken_ok = None if any(i is None for i in taken) else taken
     observed["range"] = taken_ok
-    observed["seed"] = seed
-    outcome.violations += check_token_range(session, retention, taken_ok, seed)
+    # One seed as before (a fixture's "seed"); several as a list.
+    observed["seed"] = seeds[0] if len(seeds) == 1 else (seeds or None)
+    outcome.violations += check_token_range(session, retention, taken_ok, seeds)
     return outcome
 
 

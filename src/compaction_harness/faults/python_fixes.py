@@ -55,11 +55,12 @@ register(
         name="summary-leaves-out-branch-events",
         faults=("summary-leaks-branch-events-to-siblings",),
         summary=(
-            "sliding-window and token-threshold compaction leave sub-agent branch events out "
-            "of the events they summarise, as they leave out other isolation scopes, and the "
-            "prompt builder hides by a summary's range only events without a branch: the "
-            "branchless summary every agent reads holds no branch's private events, and a "
-            "branch event stamped inside its range stays in the prompt"
+            "sliding-window and token-threshold compaction write one summary per branch of "
+            "their range, on that branch (_summary_inputs_by_branch), so only the agents that "
+            "can see a branch read its summary; a sub-agent's token compaction sees only the "
+            "branches it can see; token candidates and rolling seeds are per branch; and the "
+            "prompt builder hides a raw event only by a kept summary of its own branch "
+            "(_get_compaction_ranges supersedes only ranges of the same branch)"
         ),
         diff="summary-leaves-out-branch-events.diff",
     )
@@ -85,7 +86,8 @@ register(
         faults=("one-answer-to-several-turns-makes-an-invalid-request",),
         summary=(
             "rearrange_events_for_async_function_responses_in_history places after each call "
-            "content only the responses to that content's calls: a client's message that "
+            "content only the responses to that content's calls, paired by id and tool name "
+            "(a model that numbers calls per turn reuses ids): a client's message that "
             "answers calls of several model turns is split between them, each response once"
         ),
         diff="responses-follow-only-their-own-call-turn.diff",
