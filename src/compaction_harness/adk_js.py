@@ -1182,6 +1182,14 @@ class JsRun:
         return out
 
 
+def summary_branch(run: JsRun, made: dict[str, Any]) -> str | None:
+    """The branch of the compacted event a summary (an entry of a call's
+    ``summaries``) became, as ADK-JS left it in the session (``eventJson``'s
+    ``branch``): None, ADK-JS's own (``createCompactedEvent`` gives a summary
+    no branch, so every agent reads it), unless a fix gave it one."""
+    return (run.events.get(made.get("event") or "") or {}).get("branch") or None
+
+
 def foreign_records(run: JsRun, length: int | None = None) -> list[int]:
     """Stored positions (among the first ``length``; default all) of the
     compaction records the mapping appended (:func:`client_record_event`: a
@@ -1410,8 +1418,10 @@ def check_run(run: JsRun) -> list[Violation]:
     * P0: ADK-JS raised (compaction or contents assembly);
     * P1: each summariser input, as a window of the stored session then,
       splits no live pair (:func:`pipeline.check_range_safety`);
-    * P5: no summary (read by every agent: ADK-JS's compacted events have no
-      branch) was given another branch's events (:func:`pipeline.check_branch_view`);
+    * P5: no summary was given an event that some agent reading it cannot
+      see (:func:`pipeline.check_branch_view`, with the summary's own branch
+      as ADK-JS stored it: none, read by every agent, unless a fix gives it
+      the branch of the events it holds);
     * P6 (first clause, for the compactors with a trigger): each summary
       covers at least one event no earlier summary was given
       (:func:`pipeline.check_new_work`); P3 and P6's second and third
@@ -1431,11 +1441,11 @@ def check_run(run: JsRun) -> list[Violation]:
     stored = run.stored.steps
     for call in run.calls:
         snapshot = Session(stored[: len(call["stored_before"])])
-        for _ in call["summaries"]:
+        for made in call["summaries"]:
             taken = summaries[number][1]
             number += 1
             found += check_range_safety(snapshot, taken)
-            found += check_branch_view(snapshot, taken, None)
+            found += check_branch_view(snapshot, taken, summary_branch(run, made))
             if run.compactor.name in TRIGGERED:
                 # P6 (first clause): ADK-JS rolls every summary forward into
                 # the next, so every earlier summary's input counts as covered.
@@ -1732,7 +1742,8 @@ def _stale_counts(run: JsRun, active: Sequence[str]) -> list[str]:
     compacted = [i for i in active if run.events[i].get("isCompacted")]
     if not compacted:
         return []
-    latest = where.get(compacted[-1], -1)
+    # the newest of them (a fix may keep one per branch, newest first)
+    latest = max(where.get(i, -1) for i in compacted)
     return [
         i
         for i in active
@@ -1820,8 +1831,11 @@ def check_summary_rate(run: JsRun) -> list[Violation]:
     """P6 (third clause) for ``token_based`` and ``anchored``: the summariser
     is not called more often than the configuration implies.
 
-    The bound: at most one summary per model call (the request processor runs
-    the first compactor whose ``shouldCompact`` holds, once). The trigger
+    The bound: at most one summary per model call and branch (the request
+    processor runs the first compactor whose ``shouldCompact`` holds, once;
+    a compaction that takes events of several branches makes one summary per
+    branch, :func:`summary_branch`, since a summary may hold only events
+    every agent reading it can see, P5). The trigger
     (``tokenThreshold`` T) needs a count above T, and with turns of bounded
     size the prompt grows by at most S tokens per model call, S the largest
     rise of the real prompt count (:func:`_real_count`) between consecutive
@@ -1845,13 +1859,14 @@ def check_summary_rate(run: JsRun) -> list[Violation]:
         return []
     out = []
     for k, call in enumerate(run.calls):
-        if len(call["summaries"]) > 1:
+        branches = [summary_branch(run, made) for made in call["summaries"]]
+        if len(branches) > len(set(branches)):
             out.append(
                 Violation(
                     "P6",
                     f"the summariser ran {len(call['summaries'])} times at model call {k} "
-                    "(at most once)",
-                    expected=1,
+                    f"(at most once per branch; branches {branches})",
+                    expected=len(set(branches)),
                     observed=len(call["summaries"]),
                     details={"cause": "bound", "model_call": k},
                 )
