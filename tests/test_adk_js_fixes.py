@@ -232,3 +232,35 @@ def test_a_variant_that_is_not_there_is_one_line(tmp_path, monkeypatch):
             js_fixes.js_fixes()
     finally:
         js_fixes.js_fixes.cache_clear()
+
+
+def test_a_reused_id_orphan_the_fixed_prompt_builder_prunes_is_not_lost():
+    # Call ids numbered per turn: call_0 is answered, summarised, then called
+    # again and never answered (its tool died). Without compaction, getContents
+    # pairs the first call_0's response with the second call_0, so the
+    # baseline shows it; with the summary, the fixed getContents prunes it as
+    # the orphan it is (unanswered-calls-left-out-of-the-request, as
+    # adk-python's drop_orphaned_function_calls does). That is the pruning
+    # working, not a loss: P4 exempts it under that fix, as it does for
+    # google-adk (found by make fuzz SDK=js FIXES=all,
+    # P4-adk-js-2.0.0-9cc875150c4b6eb4).
+    from compaction_harness.scripts import Calls, Open, Script, ScriptConfig, Text
+
+    script = Script(
+        ScriptConfig(
+            compaction_interval=None,
+            overlap_size=None,
+            token_threshold=50,
+            event_retention_size=0,
+            call_ids="per_turn",
+        ),
+        (Open(), Calls(), Text(), Calls(fate="later"), Open(), Text()),
+    )
+    compactor = adk_js.JsCompactor("token_based", {"tokenThreshold": 50, "eventRetentionSize": 0})
+    every = tuple(js_fixes.js_fixes())
+    assert adk_js.check_run(adk_js.run_script(script, compactor, fixes=every)) == []
+    # Without the pruning fix's exemption the same run is judged P4: the
+    # exemption, not the run, is what changed.
+    run = adk_js.run_script(script, compactor, fixes=every)
+    object.__setattr__(run, "fixes", tuple(f for f in every if f != adk_js.PRUNES_ORPHANED_CALLS))
+    assert [v.invariant for v in adk_js.check_run(run)] == ["P4"]

@@ -1182,6 +1182,14 @@ class JsRun:
         return out
 
 
+#: The ADK-JS fix after which getContents prunes a function call that the
+#: content after it does not answer, as adk-python's prompt builder does by
+#: design (``drop_orphaned_function_calls``): with it applied, P4 does not
+#: require such a call in the prompt (``pruned`` of
+#: :func:`pipeline.check_nothing_lost`).
+PRUNES_ORPHANED_CALLS = "unanswered-calls-left-out-of-the-request"
+
+
 def summary_branch(run: JsRun, made: dict[str, Any]) -> str | None:
     """The branch of the compacted event a summary (an entry of a call's
     ``summaries``) became, as ADK-JS left it in the session (``eventJson``'s
@@ -1476,6 +1484,7 @@ def check_run(run: JsRun) -> list[Violation]:
                 call["opener"],
                 strict=strict,
                 records=records,
+                pruned=PRUNES_ORPHANED_CALLS in run.fixes,
             )
         for v in violations:
             v.details["model_call"] = run.calls.index(call)
