@@ -607,9 +607,13 @@ def test_the_anchored_scratchpad_retained_behind_a_client_record_is_hidden():
     # Each of two fixes removes both: the anchored compactor reading the
     # record as its latest compacted event, and the rebuild moving only the
     # retained events (the scratchpad no longer lands before the record).
+    # The branch fix (compactors-leave-out-branch-events) removes the P4 too:
+    # its anchored compactor leaves every compacted event, the record
+    # included, out of the raw events it retains, as the anchored fix does.
     assert [named(run, v) for v in found] == [
-        {"js-anchored-duplicates", "js-scratchpad-behind-record"}
-    ] * 2
+        {"js-anchored-duplicates", "js-scratchpad-behind-record"},
+        {"js-anchored-duplicates", "js-scratchpad-behind-record", "js-branch"},
+    ]
     # The token-based compactor reads the record as its latest summary and
     # rolls it into its own: nothing is lost.
     assert adk_js.check_run(adk_js.run_script(SCRATCHPAD_BEHIND_RECORD)) == []
@@ -663,7 +667,11 @@ def test_a_client_record_between_a_call_and_its_answer_splits_them_for_the_ancho
     # Each of two fixes removes it: the anchored compactor reading the record
     # as its latest compacted event (the answer follows the call again), and
     # calls kept with their answers (the call is retained with its answer).
-    assert [named(run, v) for v in split] == [{"js-late-answer", "js-scratchpad-behind-record"}] * 2
+    # The branch fix's anchored compactor leaves the record out of its raw
+    # events too, so it removes the split as well.
+    assert [named(run, v) for v in split] == [
+        {"js-late-answer", "js-scratchpad-behind-record", "js-branch"}
+    ] * 2
     assert adk_js.new_violations(run) == []
 
 
