@@ -986,3 +986,30 @@ def test_the_runner_reads_each_summarys_branch_from_what_it_wrote():
     assert run.violations == []
     stored = [s for s in run.session if s.compaction is not None]
     assert [s.branch for s in stored] == [None, "team.a", "team.b"]
+
+
+def test_p6s_floor_counts_every_branchs_summary_made_at_one_point():
+    # Per-branch summaries (summary-leaves-out-branch-events): a fan-out's
+    # replies get a summary each on their branch, beside the root's, at one
+    # compaction point. With summaries that grow with what they are given,
+    # the three together stay above the token threshold: that is the floor
+    # the configuration implies, not a summary that removed too little. The
+    # floor counted only the newest summary (found by make fuzz FIXES=all,
+    # P6-2.13.0-83f31f4d387a681b).
+    from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
+    from compaction_harness.scripts import Ask, FanOut, Open, Script, ScriptConfig
+
+    script = Script(
+        ScriptConfig(
+            compaction_interval=None,
+            overlap_size=None,
+            token_threshold=117,
+            event_retention_size=0,
+            summary="grows",
+        ),
+        (Open(), FanOut(order="ab"), Ask(kind="confirmation")),
+    )
+    every = [name for name in fixes.FIXES if fixes.unavailable(name) is None]
+    with fixes.applied(every):
+        assert not run_script(script, triage=False).violations

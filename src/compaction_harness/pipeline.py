@@ -1373,13 +1373,18 @@ class PipelineRun:
         ]
         # The floor as the prompt builder renders it (another agent's message
         # is relayed with a preamble, for one). Compaction appends the new
-        # summary, so earlier positions are unchanged.
+        # summaries, so earlier positions are unchanged: every summary it
+        # wrote at this point is floor, one per branch where the range held
+        # several branches' events (P5 keeps them apart, see
+        # check_summariser_calls).
         stored = self.pipeline.steps()
-        summary_at = max(i for i, step in enumerate(stored) if step.compaction is not None)
+        new_summaries = [
+            i for i, step in enumerate(stored) if step.compaction is not None and i >= len(before)
+        ] or [max(i for i, step in enumerate(stored) if step.compaction is not None)]
         # A response that stays keeps its call: ADK re-injects a compacted call
         # event whose answer survives, so what it restores is floor too.
         taken = [i for i, step in enumerate(before) if id(step) in compactable]
-        chars = self.pipeline.prompt_chars_of([*kept, summary_at], *agent, compacted=taken)
+        chars = self.pipeline.prompt_chars_of([*kept, *new_summaries], *agent, compacted=taken)
         after = (self.base_chars + self.pipeline.prompt_chars(*agent)) // 4
         floor = (self.base_chars + chars) // 4
         return check_summary_bound(after, floor, threshold, number)
