@@ -429,6 +429,9 @@ class _Driver:
     def __init__(self, fixes: tuple[str, ...] = ()) -> None:
         #: The ADK-JS fixes this driver runs with (faults/js_fixes.py).
         self.fixes = fixes
+        #: The entry module of its package copy, made on the first request
+        #: (as a process of its own was started once before).
+        self._entry: Path | None = None
 
     @property
     def _process(self) -> subprocess.Popen[str] | None:
@@ -440,12 +443,15 @@ class _Driver:
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Send one request (driver.mjs's) on this driver's copy of the
-        package and return its answer; raises as :meth:`_Node.request`, and
-        :class:`AdkJsUnavailable` when Node or the package is missing."""
+        package and return its answer; raises as :meth:`_Node.request`,
+        :class:`AdkJsUnavailable` when Node or the package is missing (the
+        process's start checks), and ``JsFixError`` for a fix that does not
+        apply."""
         from .faults.js_fixes import patched_package
 
-        node_path()
-        entry = patched_package(self.fixes)
+        if self.fixes and self._entry is None:
+            self._entry = patched_package(self.fixes)
+        entry = self._entry
         return _NODE.request({**payload, "entry": None if entry is None else str(entry)})
 
     def close(self) -> None:
