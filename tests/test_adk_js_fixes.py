@@ -264,3 +264,29 @@ def test_a_reused_id_orphan_the_fixed_prompt_builder_prunes_is_not_lost():
     run = adk_js.run_script(script, compactor, fixes=every)
     object.__setattr__(run, "fixes", tuple(f for f in every if f != adk_js.PRUNES_ORPHANED_CALLS))
     assert [v.invariant for v in adk_js.check_run(run)] == ["P4"]
+
+
+def test_p6_allows_one_summary_per_branch_at_a_model_call_and_fires_on_two_of_one():
+    # With the branch fix, a fan-out's replies are summarised on their own
+    # branches at one model call: two summaries, one per branch, is one
+    # compaction (P5 keeps sibling branches apart). Two summaries on the same
+    # branch at one call (a deliberately broken compactor's output: the second
+    # summary's branch rewritten to the first's) is wasted work, P6.
+    from compaction_harness.scripts import FanOut, Open, Script, ScriptConfig, Text
+
+    script = Script(
+        ScriptConfig(
+            compaction_interval=None, overlap_size=None, token_threshold=1, event_retention_size=0
+        ),
+        (Open(), FanOut(), Text(), Text()),
+    )
+    compactor = adk_js.JsCompactor("token_based", {"tokenThreshold": 1, "eventRetentionSize": 0})
+    run = adk_js.run_script(script, compactor, fixes=tuple(js_fixes.js_fixes()))
+    made = [call["summaries"] for call in run.calls]
+    per_branch = next(summaries for summaries in made if len(summaries) == 2)
+    assert sorted(adk_js.summary_branch(run, m) for m in per_branch) == ["team.a", "team.b"]
+    assert adk_js.check_run(run) == []
+    first, second = (run.events[m["event"]] for m in per_branch)
+    second["branch"] = first["branch"]
+    fired = [v for v in adk_js.check_run(run) if v.invariant == "P6"]
+    assert fired and "at most once per branch" in fired[0].message, fired
