@@ -25,7 +25,7 @@ from compaction_harness import adk_js
 from compaction_harness.adk_js import JsCompactor, NotApplicable
 from compaction_harness.checks import check_js_case
 from compaction_harness.faults import js_fixes
-from compaction_harness.fixtures import load_fixture
+from compaction_harness.fixtures import load_fixture, unjudged_advice
 from compaction_harness.invariants import Violation
 from compaction_harness.pipeline import check_range_safety
 from compaction_harness.scripts import (
@@ -1437,7 +1437,9 @@ def test_adk_js_fixture_holds(path: Path) -> None:
         if judged.label == "ok":
             return
     if judged.label == "FAIL":
-        raise InvariantViolation(fixture.case, judged.verdict.outcome)
+        failure = InvariantViolation(fixture.case, judged.verdict.outcome)
+        failure.add_note(unjudged_advice(path))
+        raise failure
     if judged.label == "XPASS":
         pytest.fail(f"XPASS(strict): {judged.reason}", pytrace=False)
     assert judged.label == "XFAIL"

@@ -593,3 +593,17 @@ def test_the_newest_known_release_is_the_pin_and_nothing_goes_further():
         if "-adk-js-" not in p.name
     }
     assert max(named, key=version) == NEWEST_KNOWN_RELEASE
+
+
+def test_a_failure_no_known_fault_explains_tells_the_one_command_that_keeps_it_out_of_the_gate(
+    tmp_path, monkeypatch
+):
+    from compaction_harness.fixtures import unjudged_advice
+
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "tests" / "repros" / "P2-adk-js-2.0.0-45a72ee868c7c9b7.json"
+    advice = unjudged_advice(path)
+    relative = "tests/repros/P2-adk-js-2.0.0-45a72ee868c7c9b7.json"
+    assert f"make show FIXTURE={relative}" in advice
+    assert f"mv {relative} docs/findings/" in advice
+    assert "\n" not in advice

@@ -36,7 +36,12 @@ import pytest
 from compaction_harness.adk import NotApplicable
 from compaction_harness.faults import switch
 from compaction_harness.faults.fixes import active
-from compaction_harness.fixtures import FixtureError, load_fixture, newer_than_known
+from compaction_harness.fixtures import (
+    FixtureError,
+    load_fixture,
+    newer_than_known,
+    unjudged_advice,
+)
 from compaction_harness.unit import InvariantViolation
 from compaction_harness.verdicts import judge_fixture
 
@@ -70,7 +75,9 @@ def test_fixture_holds(path: Path) -> None:
         if unmet:
             pytest.fail(unmet, pytrace=False)
     if judged.label == "FAIL":
-        raise InvariantViolation(fixture.case, judged.verdict.outcome)
+        failure = InvariantViolation(fixture.case, judged.verdict.outcome)
+        failure.add_note(unjudged_advice(path))
+        raise failure
     if judged.label == "XPASS":
         pytest.fail(f"XPASS(strict): {judged.reason}", pytrace=False)
     if judged.label == "XFAIL":

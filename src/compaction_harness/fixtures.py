@@ -80,6 +80,7 @@ __all__ = [
     "fallback_repro_dir",
     "load_fixture",
     "newer_than_known",
+    "unjudged_advice",
     "unwritable",
     "write_fixture",
 ]
@@ -212,6 +213,25 @@ class Fixture:
         ``<invariant>-adk-js-<package version>-<hash>.json``."""
         sdk = "adk-js-" if self.is_js else ""
         return f"{self.invariant}-{sdk}{self.adk_release}-{self.identity()}.json"
+
+
+def unjudged_advice(path: str | os.PathLike[str]) -> str:
+    """What the gate tells a user whose fixture ``path`` fails with no known
+    fault to explain it (a new failure, or a fix that falls short): one
+    paragraph naming the fixture, the command that shows it, and the one
+    command that keeps it out of the gate until it is judged (the project's
+    ``docs/findings/``, which the gate does not replay)."""
+    path = Path(path)
+    try:
+        shown = path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        shown = path
+    return (
+        f"{shown} fails with no known fault to explain it (no fix removes it): a new "
+        f"finding. Read it with `make show FIXTURE={shown}` and judge it from the SDK's "
+        f"source. Until it is judged, `mkdir -p docs/findings && mv {shown} docs/findings/` "
+        "keeps it out of the gate (the gate does not replay docs/findings/)."
+    )
 
 
 def dumps(fixture: Fixture) -> str:
