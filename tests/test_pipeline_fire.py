@@ -840,6 +840,42 @@ def test_p3_still_fires_for_a_stall_with_large_summaries(monkeypatch):
     assert "P3" in invariants(found)
 
 
+def test_p3_lets_the_root_wait_by_its_events_not_the_preamble_on_other_agents_replies():
+    # Found by a FIXES=all campaign (tests/repros/P3-2.13.0-8ad86e6f6fce5e25.json):
+    # ADK prices a range by its events' own content; the root's prompt shows
+    # each sub-agent reply after a "For context:" preamble of about 430
+    # characters. Measured in the prompt, the backlog outgrew the summary by
+    # 12 characters; measured as ADK prices it, it is about half the summary.
+    from compaction_harness.driver import run_script
+    from compaction_harness.scripts import FanOut, Open, Script, ScriptConfig, Text
+
+    ops = (Open(), Open(), FanOut(), Text(chars=2000), Open(), FanOut(), Open())
+    large = ScriptConfig(compaction_interval=1, overlap_size=0, summary="large")
+    found = run_script(Script(large, ops), triage=False).violations
+    assert "P3" not in invariants(found)
+
+
+def test_p3_fires_when_sub_agent_replies_outgrow_the_summary_and_compaction_stops(monkeypatch):
+    # The same fan-outs, with compaction refused after its first summary: once
+    # the events' own content outgrows the summary, waiting saves nothing and
+    # the growing backlog is a stall.
+    from compaction_harness.driver import run_script
+    from compaction_harness.scripts import FanOut, Open, Script, ScriptConfig, Text
+
+    worth = compaction._is_range_worth_compacting
+    asked = []
+
+    def only_the_first(**kwargs):
+        asked.append(1)
+        return len(asked) == 1 and worth(**kwargs)
+
+    monkeypatch.setattr(compaction, "_is_range_worth_compacting", only_the_first)
+    turns = tuple(op for _ in range(4) for op in (Open(), FanOut(chars=1500), Text(chars=1500)))
+    large = ScriptConfig(compaction_interval=1, overlap_size=0, summary="large")
+    found = run_script(Script(large, (Open(), Open(), *turns)), triage=False).violations
+    assert "P3" in invariants(found)
+
+
 def test_p3_fires_when_compaction_stops_while_a_call_waits():
     # A long-running call that is never answered: it is not compacted, but it
     # does not shield the invocations after it, which form a self-contained

@@ -1286,6 +1286,30 @@ class Pipeline:
                 chosen = recover(chosen, source)
         return prompt_chars(self._contents(chosen, agent_name, branch))
 
+    def content_chars_of(self, positions: Sequence[int]) -> int:
+        """Characters of the stored events at ``positions`` as their own
+        content holds them (a compaction event: its summary), counted as
+        :func:`prompt_chars` counts a prompt, but without what prompt
+        assembly wraps around them for a reader (another agent's reply
+        reaches the root as a user content that opens with a "For context:
+        ..." preamble of about 430 characters). This is how google-adk 2.13.0
+        prices a range before it summarises it (``_serialized_size`` of the
+        events' ``_request_content`` in ``google/adk/apps/compaction.py``):
+        by the events, whoever reads them."""
+        events = self.session.events
+        contents = []
+        for i in sorted(positions):
+            event = events[i]
+            compaction = event.actions.compaction if event.actions else None
+            content = (
+                compaction.compacted_content
+                if compaction is not None and compaction.compacted_content is not None
+                else event.content
+            )
+            if content is not None:
+                contents.append(content)
+        return prompt_chars(contents)
+
     def prompt_chars(
         self,
         agent_name: str | None = None,

@@ -1647,8 +1647,9 @@ def _check_ends(record: RunnerRun, config: Any) -> list[Violation]:
 
 
 def _waits_to_save_prompt(violation: Violation, end: RecordedEnd) -> bool:
-    """Whether a P3 backlog is no larger than the latest kept summary (sizes as
-    ADK's estimate counts them)."""
+    """Whether a P3 backlog is no larger than the latest kept summary, both
+    measured by the events' own content as ADK prices a range (see
+    ``PipelineRun._waits_to_save_prompt`` and ``adk.Pipeline.content_chars_of``)."""
     texts = [p[1] for _, ps in end.prompt for p in ps if p[0] == "text"]
     kept = [
         step.compaction.summary
@@ -1660,7 +1661,7 @@ def _waits_to_save_prompt(violation: Violation, end: RecordedEnd) -> bool:
     if not kept:
         return False
     chosen = [end.events[i] for i in sorted(violation.positions)]
-    backlog = prompt_chars(_contents_builder()(None, chosen, AGENT))
+    backlog = prompt_chars([e.content for e in chosen if e.content is not None])
     return backlog <= len(kept[-1])
 
 

@@ -1302,7 +1302,11 @@ class PipelineRun:
         wasted work, and ADK 2.13.0 refuses such a range:
         ``_is_range_worth_compacting``), so compaction rightly waits until the
         backlog outgrows the latest kept summary: a delay bounded by that
-        summary's size, not a stall. Sizes as ADK's estimate counts them."""
+        summary's size, not a stall. Both are measured by the events' own
+        content (``adk.content_chars_of``), as ADK prices a range: what the
+        prompt wraps around another agent's reply for the root (a preamble of
+        about 430 characters a reply) is presentation, a bounded factor on
+        each event, and leaves the delay bounded."""
         texts = [p[1] for _, ps in prompt for p in ps if p[0] == "text"]
         kept = [
             text
@@ -1311,7 +1315,7 @@ class PipelineRun:
         ]
         if not kept:
             return False
-        backlog = self.pipeline.prompt_chars_of(list(violation.positions))
+        backlog = self.pipeline.content_chars_of(list(violation.positions))
         return backlog <= len(kept[-1])
 
     def _compact(
