@@ -290,3 +290,53 @@ def test_p6_allows_one_summary_per_branch_at_a_model_call_and_fires_on_two_of_on
     second["branch"] = first["branch"]
     fired = [v for v in adk_js.check_run(run) if v.invariant == "P6"]
     assert fired and "at most once per branch" in fired[0].message, fired
+
+
+def test_compaction_continues_around_a_waiting_call_where_summaries_hide_what_they_were_given():
+    # A long-running call that waits does not shield the turns after it (P3,
+    # DESIGN.md). calls-retained-with-their-answers keeps the waiting call out
+    # of every summary; where summaries hide exactly what they were given
+    # (summaries-hide-what-they-were-given) it summarises the turns after the
+    # call around it, and compaction goes on. Without that fix a summary hides
+    # every event stamped up to its end, the waiting call with it, so the
+    # retained events start at the call and every later model call makes no
+    # summary: the stall P3 reports (found by make fuzz SDK=js FIXES=all,
+    # tests/repros/P3-adk-js-2.0.0-0b4a0145620ebc20.json).
+    from compaction_harness.scripts import Calls, Open, Script, ScriptConfig, Text
+
+    turns = tuple(op for _ in range(4) for op in (Open(), Text()))
+    script = Script(
+        ScriptConfig(
+            compaction_interval=None, overlap_size=None, token_threshold=1, event_retention_size=1
+        ),
+        (Open(), Text(), Calls(kind="long_running"), *turns),
+    )
+    compactor = adk_js.JsCompactor("token_based", {"tokenThreshold": 1, "eventRetentionSize": 1})
+    retained = ("calls-retained-with-their-answers", "running-request-kept-in-contents")
+    stalled = adk_js.run_script(script, compactor, fixes=retained)
+    assert [len(call["summaries"]) for call in stalled.calls] == [0, 1, 1, 0, 0, 0]
+    assert {v.invariant for v in adk_js.check_run(stalled)} == {"P3"}
+    around = adk_js.run_script(
+        script, compactor, fixes=(*retained, "summaries-hide-what-they-were-given")
+    )
+    assert [len(call["summaries"]) for call in around.calls] == [0, 1, 1, 1, 1, 1]
+    (waiting,) = adk_js.waiting_call_ids(around.stored)
+    given = {p for _, positions, _ in around.summaries() for p in positions}
+    (held,) = [k for k, step in enumerate(around.stored) if waiting in {c.id for c in step.calls}]
+    assert held not in given
+    assert adk_js.check_run(around) == []
+
+
+def test_p3_allows_the_waiting_call_itself_and_nothing_after_it():
+    # backlog_bound, worked by hand (eventRetentionSize 0): a waiting
+    # long-running call is not compacted, so it is allowed; a call answered
+    # inside the backlog is not waiting and earns nothing.
+    from compaction_harness.model import Call, Response, Step
+
+    compactor = adk_js.JsCompactor("token_based", {"tokenThreshold": 1, "eventRetentionSize": 0})
+    waits = Step("i1", "agent", 1.0, calls=(Call("w", "export"),), long_running=("w",))
+    text = Step("i1", "agent", 2.0, text="model 1")
+    answer = Step("i2", "user", 3.0, responses=(Response("w", "export"),))
+    assert adk_js.backlog_bound(compactor, [waits, text]) == 2  # 0 + the step back's 1 + w
+    assert adk_js.backlog_bound(compactor, [waits, text, answer]) == 1
+    assert adk_js.backlog_bound(compactor, [text, text]) == 1

@@ -1426,6 +1426,35 @@ def check_truncation(
     ]
 
 
+def waiting_call_ids(steps: Session) -> frozenset[str]:
+    """Ids of the long-running calls of ``steps`` (a session as stored at a
+    model call) that no later event answers yet: calls that wait. P2's
+    strict clause leaves them to the model adapter (``check_prompt``'s
+    ``adapter_answers``).
+
+    Why, from both SDKs' source: a strict provider (Anthropic, OpenAI)
+    refuses a call with no result before the next turn, and a pending
+    long-running call has none by design. google-adk keeps such a call in
+    its contents (``drop_orphaned_function_calls`` prunes only calls that
+    can no longer be answered) and its adapter for strict providers answers
+    it with a placeholder (``_ensure_tool_results``, ``models/lite_llm.py``,
+    1.24.0 and later). ADK-JS 2.0.0 ships no adapter for a strict provider
+    (``dist/esm/models/``: Gemini, Apigee's proxy of the Gemini API, the
+    registry): a strict provider is reached through the app's own
+    ``BaseLlm``, whose job that placeholder is, as it is LiteLLM's. A call
+    the contents keep that can no longer be answered (its tool died, a
+    sibling of answered parallel calls) stays under the clause: that is the
+    contents' job in both SDKs (``js-unanswered-call``)."""
+    out: set[str] = set()
+    for k, step in enumerate(steps):
+        for call in step.calls:
+            if call.id in step.long_running and not any(
+                r.id == call.id for later in steps[k + 1 :] for r in later.responses
+            ):
+                out.add(call.id)
+    return frozenset(out)
+
+
 def check_run(run: JsRun) -> list[Violation]:
     """The invariants that apply to ``run.compactor``, at every model call:
 
@@ -1440,8 +1469,9 @@ def check_run(run: JsRun) -> list[Violation]:
       covers at least one event no earlier summary was given
       (:func:`pipeline.check_new_work`); P3 and P6's second and third
       clauses (:func:`check_trigger`);
-    * P2 (strict clause with ``strict_provider``) and, for compactors that do
-      not delete by design, P4 (:func:`pipeline.check_model_prompt`; the
+    * P2 (strict clause with ``strict_provider``, on every call the contents
+      leave unanswered but one that still waits: see :func:`waiting_call_ids`)
+      and, for compactors that do not delete by design, P4 (:func:`pipeline.check_model_prompt`; the
       baseline is ADK-JS's contents of the stored raw events); for the
       truncating compactor, P4 is :func:`check_truncation` instead.
 
@@ -1470,10 +1500,13 @@ def check_run(run: JsRun) -> list[Violation]:
         steps = Session(stored[: len(call["stored_after"])])
         records = foreign_records(run, len(steps))
         prompt = run.prompt(call)
+        waiting = waiting_call_ids(steps)
         if run.compactor.name in DELETING or call.get("baseline") is None:
             # Without a baseline (ADK-JS's contents of the raw events raised:
             # another event is the newest there) P4 has nothing to compare.
-            violations, _ = check_prompt(prompt, call["opener"], strict=strict)
+            violations, _ = check_prompt(
+                prompt, call["opener"], strict=strict, adapter_answers=waiting
+            )
             claimed = covered_by_records(as_adk_js_reads(steps, records), records)
             if any(
                 steps[i].author == "user" and steps[i].text == call["opener"] for i in claimed
@@ -1489,6 +1522,7 @@ def check_run(run: JsRun) -> list[Violation]:
                 summaries[:number],
                 call["opener"],
                 strict=strict,
+                adapter_answers=waiting,
                 records=records,
                 pruned=PRUNES_ORPHANED_CALLS in run.fixes,
             )
@@ -1601,9 +1635,11 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
     start back). At least one event is allowed for that step back (a
     response retained right after its call), and one more per event with
     both calls and responses (each further step back of
-    ``calculateRetainStartIndex`` needs one). A call that waits (no response
-    yet) earns nothing: it does not shield what comes after it (P3). A
-    larger backlog means compaction has stalled."""
+    ``calculateRetainStartIndex`` needs one). A call that waits (a
+    long-running call, or a confirmation request, with no response after it
+    yet) is not compacted, so each event before the retained part that holds
+    one is allowed too; it earns nothing more: it does not shield what comes
+    after it (P3, DESIGN.md). A larger backlog means compaction has stalled."""
     retention = max(0, int(compactor.options.get("eventRetentionSize", 0)))
     both = sum(1 for s in backlog if s.calls and s.responses)
     tail = max(0, len(backlog) - retention)
@@ -1613,7 +1649,16 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
         made = [i for i in range(tail) if any(c.id == call_id for c in backlog[i].calls)]
         if made:
             start = min(start, made[-1])
-    return retention + max(1, tail - start) + both
+    waiting = sum(
+        1
+        for i, step in enumerate(backlog[:start])
+        if any(
+            call.id in step.long_running
+            and not any(r.id == call.id for later in backlog[i + 1 :] for r in later.responses)
+            for call in step.calls
+        )
+    )
+    return retention + max(1, tail - start) + both + waiting
 
 
 def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[int], int]]:

@@ -545,7 +545,11 @@ def answers_of_several_call_events(steps: Session) -> set[int]:
 
 
 def check_prompt(
-    prompt: Prompt, opener: str | None, *, strict: bool = False
+    prompt: Prompt,
+    opener: str | None,
+    *,
+    strict: bool = False,
+    adapter_answers: Collection[str] = (),
 ) -> tuple[list[Violation], list[str]]:
     """P2 on an assembled prompt; returns (violations, ids of calls left unanswered).
 
@@ -556,6 +560,10 @@ def check_prompt(
     result must follow its tool use before the next user turn); Gemini takes
     it. With ``strict``, every call left unanswered is a violation; without,
     it is only reported (a long-running call may legitimately wait).
+    ``adapter_answers``: ids of calls that still wait (long-running, no
+    answer yet) which the SDK leaves to the model adapter of a strict
+    provider to answer with a placeholder (google-adk's LiteLLM adapter:
+    ``_ensure_tool_results``); the strict clause does not count them.
     """
     out: list[Violation] = []
     answered: set[str] = set()
@@ -600,13 +608,14 @@ def check_prompt(
         nxt = prompt[k + 1][1] if k + 1 < len(prompt) else ()
         following = {p[1] for p in nxt if p[0] == "response"}
         unanswered += [c for c in calls if c not in following]
-    if strict and unanswered:
+    refused = [c for c in unanswered if c not in adapter_answers]
+    if strict and refused:
         out.append(
             Violation(
                 "P2",
-                f"calls {sorted(set(unanswered))} are not answered by the content right after "
+                f"calls {sorted(set(refused))} are not answered by the content right after "
                 "them, which a strict provider (LiteLLM: Anthropic, OpenAI) rejects",
-                ids=tuple(sorted(set(unanswered))),
+                ids=tuple(sorted(set(refused))),
                 expected="every call answered before the next turn",
                 observed="unanswered",
                 details={"cause": "strict provider"},
@@ -964,6 +973,7 @@ def check_model_prompt(
     opener: str | None,
     *,
     strict: bool = False,
+    adapter_answers: Collection[str] = (),
     records: Sequence[int] = (),
     pruned: bool = False,
 ) -> tuple[list[Violation], list[str]]:
@@ -976,17 +986,18 @@ def check_model_prompt(
     assembles from ``steps`` without summaries (P4's baseline);
     ``summaries``: (session length then, positions given, seed numbers) per
     summary; ``opener``: the text of the user message that opened the
-    running invocation, if one did; ``strict``: P2's strict-provider clause;
-    ``records``: positions of compaction records ADK did not make, and
-    ``pruned``: whether the release prunes orphaned calls (both: see
-    :func:`check_nothing_lost`). Each P2 violation's ``details`` say whether
-    its content merges answers to several call events and, for a missing
+    running invocation, if one did; ``strict`` and ``adapter_answers``: P2's
+    strict-provider clause (see :func:`check_prompt`); ``records``: positions
+    of compaction records ADK did not make, and ``pruned``: whether the
+    release prunes orphaned calls (both: see :func:`check_nothing_lost`).
+    Each P2 violation's ``details`` say whether its content merges answers
+    to several call events and, for a missing
     opener, whether a kept summary was given it or a kept range hides it,
     and whether it was stored out of time order (known faults read them).
     Used by both drivers: the emulating driver on ADK's contents assembly,
     the runner driver on the ``LlmRequest`` the model received.
     """
-    found, unanswered = check_prompt(prompt, opener, strict=strict)
+    found, unanswered = check_prompt(prompt, opener, strict=strict, adapter_answers=adapter_answers)
     hidden = covered_by_records(steps, records)
     if any(
         steps[i].author == "user" and steps[i].text == opener for i in hidden
