@@ -694,6 +694,33 @@ def test_p6_bound_fires_when_a_token_summary_leaves_the_prompt_over_the_threshol
     assert bound and "left the prompt at" in bound[0].message
 
 
+def test_p6_bound_counts_the_running_invocation_as_floor_before_a_model_call():
+    # Found by a FIXES=all campaign (tests/repros/P6-2.13.0-08e5683037af629a.json):
+    # before a sub-agent's model call the root's reply in the running
+    # invocation reaches the sub-agent after a "For context:" preamble of
+    # about 430 characters, so the running invocation alone is over the
+    # threshold. P2 keeps its opener in every model call of it, and a summary
+    # covers a time range, so none of it may be compacted (the fix
+    # token-compaction-keeps-the-running-invocation): floor, not waste.
+    from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
+    from compaction_harness.scripts import FanOut, Open, Text
+
+    config = {
+        "compaction_interval": None,
+        "overlap_size": None,
+        "token_threshold": 50,
+        "event_retention_size": 0,
+    }
+    script = _script(config, Open(), Text(), FanOut())
+    with fixes.applied(
+        ["token-compaction-keeps-the-running-invocation", "summary-leaves-out-branch-events"]
+    ):
+        outcome = run_script(script, triage=False)
+    assert outcome.observed["summaries"], "the token threshold must fire for this to mean anything"
+    assert outcome.violations == []
+
+
 def test_p6_bound_counts_a_call_adk_must_restore_as_floor():
     # A second answer to a call that a summary took: ADK re-injects the large
     # call event so the answer stays paired. Any compaction pays for it, so it

@@ -449,7 +449,8 @@ def check_summary_bound(after: int, floor: int, threshold: int, number: int) -> 
     instruction and tool declarations, four characters a token); ``floor``:
     what no compaction may remove, counted the same way (the summary itself,
     the last ``event_retention_size`` events, everything an open call pins,
-    the system instruction and tool declarations).
+    before a model call the running invocation from its first event on, the
+    system instruction and tool declarations).
 
     The bound this implies: with turns adding at most S tokens, a summary
     that leaves the prompt at P below the threshold T is followed by another
@@ -1365,19 +1366,41 @@ class PipelineRun:
         )
         token_alone = before_model_call or self.config.get("compaction_interval") is None
         if len(self.pipeline.summaries) > made and token_alone and self.config["token_threshold"]:
-            out += self.token_summary_bound(before, made, agent)
+            out += self.token_summary_bound(before, made, agent, running=before_model_call)
         return out + self._check_new_summaries(covered_before)
 
     def token_summary_bound(
-        self, before: Session, number: int, agent: tuple[str, str | None]
+        self,
+        before: Session,
+        number: int,
+        agent: tuple[str, str | None],
+        *,
+        running: bool = False,
     ) -> list[Violation]:
         """P6 (third clause, the bound): the prompt after a token-threshold
-        summary (see :func:`check_summary_bound`)."""
+        summary (see :func:`check_summary_bound`). ``running``: the summary
+        was made before a model call, while the newest invocation runs; then
+        that invocation, from its first event on, is floor too: P2 requires
+        its opening message in every model call of it, and a summary covers
+        a time range, so nothing stamped after the opener can be taken
+        without it (google-adk's fix
+        ``token-compaction-keeps-the-running-invocation`` keeps exactly
+        that)."""
         threshold = self.config["token_threshold"]
         retention = self.config["event_retention_size"] or 0
         live = reference.live_events(before)
         index = {id(s): k for k, s in enumerate(live)}
         compactable = {id(live[k]) for k in reference.token_threshold_range(live, retention)}
+        if running:
+            newest = next(
+                (s.invocation for s in reversed(before) if s.invocation and s.compaction is None),
+                None,
+            )
+            first = next(
+                (i for i, s in enumerate(before) if newest and s.invocation == newest), None
+            )
+            if first is not None:
+                compactable -= {id(step) for step in before.steps[first:]}
         # What stays when exactly the reference's range is compacted: every
         # live event outside it (what earlier summaries hide stays hidden,
         # since every summary is kept too), every summary, and the new one.
