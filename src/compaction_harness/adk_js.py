@@ -115,6 +115,7 @@ from .pipeline import (
     check_prompt,
     check_range_safety,
     covered_by_records,
+    once_per_branch,
 )
 from .scripts import (
     Answer,
@@ -1920,17 +1921,9 @@ def check_summary_rate(run: JsRun) -> list[Violation]:
     out = []
     for k, call in enumerate(run.calls):
         branches = [summary_branch(run, made) for made in call["summaries"]]
-        if len(branches) > len(set(branches)):
-            out.append(
-                Violation(
-                    "P6",
-                    f"the summariser ran {len(call['summaries'])} times at model call {k} "
-                    f"(at most once per branch; branches {branches})",
-                    expected=len(set(branches)),
-                    observed=len(call["summaries"]),
-                    details={"cause": "bound", "model_call": k},
-                )
-            )
+        for v in once_per_branch(branches, f"model call {k}"):
+            v.details.update(cause="bound", model_call=k)
+            out.append(v)
     counts = [_real_count(run, k) for k in range(len(run.calls))]
     rises = [
         b - a

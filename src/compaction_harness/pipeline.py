@@ -83,6 +83,7 @@ __all__ = [
     "from_model",
     "liveness_bound",
     "newest_real_count",
+    "once_per_branch",
     "parts_of",
     "resumes_or_opens",
     "run_pipeline_case",
@@ -344,6 +345,32 @@ def check_stale_counts(fires: bool, fires_without: bool, stale: frozenset[int]) 
     ]
 
 
+def once_per_branch(branches: Sequence[str | None], point: str) -> list[Violation]:
+    """P6 (third clause, its first part): at most one summary per branch at
+    one compaction point (``point`` names it in the message: "invocation
+    end", "model call 3"); ``branches``: the branch of each summary made
+    there (see :func:`check_summariser_calls` for why the bound is per
+    branch). Used by both SDKs' checks."""
+    out = []
+    counts: dict[str | None, int] = {}
+    for branch in branches:
+        counts[branch] = counts.get(branch, 0) + 1
+    for branch, count in counts.items():
+        if count > 1:
+            on = "without a branch" if branch is None else f"on branch {branch!r}"
+            out.append(
+                Violation(
+                    "P6",
+                    f"the summariser ran {count} times at one {point} for summaries {on} "
+                    "(at most once per branch)",
+                    expected=1,
+                    observed=count,
+                    details={"branch": branch},
+                )
+            )
+    return out
+
+
 def check_summariser_calls(
     branches: Sequence[str | None],
     config: Mapping[str, int | None],
@@ -383,24 +410,7 @@ def check_summariser_calls(
     follow after fewer than ``compaction_interval`` invocations and still cover
     something new.
     """
-    out = []
-    point = "model call" if token_only else "invocation end"
-    counts: dict[str | None, int] = {}
-    for branch in branches:
-        counts[branch] = counts.get(branch, 0) + 1
-    for branch, count in counts.items():
-        if count > 1:
-            on = "without a branch" if branch is None else f"on branch {branch!r}"
-            out.append(
-                Violation(
-                    "P6",
-                    f"the summariser ran {count} times at one {point} for summaries {on} "
-                    "(at most once per branch)",
-                    expected=1,
-                    observed=count,
-                    details={"branch": branch},
-                )
-            )
+    out = once_per_branch(branches, "model call" if token_only else "invocation end")
     threshold = config.get("token_threshold")
     token_alone = threshold is not None and (
         token_only or config.get("compaction_interval") is None
