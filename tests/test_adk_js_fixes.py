@@ -340,3 +340,24 @@ def test_p3_allows_the_waiting_call_itself_and_nothing_after_it():
     assert adk_js.backlog_bound(compactor, [waits, text]) == 2  # 0 + the step back's 1 + w
     assert adk_js.backlog_bound(compactor, [waits, text, answer]) == 1
     assert adk_js.backlog_bound(compactor, [text, text]) == 1
+
+
+def test_p3_counts_the_backlog_an_agent_sees_and_fires_on_its_own_events_left_out():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-6f40a36788e41cb5.json):
+    # at sub-agent a's model call a's compactor summarises the root's events
+    # and a's own, never b's (P5); b's events are not a's backlog. A summary
+    # and a root summary that each leave their newest event out (a
+    # deliberately broken record of what they were given) leave two events a
+    # sees, where retention 0 allows one: a stall of a's compaction, P3.
+    fixture = load_fixture(REPROS / "P3-adk-js-2.0.0-6f40a36788e41cb5.json")
+    run = adk_js.run_script(
+        fixture.case.script, fixture.case.compactor, fixes=tuple(js_fixes.js_fixes())
+    )
+    assert adk_js.check_run(run) == []
+    k, call = next((k, c) for k, c in enumerate(run.calls) if len(c["summaries"]) == 2)
+    assert call["branch"] == "team.a"
+    for made in call["summaries"]:
+        made["input"] = made["input"][:-1]
+    fired = [v for v in adk_js.check_run(run) if v.invariant == "P3"]
+    assert fired and fired[0].details["model_call"] == k
+    assert all(run.stored[p].branch in (None, "team.a") for p in fired[0].positions)

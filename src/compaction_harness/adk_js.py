@@ -117,6 +117,7 @@ from .pipeline import (
     covered_by_records,
     once_per_branch,
 )
+from .reference import branch_sees
 from .scripts import (
     Answer,
     Ask,
@@ -1667,9 +1668,11 @@ def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[
     the stored positions of the raw events given to the summaries made up to
     that call (its own included), ``backlog`` the stored raw events that
     existed when it ran, are live (:func:`pipeline.live_positions`), were
-    given to none of them and are not claimed by a compaction record ADK-JS
+    given to none of them, are not claimed by a compaction record ADK-JS
     did not make (what a record stands for is its writer's decision, not
-    ADK-JS's backlog, as in ``pipeline.check_liveness``), and ``bound``
+    ADK-JS's backlog, as in ``pipeline.check_liveness``), and that the agent
+    making the call sees (``reference.branch_sees``: its compactor may not
+    summarise a sibling branch's events, P5), and ``bound``
     :func:`backlog_bound` of that backlog. P3's two forms read it."""
     from .pipeline import live_positions
 
@@ -1688,7 +1691,11 @@ def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[
         backlog = [
             p
             for p in range(length)
-            if steps[p].compaction is None and p in live and p not in given and p not in claimed
+            if steps[p].compaction is None
+            and p in live
+            and p not in given
+            and p not in claimed
+            and branch_sees(call.get("branch"), steps[p].branch)
         ]
         yield (
             k,
