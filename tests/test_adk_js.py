@@ -362,6 +362,21 @@ def test_the_strict_clause_leaves_a_call_that_still_waits_to_the_model_adapter()
     assert adk_js.waiting_call_ids(answered) == frozenset()
 
 
+def test_a_call_waits_until_a_response_with_its_id_and_tool_answers_it() -> None:
+    # Ids numbered per turn (found by make fuzz SDK=js FIXES=all,
+    # tests/repros/P2-adk-js-2.0.0-f02cefde1f3dad82.json): the answer to the
+    # second turn's call_0 (transfer) does not answer the first turn's
+    # long-running call_0 (export), which still waits.
+    from compaction_harness.model import Call
+
+    export = Step("i1", "agent", 1.0, calls=(Call("call_0", "export"),), long_running=("call_0",))
+    transfer = Step("i2", "agent", 2.0, calls=(Call("call_0", "transfer"),))
+    answer = Step("i2", "user", 3.0, responses=(Response("call_0", "transfer"),))
+    assert adk_js.waiting_call_ids(Session((export, transfer, answer))) == {"call_0"}
+    late = Step("i3", "user", 4.0, responses=(Response("call_0", "export"),))
+    assert adk_js.waiting_call_ids(Session((export, transfer, answer, late))) == frozenset()
+
+
 def test_the_strict_clause_counts_every_unanswered_call_but_the_ones_the_adapter_answers() -> None:
     prompt = [
         ("model", (("call", "a", "export"), ("call", "b", "lookup"))),

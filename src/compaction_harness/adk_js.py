@@ -1446,15 +1446,37 @@ def waiting_call_ids(steps: Session) -> frozenset[str]:
     ``BaseLlm``, whose job that placeholder is, as it is LiteLLM's. A call
     the contents keep that can no longer be answered (its tool died, a
     sibling of answered parallel calls) stays under the clause: that is the
-    contents' job in both SDKs (``js-unanswered-call``)."""
-    out: set[str] = set()
+    contents' job in both SDKs (``js-unanswered-call``).
+
+    A response answers the latest call before it with its id and tool name
+    (with ids numbered per turn, ``call_0`` of one turn is not answered by
+    the response to another turn's ``call_0``)."""
+    return frozenset(call_id for _, call_id in _waiting_calls(steps))
+
+
+def _waiting_calls(steps: Sequence[Step]) -> set[tuple[int, str]]:
+    """(position, call id) of each long-running call of ``steps`` that no
+    later event answers; a response answers the latest call before it with
+    its id and tool name."""
+    answered: set[tuple[int, str, str]] = set()
     for k, step in enumerate(steps):
-        for call in step.calls:
-            if call.id in step.long_running and not any(
-                r.id == call.id for later in steps[k + 1 :] for r in later.responses
-            ):
-                out.add(call.id)
-    return frozenset(out)
+        for response in step.responses:
+            made = next(
+                (
+                    q
+                    for q in range(k - 1, -1, -1)
+                    if (response.id, response.name) in {(c.id, c.name) for c in steps[q].calls}
+                ),
+                None,
+            )
+            if made is not None:
+                answered.add((made, response.id, response.name))
+    return {
+        (k, call.id)
+        for k, step in enumerate(steps)
+        for call in step.calls
+        if call.id in step.long_running and (k, call.id, call.name) not in answered
+    }
 
 
 def check_run(run: JsRun) -> list[Violation]:
@@ -1651,15 +1673,7 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
         made = [i for i in range(tail) if any(c.id == call_id for c in backlog[i].calls)]
         if made:
             start = min(start, made[-1])
-    waiting = sum(
-        1
-        for i, step in enumerate(backlog[:start])
-        if any(
-            call.id in step.long_running
-            and not any(r.id == call.id for later in backlog[i + 1 :] for r in later.responses)
-            for call in step.calls
-        )
-    )
+    waiting = len({k for k, _ in _waiting_calls(backlog) if k < start})
     return retention + max(1, tail - start) + both + waiting
 
 
