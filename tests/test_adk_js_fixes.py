@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from compaction_harness import adk_js
 from compaction_harness.faults import js_fixes
 from compaction_harness.faults.classify import same_failure
 from compaction_harness.fixtures import load_fixture
+from compaction_harness.model import Session
 from compaction_harness.verdicts import judge_fixture
 
 REPROS = Path(__file__).parent / "repros"
@@ -361,3 +363,26 @@ def test_p3_counts_the_backlog_an_agent_sees_and_fires_on_its_own_events_left_ou
     fired = [v for v in adk_js.check_run(run) if v.invariant == "P3"]
     assert fired and fired[0].details["model_call"] == k
     assert all(run.stored[p].branch in (None, "team.a") for p in fired[0].positions)
+
+
+def test_p3_stall_form_reads_no_count_from_before_the_latest_summary_and_fires_on_a_fresh_one():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-0356f55f2d97a163.json):
+    # the retained call's count (55) measured a prompt the scratchpad has
+    # since compacted; the next reply carries none, so the fixed trigger
+    # estimates and stays quiet. A stale count obliges no summary. Given a
+    # fresh count over the threshold on that reply (a deliberately altered
+    # record), the same backlog is a stall: P3 fires.
+    fixture = load_fixture(REPROS / "P3-adk-js-2.0.0-0356f55f2d97a163.json")
+    run = adk_js.run_script(
+        fixture.case.script, fixture.case.compactor, fixes=tuple(js_fixes.js_fixes())
+    )
+    assert adk_js.check_run(run) == []
+    steps = list(run.stored.steps)
+    latest = max(p for p, s in enumerate(steps) if s.compaction is not None)
+    fresh = next(
+        p for p, s in enumerate(steps) if p > latest and s.text and s.prompt_tokens is None
+    )
+    steps[fresh] = replace(steps[fresh], prompt_tokens=83)
+    object.__setattr__(run, "stored", Session(tuple(steps)))
+    fired = [v for v in adk_js.check_run(run) if v.details.get("cause") == "stall"]
+    assert fired and "newest prompt count 83" in fired[0].message

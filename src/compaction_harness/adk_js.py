@@ -1756,16 +1756,30 @@ def _newest_count(run: JsRun, k: int, given: set[int]) -> int | None:
     summary was given). That is what ``latestPromptTokenCount``
     (``token_based_context_compactor.js``) reads when the time filter hides
     nothing else, and a lower bound of the anchored trigger's sum. A count
-    from an event a summary replaced is stale (P6), so it is not the
+    from an event a summary replaced, or one stored before the latest
+    summary the calling agent sees (it measured a prompt that summary has
+    since compacted), is stale (P6's second clause), so it is not the
     trigger's input. None if no such event carries a count: ADK-JS then
     estimates from the contents, without the system instruction and tool
     declarations, and nothing says the prompt was over the threshold."""
     steps = run.stored.steps[: len(run.calls[k]["stored_before"])]
+    branch = run.calls[k].get("branch")
+    latest = max(
+        (
+            p
+            for p, s in enumerate(steps)
+            if s.compaction is not None and branch_sees(branch, s.branch)
+        ),
+        default=-1,
+    )
     return next(
         (
             p
             for p, s in reversed(list(enumerate(steps)))
-            if s.compaction is None and s.prompt_tokens is not None and p not in given
+            if p > latest
+            and s.compaction is None
+            and s.prompt_tokens is not None
+            and p not in given
         ),
         None,
     )
