@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 
-from compaction_harness import adk_js
+from compaction_harness import adk_js, reference
 from compaction_harness.adk_js import JsCompactor, NotApplicable
 from compaction_harness.checks import check_js_case
 from compaction_harness.faults import js_fixes
@@ -1436,21 +1436,30 @@ REPROS = Path(__file__).parent / "repros"
 JS_FIXTURES = sorted(REPROS.glob("*-adk-js-*.json"))
 
 
-def test_the_reused_id_recogniser_reads_the_definitions() -> None:
-    # The split call is dead by its own evidence; the first turn's response
-    # with the reused id is what keeps it live. With unique ids the same
-    # script summarises a provably dead call: nothing to report.
+def test_a_dead_call_whose_id_a_response_carries_is_kept_by_the_fix_not_a_recogniser() -> None:
+    # The split call died unanswered, but a response with its reused id is in
+    # the session, so it is not provably dead (the definitions): summarising
+    # it splits a live pair (P1). reused-call-ids-keep-their-calls keeps such
+    # a call out of every summary (it reads the session's events for a
+    # response with the id), so the P1 vanishes under that fix alone: the
+    # fault is known by its fix. With unique ids the call is provably dead
+    # and may be summarised: nothing to report.
+    from compaction_harness.faults import js_fixes as fixes_index
+
     script, compactor = KNOWN["js-reused-id-orphan-summarised"]
     result = run(script, compactor)
     (split,) = [v for v in adk_js.check_run(result) if v.invariant == "P1"]
     assert split.ids == ("call_0",)
-    assert adk_js._reused_id_orphan(result, split)
+    assert not all(
+        reference.dead_id_clauses(result.stored, list(split.positions), "call_0").values()
+    )
+    fixed = run_with(script, compactor, "reused-call-ids-keep-their-calls")
+    assert [v for v in adk_js.check_run(fixed) if v.invariant == "P1"] == []
+    assert fixes_index.fix_named("reused-call-ids-keep-their-calls").faults == (
+        "js-reused-id-orphan-summarised",
+    )
     unique = Script(replace(script.config, call_ids="unique"), script.operations)
     assert [v for v in adk_js.check_run(run(unique, compactor)) if v.invariant == "P1"] == []
-    # The first turn's call_0, answered after it, is live by its own evidence.
-    first = next(i for i, s in enumerate(result.stored.steps) if s.calls)
-    assert first < split.positions[0]
-    assert not adk_js._reused_id_orphan(result, replace(split, positions=(first,)))
 
 
 def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one() -> None:

@@ -2085,33 +2085,7 @@ def _pattern_fault(run: JsRun, violation: Violation) -> str | None:
         and _opener_deleted(run, violation)
     ):
         return "js-truncate-opener"
-    if "js-reused-id-orphan-summarised" in faults and _reused_id_orphan(run, violation):
-        return "js-reused-id-orphan-summarised"
     return None
-
-
-def _reused_id_orphan(run: JsRun, violation: Violation) -> bool:
-    """Whether ``violation`` is a P1 whose every split call is provably dead
-    by the evidence from its own event on (the session from the call's event
-    to its end: no resolved response with the id, not protected, not of the
-    newest invocation) and is live only through events before it that carry
-    the same id (an earlier call's response or long-running mark: the id
-    reused). Read from the definitions (``reference.dead_id_clauses``), not
-    from ADK-JS's code."""
-    from . import reference
-
-    steps = run.stored.steps
-    if violation.invariant != "P1" or not violation.ids or len(violation.positions) != 1:
-        return False
-    (position,) = violation.positions
-    if not 0 <= position < len(steps):
-        return False
-    onwards = Session(steps[position:])
-    return all(
-        all(reference.dead_id_clauses(onwards, [0], call_id).values())
-        and not all(reference.dead_id_clauses(run.stored, [position], call_id).values())
-        for call_id in violation.ids
-    )
 
 
 def _opener_deleted(run: JsRun, violation: Violation) -> bool:
@@ -2304,7 +2278,6 @@ CLASSIFICATION = (
     "known_fault",
     "_pattern_fault",
     "_opener_deleted",
-    "_reused_id_orphan",
     "triage",
     "new_violations",
 )

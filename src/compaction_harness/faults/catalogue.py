@@ -838,15 +838,6 @@ _ENTRIES: tuple[Fault, ...] = (
             "adk-python keeps such a call out of every summary "
             "(_longest_self_contained_prefix)."
         ),
-        no_fix_reason=(
-            "not written yet: ADK-JS summarises a prefix of the raw events, so a fix that "
-            "keeps the call (calculateRetainStartIndex reading the whole session for a "
-            "response with the id) stops compaction for good while the call stays in the "
-            "session, which breaks P3; the fix that follows the specification summarises "
-            "around the call (a summary of a set of events, possible once summaries record "
-            "the events they were given: summaries-hide-what-they-were-given), as "
-            "js-late-answer's fix needs for a call that waits"
-        ),
     ),
     _fault(
         id="js-anchored-duplicates",
