@@ -721,6 +721,37 @@ def test_p6_bound_counts_the_running_invocation_as_floor_before_a_model_call():
     assert outcome.violations == []
 
 
+def test_responses_are_attributed_by_id_and_tool_under_the_per_turn_fix():
+    # Found by a FIXES=all campaign (tests/repros/P4-2.13.0-9076ff5e8e4d5943.json):
+    # ids numbered per turn; export's call_0 is summarised with its interim
+    # result, transfer's call_0 asks for confirmation, then export's final
+    # answer arrives. Attributed by id alone, export's answer went to
+    # transfer's call, was filtered out there (its tool differs), and
+    # transfer's call lost its own answer (P4). The fix pairs by id and tool
+    # where ADK attributes and where it restores a summarised call.
+    from pathlib import Path
+
+    from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
+    from compaction_harness.fixtures import load_fixture
+
+    repros = Path(__file__).parent / "repros"
+    fixture = load_fixture(repros / "P4-2.13.0-9076ff5e8e4d5943.json")
+    with fixes.applied(["responses-follow-only-their-own-call-turn"]):
+        outcome = run_script(fixture.case, triage=False)
+    assert outcome.violations == []
+    prompt = outcome.observed["prompt"]
+    answered = [(p[1], p[2]) for _, parts in prompt for p in parts if p[0] == "response"]
+    # export's call is restored before its final answer; each answer follows
+    # a call of its own tool.
+    assert answered == [("call_0", "transfer"), ("call_0", "export"), ("call_0", "transfer")]
+    for k, (_, parts) in enumerate(prompt):
+        for p in parts:
+            if p[0] == "response":
+                asked = {(c[1], c[2]) for c in prompt[k - 1][1] if c[0] == "call"}
+                assert (p[1], p[2]) in asked
+
+
 def test_p6_bound_counts_a_call_adk_must_restore_as_floor():
     # A second answer to a call that a summary took: ADK re-injects the large
     # call event so the answer stays paired. Any compaction pays for it, so it

@@ -87,8 +87,10 @@ register(
         summary=(
             "rearrange_events_for_async_function_responses_in_history places after each call "
             "content only the responses to that content's calls, paired by id and tool name "
-            "(a model that numbers calls per turn reuses ids): a client's message that "
-            "answers calls of several model turns is split between them, each response once"
+            "(a model that numbers calls per turn reuses ids), attributing each response to "
+            "the newest call with its id and tool name, as _recover_compacted_function_calls "
+            "does when it restores a summarised call: a client's message that answers calls of "
+            "several model turns is split between them, each response once"
         ),
         diff="responses-follow-only-their-own-call-turn.diff",
     )
