@@ -695,7 +695,7 @@ def test_p6_bound_fires_when_a_token_summary_leaves_the_prompt_over_the_threshol
 
 
 def test_p6_bound_counts_the_running_invocation_as_floor_before_a_model_call():
-    # Found by a FIXES=all campaign (tests/repros/P6-2.13.0-08e5683037af629a.json):
+    # Found by a FIXES=all campaign (P6-2.13.0-08e5683037af629a; the script below):
     # before a sub-agent's model call the root's reply in the running
     # invocation reaches the sub-agent after a "For context:" preamble of
     # about 430 characters, so the running invocation alone is over the
