@@ -530,100 +530,166 @@ def _fault_fixtures() -> list:
     return out
 
 
-def _run_exported(test: Path, first_on_path: Path | None = None) -> str:
-    """The exported ``test``'s outcome (``passed`` or ``failed: ...``), with
-    ``first_on_path`` (a folder holding ``google/adk``) first on PYTHONPATH."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HARNESS_FIXES")}
-    if first_on_path is not None:
-        env["PYTHONPATH"] = str(first_on_path)
-        where = subprocess.run(
-            [sys.executable, "-c", "import google.adk; print(google.adk.__file__)"],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=True,
-        )
-        assert Path(where.stdout.strip()).is_relative_to(first_on_path), where.stdout
-    (test.parent / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    return _outcomes_at(test, env)
+@dataclass
+class PatchedExports:
+    """Every fault fixture's export with its fix as a patch (see the test
+    below), run in two kinds of pytest subprocess: one over every export on
+    the release as published, and one per distinct patch over the exports
+    that carry it, on a copy of the installed ``google/adk`` with that patch
+    applied (first on PYTHONPATH). Batched so that the interpreter and
+    google-adk start once per patch, not twice per fixture."""
+
+    #: fixture file name -> why its check does not apply (pytest.skip)
+    skipped: dict[str, str]
+    #: fixture file name -> (the export's ``--out`` stdout, its test, its patch)
+    written: dict[str, tuple[str, Path, Path]]
+    #: fixture file name -> outcome on the release as published
+    published: dict[str, str]
+    #: fixture file name -> outcome with its patch applied
+    patched: dict[str, str]
+    #: fixture file name -> the patch's ``patch`` run (returncode, output)
+    applied: dict[str, tuple[int, str]]
 
 
-def _outcomes_at(test: Path, env: dict[str, str]) -> str:
-    report = test.with_suffix(f".{len(env.get('PYTHONPATH', ''))}.xml")
+def _outcomes_of(tests: list[Path], env: dict[str, str], report: Path) -> dict[Path, str]:
+    """Each of ``tests``' outcome (``passed`` or ``failed: ...``: one test
+    function each), run by one pytest subprocess with ``env``."""
     subprocess.run(
         [
             *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"),
             f"--junitxml={report}",
-            str(test),
+            *(str(t) for t in tests),
         ],
         capture_output=True,
         text=True,
-        cwd=test.parent,
+        cwd=tests[0].parent,
         env=env,
         check=False,
     )
-    (case,) = ET.parse(report).iter("testcase")
-    failure = case.find("failure") if case.find("failure") is not None else case.find("error")
-    if failure is None:
-        return "passed"
-    return "failed: " + (failure.get("message") or "").split("\n")[0]
+    by_module = {t.stem: t for t in tests}
+    out: dict[Path, str] = {}
+    for case in ET.parse(report).iter("testcase"):
+        test = by_module[case.get("classname", "").rsplit(".", 1)[-1]]
+        failure = case.find("failure") if case.find("failure") is not None else case.find("error")
+        out[test] = (
+            "passed"
+            if failure is None
+            else "failed: " + (failure.get("message") or "").split("\n")[0]
+        )
+    return out
 
 
-@pytest.mark.parametrize("path", _fault_fixtures())
-def test_an_export_carries_its_fault_s_fix_as_a_patch_of_the_release(
-    path: Path, tmp_path: Path
-) -> None:
-    """``export --out`` writes the fault's fix beside the test, a patch of
-    the release's own source: applied with GNU patch to a copy of the
-    installed ``google/adk`` (first on PYTHONPATH), the exported test passes
-    there; on the release as published it fails by its own assertion."""
+@pytest.fixture(scope="module")
+def patched_exports(tmp_path_factory: pytest.TempPathFactory) -> PatchedExports:
+    import contextlib
+    import io
     import shutil
 
     import google.adk
 
-    fixture = load_fixture(path)
-    if not fixes_for(fixture.known_fault):
-        pytest.skip(f"the fault {fixture.known_fault} has no fix yet")
-    if fixture.adk_release != ADK_RELEASE:
-        pytest.skip(
-            f"a fixture of google-adk {fixture.adk_release}: the fixes are diffs of {ADK_RELEASE}"
+    from compaction_harness import cli
+
+    folder = tmp_path_factory.mktemp("patched-exports")
+    out = folder / "exported"
+    skipped: dict[str, str] = {}
+    written: dict[str, tuple[str, Path, Path]] = {}
+    for param in _fault_fixtures():
+        (path,) = param.values
+        fixture = load_fixture(path)
+        if not fixes_for(fixture.known_fault):
+            skipped[path.name] = f"the fault {fixture.known_fault} has no fix yet"
+            continue
+        if fixture.adk_release != ADK_RELEASE:
+            skipped[path.name] = (
+                f"a fixture of google-adk {fixture.adk_release}: the fixes are diffs of "
+                f"{ADK_RELEASE}"
+            )
+            continue
+        if not fault_fixes(fixture):
+            skipped[path.name] = f"the fix of {fixture.known_fault} does not apply to {ADK_RELEASE}"
+            continue
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            status = cli.main(["export", "--out", str(out), str(path)])
+        if status == 2 and (HOLDS in stderr.getvalue() or CREDENTIAL in stderr.getvalue()):
+            skipped[path.name] = stderr.getvalue().strip()
+            continue
+        assert status == 0, stderr.getvalue()
+        name = name_of_test(fixture)
+        written[path.name] = (stdout.getvalue(), out / f"{name}.py", out / f"{name}.patch")
+    published: dict[str, str] = {}
+    patched: dict[str, str] = {}
+    applied: dict[str, tuple[int, str]] = {}
+    if not written:
+        return PatchedExports(skipped, written, published, patched, applied)
+    (out / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not the harness's
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HARNESS_FIXES")}
+    by_test = _outcomes_of([t for _, t, _ in written.values()], env, folder / "published.xml")
+    published = {name: by_test.get(test, "not run") for name, (_, test, _) in written.items()}
+    by_patch: dict[str, list[str]] = {}
+    for name, (_, _, patch) in written.items():
+        by_patch.setdefault(patch.read_text(encoding="utf-8"), []).append(name)
+    for k, (text, names) in enumerate(by_patch.items()):
+        site = folder / f"site{k}"
+        shutil.copytree(
+            Path(google.adk.__file__).parent,
+            site / "google" / "adk",
+            ignore=shutil.ignore_patterns("__pycache__"),
         )
-    if not fault_fixes(fixture):
-        pytest.skip(f"the fix of {fixture.known_fault} does not apply to {ADK_RELEASE}")
-    out = tmp_path / "exported"
-    done = subprocess.run(
-        [sys.executable, "-m", "compaction_harness", "export", "--out", str(out), str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode == 2 and (HOLDS in done.stderr or CREDENTIAL in done.stderr):
-        pytest.skip(done.stderr.strip())
-    assert done.returncode == 0, done.stderr
-    test = out / f"{name_of_test(fixture)}.py"
-    patch = out / f"{name_of_test(fixture)}.patch"
-    assert done.stdout.splitlines() == [f"wrote {test}", f"wrote {patch}"], done.stdout
+        done = subprocess.run(
+            ["patch", "-p1", "--batch", "--fuzz=0", "-d", str(site)],
+            input=text,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        for name in names:
+            applied[name] = (done.returncode, done.stdout + done.stderr)
+        if done.returncode != 0:
+            continue
+        where = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import importlib.util; print(importlib.util.find_spec('google.adk').origin)",
+            ],
+            capture_output=True,
+            text=True,
+            env={**env, "PYTHONPATH": str(site)},
+            check=True,
+        )
+        assert Path(where.stdout.strip()).is_relative_to(site), where.stdout
+        tests = [written[name][1] for name in names]
+        by_test = _outcomes_of(tests, {**env, "PYTHONPATH": str(site)}, folder / f"site{k}.xml")
+        for name in names:
+            patched[name] = by_test.get(written[name][1], "not run")
+    return PatchedExports(skipped, written, published, patched, applied)
+
+
+@pytest.mark.parametrize("path", _fault_fixtures())
+def test_an_export_carries_its_fault_s_fix_as_a_patch_of_the_release(
+    path: Path, patched_exports: PatchedExports
+) -> None:
+    """``export --out`` writes the fault's fix beside the test, a patch of
+    the release's own source: applied with GNU patch to a copy of the
+    installed ``google/adk`` (first on PYTHONPATH), the exported test passes
+    there; on the release as published it fails by its own assertion. (The
+    exports and their runs are made once for all fixtures, by
+    :func:`patched_exports`.)"""
+    if path.name in patched_exports.skipped:
+        pytest.skip(patched_exports.skipped[path.name])
+    stdout, test, patch = patched_exports.written[path.name]
+    assert stdout.splitlines() == [f"wrote {test}", f"wrote {patch}"], stdout
     assert patch.name in " ".join(test.read_text(encoding="utf-8").split())
-    site = tmp_path / "site"
-    shutil.copytree(
-        Path(google.adk.__file__).parent,
-        site / "google" / "adk",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    applied = subprocess.run(
-        ["patch", "-p1", "--batch", "--fuzz=0", "-d", str(site), "-i", str(patch)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert applied.returncode == 0, applied.stdout + applied.stderr
-    published = _run_exported(test)
+    returncode, output = patched_exports.applied[path.name]
+    assert returncode == 0, output
+    published = patched_exports.published[path.name]
     assert _by_assertion(published), published
     if path.name in FROZEN_STATE_SHOWS or path.name in FROZEN_STATE_STORES:
         # the frozen state shows a fault this patch leaves, or holds what one wrote
-        assert _by_assertion(_run_exported(test, site))
+        assert _by_assertion(patched_exports.patched[path.name])
         return
-    assert _run_exported(test, site) == "passed"
+    assert patched_exports.patched[path.name] == "passed"
 
 
 def test_export_patch_is_refused_in_one_line_without_a_fix(capsys) -> None:
