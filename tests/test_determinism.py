@@ -73,11 +73,18 @@ def _ids(events: list) -> list[tuple]:
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_a_tie_across_a_reload_gives_one_verdict_on_every_replay(driver: str) -> None:
     fixture = load_fixture(TIES)
-    labels = [judge_fixture(fixture, driver=driver).label for _ in range(20)]
+    # What a tie decides is the order the reload gives: twenty runs store the
+    # same events, with the same ids, in the same order. (A run is cheap; a
+    # verdict re-runs the case under fixes to classify it, so three suffice
+    # for the verdict itself.)
+    script = _on(fixture.case, driver)
+    runs = [_ids(_events(script, driver)) for _ in range(20)]
+    assert all(run == runs[0] for run in runs[1:])
+    labels = [judge_fixture(fixture, driver=driver).label for _ in range(3)]
     # The fault is real: with these ids the reload puts the reply before the
     # user's message on both drivers, every time.
-    assert labels == ["XFAIL"] * 20, labels
-    assert FAULT in check(_on(fixture.case, driver)).faults
+    assert labels == ["XFAIL"] * 3, labels
+    assert FAULT in check(script).faults
 
 
 def _on(script: Script, driver: str) -> Script:

@@ -666,30 +666,38 @@ def patched_exports(tmp_path_factory: pytest.TempPathFactory) -> PatchedExports:
     return PatchedExports(skipped, written, published, patched, applied)
 
 
-@pytest.mark.parametrize("path", _fault_fixtures())
-def test_an_export_carries_its_fault_s_fix_as_a_patch_of_the_release(
-    path: Path, patched_exports: PatchedExports
+@pytest.mark.gate_first  # among the gate's longest items
+def test_every_export_carries_its_fault_s_fix_as_a_patch_of_the_release(
+    patched_exports: PatchedExports,
 ) -> None:
     """``export --out`` writes the fault's fix beside the test, a patch of
     the release's own source: applied with GNU patch to a copy of the
     installed ``google/adk`` (first on PYTHONPATH), the exported test passes
-    there; on the release as published it fails by its own assertion. (The
-    exports and their runs are made once for all fixtures, by
-    :func:`patched_exports`.)"""
-    if path.name in patched_exports.skipped:
-        pytest.skip(patched_exports.skipped[path.name])
-    stdout, test, patch = patched_exports.written[path.name]
-    assert stdout.splitlines() == [f"wrote {test}", f"wrote {patch}"], stdout
-    assert patch.name in " ".join(test.read_text(encoding="utf-8").split())
-    returncode, output = patched_exports.applied[path.name]
-    assert returncode == 0, output
-    published = patched_exports.published[path.name]
-    assert _by_assertion(published), published
-    if path.name in FROZEN_STATE_SHOWS or path.name in FROZEN_STATE_STORES:
-        # the frozen state shows a fault this patch leaves, or holds what one wrote
-        assert _by_assertion(patched_exports.patched[path.name])
-        return
-    assert patched_exports.patched[path.name] == "passed"
+    there; on the release as published it fails by its own assertion. One
+    test over every fault fixture (:func:`patched_exports` exports and runs
+    them together, once: a module fixture is made once per xdist worker),
+    naming every fixture that breaks the rule."""
+    assert patched_exports.written, patched_exports.skipped
+    broken: list[str] = []
+    for name, (stdout, test, patch) in patched_exports.written.items():
+        returncode, output = patched_exports.applied[name]
+        published = patched_exports.published[name]
+        patched = patched_exports.patched.get(name, "not run")
+        frozen = name in FROZEN_STATE_SHOWS or name in FROZEN_STATE_STORES
+        if stdout.splitlines() != [f"wrote {test}", f"wrote {patch}"]:
+            broken.append(f"{name}: export printed {stdout!r}")
+        elif patch.name not in " ".join(test.read_text(encoding="utf-8").split()):
+            broken.append(f"{name}: the test does not name its patch {patch.name}")
+        elif returncode != 0:
+            broken.append(f"{name}: the patch does not apply: {output.strip()}")
+        elif not _by_assertion(published):
+            broken.append(f"{name}: on the release as published: {published}")
+        elif frozen and not _by_assertion(patched):
+            # the frozen state shows a fault this patch leaves, or holds what one wrote
+            broken.append(f"{name}: with its patch (a frozen state): {patched}")
+        elif not frozen and patched != "passed":
+            broken.append(f"{name}: with its patch: {patched}")
+    assert not broken, "\n".join(broken)
 
 
 def test_export_patch_is_refused_in_one_line_without_a_fix(capsys) -> None:
