@@ -386,3 +386,26 @@ def test_p3_stall_form_reads_no_count_from_before_the_latest_summary_and_fires_o
     object.__setattr__(run, "stored", Session(tuple(steps)))
     fired = [v for v in adk_js.check_run(run) if v.details.get("cause") == "stall"]
     assert fired and "newest prompt count 83" in fired[0].message
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        # a scratchpad and the reply it retained in one millisecond: a stale
+        # count read as fresh (P6)
+        "P6-adk-js-2.0.0-2844770e12e59c74",
+        # a clock stepped back between two replies: a fresh count read as
+        # stale, and no summary (P3)
+        "P3-adk-js-2.0.0-c2c2f159d625db80",
+    ],
+)
+def test_the_anchored_trigger_tells_a_stale_count_by_identity_not_by_timestamp(name):
+    # Found by make fuzz SDK=js FIXES=all: anchored-trigger-reads-the-newest-
+    # prompt-count took a count for fresh when the event was stamped no
+    # earlier than the scratchpad, which a tie or a clock step gets wrong.
+    # Each new scratchpad now records the raw events it left active
+    # (retainedEventIds); their counts are stale, every later one is fresh.
+    fixture = load_fixture(REPROS / f"{name}.json")
+    every = tuple(js_fixes.js_fixes())
+    run = adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=every)
+    assert adk_js.check_run(run) == []
