@@ -409,3 +409,19 @@ def test_the_anchored_trigger_tells_a_stale_count_by_identity_not_by_timestamp(n
     every = tuple(js_fixes.js_fixes())
     run = adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=every)
     assert adk_js.check_run(run) == []
+
+
+def test_a_call_gets_the_newest_response_with_its_id_and_tool_not_its_id_alone():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P2-adk-js-2.0.0-5324cb612c87f5ff.json):
+    # ids numbered per turn; export's long-running call_0 has its interim
+    # result, transfer's call_0 is answered later. Mapped by id alone, export's
+    # call took transfer's answer, which the fix then filtered out, and went to
+    # a strict provider unanswered (P2). Keyed by id and tool, each call keeps
+    # its own answer.
+    fixture = load_fixture(REPROS / "P2-adk-js-2.0.0-5324cb612c87f5ff.json")
+    every = tuple(js_fixes.js_fixes())
+    run = adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=every)
+    assert adk_js.check_run(run) == []
+    last = run.calls[-1]["contents"]
+    answered = [(p[1], p[2]) for _, parts in last for p in parts if p[0] == "response"]
+    assert answered == [("call_0", "export"), ("call_0", "transfer")]
