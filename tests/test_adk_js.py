@@ -1139,6 +1139,11 @@ KNOWN = {
     ),
     "js-opener-summarised": (Script(token(1, 1), (Open(), Calls(), Text())), None),
     "js-truncate-opener": (Script(token(), (Open(), Open(), Calls(), Text())), TRUNCATING),
+    # The preserved leading events hold a call; the deleted middle, its result.
+    "js-truncate-splits-call-pairs": (
+        Script(token(50, 0, strict_provider=True), (Open(), Calls(kind="interim"), Text(), Text())),
+        JsCompactor("truncating", {"threshold": 1, "preserveLeadingEvents": 2}),
+    ),
     "js-branch": (Script(token(1, 1), (Open(), FanOut(), FanOut())), None),
     "js-unanswered-call": (
         Script(token(1000, strict_provider=True), (Open(), Calls(fate="later"), Open(), Text())),

@@ -752,6 +752,43 @@ def test_responses_are_attributed_by_id_and_tool_under_the_per_turn_fix():
                 assert (p[1], p[2]) in asked
 
 
+def test_the_running_invocation_fix_restores_an_answer_hidden_from_a_surviving_call(
+    monkeypatch,
+):
+    # Found by a FIXES=all campaign (tests/repros/P4-2.13.0-a8419d14ef6e4140.json):
+    # two parallel long-running calls answered one by one, each answer
+    # resuming the first invocation. Kept out of the summary made before the
+    # model call, the first answer goes to the summary made at the
+    # invocation's end while its call stays in the prompt; the second answer
+    # then makes ADK drop every event between the call and itself, that
+    # summary among them (P4). The fix re-injects the hidden answer.
+    from pathlib import Path
+
+    import google.adk.flows.llm_flows.context._contents as contents
+
+    from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
+    from compaction_harness.fixtures import load_fixture
+
+    fixture = load_fixture(Path(__file__).parent / "repros" / "P4-2.13.0-a8419d14ef6e4140.json")
+    name = "token-compaction-keeps-the-running-invocation"
+
+    def p4(outcome) -> list[int]:
+        return [p for v in outcome.violations if v.invariant == "P4" for p in v.positions]
+
+    published = contents._recover_compacted_function_calls
+    with fixes.applied([name]):
+        whole = run_script(fixture.case, triage=False)
+        # The same fix with ADK's own restoration of summarised calls only.
+        monkeypatch.setattr(contents, "_recover_compacted_function_calls", published)
+        without_restoring = run_script(fixture.case, triage=False)
+    assert p4(without_restoring) == [8]
+    assert p4(whole) == []
+    # What is left is the partial answer the first answer alone gives (a known
+    # fault of its own, with its own fix).
+    assert {v.details.get("cause") for v in whole.violations} == {"partial answer"}
+
+
 def test_p6_bound_counts_a_call_adk_must_restore_as_floor():
     # A second answer to a call that a summary took: ADK re-injects the large
     # call event so the answer stays paired. Any compaction pays for it, so it

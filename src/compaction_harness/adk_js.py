@@ -2085,6 +2085,13 @@ def _pattern_fault(run: JsRun, violation: Violation) -> str | None:
         and _opener_deleted(run, violation)
     ):
         return "js-truncate-opener"
+    if (
+        "js-truncate-splits-call-pairs" in faults
+        and name == "truncating"
+        and violation.details.get("cause") == "strict provider"
+        and _answers_deleted(run, violation)
+    ):
+        return "js-truncate-splits-call-pairs"
     return None
 
 
@@ -2100,6 +2107,24 @@ def _opener_deleted(run: JsRun, violation: Violation) -> bool:
         run.ids[p] not in after
         for p, s in enumerate(run.stored.steps)
         if s.author == "user" and s.text == call["opener"]
+    )
+
+
+def _answers_deleted(run: JsRun, violation: Violation) -> bool:
+    """Whether, for every call the strict clause found unanswered at that
+    model call, a response with its id was stored and the truncating
+    compactor deleted it (stored, but not in the call's ``after``): the pair
+    is split by the deletion, which the trace shows, not by the contents."""
+    k = violation.details.get("model_call")
+    if k is None or not violation.ids:
+        return False
+    after = set(run.calls[k].get("after", ()))
+    return all(
+        any(
+            call_id in step.response_ids and run.ids[p] not in after
+            for p, step in enumerate(run.stored.steps)
+        )
+        for call_id in violation.ids
     )
 
 

@@ -458,7 +458,7 @@ _ENTRIES: tuple[Fault, ...] = (
     _fault(
         id="sliding-window-splits-call-pairs",
         sdk=PYTHON,
-        family=None,
+        family="js-truncate-splits-call-pairs",
         invariants=("P1",),
         title=("sliding-window ranges ignore function calls and their responses"),
         user_sees=(
@@ -816,6 +816,32 @@ _ENTRIES: tuple[Fault, ...] = (
             "before its first one) retains more than the documented maximum, which the "
             "harness's truncation check (adk_js.check_truncation) reports as a P4; the "
             "fault is the option's design, for ADK-JS to decide (cap, or a documented floor)"
+        ),
+    ),
+    _fault(
+        id="js-truncate-splits-call-pairs",
+        sdk=JS,
+        family="sliding-window-splits-call-pairs",
+        invariants=("P2",),
+        compactors=("truncating",),
+        title="the truncating compactor deletes the answer of a call it keeps",
+        user_sees=(
+            "TruncatingContextCompactor.compact deletes events by count from the middle of the "
+            "session (after the preserved leading events, before the last threshold events), "
+            "whatever they hold: a kept call loses its result (or a kept result its call), and "
+            "a strict provider (Anthropic, OpenAI) rejects the request with the unanswered "
+            "call. With preserveLeadingEvents 2 and threshold 1, a session of the user's "
+            "message, a tool call, its result and a reply keeps the call and deletes the "
+            "result at the next model call."
+        ),
+        no_fix_reason=(
+            "the documented options and P2 cannot both hold: preserveLeadingEvents keeps 'the "
+            "first X events' and threshold is 'the maximum number of events to retain', so when "
+            "a preserved call's result falls in the deleted middle, keeping it retains more "
+            "than the maximum and deleting the call breaks the preserved prefix; the harness "
+            "holds the compactor to both (adk_js.check_truncation reports any other choice as "
+            "a P4). Like js-truncate-opener, a design decision for ADK-JS (delete pairs "
+            "together, or document that truncation can break a strict provider's request)"
         ),
     ),
     _fault(

@@ -74,7 +74,11 @@ register(
             "_run_compaction_for_token_threshold_config, which the flow's compaction request "
             "processor runs before every model call, never takes events of the newest "
             "invocation, the one running; the post-invocation call "
-            "(_run_compaction_for_token_threshold) passes invocation_ended=True and may"
+            "(_run_compaction_for_token_threshold) passes invocation_ended=True and may; "
+            "and _recover_compacted_function_calls re-injects the responses compaction "
+            "removed from a call event that survived, right after it (an invocation resumed "
+            "by one answer of two parallel calls leaves that answer to the summary made at "
+            "its end, and the second answer's rearrangement would drop that summary)"
         ),
         diff="token-compaction-keeps-the-running-invocation.diff",
     )
