@@ -1248,6 +1248,19 @@ def test_p3_fires_on_a_backlog_beyond_the_retention_the_configuration_states() -
     assert [(v.details["model_call"], v.observed) for v in found] == [(4, 4), (7, 4)]
 
 
+def test_p3_backlog_is_what_the_definitions_allow_to_compact(monkeypatch) -> None:
+    # Found by a FIXES=all campaign (tests/repros/P3-adk-js-2.0.0-41f09be095c7484e.json):
+    # two parallel long-running calls, a new turn, an answer to the first.
+    # The second turn's message lies between a call and its later answer, and
+    # the other call still waits: no range can take anything. Counting every
+    # live raw event against the count bound called that a stall.
+    fixture = load_fixture(ROOT / "tests" / "repros" / "P3-adk-js-2.0.0-41f09be095c7484e.json")
+    result = run_with(fixture.case.script, fixture.case.compactor, *js_fixes.js_fixes())
+    assert trigger_violations(result, "P3", "stall") == []
+    monkeypatch.setattr(adk_js, "_compactable", lambda session, uncovered: list(uncovered))
+    assert [v.observed for v in trigger_violations(result, "P3", "stall")] == [3]
+
+
 def test_p3_stall_holds_where_the_trigger_summarises_or_may_decline() -> None:
     # Threshold 30: the trigger reads call 3's 35 tokens at call 4 and
     # summarises there and at call 7; at call 3 it still reads call 2's 25.

@@ -789,6 +789,67 @@ def test_the_running_invocation_fix_restores_an_answer_hidden_from_a_surviving_c
     assert {v.details.get("cause") for v in whole.violations} == {"partial answer"}
 
 
+def test_p6_bound_counts_a_restored_opener_as_floor(monkeypatch):
+    # Found by a FIXES=all campaign on 2.13.0 (P6-2.13.0-38179d861e6a3523, not
+    # kept as a fixture: as published it shows token-compaction-summarises-
+    # the-running-request as a P2, and its export has no P6 to fail): after
+    # the invocation's end, the fix running-request-restored-after-compaction
+    # shows the invocation's 200-character opener again (P2 needs it should a
+    # client's answer resume the invocation). The bound counts it as floor;
+    # without that, the same run reads as wasted work.
+    from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
+    from compaction_harness.pipeline import PipelineRun
+    from compaction_harness.scripts import Answer, Calls, Open
+
+    config = {
+        "compaction_interval": None,
+        "overlap_size": None,
+        "token_threshold": 50,
+        "event_retention_size": 0,
+    }
+    script = _script(config, Open(chars=200), Calls(count=1), Answer(picks=(0,), again=True))
+    names = [
+        "token-compaction-keeps-the-running-invocation",
+        "running-request-restored-after-compaction",
+    ]
+    with fixes.applied(names):
+        counted = run_script(script, triage=False)
+        monkeypatch.setattr(PipelineRun, "_shows_opener", staticmethod(lambda step, prompt: False))
+        not_counted = run_script(script, triage=False)
+    assert counted.observed["summaries"], "the token threshold must fire for this to mean anything"
+    assert [v.invariant for v in counted.violations] == []
+    assert [v.invariant for v in not_counted.violations] == ["P6"]
+
+
+def test_p4_leaves_a_waiting_call_out_beside_its_answered_sibling(monkeypatch):
+    # Found by a FIXES=all campaign (tests/repros/P4-2.13.0-a18174061704bbf3.json):
+    # with compaction the prompt shows the first of two parallel long-running
+    # calls with its answer and, as P2 requires, leaves the waiting sibling
+    # out; without compaction ADK's latest-response rearrangement drops that
+    # answer, so the baseline shows both calls. Not a loss.
+    from pathlib import Path
+
+    from compaction_harness import pipeline
+    from compaction_harness.driver import run_script
+    from compaction_harness.faults import fixes
+    from compaction_harness.fixtures import load_fixture
+
+    fixture = load_fixture(Path(__file__).parent / "repros" / "P4-2.13.0-a18174061704bbf3.json")
+    with fixes.applied(
+        [
+            "pending-call-left-out-beside-answered-siblings",
+            "compaction-summarised-around-a-waiting-call",
+        ]
+    ):
+        exempt = run_script(fixture.case, triage=False)
+        monkeypatch.setattr(pipeline, "_waiting_beside_answered", lambda steps, parts: {})
+        required = run_script(fixture.case, triage=False)
+    assert [v.invariant for v in exempt.violations if v.invariant == "P4"] == []
+    lost = [v for v in required.violations if v.invariant == "P4"]
+    assert [v.positions for v in lost] == [(1,)]
+
+
 def test_p6_bound_counts_a_call_adk_must_restore_as_floor():
     # A second answer to a call that a summary took: ADK re-injects the large
     # call event so the answer stays paired. Any compaction pays for it, so it

@@ -1271,6 +1271,28 @@ class Pipeline:
         must restore to keep that response paired; older releases restore
         nothing and the count leaves it out as they do.
         """
+        return prompt_chars(self._subset_contents(positions, agent_name, branch, compacted))
+
+    def prompt_of_events(
+        self,
+        positions: Sequence[int],
+        agent_name: str | None = None,
+        branch: str | None = None,
+        *,
+        compacted: Sequence[int] = (),
+    ) -> list[PromptContent]:
+        """The prompt :meth:`prompt_chars_of` counts: what ADK assembles for
+        ``agent_name`` from the stored events at ``positions`` alone."""
+        contents = self._subset_contents(positions, agent_name, branch, compacted)
+        return _prompt_of(contents, self._positions())
+
+    def _subset_contents(
+        self,
+        positions: Sequence[int],
+        agent_name: str | None,
+        branch: str | None,
+        compacted: Sequence[int],
+    ) -> list[Any]:
         agent_name = agent_name or self.AGENT
         events = self.session.events
         chosen = [events[i] for i in sorted(positions)]
@@ -1284,7 +1306,7 @@ class Pipeline:
             if recover is not None:
                 source = [events[i] for i in sorted({*positions, *compacted})]
                 chosen = recover(chosen, source)
-        return prompt_chars(self._contents(chosen, agent_name, branch))
+        return self._contents(chosen, agent_name, branch)
 
     def content_chars_of(self, positions: Sequence[int]) -> int:
         """Characters of the stored events at ``positions`` as their own

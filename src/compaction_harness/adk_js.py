@@ -117,7 +117,8 @@ from .pipeline import (
     covered_by_records,
     once_per_branch,
 )
-from .reference import branch_sees
+from .reference import branch_sees, compactable_around_waiting_calls
+from .reference import live_events as reference_live_events
 from .scripts import (
     Answer,
     Ask,
@@ -1702,7 +1703,7 @@ def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[
         length = len(call["stored_before"])
         records = foreign_records(run, length)
         claimed = covered_by_records(as_adk_js_reads(Session(steps[:length]), records), records)
-        backlog = [
+        uncovered = [
             p
             for p in range(length)
             if steps[p].compaction is None
@@ -1711,6 +1712,7 @@ def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[
             and p not in claimed
             and branch_sees(call.get("branch"), steps[p].branch)
         ]
+        backlog = _compactable(Session(steps[:length]), uncovered)
         yield (
             k,
             call,
@@ -1718,6 +1720,19 @@ def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[
             backlog,
             backlog_bound(run.compactor, [steps[p] for p in backlog]),
         )
+
+
+def _compactable(session: Session, uncovered: Sequence[int]) -> list[int]:
+    """The positions among ``uncovered`` that the definitions allow a
+    compactor to summarise (:func:`reference.compactable_around_waiting_calls`,
+    the backlog google-adk's P3 holds too): a call that waits is not
+    compacted, nor an event a call pair spans that no range can take
+    without splitting it (the call stays in view, its later answer too)."""
+    live = reference_live_events(session)
+    index = {id(step): k for k, step in enumerate(live)}
+    window = [p for p in uncovered if id(session[p]) in index]
+    chosen = compactable_around_waiting_calls(live, tuple(index[id(session[p])] for p in window))
+    return [window[k] for k in chosen]
 
 
 def check_backlog(run: JsRun) -> list[Violation]:

@@ -818,6 +818,8 @@ def check_nothing_lost(
     live_ids = {id(s) for s in live}
     prompt_parts = parts_of(prompt)
     orphaned = _orphaned_calls(steps) if pruned else {}
+    for i, calls in _waiting_beside_answered(steps, prompt_parts).items():
+        orphaned[i] = orphaned.get(i, set()) | calls
     baseline_parts = parts_of(baseline)
     return [
         Violation(
@@ -835,6 +837,55 @@ def check_nothing_lost(
         and i not in covered
         and (missing := _missing(steps, i, baseline_parts, prompt_parts, orphaned.get(i, set())))
     ]
+
+
+def _waiting_beside_answered(
+    steps: Session, parts: set[tuple[str, ...]]
+) -> dict[int, set[tuple[str, ...]]]:
+    """Position -> the prompt parts of the event's long-running calls that
+    still wait (no later event answers them) while the prompt shows a sibling
+    call of the same event with its response. P2 requires the content after
+    a call content to answer exactly its calls, so such a prompt cannot show
+    the waiting call beside its answered sibling: leaving it out until its
+    own answer comes is what P2 asks (google-adk's fix
+    ``pending-call-left-out-beside-answered-siblings``), not a loss. Which
+    calls a prompt answers can differ with compaction and without (the
+    latest-response rearrangement drops the events between a call and the
+    newest response, an answer among them, only when that call is in view),
+    so the baseline need not leave the same calls out."""
+    out: dict[int, set[tuple[str, ...]]] = {}
+    for i, step in enumerate(steps):
+        if len(step.calls) < 2 or not step.long_running:
+            continue
+        answered = {
+            c.id
+            for c in step.calls
+            if _shows_call(parts, c, i)
+            and any(p[0] == "response" and p[1] == c.id and p[2] == c.name for p in parts)
+        }
+        if not answered:
+            continue
+        waiting = {
+            ("call", c.id, c.name, str(i))
+            for c in step.calls
+            if c.id in step.long_running
+            and c.id not in answered
+            and not _answered_after(steps, i, c.id)
+        }
+        if waiting:
+            out[i] = waiting
+    return out
+
+
+def _answered_after(steps: Session, position: int, call_id: str) -> bool:
+    """Whether an event after ``position`` answers ``call_id`` before a later
+    call reuses the id."""
+    for later in range(position + 1, len(steps)):
+        if call_id in steps[later].response_ids:
+            return True
+        if call_id in steps[later].call_ids:
+            return False
+    return False
 
 
 def _missing(
@@ -1401,16 +1452,13 @@ class PipelineRun:
         live = reference.live_events(before)
         index = {id(s): k for k, s in enumerate(live)}
         compactable = {id(live[k]) for k in reference.token_threshold_range(live, retention)}
-        if running:
-            newest = next(
-                (s.invocation for s in reversed(before) if s.invocation and s.compaction is None),
-                None,
-            )
-            first = next(
-                (i for i, s in enumerate(before) if newest and s.invocation == newest), None
-            )
-            if first is not None:
-                compactable -= {id(step) for step in before.steps[first:]}
+        newest = next(
+            (s.invocation for s in reversed(before) if s.invocation and s.compaction is None),
+            None,
+        )
+        first = next((i for i, s in enumerate(before) if newest and s.invocation == newest), None)
+        if running and first is not None:
+            compactable -= {id(step) for step in before.steps[first:]}
         # What stays when exactly the reference's range is compacted: every
         # live event outside it (what earlier summaries hide stays hidden,
         # since every summary is kept too), every summary, and the new one.
@@ -1433,9 +1481,37 @@ class PipelineRun:
         # event whose answer survives, so what it restores is floor too.
         taken = [i for i, step in enumerate(before) if id(step) in compactable]
         chars = self.pipeline.prompt_chars_of([*kept, *new_summaries], *agent, compacted=taken)
+        if (
+            not running
+            and first is not None
+            and self._shows_opener(
+                before[first], self.pipeline.prompt(agent_name=agent[0], branch=agent[1])
+            )
+            and not self._shows_opener(
+                before[first],
+                self.pipeline.prompt_of_events([*kept, *new_summaries], *agent, compacted=taken),
+            )
+        ):
+            # After the invocation's end the prompt ADK assembles is still that
+            # invocation's (the newest), and a release that restores the
+            # running request (google-adk's fix
+            # running-request-restored-after-compaction) shows its opening
+            # message again though a summary took it, as P2 requires should a
+            # client's answer resume the invocation: that message is floor
+            # (the floor's events alone may not restore it: the invocation's
+            # later events, before which the fix restores it, are not floor).
+            chars += self.pipeline.content_chars_of([first])
         after = (self.base_chars + self.pipeline.prompt_chars(*agent)) // 4
         floor = (self.base_chars + chars) // 4
         return check_summary_bound(after, floor, threshold, number)
+
+    @staticmethod
+    def _shows_opener(step: Step, prompt: Prompt) -> bool:
+        """Whether ``step`` is a user message whose text ``prompt`` shows as a
+        user turn."""
+        if step.author != "user" or not step.text:
+            return False
+        return any(role == "user" and ("text", step.text) in parts for role, parts in prompt)
 
     def _check_new_summaries(self, covered_before: set[int]) -> list[Violation]:
         """P1, P5 and P6 (first clause) on the summaries made since the last call."""
