@@ -1493,6 +1493,17 @@ def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one()
     assert adk_js.backlog_bound(compactor, [call, text, text, text]) == 1 + 1
     # An answer before the retained part keeps nothing either.
     assert adk_js.backlog_bound(compactor, [call, answer, text, text]) == 1 + 1
+    # Kept in turn: an answer among the events a retained answer holds
+    # holds its own call (a second answer to a call answered early reaches
+    # back to it; found by a FIXES=all campaign,
+    # tests/repros/P3-adk-js-2.0.0-61932f9c85aaa9ef.json).
+    call_b = Step(invocation="i", author="agent", calls=(Call("b", "t"),))
+    answer_b = Step(invocation="k", author="user", responses=(Response("b", "t"),))
+    chain = [call, answer, call_b, answer_b, answer, text, answer_b]
+    # answer_b (6) holds call_b (2); answer (4) among them holds call (0).
+    assert adk_js.backlog_bound(compactor, chain) == 1 + 6
+    # Without the first call in the backlog, the step back ends at call_b.
+    assert adk_js.backlog_bound(compactor, chain[2:]) == 1 + 4
 
 
 def test_each_known_fault_minimal_script_is_a_fixture_marked_with_it() -> None:

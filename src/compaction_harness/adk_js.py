@@ -1668,14 +1668,34 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
     retention = max(0, int(compactor.options.get("eventRetentionSize", 0)))
     both = sum(1 for s in backlog if s.calls and s.responses)
     tail = max(0, len(backlog) - retention)
-    answered = {r.id for s in backlog[tail:] for r in s.responses}
+    # Each response among the events kept holds its call (the latest call
+    # event with its id before it) and what lies between: kept too, so their
+    # own responses hold their calls in turn (a second answer to a call whose
+    # first answer comes earlier reaches back to that call).
     start = tail
-    for call_id in answered:  # the latest call event with the id before the retained part
-        made = [i for i in range(tail) if any(c.id == call_id for c in backlog[i].calls)]
-        if made:
-            start = min(start, made[-1])
+    while True:
+        reach = min(
+            (
+                made
+                for j in range(start, len(backlog))
+                for r in backlog[j].responses
+                if (made := _latest_call_before(backlog, j, r.id)) is not None
+            ),
+            default=start,
+        )
+        if reach >= start:
+            break
+        start = reach
     waiting = len({k for k, _ in _waiting_calls(backlog) if k < start})
     return retention + max(1, tail - start) + both + waiting
+
+
+def _latest_call_before(steps: Sequence[Step], position: int, call_id: str) -> int | None:
+    """The index of the latest event before ``position`` that calls ``call_id``."""
+    return next(
+        (i for i in range(position - 1, -1, -1) if any(c.id == call_id for c in steps[i].calls)),
+        None,
+    )
 
 
 def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[int], int]]:
