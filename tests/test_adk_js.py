@@ -1506,6 +1506,27 @@ def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one()
     assert adk_js.backlog_bound(compactor, chain[2:]) == 1 + 4
 
 
+def test_p3s_backlog_keeps_a_call_with_an_answer_that_must_stay() -> None:
+    # Found by a FIXES=all campaign (tests/repros/P3-adk-js-2.0.0-5541414519a8d736.json):
+    # call a with its interim result, call b that waits, then a's final
+    # answer. The definitions allow the prefix (user, call a, interim) to be
+    # summarised, but the final answer must stay (it answers a call opened
+    # before the waiting one), and a compactor keeps a call with an answer
+    # it keeps: only the user's message is backlog.
+    from compaction_harness import reference
+    from compaction_harness.model import Call, Response, Session, Step
+
+    user = Step(invocation="i", author="user", text="u")
+    call_a = Step(invocation="i", author="agent", calls=(Call("a", "t"),), long_running=("a",))
+    interim = Step(invocation="i", author="agent", responses=(Response("a", "t"),))
+    call_b = Step(invocation="i", author="agent", calls=(Call("b", "t"),), long_running=("b",))
+    final = Step(invocation="j", author="user", responses=(Response("a", "t"),))
+    session = Session((user, call_a, interim, call_b, final))
+    window = (0, 1, 2, 3, 4)
+    assert reference.compactable_around_waiting_calls(session, window) == (0, 1, 2)
+    assert adk_js._compactable(session, window) == [0]
+
+
 def test_each_known_fault_minimal_script_is_a_fixture_marked_with_it() -> None:
     recorded: dict[str | None, list[adk_js.JsCase]] = {}
     for path in JS_FIXTURES:

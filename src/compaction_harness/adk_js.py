@@ -1747,12 +1747,31 @@ def _compactable(session: Session, uncovered: Sequence[int]) -> list[int]:
     compactor to summarise (:func:`reference.compactable_around_waiting_calls`,
     the backlog google-adk's P3 holds too): a call that waits is not
     compacted, nor an event a call pair spans that no range can take
-    without splitting it (the call stays in view, its later answer too)."""
+    without splitting it (the call stays in view, its later answer too).
+    Nor, as :func:`backlog_bound` allows for retained answers, the call of
+    an answer that stays for one of those reasons, with the events between
+    them: a compactor keeps a call with an answer it keeps (and no range can
+    start between them while the call is answered after its start)."""
     live = reference_live_events(session)
     index = {id(step): k for k, step in enumerate(live)}
     window = [p for p in uncovered if id(session[p]) in index]
-    chosen = compactable_around_waiting_calls(live, tuple(index[id(session[p])] for p in window))
-    return [window[k] for k in chosen]
+    chosen = {
+        window[k]
+        for k in compactable_around_waiting_calls(
+            live, tuple(index[id(session[p])] for p in window)
+        )
+    }
+    held = [p for p in window if p not in chosen]
+    while held:
+        p = held.pop()
+        for response in session[p].responses:
+            made = _latest_call_before(session.steps, p, response.id)
+            if made is None:
+                continue
+            between = {q for q in chosen if made <= q < p}
+            chosen -= between
+            held.extend(between)
+    return sorted(chosen)
 
 
 def check_backlog(run: JsRun) -> list[Violation]:
