@@ -425,3 +425,20 @@ def test_a_call_gets_the_newest_response_with_its_id_and_tool_not_its_id_alone()
     last = run.calls[-1]["contents"]
     answered = [(p[1], p[2]) for _, parts in last for p in parts if p[0] == "response"]
     assert answered == [("call_0", "export"), ("call_0", "transfer")]
+
+
+def test_a_summary_rolling_up_a_client_record_keeps_hiding_what_the_record_stood_for():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P6-adk-js-2.0.0-305888e8c098bb42.json):
+    # a client's compaction record (no ids: it stands for everything stamped
+    # up to its endTime) seeds the next summary. Claiming only the record and
+    # its new events, that summary made what earlier summaries covered active
+    # again, and it was summarised twice (P6). The summary now carries the
+    # record's endTime as coveredUntil.
+    fixture = load_fixture(REPROS / "P6-adk-js-2.0.0-305888e8c098bb42.json")
+    every = tuple(js_fixes.js_fixes())
+    run = adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=every)
+    assert adk_js.check_run(run) == []
+    # No raw event is given to two summaries (the seeds aside).
+    given = [set(summary[1]) for summary in run.summaries()]
+    assert len(given) >= 4
+    assert all(not (a & b) for k, a in enumerate(given) for b in given[k + 1 :])
