@@ -442,3 +442,18 @@ def test_a_summary_rolling_up_a_client_record_keeps_hiding_what_the_record_stood
     given = [set(summary[1]) for summary in run.summaries()]
     assert len(given) >= 4
     assert all(not (a & b) for k, a in enumerate(given) for b in given[k + 1 :])
+
+
+def test_p6_counts_no_summary_before_a_client_record_as_covering(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P6-adk-js-2.0.0-cc64489a353da3cd.json):
+    # the message is summarised, then a client's record (stamped 10 s early)
+    # becomes the latest compacted event and stands for its own range only, so
+    # the message is in view again and the next summary takes it: no waste.
+    fixture = load_fixture(REPROS / "P6-adk-js-2.0.0-cc64489a353da3cd.json")
+    every = tuple(js_fixes.js_fixes())
+    run = adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=every)
+    assert adk_js.check_run(run) == []
+    # Read as if no record stood in between, the same second summary is waste.
+    monkeypatch.setattr(adk_js, "foreign_records", lambda run, length=None: [])
+    wasted = [v for v in adk_js.check_run(run) if v.invariant == "P6"]
+    assert [v.message.split()[0] for v in wasted] == ["summary#1"]

@@ -675,21 +675,22 @@ def test_a_client_record_between_a_call_and_its_answer_splits_them_for_the_ancho
     assert adk_js.new_violations(run) == []
 
 
-def test_a_summary_taking_again_what_a_client_record_brought_back_is_not_removed_by_identity():
+def test_a_summary_taking_again_what_a_client_record_brought_back_is_no_waste():
     # Found by a campaign with ClientRecord drawn: the message (stamped 10 s
     # ahead) is summarised, then a client's record ending before it becomes
     # the latest compacted event, so getActiveEvents brings the message back
-    # and the next summary takes it again (the record form of js-reactivated,
-    # once told by a recogniser). The fix of the time filter
-    # (summaries-hide-what-they-were-given) reads a record without ids by its
-    # endTime as before, so the waste stays: no fix removes it yet, and the
-    # triage calls it new.
+    # and the next summary takes it again. Once called waste (the record form
+    # of js-reactivated, new for want of a fix); decided at e2bf5f8 as
+    # google-adk's P6 counts: a summary covers only while ADK reads it, and
+    # ADK-JS reads the latest compacted event alone, the record, which stands
+    # for its own range only. The second summary is the message's first since
+    # the record (a FIXES=all campaign met it again:
+    # tests/repros/P6-adk-js-2.0.0-cc64489a353da3cd.json).
     script = Script(
         token(1, 1), (Open(), Skew(seconds=10), Text(), Text(), ClientRecord(), Text(), Text())
     )
     run = adk_js.run_script(script)
     assert [given for _, given, _ in run.summaries()] == [[0], [0]]
-    (wasted,) = [v for v in adk_js.check_run(run) if v.invariant == "P6"]
+    assert [v for v in adk_js.check_run(run) if v.invariant == "P6"] == []
     fixed = adk_js.run_script(script, fixes=("summaries-hide-what-they-were-given",))
-    assert [v.positions for v in adk_js.check_run(fixed) if v.invariant == "P6"] == [(0,)]
-    assert adk_js.known_fault(run, wasted) is None
+    assert [v for v in adk_js.check_run(fixed) if v.invariant == "P6"] == []

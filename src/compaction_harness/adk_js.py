@@ -1505,6 +1505,10 @@ def check_run(run: JsRun) -> list[Violation]:
     """
     found: list[Violation] = []
     summaries = run.summaries()
+    where = {event_id: k for k, event_id in enumerate(run.ids)}
+    summary_positions = [
+        where.get(made.get("event") or "", -1) for call in run.calls for made in call["summaries"]
+    ]
     number = 0
     strict = run.script.config.strict_provider
     stored = run.stored.steps
@@ -1517,8 +1521,20 @@ def check_run(run: JsRun) -> list[Violation]:
             found += check_branch_view(snapshot, taken, summary_branch(run, made))
             if run.compactor.name in TRIGGERED:
                 # P6 (first clause): ADK-JS rolls every summary forward into
-                # the next, so every earlier summary's input counts as covered.
-                before = {p for _, given, _ in summaries[: number - 1] for p in given}
+                # the next, so every earlier summary's input counts as covered,
+                # up to a compaction record ADK-JS did not make: ADK-JS reads
+                # the latest compacted event alone, the record stands for its
+                # own range only, and a summary that takes again what the
+                # summaries before the record covered is its first summary of
+                # them since (as pipeline.check_new_work's callers count for
+                # google-adk: a summary of what a record stood for is no waste).
+                last_record = max(foreign_records(run, len(snapshot)), default=-1)
+                before = {
+                    p
+                    for k, (_, given, _) in enumerate(summaries[: number - 1])
+                    if last_record < 0 or summary_positions[k] > last_record
+                    for p in given
+                }
                 found += check_new_work(taken, before, set(range(len(snapshot))), number - 1)
         if "contents" not in call:
             continue  # ADK-JS raised during this call (P0 below)
