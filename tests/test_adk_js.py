@@ -1504,6 +1504,26 @@ def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one()
     assert adk_js.backlog_bound(compactor, chain) == 1 + 6
     # Without the first call in the backlog, the step back ends at call_b.
     assert adk_js.backlog_bound(compactor, chain[2:]) == 1 + 4
+    # A credential request that waits for a person (found by a FIXES=all
+    # campaign, tests/repros/P3-adk-js-2.0.0-e959632be0bf0b76.json): the
+    # tool's call, the synthetic request call, the placeholder holding the
+    # request; all three wait, and the turn after them does not.
+    zero = JsCompactor("token_based", {"tokenThreshold": 1, "eventRetentionSize": 0})
+    tool = Step(invocation="i", author="agent", calls=(Call("c", "calendar"),))
+    ask = Step(
+        invocation="i",
+        author="agent",
+        calls=(Call("r", "adk_request_credential"),),
+        long_running=("r",),
+    )
+    placeholder = Step(
+        invocation="i", author="agent", responses=(Response("c", "calendar"),), auth_requests=("c",)
+    )
+    user = Step(invocation="j", author="user", text="u")
+    assert adk_js.backlog_bound(zero, [tool, ask, placeholder, user]) == 0 + 1 + 3
+    given = Step(invocation="k", author="user", responses=(Response("c", "calendar"),))
+    # Answered, the request waits no more (the synthetic call still does).
+    assert adk_js.backlog_bound(zero, [tool, ask, placeholder, user, given]) == 0 + 1 + 1
 
 
 def test_p3s_backlog_keeps_a_call_with_an_answer_that_must_stay() -> None:

@@ -1702,8 +1702,31 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
         if reach >= start:
             break
         start = reach
-    waiting = len({k for k, _ in _waiting_calls(backlog) if k < start})
+    held = {k for k, _ in _waiting_calls(backlog)} | _pending_requests(backlog)
+    waiting = len({k for k in held if k < start})
     return retention + max(1, tail - start) + both + waiting
+
+
+def _pending_requests(steps: Sequence[Step]) -> set[int]:
+    """Indexes of the events of each tool confirmation or credential request
+    of ``steps`` that no later event answers: the event that holds the
+    request (the tool's placeholder response) and the call it asks about.
+    With the synthetic call (a waiting long-running call, see
+    :func:`_waiting_calls`) they are one request that waits for a person, and
+    a compactor that keeps it keeps all three (google-adk keeps such a request
+    while its invocation is the newest, the definitions' protection; ADK-JS's
+    fix keeps it until it is answered). Like a waiting call, it does not
+    shield what comes after it."""
+    out: set[int] = set()
+    for k, step in enumerate(steps):
+        for key in (*step.confirmations, *step.auth_requests):
+            if any(key in later.response_ids for later in steps[k + 1 :]):
+                continue
+            out.add(k)
+            made = _latest_call_before(steps, k + 1, key)
+            if made is not None:
+                out.add(made)
+    return out
 
 
 def _latest_call_before(steps: Sequence[Step], position: int, call_id: str) -> int | None:
