@@ -457,3 +457,20 @@ def test_p6_counts_no_summary_before_a_client_record_as_covering(monkeypatch):
     monkeypatch.setattr(adk_js, "foreign_records", lambda run, length=None: [])
     wasted = [v for v in adk_js.check_run(run) if v.invariant == "P6"]
     assert [v.message.split()[0] for v in wasted] == ["summary#1"]
+
+
+def test_a_summarised_call_is_found_for_its_live_answer_by_id_and_tool():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P4-adk-js-2.0.0-4989ecf73c6ca939.json):
+    # ids numbered per turn; export's call_0 is summarised, lookup's call_0
+    # is in view, then export's final answer arrives. Found by id alone, the
+    # call in view took the answer and nothing was restored (P4).
+    fixture = load_fixture(REPROS / "P4-adk-js-2.0.0-4989ecf73c6ca939.json")
+    every = tuple(js_fixes.js_fixes())
+    run = adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=every)
+    assert adk_js.check_run(run) == []
+    last = run.calls[-1]["contents"]
+    calls = [(p[1], p[2]) for _, parts in last for p in parts if p[0] == "call"]
+    answered = [(p[1], p[2]) for _, parts in last for p in parts if p[0] == "response"]
+    assert ("call_0", "export") in calls
+    # restored with its sibling's latest (interim) response, as google-adk does
+    assert answered == [("call_0", "export"), ("call_1", "export")]
