@@ -1504,6 +1504,14 @@ def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one()
     assert adk_js.backlog_bound(compactor, chain) == 1 + 6
     # Without the first call in the backlog, the step back ends at call_b.
     assert adk_js.backlog_bound(compactor, chain[2:]) == 1 + 4
+    # Ids numbered per turn: an older turn's call_0 that died unanswered is
+    # closed, by the definitions, by the next response with its id, so a
+    # retained answer to a later call_0 holds it too (found by a FIXES=all
+    # campaign, tests/repros/P3-adk-js-2.0.0-a4c45b0c9df07e02.json).
+    orphan = Step(invocation="i", author="agent", calls=(Call("call_0", "lookup"),))
+    later = Step(invocation="j", author="agent", calls=(Call("call_0", "transfer"),))
+    reply = Step(invocation="j", author="agent", responses=(Response("call_0", "transfer"),))
+    assert adk_js.backlog_bound(compactor, [orphan, text, later, reply]) == 1 + 3
     # A credential request that waits for a person (found by a FIXES=all
     # campaign, tests/repros/P3-adk-js-2.0.0-e959632be0bf0b76.json): the
     # tool's call, the synthetic request call, the placeholder holding the

@@ -1684,10 +1684,12 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
     retention = max(0, int(compactor.options.get("eventRetentionSize", 0)))
     both = sum(1 for s in backlog if s.calls and s.responses)
     tail = max(0, len(backlog) - retention)
-    # Each response among the events kept holds its call (the latest call
-    # event with its id before it) and what lies between: kept too, so their
-    # own responses hold their calls in turn (a second answer to a call whose
-    # first answer comes earlier reaches back to that call).
+    # Each response among the events kept holds the calls it closes (by id,
+    # as the definitions close an obligation: every call with its id before
+    # it that no response in between answers; with ids numbered per turn an
+    # older turn's unanswered call_0 is one of them) and what lies between:
+    # kept too, so their own responses hold their calls in turn (a second
+    # answer to a call whose first answer comes earlier reaches back to it).
     start = tail
     while True:
         reach = min(
@@ -1695,7 +1697,7 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
                 made
                 for j in range(start, len(backlog))
                 for r in backlog[j].responses
-                if (made := _latest_call_before(backlog, j, r.id)) is not None
+                for made in _calls_closed_by(backlog, j, r.id)
             ),
             default=start,
         )
@@ -1726,6 +1728,22 @@ def _pending_requests(steps: Sequence[Step]) -> set[int]:
             made = _latest_call_before(steps, k + 1, key)
             if made is not None:
                 out.add(made)
+    return out
+
+
+def _calls_closed_by(steps: Sequence[Step], position: int, call_id: str) -> list[int]:
+    """Indexes of the events before ``position`` whose call with ``call_id``
+    a response at ``position`` holds: the latest such call (a later answer,
+    however late, is that call's), and every earlier one that no response
+    with the id answers before ``position`` (the open calls it closes, as the
+    definitions close obligations by id)."""
+    out: list[int] = []
+    answered = False
+    for i in range(position - 1, -1, -1):
+        if any(c.id == call_id for c in steps[i].calls) and (not out or not answered):
+            out.append(i)
+        if call_id in steps[i].response_ids:
+            answered = True
     return out
 
 
