@@ -474,3 +474,17 @@ def test_a_summarised_call_is_found_for_its_live_answer_by_id_and_tool():
     assert ("call_0", "export") in calls
     # restored with its sibling's latest (interim) response, as google-adk does
     assert answered == [("call_0", "export"), ("call_1", "export")]
+
+
+def test_each_turns_call_keeps_its_own_response_when_id_and_tool_repeat():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P4-adk-js-2.0.0-d8716c4f98bf76b5.json):
+    # ids numbered per turn, two turns each call lookup's call_0. Given the
+    # newest response with its id and tool anywhere, the first call took the
+    # second one's answer and its own was lost (P4).
+    fixture = load_fixture(REPROS / "P4-adk-js-2.0.0-d8716c4f98bf76b5.json")
+    every = tuple(js_fixes.js_fixes())
+    run = adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=every)
+    assert adk_js.check_run(run) == []
+    last = run.calls[-1]["contents"]
+    lookups = [p[3] for _, parts in last for p in parts if p[0] == "response" and p[2] == "lookup"]
+    assert len(lookups) == len(set(lookups)) == 2  # two answers, each its own event
