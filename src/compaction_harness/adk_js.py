@@ -2189,20 +2189,16 @@ def _pattern_fault(run: JsRun, violation: Violation) -> str | None:
     faults = [
         f for f, (compactors, _) in KNOWN_FAULTS.items() if name in compactors and not _has_fix(f)
     ]
-    if (
-        "js-truncate-opener" in faults
-        and name == "truncating"
-        and violation.details.get("cause") == "opener missing"
-        and _opener_deleted(run, violation)
-    ):
-        return "js-truncate-opener"
-    if (
-        "js-truncate-splits-call-pairs" in faults
-        and name == "truncating"
-        and violation.details.get("cause") == "strict provider"
-        and _answers_deleted(run, violation)
-    ):
-        return "js-truncate-splits-call-pairs"
+    if name != "truncating":
+        return None
+    # (fault, the violation's cause, what the trace must show the compactor deleted)
+    patterns = (
+        ("js-truncate-opener", "opener missing", _opener_deleted),
+        ("js-truncate-splits-call-pairs", "strict provider", _answers_deleted),
+    )
+    for fault, cause, deleted in patterns:
+        if fault in faults and violation.details.get("cause") == cause and deleted(run, violation):
+            return fault
     return None
 
 
