@@ -47,6 +47,14 @@ FAULT_FIXTURES = [
 ]
 
 
+def _run_with_every_fix(name: str) -> adk_js.JsRun:
+    """The ADK-JS run of the fixture ``tests/repros/NAME`` with every fix applied."""
+    fixture = load_fixture(REPROS / name)
+    return adk_js.run_script(
+        fixture.case.script, fixture.case.compactor, fixes=tuple(js_fixes.js_fixes())
+    )
+
+
 @pytest.fixture(autouse=True)
 def _published(monkeypatch):
     monkeypatch.delenv("HARNESS_FIXES", raising=False)
@@ -405,9 +413,7 @@ def test_the_anchored_trigger_tells_a_stale_count_by_identity_not_by_timestamp(n
     # earlier than the scratchpad, which a tie or a clock step gets wrong.
     # Each new scratchpad now records the raw events it left active
     # (retainedEventIds); their counts are stale, every later one is fresh.
-    fixture = load_fixture(REPROS / f"{name}.json")
-    every = tuple(js_fixes.js_fixes())
-    run = adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=every)
+    run = _run_with_every_fix(f"{name}.json")
     assert adk_js.check_run(run) == []
 
 
@@ -418,9 +424,7 @@ def test_a_call_gets_the_newest_response_with_its_id_and_tool_not_its_id_alone()
     # call took transfer's answer, which the fix then filtered out, and went to
     # a strict provider unanswered (P2). Keyed by id and tool, each call keeps
     # its own answer.
-    fixture = load_fixture(REPROS / "P2-adk-js-2.0.0-5324cb612c87f5ff.json")
-    every = tuple(js_fixes.js_fixes())
-    run = adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=every)
+    run = _run_with_every_fix("P2-adk-js-2.0.0-5324cb612c87f5ff.json")
     assert adk_js.check_run(run) == []
     last = run.calls[-1]["contents"]
     answered = [(p[1], p[2]) for _, parts in last for p in parts if p[0] == "response"]
@@ -434,9 +438,7 @@ def test_a_summary_rolling_up_a_client_record_keeps_hiding_what_the_record_stood
     # its new events, that summary made what earlier summaries covered active
     # again, and it was summarised twice (P6). The summary now carries the
     # record's endTime as coveredUntil.
-    fixture = load_fixture(REPROS / "P6-adk-js-2.0.0-305888e8c098bb42.json")
-    every = tuple(js_fixes.js_fixes())
-    run = adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=every)
+    run = _run_with_every_fix("P6-adk-js-2.0.0-305888e8c098bb42.json")
     assert adk_js.check_run(run) == []
     # No raw event is given to two summaries (the seeds aside).
     given = [set(summary[1]) for summary in run.summaries()]
@@ -449,9 +451,7 @@ def test_p6_counts_no_summary_before_a_client_record_as_covering(monkeypatch):
     # the message is summarised, then a client's record (stamped 10 s early)
     # becomes the latest compacted event and stands for its own range only, so
     # the message is in view again and the next summary takes it: no waste.
-    fixture = load_fixture(REPROS / "P6-adk-js-2.0.0-cc64489a353da3cd.json")
-    every = tuple(js_fixes.js_fixes())
-    run = adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=every)
+    run = _run_with_every_fix("P6-adk-js-2.0.0-cc64489a353da3cd.json")
     assert adk_js.check_run(run) == []
     # Read as if no record stood in between, the same second summary is waste.
     monkeypatch.setattr(adk_js, "foreign_records", lambda run, length=None: [])
@@ -464,9 +464,7 @@ def test_a_summarised_call_is_found_for_its_live_answer_by_id_and_tool():
     # ids numbered per turn; export's call_0 is summarised, lookup's call_0
     # is in view, then export's final answer arrives. Found by id alone, the
     # call in view took the answer and nothing was restored (P4).
-    fixture = load_fixture(REPROS / "P4-adk-js-2.0.0-4989ecf73c6ca939.json")
-    every = tuple(js_fixes.js_fixes())
-    run = adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=every)
+    run = _run_with_every_fix("P4-adk-js-2.0.0-4989ecf73c6ca939.json")
     assert adk_js.check_run(run) == []
     last = run.calls[-1]["contents"]
     calls = [(p[1], p[2]) for _, parts in last for p in parts if p[0] == "call"]
@@ -481,9 +479,7 @@ def test_each_turns_call_keeps_its_own_response_when_id_and_tool_repeat():
     # ids numbered per turn, two turns each call lookup's call_0. Given the
     # newest response with its id and tool anywhere, the first call took the
     # second one's answer and its own was lost (P4).
-    fixture = load_fixture(REPROS / "P4-adk-js-2.0.0-d8716c4f98bf76b5.json")
-    every = tuple(js_fixes.js_fixes())
-    run = adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=every)
+    run = _run_with_every_fix("P4-adk-js-2.0.0-d8716c4f98bf76b5.json")
     assert adk_js.check_run(run) == []
     last = run.calls[-1]["contents"]
     lookups = [p[3] for _, parts in last for p in parts if p[0] == "response" and p[2] == "lookup"]
