@@ -445,3 +445,23 @@ def test_the_runner_mode_draws_the_same_ids_on_every_run() -> None:
     assert len(invocations) == 2 and all(i.startswith("e-") for i in invocations)
     ids = [e["id"] for e in stored[0]]
     assert len(set(ids)) == len(ids) >= 5 and ids != sorted(ids)
+
+
+def test_the_truncating_compactor_splits_a_pair_through_adk_js_s_own_runner() -> None:
+    # js-truncate-splits-call-pairs, checked on a session ADK-JS's Runner
+    # stores itself: the user's message and a tool call are the preserved
+    # leading events, the next turn's message the retained one; the call's
+    # interim result in the middle is deleted, and a strict provider gets
+    # the call unanswered. The Runner stores and prompts exactly what the
+    # emulating mapping does, so its verdict is the Runner's.
+    script = Script(
+        ScriptConfig(token_threshold=50, event_retention_size=0, strict_provider=True),
+        (Open(), Calls(kind="interim"), Text(), Open(), Text()),
+    )
+    truncating = JsCompactor("truncating", {"threshold": 1, "preserveLeadingEvents": 2})
+    assert compare_script(script, truncating) == []
+    outcome = adk_js.check_case(adk_js.JsCase(script, truncating))
+    assert [(v.invariant, fault) for v, fault in outcome.known] == [
+        ("P2", "js-truncate-splits-call-pairs")
+    ]
+    assert outcome.violations == []
