@@ -117,7 +117,7 @@ from .pipeline import (
     covered_by_records,
     once_per_branch,
 )
-from .reference import branch_sees, compactable_around_waiting_calls
+from .reference import branch_sees, compactable_around_waiting_calls, preceding_call
 from .reference import live_events as reference_live_events
 from .scripts import (
     Answer,
@@ -1725,7 +1725,7 @@ def _pending_requests(steps: Sequence[Step]) -> set[int]:
             if any(key in later.response_ids for later in steps[k + 1 :]):
                 continue
             out.add(k)
-            made = _latest_call_before(steps, k + 1, key)
+            made = preceding_call(steps, k + 1, key)
             if made is not None:
                 out.add(made)
     return out
@@ -1745,14 +1745,6 @@ def _calls_closed_by(steps: Sequence[Step], position: int, call_id: str) -> list
         if call_id in steps[i].response_ids:
             answered = True
     return out
-
-
-def _latest_call_before(steps: Sequence[Step], position: int, call_id: str) -> int | None:
-    """The index of the latest event before ``position`` that calls ``call_id``."""
-    return next(
-        (i for i in range(position - 1, -1, -1) if any(c.id == call_id for c in steps[i].calls)),
-        None,
-    )
 
 
 def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[int], int]]:
@@ -1822,7 +1814,7 @@ def _compactable(session: Session, uncovered: Sequence[int]) -> list[int]:
     while held:
         p = held.pop()
         for response in session[p].responses:
-            made = _latest_call_before(session.steps, p, response.id)
+            made = preceding_call(session.steps, p, response.id)
             if made is None:
                 continue
             between = {q for q in chosen if made <= q < p}

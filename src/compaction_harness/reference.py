@@ -57,6 +57,7 @@ __all__ = [
     "newest_invocation",
     "open_obligations",
     "opened_ids",
+    "preceding_call",
     "provably_dead_call_ids",
     "resolved_response_ids",
     "safe_token_split",
@@ -341,7 +342,8 @@ def _answers_from_before(
 
 
 # -- token-threshold compaction ------------------------------------------------
-def _preceding_call(steps: Sequence[Step], position: int, call_id: str) -> int | None:
+def preceding_call(steps: Sequence[Step], position: int, call_id: str) -> int | None:
+    """The index of the latest step before ``position`` that calls ``call_id``, or None."""
     return next((q for q in range(position - 1, -1, -1) if call_id in steps[q].call_ids), None)
 
 
@@ -361,7 +363,7 @@ def safe_token_split(session: Session, candidates: Sequence[int], retention: int
         return 0
     for split in range(limit, -1, -1):
         if all(
-            (call := _preceding_call(steps, p, r.id)) is None or call >= split
+            (call := preceding_call(steps, p, r.id)) is None or call >= split
             for p in range(split, len(steps))
             for r in steps[p].responses
         ):
