@@ -484,3 +484,23 @@ def test_each_turns_call_keeps_its_own_response_when_id_and_tool_repeat():
     last = run.calls[-1]["contents"]
     lookups = [p[3] for _, parts in last for p in parts if p[0] == "response" and p[2] == "lookup"]
     assert len(lookups) == len(set(lookups)) == 2  # two answers, each its own event
+
+
+def test_the_newest_response_finds_its_call_by_id_and_tool():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P2-adk-js-2.0.0-e0b5611161e7a347.json):
+    # ids numbered per turn; export's call_0 is summarised and restored before
+    # a late answer to it, later in the list than lookup's call_0; then lookup's
+    # call_0 is answered. Found by id alone, the newest response took export's
+    # restored call for its own, lookup's answer replaced export's in the merge,
+    # and export's call_0 reached a strict provider unanswered (P2).
+    run = _run_with_every_fix("P2-adk-js-2.0.0-e0b5611161e7a347.json")
+    assert adk_js.check_run(run) == []
+    last = run.calls[-1]["contents"]
+    pairs = [(role, [tuple(p[:3]) for p in parts]) for role, parts in last]
+    assert pairs[-2:] == [
+        ("model", [("call", "call_0", "lookup")]),
+        ("user", [("response", "call_0", "lookup")]),
+    ]
+    calls = [p for _, parts in pairs for p in parts if p[0] == "call"]
+    answers = [p[1:] for _, parts in pairs for p in parts if p[0] == "response"]
+    assert all(c[1:] in answers for c in calls)
