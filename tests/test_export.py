@@ -16,6 +16,7 @@ a diff of ADK's own source, ``compaction_harness.faults.fixes``).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -551,31 +552,73 @@ class PatchedExports:
     applied: dict[str, tuple[int, str]]
 
 
-def _outcomes_of(tests: list[Path], env: dict[str, str], report: Path) -> dict[Path, str]:
-    """Each of ``tests``' outcome (``passed`` or ``failed: ...``: one test
-    function each), run by one pytest subprocess with ``env``."""
-    subprocess.run(
-        [
-            *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"),
-            f"--junitxml={report}",
-            *(str(t) for t in tests),
-        ],
+#: Run by one interpreter (``python -c``): for each group of ``sys.argv[1]``'s
+#: JSON list (``[site or null, report, [test, ...]]``), the group's tests by
+#: pytest, with ``google.adk`` imported afresh from ``site`` (first on
+#: ``sys.path``; the release as installed for null). google-adk's own modules
+#: are dropped from ``sys.modules`` between groups, so each group imports its
+#: copy of the release; its dependencies (google-genai, pydantic, ...) are
+#: imported once for all. ``sys.argv[2]`` gets each group's
+#: ``google.adk.__file__``, as the group's tests saw it.
+_RUN_GROUPS = """
+import json, sys, pytest
+groups = json.loads(open(sys.argv[1]).read())
+seen = []
+for site, report, tests in groups:
+    for name in [m for m in sys.modules if m == "google.adk" or m.startswith("google.adk.")]:
+        del sys.modules[name]
+    for name in [m for m in sys.modules if m.startswith("test_")]:
+        del sys.modules[name]
+    if site:
+        sys.path.insert(0, site)
+    pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--junitxml=" + report, *tests])
+    import google.adk
+    seen.append(google.adk.__file__)
+    if site:
+        sys.path.remove(site)
+open(sys.argv[2], "w").write(json.dumps(seen))
+"""
+
+
+def _outcomes_of_groups(
+    groups: list[tuple[Path | None, list[Path]]], env: dict[str, str], folder: Path
+) -> list[tuple[dict[Path, str], str]]:
+    """Each group's tests' outcomes (``passed`` or ``failed: ...``: one test
+    function each) and the ``google.adk`` they imported, run by one pytest
+    subprocess with ``env``: a group's tests on the copy of google-adk in its
+    site folder (None: the release as installed). One interpreter for every
+    group: google-adk's dependencies are imported once, its own modules once
+    per group (see :data:`_RUN_GROUPS`)."""
+    plan = [
+        [str(site) if site else None, str(folder / f"group{k}.xml"), [str(t) for t in tests]]
+        for k, (site, tests) in enumerate(groups)
+    ]
+    (folder / "groups.json").write_text(json.dumps(plan), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_GROUPS, str(folder / "groups.json"), str(folder / "seen.json")],
         capture_output=True,
         text=True,
-        cwd=tests[0].parent,
+        cwd=groups[0][1][0].parent,
         env=env,
         check=False,
     )
-    by_module = {t.stem: t for t in tests}
-    out: dict[Path, str] = {}
-    for case in ET.parse(report).iter("testcase"):
-        test = by_module[case.get("classname", "").rsplit(".", 1)[-1]]
-        failure = case.find("failure") if case.find("failure") is not None else case.find("error")
-        out[test] = (
-            "passed"
-            if failure is None
-            else "failed: " + (failure.get("message") or "").split("\n")[0]
-        )
+    assert (folder / "seen.json").exists(), done.stdout[-2000:] + done.stderr[-2000:]
+    seen = json.loads((folder / "seen.json").read_text(encoding="utf-8"))
+    out: list[tuple[dict[Path, str], str]] = []
+    for (_, report, _), (_, tests), origin in zip(plan, groups, seen, strict=True):
+        by_module = {t.stem: t for t in tests}
+        outcomes: dict[Path, str] = {}
+        for case in ET.parse(report).iter("testcase"):
+            test = by_module[case.get("classname", "").rsplit(".", 1)[-1]]
+            failure = (
+                case.find("failure") if case.find("failure") is not None else case.find("error")
+            )
+            outcomes[test] = (
+                "passed"
+                if failure is None
+                else "failed: " + (failure.get("message") or "").split("\n")[0]
+            )
+        out.append((outcomes, origin))
     return out
 
 
@@ -624,11 +667,11 @@ def patched_exports(tmp_path_factory: pytest.TempPathFactory) -> PatchedExports:
         return PatchedExports(skipped, written, published, patched, applied)
     (out / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not the harness's
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HARNESS_FIXES")}
-    by_test = _outcomes_of([t for _, t, _ in written.values()], env, folder / "published.xml")
-    published = {name: by_test.get(test, "not run") for name, (_, test, _) in written.items()}
     by_patch: dict[str, list[str]] = {}
     for name, (_, _, patch) in written.items():
         by_patch.setdefault(patch.read_text(encoding="utf-8"), []).append(name)
+    groups: list[tuple[Path | None, list[Path]]] = [(None, [t for _, t, _ in written.values()])]
+    group_names: list[list[str]] = [list(written)]
     for k, (text, names) in enumerate(by_patch.items()):
         site = folder / f"site{k}"
         shutil.copytree(
@@ -645,24 +688,16 @@ def patched_exports(tmp_path_factory: pytest.TempPathFactory) -> PatchedExports:
         )
         for name in names:
             applied[name] = (done.returncode, done.stdout + done.stderr)
-        if done.returncode != 0:
-            continue
-        where = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                "import importlib.util; print(importlib.util.find_spec('google.adk').origin)",
-            ],
-            capture_output=True,
-            text=True,
-            env={**env, "PYTHONPATH": str(site)},
-            check=True,
-        )
-        assert Path(where.stdout.strip()).is_relative_to(site), where.stdout
-        tests = [written[name][1] for name in names]
-        by_test = _outcomes_of(tests, {**env, "PYTHONPATH": str(site)}, folder / f"site{k}.xml")
+        if done.returncode == 0:
+            groups.append((site, [written[name][1] for name in names]))
+            group_names.append(names)
+    results = _outcomes_of_groups(groups, env, folder)
+    for (site, _), names, (by_test, origin) in zip(groups, group_names, results, strict=True):
+        # each group ran on its own copy of google-adk (the release as installed for the first)
+        assert (site is None) != Path(origin).is_relative_to(folder), (site, origin)
         for name in names:
-            patched[name] = by_test.get(written[name][1], "not run")
+            outcome = by_test.get(written[name][1], "not run")
+            (patched if site else published)[name] = outcome
     return PatchedExports(skipped, written, published, patched, applied)
 
 
