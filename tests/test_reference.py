@@ -193,6 +193,25 @@ def test_a_range_around_a_waiting_call_never_takes_a_second_answer_from_its_call
     assert ref.compactable_around_waiting_calls(s, all_of(s)) == (0, 4, 5)
 
 
+def test_a_kept_event_is_never_summarised_and_holds_the_pairs_that_span_it():
+    # An SDK keeps event 2 as waiting where the definitions call its call
+    # provably dead (an unanswered confirmation request of an older
+    # invocation, kept by ADK-JS's fix): x is called before it and answered
+    # after it, so neither x's pair nor the events between can be summarised
+    # without it; the newest invocation's events after x's answer can.
+    s = session(
+        user("i1", 1),
+        call("i1", 2, "x"),
+        call("i2", 3, "d"),  # never answered, not protected: provably dead
+        answer("i3", 4, "x", author="user"),
+        user("i3", 5),
+        text("i3", 6),
+    )
+    assert ref.provably_dead_call_ids(s, all_of(s)) == frozenset({"d"})
+    assert ref.compactable_around_waiting_calls(s, all_of(s)) == (0, 1, 2, 3, 4, 5)
+    assert ref.compactable_around_waiting_calls(s, all_of(s), frozenset({2})) == (0, 4, 5)
+
+
 def test_only_a_waiting_call_is_passed_not_a_call_in_flight():
     # A plain call of the newest invocation is neither dead nor waiting: it is
     # in flight, and what comes after it waits with it.

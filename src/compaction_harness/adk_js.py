@@ -1804,10 +1804,14 @@ def _compactable(session: Session, uncovered: Sequence[int]) -> list[int]:
     live = reference_live_events(session)
     index = {id(step): k for k, step in enumerate(live)}
     window = [p for p in uncovered if id(session[p]) in index]
+    # ADK-JS's fix keeps an unanswered confirmation or credential request
+    # until it is answered (backlog_bound allows it, _pending_requests), also
+    # where the definitions call it dead: what it forces to stay stays too.
+    kept = frozenset(_pending_requests([session[p] for p in window]))
     chosen = {
         window[k]
         for k in compactable_around_waiting_calls(
-            live, tuple(index[id(session[p])] for p in window)
+            live, tuple(index[id(session[p])] for p in window), kept
         )
     }
     held = [p for p in window if p not in chosen]

@@ -285,7 +285,9 @@ def waiting_ids(session: Session, window: Sequence[int]) -> frozenset[str]:
     )
 
 
-def compactable_around_waiting_calls(session: Session, window: Sequence[int]) -> tuple[int, ...]:
+def compactable_around_waiting_calls(
+    session: Session, window: Sequence[int], kept: frozenset[int] = frozenset()
+) -> tuple[int, ...]:
     """Positions (indices into ``window``) that a compactor may summarise
     around the calls that wait: the longest self-contained prefix, and every
     event of a range ``window[a:b]`` after it that is self-contained on its own:
@@ -305,11 +307,29 @@ def compactable_around_waiting_calls(session: Session, window: Sequence[int]) ->
     With ``a = 0`` the second clause is empty and the range is a
     self-contained prefix, so this is never less than
     :func:`longest_self_contained_prefix`. Brute force: every start, the
-    longest end for it."""
+    longest end for it.
+
+    ``kept``: indices into ``window`` of events the compactor keeps as
+    waiting beyond the definitions' protection (an SDK that keeps an
+    unanswered confirmation request after its invocation, where the
+    definitions call its synthetic call provably dead): what they open waits,
+    and no range (prefix included) holds them, so a pair that spans one is
+    not compactable either."""
     openings = _openings(session, window, exempt_dead=True)
-    waiting = waiting_ids(session, window)
-    out: set[int] = set(range(longest_self_contained_prefix(session, window)))
-    for start in range(1, len(window)):
+    waiting = set(waiting_ids(session, window))
+    first = 1
+    if kept:
+        listed = {(p, oid) for p, oid, _ in openings}
+        for p in sorted(kept):
+            for oid in sorted(opened_ids(session[window[p]]) - {o for q, o in listed if q == p}):
+                openings.append((p, oid, None))
+                waiting.add(oid)
+        openings.sort()
+        first = 0  # the prefix too is a range that may not hold a kept event
+        out: set[int] = set()
+    else:
+        out = set(range(longest_self_contained_prefix(session, window)))
+    for start in range(first, len(window)):
         if not all(
             (closer is not None and closer < start) or (closer is None and oid in waiting)
             for p, oid, closer in openings
