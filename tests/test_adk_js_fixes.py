@@ -567,3 +567,15 @@ def test_p3_holds_a_kept_confirmation_request_with_the_pairs_that_span_it(monkey
     # Read as the definitions alone read it (the request dead), the backlog fires.
     monkeypatch.setattr(adk_js, "_pending_requests", lambda steps: set())
     assert [v.invariant for v in adk_js.check_backlog(run)] == ["P3"]
+
+
+def test_two_open_calls_with_one_id_and_tool_keep_their_answers():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P4-adk-js-2.0.0-069578f71e360bfe.json):
+    # transfer's call_0 is made twice, each waiting for a confirmation, before
+    # either result comes. Answers taken up to the next call with the id and
+    # tool left the first call none: retained alone, its result summarised,
+    # and the prompt builder left it out (P4). Now the first call goes with
+    # the results that may be its own.
+    run = _run_with_every_fix("P4-adk-js-2.0.0-069578f71e360bfe.json")
+    assert adk_js.check_run(run) == []
+    assert any({1, 9, 11} <= set(given) for _, given, _ in run.summaries())
