@@ -35,6 +35,7 @@ from .model import Session
 __all__ = [
     "APPLIES_TO",
     "INVARIANTS",
+    "PIPELINE_INVARIANTS",
     "Violation",
     "check_dead_ids",
     "check_prefix_liveness",
@@ -81,6 +82,10 @@ def invariants_of(*kinds: str) -> tuple[str, ...]:
     """The invariant ids checked on traces of ``kinds`` (see :data:`APPLIES_TO`),
     in the specification's order."""
     return tuple(i for i in INVARIANTS if APPLIES_TO[i] in kinds)
+
+
+#: The pipeline-level invariants, as the project's specification names them.
+PIPELINE_INVARIANTS = invariants_of("pipeline")
 
 
 @dataclass(frozen=True)

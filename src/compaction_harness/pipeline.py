@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import reference
-from .invariants import Violation, invariants_of
+from .invariants import PIPELINE_INVARIANTS, Violation
 from .model import (
     REQUEST_CONFIRMATION_CALL,
     REQUEST_CREDENTIAL_CALL,
@@ -91,9 +91,6 @@ __all__ = [
     "summary_branch",
     "tool_failed",
 ]
-
-#: The pipeline-level invariants, as the project's specification names them.
-PIPELINE_INVARIANTS = invariants_of("pipeline")
 
 
 def chosen_invariants() -> tuple[str, ...]:

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
+from .invariants import PIPELINE_INVARIANTS
 from .model import ModelError
 
 __all__ = [
@@ -140,14 +141,12 @@ class ScriptConfig:
             raise ModelError(f"config.driver: expected one of {', '.join(DRIVERS)}")
         if self.call_ids not in CALL_IDS:
             raise ModelError(f"config.call_ids: expected one of {', '.join(CALL_IDS)}")
-        if self.invariants is not None:
-            from .pipeline import PIPELINE_INVARIANTS
-
-            if not self.invariants or not set(self.invariants) <= set(PIPELINE_INVARIANTS):
-                raise ModelError(
-                    "config.invariants: expected a non-empty list of "
-                    + ", ".join(PIPELINE_INVARIANTS)
-                )
+        if self.invariants is not None and (
+            not self.invariants or not set(self.invariants) <= set(PIPELINE_INVARIANTS)
+        ):
+            raise ModelError(
+                "config.invariants: expected a non-empty list of " + ", ".join(PIPELINE_INVARIANTS)
+            )
 
     @property
     def triggers(self) -> dict[str, int | None]:
