@@ -48,6 +48,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from . import python_fixes
+
 __all__ = [
     "FIXES",
     "Fix",
@@ -131,7 +133,7 @@ def _release_key(release: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", release))
 
 
-#: Every google-adk fix, by name (filled by :mod:`.python_fixes`).
+#: Every google-adk fix, by name (filled from :mod:`.python_fixes` below).
 FIXES: dict[str, Fix] = {}
 
 
@@ -474,8 +476,5 @@ def patch_text(names: Iterable[str]) -> str:
     return "".join(out)
 
 
-def _register_all() -> None:
-    from . import python_fixes  # noqa: F401  (its fixes register themselves)
-
-
-_register_all()
+for _entry in python_fixes.ENTRIES:
+    register(Fix(**_entry))

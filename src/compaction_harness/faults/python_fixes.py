@@ -1,18 +1,23 @@
-"""The fixes of google-adk's known faults (see :mod:`.fixes` for what a fix is).
+"""The fixes of google-adk's known faults, as data (see :mod:`.fixes` for what a fix is).
 
 Each entry names its diff file and the faults it removes. A diff under
 ``patches/python/`` is written against google-adk 2.13.0, the pinned
 release; one under ``patches/python/<release>/`` against ``<release>``: the
 fixes of faults that only older releases have, each written against the
 newest release the fault lives on (see :mod:`.fixes`).
+
+This module imports nothing: :mod:`.fixes` registers each entry as a
+:class:`~.fixes.Fix` (in this order), and the fault catalogue reads which
+fixes name which fault from here.
 """
 
 from __future__ import annotations
 
-from .fixes import Fix, register
+from typing import Any
 
-register(
-    Fix(
+#: The keyword arguments of each :class:`~.fixes.Fix`, in registry order.
+ENTRIES: tuple[dict[str, Any], ...] = (
+    dict(
         name="dead-call-retry-at-every-boundary",
         faults=("dead-call-retry-skipped-at-invocation-boundary",),
         summary=(
@@ -21,11 +26,8 @@ register(
             "prefix ends on an invocation boundary"
         ),
         diff="dead-call-retry-at-every-boundary.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="newest-invocation-call-never-dead",
         faults=("reused-call-id-unprotects-newest-invocation-call",),
         summary=(
@@ -34,11 +36,8 @@ register(
             "still opens an obligation, as _provably_dead_call_ids' docstring requires"
         ),
         diff="newest-invocation-call-never-dead.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="token-split-ignores-callless-responses",
         faults=("retained-callless-response-blocks-token-split",),
         summary=(
@@ -47,11 +46,8 @@ register(
             "earlier compaction or a rewind took no longer forbids every split"
         ),
         diff="token-split-ignores-callless-responses.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="summary-leaves-out-branch-events",
         faults=("summary-leaks-branch-events-to-siblings",),
         summary=(
@@ -63,11 +59,8 @@ register(
             "(_get_compaction_ranges supersedes only ranges of the same branch)"
         ),
         diff="summary-leaves-out-branch-events.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="token-compaction-keeps-the-running-invocation",
         faults=("token-compaction-summarises-the-running-request",),
         summary=(
@@ -81,11 +74,8 @@ register(
             "its end, and the second answer's rearrangement would drop that summary)"
         ),
         diff="token-compaction-keeps-the-running-invocation.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="responses-follow-only-their-own-call-turn",
         faults=("one-answer-to-several-turns-makes-an-invalid-request",),
         summary=(
@@ -97,11 +87,8 @@ register(
             "several model turns is split between them, each response once"
         ),
         diff="responses-follow-only-their-own-call-turn.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="pending-call-left-out-beside-answered-siblings",
         faults=("partial-answer-to-parallel-calls-makes-an-invalid-request",),
         summary=(
@@ -110,11 +97,8 @@ register(
             "function-response turn then answers exactly the calls of the turn before it"
         ),
         diff="pending-call-left-out-beside-answered-siblings.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="summary-priced-by-the-summarizers-own-output",
         faults=("summary-priced-by-a-client-record-resummarises-a-continued-invocation",),
         summary=(
@@ -123,11 +107,8 @@ register(
             "call on it; a client's compaction record has none), not by a client's record"
         ),
         diff="summary-priced-by-the-summarizers-own-output.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="running-request-restored-after-compaction",
         faults=("compaction-summarises-a-waiting-invocations-request",),
         summary=(
@@ -138,11 +119,8 @@ register(
             "carries its request, and compaction stays free to summarise it"
         ),
         diff="running-request-restored-after-compaction.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="compaction-summarised-around-a-waiting-call",
         faults=("compaction-stops-while-a-call-waits",),
         summary=(
@@ -153,11 +131,8 @@ register(
             "the waiting call, which stays in the prompt, and no range is summarised again"
         ),
         diff="compaction-summarised-around-a-waiting-call.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="sliding-window-refuses-a-range-with-nothing-new",
         faults=("summary-priced-by-a-client-record-resummarises-a-continued-invocation",),
         summary=(
@@ -168,11 +143,8 @@ register(
             "nothing new, however many small summaries the new one would supersede"
         ),
         diff="sliding-window-refuses-a-range-with-nothing-new.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="database-reads-events-in-append-order",
         faults=("database-reload-reorders-events-by-timestamp",),
         summary=(
@@ -185,11 +157,8 @@ register(
             "as the legacy one reads an event's timestamp from that column"
         ),
         diff="database-reads-events-in-append-order.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="session-stamps-events-in-append-order",
         faults=("compaction-assumes-events-are-stored-in-time-order",),
         summary=(
@@ -205,11 +174,8 @@ register(
             "events stamped alike, or out of order, it was given"
         ),
         diff="session-stamps-events-in-append-order.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="confirmation-resolves-the-call-it-asked-about",
         faults=("confirmation-of-a-reused-call-id-raises",),
         summary=(
@@ -219,14 +185,9 @@ register(
             "the id (call ids numbered per turn) no longer makes the user's confirmation raise"
         ),
         diff="confirmation-resolves-the-call-it-asked-about.diff",
-    )
-)
-
-
-# -- fixes of faults of older releases (diffs under patches/python/<release>/) -----
-
-register(
-    Fix(
+    ),
+    # -- fixes of faults of older releases (diffs under patches/python/<release>/) -----
+    dict(
         name="orphaned-call-retries-past-dead-calls",
         faults=("orphaned-call-stalls-compaction-for-good",),
         summary=(
@@ -239,11 +200,8 @@ register(
             "two faults)"
         ),
         diff="orphaned-call-retries-past-dead-calls.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="summarised-call-restored-before-its-response",
         faults=("summarised-call-makes-the-prompt-builder-raise",),
         summary=(
@@ -255,11 +213,8 @@ register(
             "found' (later releases restore it as _recover_compacted_function_calls does)"
         ),
         diff="summarised-call-restored-before-its-response.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="compaction-ranges-keep-call-pairs",
         faults=("sliding-window-splits-call-pairs",),
         summary=(
@@ -271,11 +226,8 @@ register(
             "stop compaction, as orphaned-call-retries-past-dead-calls makes 2.3.0 to 2.11.0 do"
         ),
         diff="compaction-ranges-keep-call-pairs.diff",
-    )
-)
-
-register(
-    Fix(
+    ),
+    dict(
         name="reloaded-actions-validated",
         faults=("database-reload-leaves-event-actions-as-dicts",),
         summary=(
@@ -286,5 +238,5 @@ register(
             "actions.compaction is an EventCompaction again, as the event was appended"
         ),
         diff="reloaded-actions-validated.diff",
-    )
+    ),
 )
