@@ -112,7 +112,7 @@ def matrix_order(path: Path = MATRIX) -> list[str]:
     """The releases of the committed release matrix, oldest first (a column of
     a release with every fix applied is no release). Raises :class:`OSError`
     or :class:`ValueError` for a missing or unreadable one."""
-    from .matrix import FIXED
+    from .faults.matrix_record import FIXED
 
     document: Mapping[str, object] = json.loads(path.read_text(encoding="utf-8"))
     releases = document.get("releases")

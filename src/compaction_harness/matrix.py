@@ -57,6 +57,14 @@ from pathlib import Path
 from typing import Any
 
 from .envs import RELEASE, ROOT, EnvError, _version_tuple
+from .faults.matrix_record import (
+    FAILS,
+    FIXED,
+    HOLDS,
+    KNOWN,
+    NOT_APPLICABLE,
+    derived_releases,
+)
 from .invariants import INVARIANTS as _SPECIFIED
 
 __all__ = [
@@ -73,8 +81,6 @@ __all__ = [
     "top_up",
 ]
 
-#: The four states of a cell.
-HOLDS, FAILS, KNOWN, NOT_APPLICABLE = "holds", "fails", "known fault", "n/a"
 #: Every invariant, in the order the matrix lists them.
 INVARIANTS = tuple(_SPECIFIED)
 OUT = ROOT / "build" / "matrix"
@@ -155,10 +161,6 @@ def python_corpus(corpus: Path = CORPUS) -> list[str]:
             continue
         chosen.append(_relative(path))
     return chosen
-
-
-#: The suffix of a column that runs a release with every fix applied.
-FIXED = "+fixes"
 
 
 def fixed_column(release: str) -> str:
@@ -448,19 +450,6 @@ def merge(committed: Mapping[str, Any] | None, fresh: Mapping[str, Any]) -> dict
     out["seconds_per_campaign"] = min(out["campaign_seconds"].values(), default=0)
     out["derived_releases"] = derived_releases(out)
     return out
-
-
-def derived_releases(matrix: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Known fault id -> the releases of the matrix on which it shows (fixed
-    columns are no release)."""
-    return {
-        fault: [
-            r
-            for r in matrix["releases"]
-            if not r.endswith(FIXED) and cells.get(r, {}).get("state") == KNOWN
-        ]
-        for fault, cells in matrix["rows"]["faults"].items()
-    }
 
 
 # -- rendering ---------------------------------------------------------------------

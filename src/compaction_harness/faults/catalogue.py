@@ -15,8 +15,9 @@ imported, never typed:
   ``{"faults": [fault id, ...], ...}``; no file, no ADK-JS fix);
 * ``releases``: google-adk: the releases on which the committed release
   matrix (``docs/release-matrix.json``, written by ``make matrix``) shows
-  the fault (:func:`compaction_harness.matrix.derived_releases`; a fault the
-  record does not hold yet has none until ``make matrix`` runs again);
+  the fault (:func:`compaction_harness.faults.matrix_record.derived_releases`;
+  a fault the record does not hold yet has none until ``make matrix`` runs
+  again);
   ADK-JS: the ``@google/adk`` versions (``package_version``) of the
   fixtures in ``tests/repros/`` recorded as the fault.
 
@@ -43,6 +44,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from .matrix_record import FIXED, derived_releases
 
 __all__ = [
     "FAULTS",
@@ -952,8 +955,6 @@ def _read_json(path: Path) -> Any:
 
 def _python_releases(path: Path = MATRIX) -> dict[str, tuple[str, ...]]:
     """Fault id -> the releases the committed matrix record shows it on."""
-    from ..matrix import derived_releases
-
     document = _read_json(path)
     if not isinstance(document, Mapping) or "rows" not in document:
         return {}
@@ -1058,8 +1059,6 @@ def release_order(sdk: str) -> list[str]:
     are the committed matrix record's (none without it; a column with every
     fix applied is no release); ADK-JS's the versions its faults show on."""
     if sdk == PYTHON:
-        from ..matrix import FIXED
-
         document = _read_json(MATRIX)
         releases = document.get("releases") if isinstance(document, Mapping) else None
         return [r for r in releases if not r.endswith(FIXED)] if isinstance(releases, list) else []
