@@ -70,7 +70,8 @@ from typing import Any
 from . import adk_js
 from .adk_js import JsCompactor, JsRun, NotApplicable
 from .model import REQUEST_CONFIRMATION_CALL, Call, Response, Session, Step
-from .pipeline import FRAMEWORK_CALLS, PipelineCase, from_model
+from .pipeline import FRAMEWORK_CALLS, from_model
+from .pipeline_case import PipelineCase
 from .scripts import Script, ScriptConfig
 
 __all__ = [

@@ -68,7 +68,7 @@ from .invariants import INVARIANTS
 from .known_faults import fault_for
 from .metamorphic import MetamorphicCase
 from .model import ModelError, Session
-from .pipeline import PipelineCase
+from .pipeline_case import PipelineCase
 from .scripts import Script
 from .unit import TokenCase, UnitCase
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from . import reference
 from .invariants import Violation
-from .pipeline import PipelineCase
+from .pipeline_case import PipelineCase
 from .scripts import Script
 from .unit import TokenCase, UnitCase
 
