@@ -36,8 +36,9 @@ from pathlib import Path
 import pytest
 
 from compaction_harness.adk import ADK_RELEASE, NotApplicable
+from compaction_harness.cases import run_with_fixes
 from compaction_harness.faults import fixes
-from compaction_harness.faults.classify import run_with_fixes, same_failure
+from compaction_harness.faults.classify import same_failure
 from compaction_harness.fixtures import load_fixture
 
 REPROS = Path(__file__).parent / "repros"

@@ -10,8 +10,8 @@ import pytest
 from builders import text, user
 
 from compaction_harness.adk import ADK_RELEASE
-from compaction_harness.cases import run_case
-from compaction_harness.faults.classify import by_fix, classify, same_failure
+from compaction_harness.cases import by_fix, run_case
+from compaction_harness.faults.classify import classify, same_failure
 from compaction_harness.fixtures import load_fixture
 from compaction_harness.invariants import Violation
 from compaction_harness.known_faults import KNOWN_FAULTS, fault_for
@@ -290,7 +290,8 @@ def _assert_known_or_new_agrees(case) -> list[Violation]:
     """Classify ``case``'s violations both ways; the new ones (the same either way)."""
     from dataclasses import replace
 
-    from compaction_harness.faults.classify import UNNAMED, known_or_new_only, run_with_fixes
+    from compaction_harness.cases import run_with_fixes
+    from compaction_harness.faults.classify import UNNAMED, known_or_new_only
 
     found = run_with_fixes(case, [])
     assert found

@@ -173,6 +173,7 @@ from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from . import reruns
 from .adk import (
     _EVENT_KEY,
     ADK_RELEASE,
@@ -1869,7 +1870,7 @@ def _triage(record: RunnerRun, found: list[Violation], release: str | None, tria
     if not triage:
         record.violations = found
         return
-    from .faults.classify import by_fix
+    from .triage import by_fix
 
     # Re-runs go through the Runner too, as the record was made.
     rerun = Script(replace(record.script.config, driver="runner"), record.script.operations)
@@ -1933,3 +1934,7 @@ def run_script_outcome(
         labels.add("runner: script repaired")
     outcome.labels = sorted(labels)
     return outcome
+
+
+# Classification by fix re-runs a runner-driver script through this (see reruns.py).
+reruns.register(Script, lambda script: run_script_outcome(script, triage=False), driver="runner")

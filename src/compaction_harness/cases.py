@@ -15,20 +15,28 @@ script      :class:`~compaction_harness.scripts.Script`     P0-P7
 A script runs on the driver its configuration names (``config.driver``):
 the emulating driver, or ADK's own ``Runner``
 (:func:`compaction_harness.adk_runner.run_script_outcome`).
+
+This module imports every runner (ADK's ``Runner`` driver only for a script
+that names it), so each kind's runner is registered for re-runs
+(:mod:`compaction_harness.reruns`): a caller outside a driver's run
+classifies a case by fix here (:func:`by_fix`, :func:`run_with_fixes`,
+those of :mod:`compaction_harness.triage` once the case's runner is loaded).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from . import triage
 from .driver import run_script
+from .invariants import Violation
 from .metamorphic import MetamorphicCase, run_metamorphic_case
 from .pipeline import PipelineCase, run_pipeline_case
 from .scripts import Script
 from .unit import TokenCase, UnitCase, UnitOutcome, run_token_case, run_unit_case
 
-__all__ = ["CASE_KINDS", "case_kind", "run_case"]
+__all__ = ["CASE_KINDS", "by_fix", "case_kind", "run_case", "run_with_fixes"]
 
 #: Fixture ``kind`` -> (case type, runner).
 CASE_KINDS: dict[str, tuple[type, Callable[..., UnitOutcome]]] = {
@@ -60,3 +68,25 @@ def run_case(case: Any, *, release: str | None = None) -> UnitOutcome:
     if kind in ("pipeline", "script"):
         return CASE_KINDS[kind][1](case, release=release)
     return CASE_KINDS[kind][1](case)
+
+
+def _load_runner(case: Any) -> None:
+    """Import the runner of ``case``'s kind, which registers it: ADK's
+    ``Runner`` driver, which this module imports only for a script that
+    names it (every other runner is imported above)."""
+    if isinstance(case, Script) and case.config.driver == "runner":
+        from . import adk_runner  # noqa: F401  (registers the runner driver)
+
+
+def run_with_fixes(case: Any, names: Sequence[str]) -> list[Violation]:
+    """:func:`compaction_harness.triage.run_with_fixes`, its runner loaded."""
+    _load_runner(case)
+    return triage.run_with_fixes(case, names)
+
+
+def by_fix(
+    case: Any, violations: Iterable[Violation]
+) -> tuple[list[Violation], list[tuple[Violation, str]]]:
+    """:func:`compaction_harness.triage.by_fix`, its runner loaded."""
+    _load_runner(case)
+    return triage.by_fix(case, violations)

@@ -63,6 +63,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from . import reruns
 from .invariants import Violation
 from .model import (
     REQUEST_CONFIRMATION_CALL,
@@ -943,3 +944,8 @@ def shortfall(
 
 
 __all__ += ["shortfall"]
+
+
+# Classification by fix re-runs a script on the emulating driver through this
+# (see reruns.py), and the known faults' recognisers replay any script here.
+reruns.register(Script, lambda script: run_script(script, triage=False), driver="emulated")

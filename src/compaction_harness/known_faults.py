@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from . import reference
 from .invariants import Violation
 from .pipeline_case import PipelineCase
+from .reruns import rerun
 from .scripts import Script
 from .unit import TokenCase, UnitCase
 
@@ -119,14 +120,10 @@ def _goes_with_a_reference_prefix(case, violation: Violation) -> bool:
 
 def _gone_under(case, violation: Violation, counterfactual) -> bool:
     """Whether a pipeline case, replayed inside ``counterfactual`` (a context
-    manager that changes one ADK function), no longer shows a violation of
-    ``violation``'s kind."""
-    from .driver import run_script
-    from .pipeline import run_pipeline_case
-
-    replay = run_script if isinstance(case, Script) else run_pipeline_case
+    manager that changes one ADK function) without triage, a script on the
+    emulating driver, no longer shows a violation of ``violation``'s kind."""
     with counterfactual:
-        replayed = replay(case, triage=False)
+        replayed = rerun(case, driver="emulated")
     return not any(_same_kind(v, violation) for v in replayed.violations)
 
 
@@ -245,7 +242,7 @@ def pattern_fault(
     take (``compaction_harness.faults.fixes``: none yet, or none with a diff
     that applies to this release). A fault whose fix the release can take is
     never named here: re-running with its fix decides
-    (``faults.classify.by_fix``). A recogniser that needs what the installed
+    (``triage.by_fix``). A recogniser that needs what the installed
     release lacks (its counterfactual cannot run there) does not match."""
     from .faults.fixes import fixes_for, unavailable
 

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from . import reruns
 from .invariants import Violation
 from .model import Call, ModelError, Response, Session, Step
 from .unit import UnitCase, UnitOutcome, run_unit_case
@@ -308,3 +309,7 @@ def run_metamorphic_case(case: MetamorphicCase) -> UnitOutcome:
         after = run_unit_case(UnitCase(grown, shifted)).observed
         violations = check_added_response(before, after, case.call_id)
     return UnitOutcome(violations, dict(before), dict(after))
+
+
+# Classification by fix re-runs metamorphic cases through this (see reruns.py).
+reruns.register(MetamorphicCase, run_metamorphic_case)

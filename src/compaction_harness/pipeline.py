@@ -46,7 +46,7 @@ import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from . import reference
+from . import reference, reruns
 from .invariants import PIPELINE_INVARIANTS, Violation
 from .model import (
     REQUEST_CONFIRMATION_CALL,
@@ -1520,7 +1520,7 @@ class Triage:
     (None: all). Calling the object records a batch (one operation's
     violations) and returns nothing: the run never stops at a violation,
     only at an exception (P0). With ``triage``, :meth:`outcome` classifies
-    every violation by fix (:func:`compaction_harness.faults.classify.by_fix`);
+    every violation by fix (:func:`compaction_harness.triage.by_fix`);
     its ``known`` holds (violation, fault id) pairs and its ``violations``
     the new violations of the first operation that has any (what a campaign
     reports). Without ``triage`` nothing is classified and ``violations``
@@ -1559,7 +1559,7 @@ class Triage:
         if not self.triage:
             outcome = make(everything)
         else:
-            from .faults.classify import by_fix
+            from .triage import by_fix
 
             fresh, self.known = by_fix(self.case_so_far(), everything) if everything else ([], [])
             first = next(
@@ -1863,3 +1863,7 @@ def recorded_case(
         summary_sizes=recorded_summary_sizes(session, texts),
         recorded=tuple(summary_ranges(session)) if evidence else None,
     )
+
+
+# Classification by fix re-runs recorded sessions through this (see reruns.py).
+reruns.register(PipelineCase, lambda case: run_pipeline_case(case, triage=False))

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import reference
+from . import reference, reruns
 from .invariants import (
     Violation,
     check_dead_ids,
@@ -288,3 +288,8 @@ class TokenHelpers:
 
     safe_token_split: Callable[[list[Any], int], int]
     events_to_compact: Callable[[list[Any], int], list[Any]]
+
+
+# Classification by fix re-runs unit and token cases through these (see reruns.py).
+reruns.register(UnitCase, run_unit_case)
+reruns.register(TokenCase, run_token_case)

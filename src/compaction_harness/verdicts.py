@@ -95,9 +95,9 @@ def classify(
 ) -> tuple[list[Violation], list[tuple[Violation, str]]]:
     """Split ``violations`` of ``case`` into (new, [(known, fault id)]) by
     re-running the case with the known faults' fixes
-    (:func:`compaction_harness.faults.classify.by_fix`); ``release`` names
+    (:func:`compaction_harness.triage.by_fix`); ``release`` names
     the installed release the case ran on (the fixes are applied to it)."""
-    from .faults.classify import by_fix
+    from .cases import by_fix
 
     return by_fix(case, violations)
 
