@@ -27,7 +27,7 @@ from .unit import (
     run_token_case,
     run_unit_case,
 )
-from .verdicts import classify
+from .verdicts import classify, installed_release
 
 __all__ = [
     "KNOWN_FAULTS_MET",
@@ -39,13 +39,6 @@ __all__ = [
     "installed_release",
     "met",
 ]
-
-
-def installed_release() -> str:
-    """The google-adk release under test."""
-    from .adk import ADK_RELEASE
-
-    return ADK_RELEASE
 
 
 def check_unit_case(

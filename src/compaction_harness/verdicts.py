@@ -47,6 +47,7 @@ __all__ = [
     "Verdict",
     "check",
     "classify",
+    "installed_release",
     "judge_fixture",
     "signature",
 ]
@@ -90,6 +91,13 @@ class Verdict:
         return out
 
 
+def installed_release() -> str:
+    """The google-adk release under test."""
+    from .adk import ADK_RELEASE
+
+    return ADK_RELEASE
+
+
 def classify(
     case: Any, violations: Iterable[Violation], release: str
 ) -> tuple[list[Violation], list[tuple[Violation, str]]]:
@@ -115,7 +123,6 @@ def check(case: Any, release: str | None = None) -> Verdict:
     if isinstance(case, JsCase):
         return _check_js(case)
     from .cases import run_case
-    from .checks import installed_release
 
     release = release or installed_release()
     outcome = run_case(case, release=release)
