@@ -30,7 +30,8 @@ from hypothesis import HealthCheck, given, settings
 from compaction_harness._pysource import ADK_PYINK_CONFIG, LINE_LENGTH
 from compaction_harness.adk import ADK_RELEASE
 from compaction_harness.cases import run_case
-from compaction_harness.export import ExportError, export_test, fault_fixes, name_of_test
+from compaction_harness.export import export_test
+from compaction_harness.export_head import ExportError, fault_fixes, name_of_test
 from compaction_harness.faults.classify import known_or_new_only
 from compaction_harness.faults.fixes import FIXES, fixes_for, unavailable
 from compaction_harness.fixtures import Fixture, load_fixture, write_fixture

@@ -538,14 +538,8 @@ def _replay_entry(path: Path, fixture: Fixture, judged: Any) -> dict[str, Any]:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from .export import (
-        ExportError,
-        export_patch,
-        export_test,
-        fault_fixes,
-        name_of_test,
-        patch_name,
-    )
+    from .export import export_patch, export_test
+    from .export_head import ExportError, fault_fixes, name_of_test, patch_name
 
     fixture = load_fixture(args.fixture)
     try:

@@ -33,7 +33,7 @@ invariant is broken and writes a test that
   P6: a summary takes something no kept summary covers, and the token
   trigger decides the same without counts a summary made stale).
 
-Refused (:class:`~compaction_harness.export.ExportError`): runner-driver
+Refused (:class:`~compaction_harness.export_head.ExportError`): runner-driver
 scripts (ADK's ``Runner`` with a scripted model and tools is no single call),
 database storage (the fault is in the service's reload, which needs a SQLite
 file and the ``[db]`` extra), P7, P0, credential requests (their
@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._pysource import Atom, Group, Strings, call, list_of, render
-from .export import ExportError, module_head, name_of_test, used_imports
+from .export_head import ExportError, module_head, name_of_test, used_imports
 from .fixtures import Fixture
 from .invariants import Violation
 
@@ -231,7 +231,7 @@ def _failing(fixture: Fixture, calls: list[TracedCall]) -> tuple[TracedCall, Vio
 def pipeline_module(fixture: Fixture, *, year: int | None = None) -> str:
     """The source of the upstream test for a ``script`` or ``pipeline``
     fixture (see the module docstring). Raises
-    :class:`~compaction_harness.export.ExportError` with the reason when it
+    :class:`~compaction_harness.export_head.ExportError` with the reason when it
     has none."""
     where = str(fixture.path) if fixture.path else fixture.file_name()
     reason = _refusal(fixture)
