@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from compaction_harness import DEFAULT_ADK_RELEASE
-from compaction_harness.adk import ADK_RELEASE
+from compaction_harness.sdk.python.adk import ADK_RELEASE
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The ADK adapter: the modules that import google.adk at module level.

@@ -10,7 +10,7 @@ also says why (``no_fix_reason``). The rest is derived when this module is
 imported, never typed:
 
 * ``fix``: the fixes that name the fault among theirs: google-adk's registry
-  (:data:`compaction_harness.faults.fixes.FIXES`), ADK-JS's index
+  (:data:`compaction_harness.sdk.python.fixes.FIXES`), ADK-JS's index
   ``sdks/adk-js/fixes/index.json`` (a JSON object, fix name ->
   ``{"faults": [fault id, ...], ...}``; no file, no ADK-JS fix);
 * ``releases``: google-adk: the releases on which the committed release
@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..sdk.python.python_fixes import ENTRIES
 from .matrix_record import FIXED, derived_releases
 
 __all__ = [
@@ -981,12 +982,11 @@ def _js_releases(corpus: Path = CORPUS) -> dict[str, tuple[str, ...]]:
 
 
 def _python_fixes() -> dict[str, list[str]]:
-    from .fixes import FIXES
-
+    """Fault id -> the google-adk fixes that name it, from their list (data)."""
     out: dict[str, list[str]] = {}
-    for name, fix in FIXES.items():
-        for fault in fix.faults:
-            out.setdefault(fault, []).append(name)
+    for entry in ENTRIES:
+        for fault in entry["faults"]:
+            out.setdefault(fault, []).append(entry["name"])
     return out
 
 

@@ -11,10 +11,10 @@ No pattern of the violation and no release list enter the decision.
 
 This module is the rule alone, whatever the SDK: :func:`classify` is given
 the re-run, the candidate fixes and the faults each removes. google-adk's
-cases are classified with it by :func:`compaction_harness.triage.by_fix`
-(its fixes, :mod:`compaction_harness.faults.fixes`), ADK-JS's by
-``compaction_harness.adk_js`` (the Node fixes). Imports only the
-specification's :class:`~compaction_harness.invariants.Violation`.
+cases are classified with it by :func:`compaction_harness.sdk.python.triage.by_fix`
+(its fixes, :mod:`compaction_harness.sdk.python.fixes`), ADK-JS's by
+``compaction_harness.sdk.js.adk_js`` (the Node fixes). Imports only the
+specification's :class:`~compaction_harness.spec.invariants.Violation`.
 
 Within :func:`known_or_new_only` (the gate's properties, whose verdict is
 only whether anything is new) a violation is told known or new by the same
@@ -28,7 +28,7 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ..invariants import Violation
+from ..spec.invariants import Violation
 
 __all__ = [
     "UNNAMED",
@@ -149,7 +149,7 @@ def classify(
     return out
 
 
-#: The fault id :func:`~compaction_harness.triage.by_fix` pairs a known
+#: The fault id :func:`~compaction_harness.sdk.python.triage.by_fix` pairs a known
 #: violation with inside :func:`known_or_new_only`: every fix together
 #: removes it, which of them was not asked.
 UNNAMED = "a known upstream fault, not named (the gate tells known from new only)"
@@ -160,7 +160,7 @@ _KNOWN_OR_NEW_ONLY: list[None] = []
 
 @contextlib.contextmanager
 def known_or_new_only() -> Iterator[None]:
-    """Within ``with``, :func:`~compaction_harness.triage.by_fix` decides only
+    """Within ``with``, :func:`~compaction_harness.sdk.python.triage.by_fix` decides only
     whether each violation is known or new, as it always does: known when
     every fix together removes it (one re-run), else new unless a fault
     without a fix recognises it. A

@@ -1,6 +1,6 @@
 """The release matrix record as the fault catalogue reads it.
 
-``make matrix`` (:mod:`compaction_harness.matrix`) writes the record
+``make matrix`` (:mod:`compaction_harness.surfaces.matrix`) writes the record
 (``docs/release-matrix.json``): releases as columns, known faults,
 invariants and fixtures as rows, each cell in one of four states. The
 catalogue derives each google-adk fault's releases from the committed record
