@@ -9,8 +9,9 @@ and, for ADK-JS, the compactors it concerns; a fault that can have no fix
 also says why (``no_fix_reason``). The rest is derived when this module is
 imported, never typed:
 
-* ``fix``: the fixes that name the fault among theirs: google-adk's registry
-  (:data:`compaction_harness.sdk.python.fixes.FIXES`), ADK-JS's index
+* ``fix``: the fixes that name the fault among theirs: google-adk's list
+  (:data:`compaction_harness.sdk.python.python_fixes.ENTRIES`, a data module:
+  what its registry ``sdk.python.fixes.FIXES`` is made of), ADK-JS's index
   ``sdks/adk-js/fixes/index.json`` (a JSON object, fix name ->
   ``{"faults": [fault id, ...], ...}``; no file, no ADK-JS fix);
 * ``releases``: google-adk: the releases on which the committed release

@@ -510,7 +510,7 @@ def minimize_recorded(
 ) -> Minimized | Holds | Differs:
     """The failure ``session`` shows when judged with the configuration it
     ran with (``config``: trigger values, the keys of
-    :data:`~compaction_harness.sdk.python.pipeline.CONFIG_KEYS`; ``agents``: its app's
+    :data:`~compaction_harness.spec.pipeline_case.CONFIG_KEYS`; ``agents``: its app's
     agent names, the root first, default the authors of its events), and the
     smallest case Hypothesis finds with the same failure; :class:`Holds`
     when nothing applicable fails; :class:`Differs` when the replay makes

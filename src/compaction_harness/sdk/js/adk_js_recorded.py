@@ -1,7 +1,7 @@
 """Recorded google-adk sessions (``pipeline`` fixtures) replayed on ADK-JS.
 
 A ``pipeline`` fixture is not a script: it is a session that adk-python's
-pipeline recorded (:class:`~compaction_harness.sdk.python.pipeline.PipelineCase`: the
+pipeline recorded (:class:`~compaction_harness.spec.pipeline_case.PipelineCase`: the
 steps appended, in order, ``ends`` = after how many appended steps an
 invocation ended, and the trigger configuration). This module maps such a
 session to one request of the Node driver (``sdks/adk-js/driver.mjs``), so

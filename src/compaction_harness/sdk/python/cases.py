@@ -1,16 +1,15 @@
 """Every kind of case the harness runs, by fixture ``kind``.
 
-=========== =============================================== ==================
-kind        case                                            invariants
-=========== =============================================== ==================
-unit        :class:`~compaction_harness.sdk.python.unit.UnitCase`      U1-U4
-token       :class:`~compaction_harness.sdk.python.unit.TokenCase`     U5
-metamorphic :class:`~compaction_harness.sdk.python.metamorphic.        U6
-            MetamorphicCase`
-pipeline    :class:`~compaction_harness.sdk.python.pipeline.           P1-P7 (a recorded
-            PipelineCase`                                   session, replayed)
-script      :class:`~compaction_harness.spec.scripts.Script`     P0-P7
-=========== =============================================== ==================
+=========== ================================================= ==================
+kind        case                                              invariants
+=========== ================================================= ==================
+unit        :class:`~.unit.UnitCase`                          U1-U4
+token       :class:`~.unit.TokenCase`                         U5
+metamorphic :class:`~.metamorphic.MetamorphicCase`            U6
+pipeline    :class:`~compaction_harness.spec.pipeline_case.   P1-P7 (a recorded
+            PipelineCase`                                     session, replayed)
+script      :class:`~compaction_harness.spec.scripts.Script`  P0-P7
+=========== ================================================= ==================
 
 A script runs on the driver its configuration names (``config.driver``):
 the emulating driver, or ADK's own ``Runner``
@@ -18,9 +17,9 @@ the emulating driver, or ADK's own ``Runner``
 
 This module imports every runner (ADK's ``Runner`` driver only for a script
 that names it), so each kind's runner is registered for re-runs
-(:mod:`compaction_harness.sdk.python.reruns`): a caller outside a driver's run
-classifies a case by fix here (:func:`by_fix`, :func:`run_with_fixes`,
-those of :mod:`compaction_harness.sdk.python.triage` once the case's runner is loaded).
+(:mod:`.reruns`): a caller outside a driver's run classifies a case by fix
+here (:func:`by_fix`, :func:`run_with_fixes`: those of :mod:`.triage`, once
+the case's runner is loaded).
 """
 
 from __future__ import annotations
