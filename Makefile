@@ -36,7 +36,7 @@ FIXES_ENV := HARNESS_FIXES="$(FIXES)"
 # make test FIXES=...: the part of the gate that judges ADK (the properties and the fixture
 # replays) on the fixed SDK; the rest is about the harness and the release as published.
 FIXED_GATE := $(if $(strip $(FIXES)),-m "property or judges_adk")
-CHECK_FIXES := $(if $(strip $(FIXES)),$$py -m compaction_harness.faults.switch$(if $(filter js,$(SDK)), --sdk=js) "$(FIXES)" >/dev/null || exit 2,true)
+CHECK_FIXES := $(if $(strip $(FIXES)),$$py -m compaction_harness.surfaces.switch$(if $(filter js,$(SDK)), --sdk=js) "$(FIXES)" >/dev/null || exit 2,true)
 
 ifeq ($(filter $(SDK),python js),)
 $(error SDK=$(SDK): expected python or js)
@@ -154,7 +154,7 @@ coverage: ## branch coverage of ADK's compaction code per function; fails below 
 	$$py -m coverage json -q -o build/coverage.json && \
 	$$py -m coverage html -q -d build/coverage-html && \
 	echo "HTML report: build/coverage-html/index.html" && \
-	$$py -m compaction_harness.coverage_report build/coverage.json \
+	$$py -m compaction_harness.surfaces.coverage_report build/coverage.json \
 	  $(foreach f,$(COVERAGE_REQUIRED),--require $(f))
 
 bench: $(SDK_PREREQ) ## unit examples/s against the ceiling, pipeline operations/s of both drivers, seconds to find the 2.11.0 stall (SDK=js: ADK-JS scripts/s)
@@ -174,13 +174,13 @@ matrix: ## replay the fixtures and a seeded campaign on every release: build/mat
 	@$(NEED_PATCH)
 	@py=$$($(ENV_PY)) || exit $$?; \
 	$(CHECK_FIXES); \
-	JOBS=$(JOBS) $(FIXES_ENV) $$py -m compaction_harness.matrix --releases "$(RELEASES)" --seconds $(MATRIX_SECONDS) \
+	JOBS=$(JOBS) $(FIXES_ENV) $$py -m compaction_harness.surfaces.matrix --releases "$(RELEASES)" --seconds $(MATRIX_SECONDS) \
 	  --record docs/release-matrix.json
 
 tables: $(ADKJS_STAMP) ## rewrite README.md's generated text: the known faults' releases and fixes, the cross-SDK summary and table from tests/repros/ (after adding fixtures or make matrix)
 	@py=$$($(ENV_PY)) || exit $$?; \
-	$$py -m compaction_harness.fault_headers --write README.md && \
-	$$py -m compaction_harness.cross_sdk --write README.md
+	$$py -m compaction_harness.surfaces.fault_headers --write README.md && \
+	$$py -m compaction_harness.surfaces.cross_sdk --write README.md
 
 replay: ## re-check fixtures against the target: make replay FIXTURE=tests/repros/x.json
 	@$(NEED_PATCH)

@@ -65,9 +65,9 @@ sys.path.insert(0, str(ROOT))  # the top-level `strategies` package
 
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 
-from compaction_harness.adk import ADK_RELEASE  # noqa: E402
-from compaction_harness.checks import check_unit_case  # noqa: E402
-from compaction_harness.unit import InvariantViolation  # noqa: E402
+from compaction_harness.sdk.python.adk import ADK_RELEASE  # noqa: E402
+from compaction_harness.sdk.python.unit import InvariantViolation  # noqa: E402
+from compaction_harness.surfaces.checks import check_unit_case  # noqa: E402
 from strategies import unit_cases  # noqa: E402
 
 MAX_EVENTS = 30
@@ -199,8 +199,8 @@ def steps(args: argparse.Namespace) -> dict:
 def _steps_for(storage: str, examples: int) -> dict:
     from dataclasses import replace
 
-    from compaction_harness.driver import run_script
-    from compaction_harness.scripts import Script
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import Script
     from strategies import scripts
 
     counted = {"operations": 0, "scripts": 0}
@@ -235,7 +235,7 @@ def js(args: argparse.Namespace) -> dict:
     scripts drawn as the ADK-JS property draws them (``strategies.js_cases``),
     each run through the Node driver and checked (P0, P1, P2, P4, P5 and the
     known-fault triage); per compactor, and in all."""
-    from compaction_harness import adk_js
+    from compaction_harness.sdk.js import adk_js
     from strategies import js_cases
 
     counted: dict[str, dict[str, float]] = {}
@@ -278,7 +278,7 @@ def js(args: argparse.Namespace) -> dict:
 
 
 def _warm_up():
-    from compaction_harness.scripts import Open, Script, ScriptConfig, Text
+    from compaction_harness.spec.scripts import Open, Script, ScriptConfig, Text
 
     return Script(ScriptConfig(token_threshold=1, event_retention_size=1), (Open(), Text())), None
 
@@ -329,9 +329,9 @@ def pipeline_time_to_failure(args: argparse.Namespace) -> dict:
 def _pipeline_seed(s: int, chosen: tuple[str, ...] | None, examples: int) -> dict:
     from dataclasses import replace
 
-    from compaction_harness.checks import check_case
-    from compaction_harness.model import Session
-    from compaction_harness.scripts import Script
+    from compaction_harness.spec.model import Session
+    from compaction_harness.spec.scripts import Script
+    from compaction_harness.surfaces.checks import check_case
     from strategies import scripts
 
     first: list[float] = []
@@ -375,8 +375,8 @@ def ceiling(args: argparse.Namespace) -> dict:
     a good share of what the helper alone allows)."""
     import random
 
-    from compaction_harness import adk
-    from compaction_harness.model import Call, Response, Session, Step
+    from compaction_harness.sdk.python import adk
+    from compaction_harness.spec.model import Call, Response, Session, Step
 
     rng = random.Random(0)  # a fixed corpus of sessions, not a generator under test
     corpus = []
@@ -480,12 +480,12 @@ def drivers(args: argparse.Namespace) -> dict:
     with every check through ADK's ``Runner`` (each agent tree, repairs
     included) and through the emulating driver (the script as the runner ran
     it)."""
-    from compaction_harness.adk_runner import (
+    from compaction_harness.sdk.python.adk_runner import (
         TREES,
         answers_continue_invocation,
         run_script_with_runner,
     )
-    from compaction_harness.driver import run_script
+    from compaction_harness.sdk.python.driver import run_script
     from strategies import differential_scripts
 
     results = {}
@@ -543,7 +543,7 @@ def shared_campaign(args: argparse.Namespace) -> dict:
             stdout=subprocess.DEVNULL,
         )  # fmt: skip
         try:
-            from compaction_harness.shared_db import check
+            from compaction_harness.store.shared_db import check
 
             for _ in range(200):
                 try:

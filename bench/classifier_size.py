@@ -3,7 +3,7 @@
 Counts code lines (not blank, not comments, not docstrings) of the modules
 that classify violations, for both SDKs, and prints one row per module and
 the total. The fault records' prose (the catalogue's ``FAULTS`` tuple) is not
-code and is left out; the fix mechanism (applying a diff, ``faults/fixes.py``)
+code and is left out; the fix mechanism (applying a diff, ``sdk/python/fixes.py``)
 and the fixes themselves (the diffs) are listed apart: they are what a
 re-run applies, not rules about violations.
 
@@ -24,11 +24,13 @@ PACKAGE = ROOT / "src" / "compaction_harness"
 #: (file, top-level names to count (None: the whole module), names to leave out).
 DECIDING = [
     (PACKAGE / "faults" / "classify.py", None, ()),
-    (PACKAGE / "known_faults.py", None, ("KNOWN_FAULTS",)),
+    (PACKAGE / "sdk" / "python" / "triage.py", None, ()),
+    (PACKAGE / "sdk" / "python" / "reruns.py", None, ()),
+    (PACKAGE / "sdk" / "python" / "known_faults.py", None, ("KNOWN_FAULTS",)),
     (PACKAGE / "faults" / "catalogue.py", None, ("_ENTRIES",)),
-    (PACKAGE / "adk_js.py", "classification", ()),
+    (PACKAGE / "sdk" / "js" / "adk_js.py", "classification", ()),
 ]
-INSTRUMENT = [PACKAGE / "faults" / "fixes.py", PACKAGE / "faults" / "js_fixes.py"]
+INSTRUMENT = [PACKAGE / "sdk" / "python" / "fixes.py", PACKAGE / "sdk" / "js" / "js_fixes.py"]
 
 
 def _docstring_lines(tree: ast.AST) -> set[int]:
@@ -95,26 +97,26 @@ def _spans(
 
 def main() -> int:
     total = 0
-    print(f"{'module':48} code lines")
+    print(f"{'module':56} code lines")
     for path, marker, left_out in DECIDING:
         if not path.exists():
             continue
         text = path.read_text(encoding="utf-8")
         n = _code_lines(text, _spans(text, marker, left_out))
         total += n
-        print(f"{path.relative_to(ROOT)!s:48} {n}")
-    print(f"{'deciding known or new, both SDKs':48} {total}")
+        print(f"{path.relative_to(ROOT)!s:56} {n}")
+    print(f"{'deciding known or new, both SDKs':56} {total}")
     for path in INSTRUMENT:
         if path.exists() and path.suffix == ".py":
             n = _code_lines(path.read_text(encoding="utf-8"), None)
-            print(f"{str(path.relative_to(ROOT)) + ' (instrument)':48} {n}")
+            print(f"{str(path.relative_to(ROOT)) + ' (instrument)':56} {n}")
         elif path.exists():
             lines = [
                 line
                 for line in path.read_text(encoding="utf-8").splitlines()
                 if line.strip() and not line.strip().startswith("//")
             ]
-            print(f"{str(path.relative_to(ROOT)) + ' (instrument)':48} {len(lines)}")
+            print(f"{str(path.relative_to(ROOT)) + ' (instrument)':56} {len(lines)}")
     return 0
 
 

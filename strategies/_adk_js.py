@@ -1,6 +1,6 @@
 """Pipeline scripts for ADK for TypeScript: the corpus of :func:`scripts`, cut to
 what ADK-JS can represent, with one of the compactors the session model can
-drive (see :mod:`compaction_harness.adk_js`)."""
+drive (see :mod:`compaction_harness.sdk.js.adk_js`)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import dataclasses
 
 from hypothesis import strategies as st
 
-from compaction_harness.adk_js import JsCompactor, compactor_for
-from compaction_harness.scripts import Ask, Reply, Rewind, Script
+from compaction_harness.sdk.js.adk_js import JsCompactor, compactor_for
+from compaction_harness.spec.scripts import Ask, Reply, Rewind, Script
 
 from ._scripts import scripts
 
 #: Operations ADK-JS cannot represent (``adk_js`` says why): dropped, which
-#: leaves a valid script (see :mod:`compaction_harness.scripts`). A
+#: leaves a valid script (see :mod:`compaction_harness.spec.scripts`). A
 #: ``ClientRecord`` is kept: ADK-JS reads it as its own compacted event
 #: (``adk_js.client_record_event``).
 UNREPRESENTED = (Rewind,)

@@ -34,7 +34,7 @@ from functools import cache
 
 from hypothesis import strategies as st
 
-from compaction_harness.model import (
+from compaction_harness.spec.model import (
     REQUEST_CONFIRMATION_CALL,
     REQUEST_CREDENTIAL_CALL,
     Call,

@@ -8,8 +8,8 @@ reach every kind.
 
 from __future__ import annotations
 
-from compaction_harness.model import Session
-from compaction_harness.reference import SYNTHETIC_HITL_CALL_NAMES
+from compaction_harness.spec.model import Session
+from compaction_harness.spec.reference import SYNTHETIC_HITL_CALL_NAMES
 
 #: Every label :func:`episode_kinds` can give.
 EPISODE_KINDS = (

@@ -3,7 +3,7 @@
 A whole script is drawn at once, so Hypothesis's shrinker works on plain
 lists: deleting an operation deletes what it stored, and every operation
 stays valid whatever was deleted before it (see
-:mod:`compaction_harness.scripts`). Each field's first value is the harmless
+:mod:`compaction_harness.spec.scripts`). Each field's first value is the harmless
 one, so shrinking a value moves towards the plainest run: a user message,
 text replies, tools answered at once, sliding-window compaction every
 invocation, a fine clock, tiny summaries, in-memory storage.
@@ -24,7 +24,7 @@ from functools import cache
 
 from hypothesis import strategies as st
 
-from compaction_harness.scripts import (
+from compaction_harness.spec.scripts import (
     CLOCK_RESOLUTIONS,
     SUMMARY_SIZES,
     Answer,
@@ -140,7 +140,7 @@ def operations() -> st.SearchStrategy:
 
 @st.composite
 def scripts(draw, *, max_operations: int = 24, token: bool = True, database: bool = True) -> Script:
-    """A :class:`~compaction_harness.scripts.Script`: a configuration (see
+    """A :class:`~compaction_harness.spec.scripts.Script`: a configuration (see
     :func:`script_configs`), a first invocation opened by a user, then up to
     ``max_operations`` operations."""
     config = draw(script_configs(token=token, database=database))

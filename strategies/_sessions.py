@@ -20,10 +20,10 @@ from functools import cache
 
 from hypothesis import strategies as st
 
-from compaction_harness import reference
-from compaction_harness.metamorphic import MetamorphicCase, interleave_scope
-from compaction_harness.model import Compaction, Session, Step
-from compaction_harness.unit import TokenCase, UnitCase
+from compaction_harness.sdk.python.metamorphic import MetamorphicCase, interleave_scope
+from compaction_harness.sdk.python.unit import TokenCase, UnitCase
+from compaction_harness.spec import reference
+from compaction_harness.spec.model import Compaction, Session, Step
 
 from ._episodes import (
     AGENT,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compaction_harness.model import Call, Compaction, Response, Session, Step
+from compaction_harness.spec.model import Call, Compaction, Response, Session, Step
 
 
 def user(inv: str, t: float, text: str = "hi") -> Step:

@@ -12,8 +12,8 @@ from google.adk.events.event_actions import EventActions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compaction_harness import adk
-from compaction_harness.model import Call, Compaction, Response, Session, Step
+from compaction_harness.sdk.python import adk
+from compaction_harness.spec.model import Call, Compaction, Response, Session, Step
 from strategies import sessions
 
 deterministic = settings(derandomize=True, database=None)

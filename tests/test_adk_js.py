@@ -1,6 +1,6 @@
 """ADK for TypeScript (``@google/adk``): the same invariants over its compactors.
 
-Runs through :mod:`compaction_harness.adk_js` (the Node driver in
+Runs through :mod:`compaction_harness.sdk.js.adk_js` (the Node driver in
 ``sdks/adk-js/``; ``make js-env`` installs it). Hand-worked examples pin what
 ADK-JS 2.0.0 does at a compaction boundary; a derandomised property runs
 drawn scripts through every representable compactor and requires that each
@@ -21,15 +21,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 
-from compaction_harness import adk_js, reference
-from compaction_harness.adk_js import JsCompactor, NotApplicable
-from compaction_harness.checks import check_js_case
-from compaction_harness.faults import js_fixes
-from compaction_harness.fixtures import load_fixture, unjudged_advice
-from compaction_harness.invariants import Violation
-from compaction_harness.model import Response, Session, Step
-from compaction_harness.pipeline import check_prompt, check_range_safety
-from compaction_harness.scripts import (
+from compaction_harness.sdk.js import adk_js, js_fixes
+from compaction_harness.sdk.js.adk_js import JsCompactor, NotApplicable
+from compaction_harness.sdk.python.pipeline import check_prompt, check_range_safety
+from compaction_harness.sdk.python.unit import InvariantViolation
+from compaction_harness.spec import reference
+from compaction_harness.spec.invariants import Violation
+from compaction_harness.spec.model import Response, Session, Step
+from compaction_harness.spec.scripts import (
     Answer,
     Ask,
     Calls,
@@ -46,8 +45,9 @@ from compaction_harness.scripts import (
     Text,
     Tie,
 )
-from compaction_harness.unit import InvariantViolation
-from compaction_harness.verdicts import judge_fixture
+from compaction_harness.store.fixtures import load_fixture, unjudged_advice
+from compaction_harness.surfaces.checks import check_js_case
+from compaction_harness.surfaces.verdicts import judge_fixture
 from strategies import js_cases
 
 
@@ -142,7 +142,7 @@ def test_a_tie_before_an_answer_or_an_open_gives_the_previous_events_millisecond
     # ADK-JS's own Runner stores such ties when its clock does not move on
     # between the runs (the driver's Date.now held at one millisecond): nothing
     # in ADK-JS separates a client's answer from its call.
-    from compaction_harness.differential_js import runner_request
+    from compaction_harness.sdk.js.differential_js import runner_request
 
     request = runner_request(Script(token(1000, 1), tuple(o for o in TIED if o.op != "end")))
     request["step"] = 0
@@ -367,7 +367,7 @@ def test_a_call_waits_until_a_response_with_its_id_and_tool_answers_it() -> None
     # tests/repros/P2-adk-js-2.0.0-f02cefde1f3dad82.json): the answer to the
     # second turn's call_0 (transfer) does not answer the first turn's
     # long-running call_0 (export), which still waits.
-    from compaction_harness.model import Call
+    from compaction_harness.spec.model import Call
 
     export = Step("i1", "agent", 1.0, calls=(Call("call_0", "export"),), long_running=("call_0",))
     transfer = Step("i2", "agent", 2.0, calls=(Call("call_0", "transfer"),))
@@ -1462,7 +1462,7 @@ def test_a_dead_call_whose_id_a_response_carries_is_kept_by_the_fix_not_a_recogn
     # response with the id), so the P1 vanishes under that fix alone: the
     # fault is known by its fix. With unique ids the call is provably dead
     # and may be summarised: nothing to report.
-    from compaction_harness.faults import js_fixes as fixes_index
+    from compaction_harness.sdk.js import js_fixes as fixes_index
 
     script, compactor = KNOWN["js-reused-id-orphan-summarised"]
     result = run(script, compactor)
@@ -1481,7 +1481,7 @@ def test_a_dead_call_whose_id_a_response_carries_is_kept_by_the_fix_not_a_recogn
 
 
 def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one() -> None:
-    from compaction_harness.model import Call, Response, Step
+    from compaction_harness.spec.model import Call, Response, Step
 
     compactor = JsCompactor("token_based", {"tokenThreshold": 1, "eventRetentionSize": 1})
     call = Step(invocation="i", author="agent", calls=(Call("a", "t"),))
@@ -1541,8 +1541,8 @@ def test_p3s_backlog_keeps_a_call_with_an_answer_that_must_stay() -> None:
     # summarised, but the final answer must stay (it answers a call opened
     # before the waiting one), and a compactor keeps a call with an answer
     # it keeps: only the user's message is backlog.
-    from compaction_harness import reference
-    from compaction_harness.model import Call, Response, Session, Step
+    from compaction_harness.spec import reference
+    from compaction_harness.spec.model import Call, Response, Session, Step
 
     user = Step(invocation="i", author="user", text="u")
     call_a = Step(invocation="i", author="agent", calls=(Call("a", "t"),), long_running=("a",))
@@ -1572,7 +1572,7 @@ def test_adk_js_fixture_holds(path: Path) -> None:
     # The JS twin of test_repros.py: the same judge, on ADK-JS; a fixture
     # marked with a known fault that no longer shows fails (strict XPASS).
     # Under HARNESS_FIXES (make test SDK=js FIXES=...) with ADK-JS's fixes.
-    from compaction_harness.faults import switch
+    from compaction_harness.surfaces import switch
 
     fixture = load_fixture(path)
     judged = judge_fixture(fixture)
@@ -1596,7 +1596,7 @@ def test_adk_js_fixture_holds(path: Path) -> None:
 
 
 def _js_fixture(tmp_path: Path, case: adk_js.JsCase, fault: str | None) -> Path:
-    from compaction_harness.fixtures import Fixture, write_fixture
+    from compaction_harness.store.fixtures import Fixture, write_fixture
 
     outcome = adk_js.check_case(case)
     found = [v for v, _ in outcome.known] or [*outcome.violations]
@@ -1614,7 +1614,7 @@ def _js_fixture(tmp_path: Path, case: adk_js.JsCase, fault: str | None) -> Path:
 
 
 def test_replay_labels_an_adk_js_fixture_xfail_and_names_the_package(capsys) -> None:
-    from compaction_harness.cli import main
+    from compaction_harness.surfaces.cli import main
 
     path = REPROS / "P5-adk-js-2.0.0-2d44fea12a2727a0.json"
     assert main(["replay", str(path)]) == 0
@@ -1627,7 +1627,7 @@ def test_replay_labels_an_adk_js_fixture_xfail_and_names_the_package(capsys) -> 
 
 
 def test_show_lists_the_earlier_summary_an_anchored_summary_was_given(capsys, tmp_path) -> None:
-    from compaction_harness.cli import main
+    from compaction_harness.surfaces.cli import main
 
     # The anchored compactor gives its summariser the scratchpad (the
     # previous summary) with the raw events: show names it among the inputs.
@@ -1644,7 +1644,7 @@ def test_show_lists_the_earlier_summary_an_anchored_summary_was_given(capsys, tm
 def test_replay_of_a_fixture_whose_marked_fault_another_known_fault_hides_says_both(
     capsys, tmp_path
 ) -> None:
-    from compaction_harness.cli import main
+    from compaction_harness.surfaces.cli import main
 
     # A hand-edited mark: the fixture shows js-branch, marked js-late-answer
     # (which applies to its compactor): XPASS, and the advice names both.
@@ -1675,7 +1675,7 @@ def test_replay_of_a_fixture_whose_marked_fault_another_known_fault_hides_says_b
 def test_a_database_fixture_without_the_sqlite_driver_is_one_line_and_exit_2(
     capsys, monkeypatch, error
 ) -> None:
-    from compaction_harness.cli import main
+    from compaction_harness.surfaces.cli import main
 
     # The newcomer review: without @mikro-orm/sqlite, or with its sqlite3
     # binding never built, replay printed a traceback and exit 1.
@@ -1697,7 +1697,7 @@ def test_a_database_fixture_without_the_sqlite_driver_is_one_line_and_exit_2(
 def test_replay_names_the_package_version_a_fixture_was_found_on_when_it_differs(
     capsys, tmp_path
 ) -> None:
-    from compaction_harness.cli import main
+    from compaction_harness.surfaces.cli import main
 
     data = json.loads((REPROS / "P5-adk-js-2.0.0-2d44fea12a2727a0.json").read_text())
     data["package_version"] = "2.7.0"  # written on another @google/adk
@@ -1714,7 +1714,7 @@ def test_replay_names_the_package_version_a_fixture_was_found_on_when_it_differs
 def test_replay_labels_an_adk_js_fixture_fail_when_no_known_fault_explains_it(
     capsys, monkeypatch, tmp_path
 ) -> None:
-    from compaction_harness.cli import main
+    from compaction_harness.surfaces.cli import main
 
     script = KNOWN["js-branch"][0]
     path = _js_fixture(tmp_path, adk_js.JsCase(script, adk_js.compactor_for(script)), None)
@@ -1728,7 +1728,7 @@ def test_replay_labels_an_adk_js_fixture_fail_when_no_known_fault_explains_it(
 def test_replay_labels_an_adk_js_fixture_xpass_when_its_fault_no_longer_shows(
     capsys, tmp_path
 ) -> None:
-    from compaction_harness.cli import main
+    from compaction_harness.surfaces.cli import main
 
     # A clean run marked with a fault it does not show: as if ADK-JS fixed it.
     path = _js_fixture(tmp_path, adk_js.JsCase(CLEAN, adk_js.compactor_for(CLEAN)), "js-branch")
@@ -1740,7 +1740,7 @@ def test_replay_labels_an_adk_js_fixture_xpass_when_its_fault_no_longer_shows(
 
 # -- Python fixtures on ADK-JS: the cross-SDK table ---------------------------------------------
 def test_the_readme_cross_sdk_table_is_what_the_command_prints() -> None:
-    from compaction_harness import cross_sdk
+    from compaction_harness.surfaces import cross_sdk
 
     rows = cross_sdk.cross_table()
     # One line naming the command that regenerates it, not a diff of the table.
@@ -1759,7 +1759,7 @@ def test_the_readme_cross_sdk_table_is_what_the_command_prints() -> None:
             "\n".join(
                 f"{r.fixture} fails on ADK-JS {adk_js.package_version()} ({r.detail}): a new "
                 "ADK-JS finding no known ADK-JS fault explains "
-                "(`python -m compaction_harness.cross_sdk` shows it)"
+                "(`python -m compaction_harness.surfaces.cross_sdk` shows it)"
                 for r in failing
             ),
             pytrace=False,
@@ -1769,7 +1769,7 @@ def test_the_readme_cross_sdk_table_is_what_the_command_prints() -> None:
 def test_the_cross_sdk_replay_says_fails_for_what_no_known_adk_js_fault_explains(
     monkeypatch, tmp_path
 ) -> None:
-    from compaction_harness import cross_sdk
+    from compaction_harness.surfaces import cross_sdk
 
     path = REPROS / "P4-2.13.0-cec7225956fce657.json"
     matrix = {
@@ -1793,7 +1793,7 @@ def test_the_cross_sdk_replay_says_fails_for_what_no_known_adk_js_fault_explains
 def test_the_cross_sdk_replay_says_why_a_fixture_cannot_run_on_adk_js(tmp_path) -> None:
     from dataclasses import replace
 
-    from compaction_harness import cross_sdk
+    from compaction_harness.surfaces import cross_sdk
 
     database = load_fixture(REPROS / "P7-2.13.0-5167e90ad3141661.json")
     assert cross_sdk.cross_row(database, {}).verdict != "n/a"  # DatabaseSessionService runs
@@ -1826,7 +1826,7 @@ def test_the_sliding_window_stand_in_fires_at_every_model_call_and_keeps_the_ove
 
 
 def test_a_stand_in_verdict_fails_for_what_no_known_adk_js_fault_explains(monkeypatch) -> None:
-    from compaction_harness import cross_sdk
+    from compaction_harness.surfaces import cross_sdk
 
     fixture = load_fixture(REPROS / "P3-2.13.0-7d20e6ebbfad77fb.json")
     row = cross_sdk.cross_row(fixture, {})
@@ -1850,11 +1850,11 @@ import sys
 sys.path.insert(0, __ROOT__)
 import pytest
 from hypothesis import given, strategies as st
-from compaction_harness import adk_js
-from compaction_harness.checks import check_js_case
-from compaction_harness.faults import js_fixes
-from compaction_harness.scripts import Open, Script, ScriptConfig, Text
-from compaction_harness.unit import InvariantViolation, UnitOutcome
+from compaction_harness.sdk.js import adk_js
+from compaction_harness.surfaces.checks import check_js_case
+from compaction_harness.sdk.js import js_fixes
+from compaction_harness.spec.scripts import Open, Script, ScriptConfig, Text
+from compaction_harness.sdk.python.unit import InvariantViolation, UnitOutcome
 
 FORGET = __FORGET__  # a known fault this process does not know: its violations are new
 for fault in FORGET:
@@ -1893,7 +1893,7 @@ def _run_js_property(pytester, tmp_path: Path, forget: tuple[str, ...]):
     repros = tmp_path / "repros"
     result = pytester.runpytest_subprocess(
         "-p",
-        "compaction_harness.pytest_plugin",
+        "compaction_harness.surfaces.pytest_plugin",
         "--repro-dir",
         str(repros),
         "--hypothesis-profile=gate",
@@ -1937,7 +1937,7 @@ def test_an_adk_js_campaign_summary_names_the_package_it_ran_against(pytester) -
     )
     result = pytester.runpytest_subprocess(
         "-p",
-        "compaction_harness.pytest_plugin",
+        "compaction_harness.surfaces.pytest_plugin",
         "--hypothesis-profile=fuzz",
         "--fuzz-seconds=2",
         "-p",

@@ -1,4 +1,4 @@
-"""The fixes of ADK-JS's known faults (``sdks/adk-js/fixes/``, ``faults/js_fixes.py``).
+"""The fixes of ADK-JS's known faults (``sdks/adk-js/fixes/``, ``sdk/js/js_fixes.py``).
 
 Each fix is a unified diff against ``@google/adk``'s ``dist/esm/`` as npm
 ships it, applied by the harness to a copy of the package that the Node
@@ -21,12 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from compaction_harness import adk_js
-from compaction_harness.faults import js_fixes
 from compaction_harness.faults.classify import same_failure
-from compaction_harness.fixtures import load_fixture
-from compaction_harness.model import Session
-from compaction_harness.verdicts import judge_fixture
+from compaction_harness.sdk.js import adk_js, js_fixes
+from compaction_harness.spec.model import Session
+from compaction_harness.store.fixtures import load_fixture
+from compaction_harness.surfaces.verdicts import judge_fixture
 
 REPROS = Path(__file__).parent / "repros"
 JS_FIXTURES = sorted(REPROS.glob("*-adk-js-*.json"))
@@ -255,7 +254,7 @@ def test_a_reused_id_orphan_the_fixed_prompt_builder_prunes_is_not_lost():
     # working, not a loss: P4 exempts it under that fix, as it does for
     # google-adk (found by make fuzz SDK=js FIXES=all,
     # P4-adk-js-2.0.0-9cc875150c4b6eb4).
-    from compaction_harness.scripts import Calls, Open, Script, ScriptConfig, Text
+    from compaction_harness.spec.scripts import Calls, Open, Script, ScriptConfig, Text
 
     script = Script(
         ScriptConfig(
@@ -283,7 +282,7 @@ def test_p6_allows_one_summary_per_branch_at_a_model_call_and_fires_on_two_of_on
     # compaction (P5 keeps sibling branches apart). Two summaries on the same
     # branch at one call (a deliberately broken compactor's output: the second
     # summary's branch rewritten to the first's) is wasted work, P6.
-    from compaction_harness.scripts import FanOut, Open, Script, ScriptConfig, Text
+    from compaction_harness.spec.scripts import FanOut, Open, Script, ScriptConfig, Text
 
     script = Script(
         ScriptConfig(
@@ -313,7 +312,7 @@ def test_compaction_continues_around_a_waiting_call_where_summaries_hide_what_th
     # retained events start at the call and every later model call makes no
     # summary: the stall P3 reports (found by make fuzz SDK=js FIXES=all,
     # tests/repros/P3-adk-js-2.0.0-0b4a0145620ebc20.json).
-    from compaction_harness.scripts import Calls, Open, Script, ScriptConfig, Text
+    from compaction_harness.spec.scripts import Calls, Open, Script, ScriptConfig, Text
 
     turns = tuple(op for _ in range(4) for op in (Open(), Text()))
     script = Script(
@@ -342,7 +341,7 @@ def test_p3_allows_the_waiting_call_itself_and_nothing_after_it():
     # backlog_bound, worked by hand (eventRetentionSize 0): a waiting
     # long-running call is not compacted, so it is allowed; a call answered
     # inside the backlog is not waiting and earns nothing.
-    from compaction_harness.model import Call, Response, Step
+    from compaction_harness.spec.model import Call, Response, Step
 
     compactor = adk_js.JsCompactor("token_based", {"tokenThreshold": 1, "eventRetentionSize": 0})
     waits = Step("i1", "agent", 1.0, calls=(Call("w", "export"),), long_running=("w",))

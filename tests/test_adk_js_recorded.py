@@ -1,5 +1,5 @@
 """Recorded google-adk sessions (``pipeline`` fixtures) and client compaction
-records on ADK for TypeScript (:mod:`compaction_harness.adk_js_recorded`,
+records on ADK for TypeScript (:mod:`compaction_harness.sdk.js.adk_js_recorded`,
 ``adk_js.client_record_event``).
 
 A recorded session replays event by event with model calls where the Python
@@ -18,13 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from compaction_harness import adk_js, adk_js_recorded, cross_sdk, differential_js
-from compaction_harness.adk_js import NotApplicable
-from compaction_harness.faults import js_fixes
-from compaction_harness.fixtures import load_fixture
-from compaction_harness.model import Call, Compaction, Response, Session, Step
-from compaction_harness.pipeline import PipelineCase, from_model
-from compaction_harness.scripts import (
+from compaction_harness.sdk.js import adk_js, adk_js_recorded, differential_js, js_fixes
+from compaction_harness.sdk.js.adk_js import NotApplicable
+from compaction_harness.sdk.python.pipeline import PipelineCase, from_model
+from compaction_harness.spec.model import Call, Compaction, Response, Session, Step
+from compaction_harness.spec.scripts import (
     Answer,
     Ask,
     Calls,
@@ -36,6 +34,8 @@ from compaction_harness.scripts import (
     Skew,
     Text,
 )
+from compaction_harness.store.fixtures import load_fixture
+from compaction_harness.surfaces import cross_sdk
 
 REPROS = Path(__file__).parent / "repros"
 

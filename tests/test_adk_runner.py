@@ -10,21 +10,21 @@ import google.adk.apps.compaction as compaction
 import pytest
 from hypothesis import assume, event, given, settings
 
-from compaction_harness.adk import (
+from compaction_harness.sdk.python.adk import (
     ADK_RELEASE,
     NotApplicable,
     helper_availability,
     prunes_orphaned_calls,
 )
-from compaction_harness.adk_runner import (
+from compaction_harness.sdk.python.adk_runner import (
     Inexpressible,
     answers_continue_invocation,
     run_script_outcome,
     run_script_with_runner,
 )
-from compaction_harness.checks import met
-from compaction_harness.pipeline import chosen_invariants
-from compaction_harness.scripts import (
+from compaction_harness.sdk.python.pipeline import chosen_invariants
+from compaction_harness.sdk.python.unit import InvariantViolation
+from compaction_harness.spec.scripts import (
     Answer,
     Ask,
     Calls,
@@ -38,7 +38,7 @@ from compaction_harness.scripts import (
     Text,
     Tie,
 )
-from compaction_harness.unit import InvariantViolation
+from compaction_harness.surfaces.checks import met
 from strategies import differential_scripts
 
 

@@ -18,8 +18,8 @@ import pytest
 from builders import answer, call, text, user
 from test_fixtures import BAD_FILES
 
-from compaction_harness.cli import main
-from compaction_harness.fixtures import load_fixture
+from compaction_harness.store.fixtures import load_fixture
+from compaction_harness.surfaces.cli import main
 
 REPROS = Path(__file__).parent / "repros"
 # Named explicitly: a campaign may add fixtures to tests/repros at any time.
@@ -441,7 +441,7 @@ def exported_session(tmp_path: Path, *steps) -> Path:
 
     from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
-    from compaction_harness.adk import to_adk_event
+    from compaction_harness.sdk.python.adk import to_adk_event
 
     async def build() -> str:
         service = InMemorySessionService()
@@ -484,8 +484,8 @@ def test_minimize_does_not_manufacture_a_failure_the_session_does_not_have(capsy
 
 @on_2_13
 def test_minimize_keeps_the_failure_it_found_as_given(capsys, tmp_path):
-    from compaction_harness.adk import session_from_json
-    from compaction_harness.minimize import minimize
+    from compaction_harness.sdk.python.adk import session_from_json
+    from compaction_harness.surfaces.minimize import minimize
 
     session = session_from_json(RECORDED.read_text(encoding="utf-8"))
     found = minimize(session, "U3", max_examples=500)
@@ -499,8 +499,8 @@ def test_minimize_keeps_the_failure_it_found_as_given(capsys, tmp_path):
 def test_minimize_gives_the_same_fixture_for_the_same_session():
     # A session exported twice (say, once with camelCase aliases) is one
     # session: minimize must not name two fixtures for it.
-    from compaction_harness.adk import session_from_json
-    from compaction_harness.minimize import minimize
+    from compaction_harness.sdk.python.adk import session_from_json
+    from compaction_harness.surfaces.minimize import minimize
 
     # A session ADK 2.13.0's Runner wrote (token threshold, parallel calls),
     # exported with camelCase aliases; before minimize was derandomised, three
@@ -552,7 +552,7 @@ def test_minimize_into_an_unwritable_folder_is_exit_2_and_one_line(
         out.mkdir()
         out.chmod(0o555)
         if os.access(out, os.W_OK):  # root writes there anyway: refuse as the kernel would
-            import compaction_harness.fixtures as fixtures
+            import compaction_harness.store.fixtures as fixtures
 
             def refused(*args, **kwargs):
                 raise PermissionError(13, "Permission denied")
@@ -651,7 +651,7 @@ def test_warnings_that_older_releases_print_on_import_are_not_shown(tmp_path: Pa
     # output says what matters. Emulated: the command warns as they do.
     code = (
         "import sys, warnings\n"
-        "import compaction_harness.cli as cli\n"
+        "import compaction_harness.surfaces.cli as cli\n"
         "show = cli._cmd_show\n"
         "def noisy(args):\n"
         "    warnings.warn('You are using a Python version (3.11.7) which Google will stop"
@@ -734,7 +734,7 @@ def test_a_script_one_driver_runs_repaired_is_not_reproducible_on_the_other(
 def test_replay_on_another_driver_advises_an_edit_only_when_its_own_driver_holds_too(
     capsys, monkeypatch
 ) -> None:
-    from compaction_harness import adk
+    from compaction_harness.sdk.python import adk
 
     # As if ADK had fixed fault 6: a reload gives the session back as stored.
     monkeypatch.setattr(
@@ -761,7 +761,7 @@ JS_FIXTURE = REPROS / "P5-adk-js-2.0.0-2d44fea12a2727a0.json"
 
 
 def test_show_prints_an_adk_js_fixture_without_node(capsys, monkeypatch, tmp_path) -> None:
-    from compaction_harness import adk_js
+    from compaction_harness.sdk.js import adk_js
 
     monkeypatch.setattr(adk_js, "SDK_DIR", tmp_path)  # no package, and no process started
     assert main(["show", str(JS_FIXTURE)]) == 0
@@ -776,7 +776,7 @@ def test_show_prints_an_adk_js_fixture_without_node(capsys, monkeypatch, tmp_pat
 def test_replaying_an_adk_js_fixture_without_node_is_one_line_and_exit_2(
     capsys, monkeypatch, tmp_path, missing
 ) -> None:
-    from compaction_harness import adk_js
+    from compaction_harness.sdk.js import adk_js
 
     monkeypatch.setattr(adk_js, "_DRIVERS", {})  # no running process
     monkeypatch.setattr(adk_js, "_NODE", adk_js._Node())
@@ -807,7 +807,7 @@ def test_replaying_a_folder_without_node_counts_its_adk_js_fixtures_apart(
 ) -> None:
     # The newcomer review: a folder's summary called the JS fixtures "bad
     # input" when only the environment was missing.
-    from compaction_harness import adk_js
+    from compaction_harness.sdk.js import adk_js
 
     monkeypatch.setattr(adk_js, "_DRIVERS", {})
     monkeypatch.setattr(adk_js, "_NODE", adk_js._Node())
@@ -827,9 +827,9 @@ def test_replaying_a_folder_without_node_counts_its_adk_js_fixtures_apart(
 def test_an_adk_js_violation_says_adk_js_observed_it(capsys, monkeypatch):
     # No Node needed: the replay's check is replaced by one that reports a
     # new violation, as @google/adk's run would.
-    from compaction_harness import verdicts
-    from compaction_harness.invariants import Violation
-    from compaction_harness.unit import InvariantViolation, UnitOutcome
+    from compaction_harness.sdk.python.unit import InvariantViolation, UnitOutcome
+    from compaction_harness.spec.invariants import Violation
+    from compaction_harness.surfaces import verdicts
 
     path = REPROS / "P0-adk-js-2.0.0-08ea5aac229385e5.json"
     fixture = load_fixture(path)
@@ -853,7 +853,7 @@ def test_an_adk_js_violation_says_adk_js_observed_it(capsys, monkeypatch):
 @on_2_13
 def test_replay_without_gnu_patch_says_so_in_one_line(capsys, monkeypatch) -> None:
     # Classification re-runs a fault fixture with its fix, a diff GNU patch applies.
-    from compaction_harness.faults import fixes
+    from compaction_harness.sdk.python import fixes
 
     monkeypatch.setattr(fixes.shutil, "which", lambda name: None)
     fixes._apply.cache_clear()

@@ -3,7 +3,7 @@
 ``DatabaseSessionService`` gives a session back sorted by timestamp, ties by
 event id; ADK draws event ids at random (``Event.new_id``), so a tie across a
 reload went one way or the other from one replay to the next. Both drivers
-draw every id from :class:`compaction_harness.driver.ScriptIds` (installed as
+draw every id from :class:`compaction_harness.sdk.python.driver.ScriptIds` (installed as
 ADK's id provider for the run, restored after), so a tie goes the same way
 on every replay, and the ids sort in no particular order, as uuids do.
 """
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from compaction_harness.adk_runner import run_script_with_runner
-from compaction_harness.driver import ScriptIds, ScriptRun, sdk_ids
-from compaction_harness.fixtures import load_fixture
-from compaction_harness.scripts import Calls, Open, Script, ScriptConfig, Text
-from compaction_harness.verdicts import check, judge_fixture
+from compaction_harness.sdk.python.adk_runner import run_script_with_runner
+from compaction_harness.sdk.python.driver import ScriptIds, ScriptRun, sdk_ids
+from compaction_harness.spec.scripts import Calls, Open, Script, ScriptConfig, Text
+from compaction_harness.store.fixtures import load_fixture
+from compaction_harness.surfaces.verdicts import check, judge_fixture
 
 REPROS = Path(__file__).parent / "repros"
 # A tie before the reply, the session reloaded from SQLite before the next

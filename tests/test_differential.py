@@ -1,12 +1,12 @@
 """The emulating driver stores what ADK's own ``Runner`` stores.
 
 For scripts both drivers can run (``strategies.differential_scripts``), the
-runner driver (``compaction_harness.adk_runner``) runs each script through
+runner driver (``compaction_harness.sdk.python.adk_runner``) runs each script through
 ADK's ``Runner`` with a scripted model and real tools, adding the few
 operations the ``Runner`` needs where the script lacks them (a model reply
 before the invocation can end, an end where the root agent's run ends by
-itself); the emulating driver (``compaction_harness.driver``) then runs the
-script as the runner ran it, and ``compaction_harness.differential`` compares
+itself); the emulating driver (``compaction_harness.sdk.python.driver``) then runs the
+script as the runner ran it, and ``compaction_harness.sdk.python.differential`` compares
 the two stored sessions: authors, roles, order, texts, call and response ids
 by order of appearance, long-running marks, requested confirmations and
 credentials, summaries, rewinds, timestamps by rank, and prompt token counts.
@@ -24,22 +24,26 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from compaction_harness.adk import ADK_RELEASE, NotApplicable, helper_availability, to_adk_event
-from compaction_harness.adk_runner import (
+from compaction_harness.sdk.python.adk import (
+    ADK_RELEASE,
+    NotApplicable,
+    helper_availability,
+    to_adk_event,
+)
+from compaction_harness.sdk.python.adk_runner import (
     TREES,
     RunnerRun,
     answers_continue_invocation,
     run_script_with_runner,
 )
-from compaction_harness.differential import (
+from compaction_harness.sdk.python.differential import (
     compare_sessions,
     request_mismatches,
     token_mismatches,
 )
-from compaction_harness.driver import ScriptRun, run_script
-from compaction_harness.model import Session
-from compaction_harness.pytest_plugin import unnamed_in_the_gate
-from compaction_harness.scripts import (
+from compaction_harness.sdk.python.driver import ScriptRun, run_script
+from compaction_harness.spec.model import Session
+from compaction_harness.spec.scripts import (
     Answer,
     Ask,
     Calls,
@@ -56,6 +60,7 @@ from compaction_harness.scripts import (
     Text,
     Tie,
 )
+from compaction_harness.surfaces.pytest_plugin import unnamed_in_the_gate
 from strategies import differential_scripts
 
 pytestmark = pytest.mark.skipif(

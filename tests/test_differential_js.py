@@ -16,16 +16,15 @@ import os
 import pytest
 from hypothesis import event, given, settings
 
-from compaction_harness import adk_js
-from compaction_harness.adk_js import JsCompactor, NotApplicable
-from compaction_harness.differential_js import (
+from compaction_harness.sdk.js import adk_js, js_fixes
+from compaction_harness.sdk.js.adk_js import JsCompactor, NotApplicable
+from compaction_harness.sdk.js.differential_js import (
     RUNNER_CANNOT,
     comparable,
     compare_script,
     runner_request,
 )
-from compaction_harness.faults import js_fixes
-from compaction_harness.scripts import (
+from compaction_harness.spec.scripts import (
     Answer,
     Ask,
     Calls,

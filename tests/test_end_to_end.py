@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from compaction_harness import envs
-from compaction_harness.adk import ADK_RELEASE
-from compaction_harness.cli import main
-from compaction_harness.fixtures import load_fixture
+from compaction_harness.sdk.python.adk import ADK_RELEASE
+from compaction_harness.store.fixtures import load_fixture
+from compaction_harness.surfaces.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -62,8 +62,8 @@ def test_every_environment_asks_for_what_the_database_round_trip_needs():
 
 def test_this_environment_runs_the_database_round_trip():
     # Every invariant the release can check runs here: P7 included.
-    from compaction_harness.adk import Pipeline
-    from compaction_harness.model import Step
+    from compaction_harness.sdk.python.adk import Pipeline
+    from compaction_harness.spec.model import Step
 
     pipeline = Pipeline(compaction_interval=1, overlap_size=0, storage="database")
     try:

@@ -10,7 +10,7 @@ HARNESS_RELEASE_ENVS; CI has only the pinned release, so those are left
 out there). The exported files are then run with pytest in a subprocess,
 once per release and once more on the installed release with every fix
 applied (``HARNESS_FIXES=all`` and the harness's pytest plugin: each fix is
-a diff of ADK's own source, ``compaction_harness.faults.fixes``).
+a diff of ADK's own source, ``compaction_harness.sdk.python.fixes``).
 """
 
 from __future__ import annotations
@@ -28,15 +28,16 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from compaction_harness._pysource import ADK_PYINK_CONFIG, LINE_LENGTH
-from compaction_harness.adk import ADK_RELEASE
-from compaction_harness.cases import run_case
-from compaction_harness.export import ExportError, export_test, fault_fixes, name_of_test
 from compaction_harness.faults.classify import known_or_new_only
-from compaction_harness.faults.fixes import FIXES, fixes_for, unavailable
-from compaction_harness.fixtures import Fixture, load_fixture, write_fixture
-from compaction_harness.known_faults import fault_for
-from compaction_harness.verdicts import judge_fixture
+from compaction_harness.sdk.python.adk import ADK_RELEASE
+from compaction_harness.sdk.python.cases import run_case
+from compaction_harness.sdk.python.fixes import FIXES, fixes_for, unavailable
+from compaction_harness.sdk.python.known_faults import fault_for
+from compaction_harness.store.fixtures import Fixture, load_fixture, write_fixture
+from compaction_harness.surfaces._pysource import ADK_PYINK_CONFIG, LINE_LENGTH
+from compaction_harness.surfaces.export import export_test
+from compaction_harness.surfaces.export_head import ExportError, fault_fixes, name_of_test
+from compaction_harness.surfaces.verdicts import judge_fixture
 from strategies import scripts, token_cases, unit_cases
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -332,7 +333,7 @@ def _outcomes(
     plugin: list[str] = []
     if fixes:
         env["HARNESS_FIXES"] = fixes
-        plugin = ["-p", "compaction_harness.pytest_plugin"]
+        plugin = ["-p", "compaction_harness.surfaces.pytest_plugin"]
     subprocess.run(
         [
             str(python),
@@ -630,7 +631,7 @@ def patched_exports(tmp_path_factory: pytest.TempPathFactory) -> PatchedExports:
 
     import google.adk
 
-    from compaction_harness import cli
+    from compaction_harness.surfaces import cli
 
     folder = tmp_path_factory.mktemp("patched-exports")
     out = folder / "exported"
@@ -736,7 +737,7 @@ def test_every_export_carries_its_fault_s_fix_as_a_patch_of_the_release(
 
 
 def test_export_patch_is_refused_in_one_line_without_a_fix(capsys) -> None:
-    from compaction_harness import cli
+    from compaction_harness.surfaces import cli
 
     unmarked = next(p for p in sorted(REPROS.glob("*.json")) if not load_fixture(p).known_fault)
     assert cli.main(["export", "--patch", str(unmarked)]) == 2

@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from compaction_harness import adk_js, known_faults
-from compaction_harness.cli import main
 from compaction_harness.faults import catalogue
 from compaction_harness.faults.catalogue import FAULTS, JS, PYTHON, Fault, fault_for, faults_of
-from compaction_harness.faults.fixes import FIXES
-from compaction_harness.matrix import derived_releases
+from compaction_harness.sdk.js import adk_js
+from compaction_harness.sdk.python import known_faults
+from compaction_harness.sdk.python.fixes import FIXES
+from compaction_harness.surfaces.cli import main
+from compaction_harness.surfaces.matrix import derived_releases
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "docs" / "release-matrix.json"
@@ -178,7 +179,7 @@ def test_ranges_are_runs_over_the_order(releases, said):
 
 
 def test_a_column_with_every_fix_applied_is_no_release(tmp_path, monkeypatch):
-    from compaction_harness import fault_headers
+    from compaction_harness.surfaces import fault_headers
 
     record = tmp_path / "release-matrix.json"
     record.write_text(json.dumps({"releases": ["2.12.0", "2.13.0", "2.13.0+fixes"], "rows": {}}))

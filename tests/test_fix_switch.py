@@ -17,12 +17,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from compaction_harness import cli
-from compaction_harness.faults import switch
 from compaction_harness.faults.catalogue import faults_of
-from compaction_harness.faults.fixes import FIXES, Fix, active, applied, fixes_for
-from compaction_harness.fixtures import load_fixture
-from compaction_harness.verdicts import FixtureVerdict, judge_fixture
+from compaction_harness.sdk.python.fixes import FIXES, Fix, active, applied, fixes_for
+from compaction_harness.store.fixtures import load_fixture
+from compaction_harness.surfaces import cli, switch
+from compaction_harness.surfaces.verdicts import FixtureVerdict, judge_fixture
 
 ROOT = Path(__file__).resolve().parents[1]
 #: fault dead-call-retry-skipped-at-invocation-boundary
@@ -107,7 +106,7 @@ def test_under_all_a_fault_without_a_fix_fails_the_gate_unless_it_says_why() -> 
         ["-m", "compaction_harness", "show", "--fixes", "no-such-fix", str(FAULT_FIXTURE)],
         ["-m", "compaction_harness", "replay", str(FAULT_FIXTURE)],
         ["-m", "compaction_harness", "minimize", "--fixes=no-such-fix", "--invariant=U3", "s.json"],
-        ["-m", "compaction_harness.faults.switch", "no-such-fix"],  # what `make` checks with
+        ["-m", "compaction_harness.surfaces.switch", "no-such-fix"],  # what `make` checks with
         ["-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/test_reference.py"],
     ],
     ids=["replay", "show", "replay-env", "minimize", "make", "pytest"],
@@ -169,11 +168,12 @@ def test_replay_leaves_harness_fixes_as_it_found_it() -> None:
 def test_the_plugin_applies_the_fixes_for_the_session_and_says_so(tmp_path: Path) -> None:
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (tmp_path / "test_inside.py").write_text(
-        "from compaction_harness.faults.fixes import active\n\n\n"
+        "from compaction_harness.sdk.python.fixes import active\n\n\n"
         f"def test_fixed():\n    assert active() == {switch.parse('all')!r}\n",
         encoding="utf-8",
     )
-    plugin = ["-m", "pytest", "-p", "no:cacheprovider", "-p", "compaction_harness.pytest_plugin"]
+    plugin = ["-m", "pytest", "-p", "no:cacheprovider"]
+    plugin += ["-p", "compaction_harness.surfaces.pytest_plugin"]
     for workers in ([], ["-n", "1"]):  # in process, and in a pytest-xdist worker
         done = _harness(*plugin, *workers, "test_inside.py", fixes="all", cwd=tmp_path)
         assert done.returncode == 0, done.stdout + done.stderr
@@ -199,12 +199,12 @@ def test_make_hands_fixes_on_as_harness_fixes(target: str) -> None:
         )
         assert done.returncode == 0, done.stderr
         assert 'HARNESS_FIXES="all"' in done.stdout, done.stdout
-        check = 'compaction_harness.faults.switch "all"' in done.stdout
+        check = 'compaction_harness.surfaces.switch "all"' in done.stdout
         assert check == (checked and target != "show"), (target, sdk)
         # The gate on the fixed SDK is the part that judges ADK.
         assert ('-m "property or judges_adk"' in done.stdout) == (target == "test")
     plain = subprocess.run(["make", "-n", target, *extra], capture_output=True, text=True, cwd=ROOT)
-    assert "judges_adk" not in plain.stdout and "faults.switch" not in plain.stdout
+    assert "judges_adk" not in plain.stdout and "surfaces.switch" not in plain.stdout
 
 
 def test_an_adk_js_fix_name_is_left_to_the_node_driver(
@@ -257,7 +257,7 @@ def test_a_fixture_that_holds_with_other_faults_fixes_is_said_to() -> None:
 
 
 def test_adk_js_fixes_are_checked_against_the_node_index(capsys):
-    from compaction_harness.faults import js_fixes
+    from compaction_harness.sdk.js import js_fixes
 
     every = tuple(js_fixes.js_fixes())
     assert every and switch.parse_js("all") == every

@@ -35,10 +35,11 @@ from pathlib import Path
 
 import pytest
 
-from compaction_harness.adk import ADK_RELEASE, NotApplicable
-from compaction_harness.faults import fixes
-from compaction_harness.faults.classify import run_with_fixes, same_failure
-from compaction_harness.fixtures import load_fixture
+from compaction_harness.faults.classify import same_failure
+from compaction_harness.sdk.python import fixes
+from compaction_harness.sdk.python.adk import ADK_RELEASE, NotApplicable
+from compaction_harness.sdk.python.cases import run_with_fixes
+from compaction_harness.store.fixtures import load_fixture
 
 REPROS = Path(__file__).parent / "repros"
 PYTHON_FIXTURES = sorted(p for p in REPROS.glob("*.json") if "-adk-js-" not in p.name)
@@ -228,7 +229,7 @@ def test_the_faults_fixture_fails_without_its_fix_and_holds_with_it(name, path):
 
 
 def test_the_second_fault_of_the_dead_retry_fixture_is_time_order():
-    from compaction_harness.driver import run_script
+    from compaction_harness.sdk.python.driver import run_script
 
     _needs(DEAD_RETRY)
 
@@ -431,7 +432,7 @@ CONFIRMED_REUSED_ID = REPROS / "P0-2.13.0-1574f6cf381756d6.json"
 
 
 def test_replay_json_classifies_the_reused_id_confirmation_by_its_fix(capsys):
-    from compaction_harness.cli import main
+    from compaction_harness.surfaces.cli import main
 
     assert main(["replay", "--json", str(CONFIRMED_REUSED_ID)]) == 0
     (entry,) = json.loads(capsys.readouterr().out)["fixtures"]
@@ -445,7 +446,7 @@ def test_with_the_fix_the_confirmed_call_runs_after_the_reuse():
     # Not only no exception: the user's confirmation resumes the transfer the
     # first invocation asked about (its real result is stored, in the
     # invocation that asked), and the later lookup with the same id is left be.
-    from compaction_harness.adk_runner import run_script_outcome
+    from compaction_harness.sdk.python.adk_runner import run_script_outcome
 
     logging.disable(logging.WARNING)
     try:
@@ -564,8 +565,8 @@ def test_a_pending_call_left_out_beside_its_answered_sibling_is_not_lost():
     # the first turn's call_1, in the baseline only, for the second turn's,
     # and called the second turn lost. Once call_1 is answered, the second
     # turn is sent whole again.
-    from compaction_harness.driver import run_script
-    from compaction_harness.scripts import Script
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import Script
 
     script = Script.from_json(PENDING_BESIDE_ANSWERED)
     runs = []
@@ -615,7 +616,7 @@ OLDER_RELEASES = [
 def test_replay_on_an_older_release_is_the_fault_without_its_fix_and_holds_with_it(
     fixture, release, name, capsys
 ):
-    from compaction_harness import cli
+    from compaction_harness.surfaces import cli
 
     if release != ADK_RELEASE:
         pytest.skip(f"the fix {name} is written against google-adk {release}")

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 from builders import answer, call, session, summary, text, user
 
-from compaction_harness import fixtures
-from compaction_harness.fixtures import (
+from compaction_harness.sdk.python.unit import UnitCase
+from compaction_harness.spec.model import Step
+from compaction_harness.store import fixtures
+from compaction_harness.store.fixtures import (
     NEWEST_KNOWN_RELEASE,
     Fixture,
     FixtureError,
@@ -22,8 +24,6 @@ from compaction_harness.fixtures import (
     newer_than_known,
     write_fixture,
 )
-from compaction_harness.model import Step
-from compaction_harness.unit import UnitCase
 
 SESSION = session(
     user("i1", 1),
@@ -484,7 +484,7 @@ def test_a_malformed_adk_js_fixture_is_a_one_line_error(tmp_path: Path, data, pa
 def test_an_adk_js_fixture_loads_without_node_and_round_trips(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from compaction_harness import adk_js
+    from compaction_harness.sdk.js import adk_js
 
     # Loading reads JSON only: no package, no Node process.
     monkeypatch.setattr(adk_js, "SDK_DIR", tmp_path / "nowhere")
@@ -549,7 +549,7 @@ def test_adk_js_names_cannot_collide_with_google_adk_releases() -> None:
 
 # -- releases the harness does not know ----------------------------------------------
 def test_a_fixture_of_a_release_newer_than_known_loads_with_a_warning(tmp_path, capsys):
-    from compaction_harness.cli import main
+    from compaction_harness.surfaces.cli import main
 
     path = tmp_path / "U3-9.9.9-x.json"
     path.write_bytes(encode(with_(adk_release="9.9.9")))
@@ -575,8 +575,8 @@ def test_the_newest_known_release_is_the_pin_and_nothing_goes_further():
     import re
 
     from compaction_harness import DEFAULT_ADK_RELEASE
-    from compaction_harness.known_faults import KNOWN_FAULTS
-    from compaction_harness.matrix import FIXED
+    from compaction_harness.sdk.python.known_faults import KNOWN_FAULTS
+    from compaction_harness.surfaces.matrix import FIXED
 
     def version(release):
         return tuple(int(x) for x in re.findall(r"\d+", release)[:3])
@@ -598,7 +598,7 @@ def test_the_newest_known_release_is_the_pin_and_nothing_goes_further():
 def test_a_failure_no_known_fault_explains_tells_the_one_command_that_keeps_it_out_of_the_gate(
     tmp_path, monkeypatch
 ):
-    from compaction_harness.fixtures import unjudged_advice
+    from compaction_harness.store.fixtures import unjudged_advice
 
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "tests" / "repros" / "P2-adk-js-2.0.0-45a72ee868c7c9b7.json"

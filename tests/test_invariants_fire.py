@@ -9,17 +9,15 @@ import pytest
 from builders import answer, call, session, summary, text, user
 from hypothesis import HealthCheck, find, settings
 
-from compaction_harness import adk, reference
-from compaction_harness.adk import ADK_RELEASE
-from compaction_harness.checks import check_unit_case
-from compaction_harness.metamorphic import (
+from compaction_harness.sdk.python import adk
+from compaction_harness.sdk.python.adk import ADK_RELEASE
+from compaction_harness.sdk.python.metamorphic import (
     MetamorphicCase,
     add_response,
     interleave_scope,
     run_metamorphic_case,
 )
-from compaction_harness.model import Call, Step
-from compaction_harness.unit import (
+from compaction_harness.sdk.python.unit import (
     Helpers,
     InvariantViolation,
     TokenCase,
@@ -28,6 +26,9 @@ from compaction_harness.unit import (
     run_token_case,
     run_unit_case,
 )
+from compaction_harness.spec import reference
+from compaction_harness.spec.model import Call, Step
+from compaction_harness.surfaces.checks import check_unit_case
 from strategies import unit_cases
 
 # The ADK issue 7236 shape: after a summary, an orphaned call opens the window.
@@ -227,7 +228,7 @@ def test_u5_wants_one_seed_per_branch_with_a_summary():
     # event at 4 and team.a's at 5, each newer than its own branch's summary.
     from dataclasses import replace
 
-    from compaction_harness.invariants import check_token_range
+    from compaction_harness.spec.invariants import check_token_range
 
     s = session(
         user("i1", 1),

@@ -9,15 +9,15 @@ import google.adk.apps.compaction as compaction
 import pytest
 from builders import text, user
 
-from compaction_harness.adk import ADK_RELEASE
-from compaction_harness.cases import run_case
-from compaction_harness.faults.classify import by_fix, classify, same_failure
-from compaction_harness.fixtures import load_fixture
-from compaction_harness.invariants import Violation
-from compaction_harness.known_faults import KNOWN_FAULTS, fault_for
-from compaction_harness.model import Session
-from compaction_harness.pipeline import PipelineCase
-from compaction_harness.verdicts import check
+from compaction_harness.faults.classify import classify, same_failure
+from compaction_harness.sdk.python.adk import ADK_RELEASE
+from compaction_harness.sdk.python.cases import by_fix, run_case
+from compaction_harness.sdk.python.known_faults import KNOWN_FAULTS, fault_for
+from compaction_harness.sdk.python.pipeline import PipelineCase
+from compaction_harness.spec.invariants import Violation
+from compaction_harness.spec.model import Session
+from compaction_harness.store.fixtures import load_fixture
+from compaction_harness.surfaces.verdicts import check
 
 REPROS = Path(__file__).parent / "repros"
 on_2_13 = pytest.mark.skipif(ADK_RELEASE != "2.13.0", reason="faults recorded on 2.13.0")
@@ -164,7 +164,7 @@ def test_a_stall_with_another_cause_is_not_taken_for_the_known_one(monkeypatch):
 def test_the_older_stall_is_told_from_the_skipped_retry():
     # One window, two releases' faults: where the helper has the dead-id retry
     # the stop is fault 1's shortcut, and its fix removes it.
-    from compaction_harness.adk import accepts_all_events
+    from compaction_harness.sdk.python.adk import accepts_all_events
 
     case = load_fixture(REPROS / "U3-2.11.0-fa8ad53970ec0bb0.json").case
     found = [v for v in run_case(case).violations if v.invariant == "U3"]
@@ -185,8 +185,8 @@ def test_a_loss_that_time_order_does_not_explain_is_not_taken_for_it(monkeypatch
     # A broken prefix helper skips an event yet its summary's range covers it:
     # the same P4 in a run whose events are stamped in stored order. No fix
     # of the time-order fault can remove it.
-    from compaction_harness.driver import run_script
-    from compaction_harness.scripts import Open, Script, ScriptConfig, Skew, Text
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import Open, Script, ScriptConfig, Skew, Text
 
     monkeypatch.setattr(
         compaction,
@@ -208,8 +208,8 @@ def test_a_request_hidden_by_time_order_and_summarised_by_token_compaction_is_bo
     # and with time in order the same request is still missing, because token
     # compaction summarises it (the running request). Neither fix alone
     # removes the missing request; both do: it is both faults.
-    from compaction_harness.adk_runner import run_script_outcome
-    from compaction_harness.scripts import Open, Script, ScriptConfig, Skew, Text
+    from compaction_harness.sdk.python.adk_runner import run_script_outcome
+    from compaction_harness.spec.scripts import Open, Script, ScriptConfig, Skew, Text
 
     config = ScriptConfig(token_threshold=1, event_retention_size=0, driver="runner")
     script = Script(config, (Open(), Text(), Open(), Skew(seconds=10), Open(), Text()))
@@ -228,9 +228,9 @@ def test_a_rerun_that_wastes_another_range_removed_this_waste():
     # prefix at an invocation boundary wastes summary#2; with fault 1's fix,
     # summary#2 takes something new and time order wastes summary#3 on another
     # range. The fix removed this waste: it is fault 1.
-    from compaction_harness.driver import run_script
-    from compaction_harness.faults.fixes import applied
-    from compaction_harness.scripts import Answer, Ask, Calls, Open, Script, ScriptConfig
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.sdk.python.fixes import applied
+    from compaction_harness.spec.scripts import Answer, Ask, Calls, Open, Script, ScriptConfig
 
     config = ScriptConfig(compaction_interval=1, overlap_size=0)
     interim = Calls(kind="interim")
@@ -273,7 +273,7 @@ def test_the_gate_tells_known_from_new_as_naming_does(name):
 def test_the_gate_tells_a_new_violation_new_as_naming_does(monkeypatch):
     # A broken prefix helper (the stand-in of the test above): no fix may
     # touch it, and what it breaks is new either way.
-    from compaction_harness.scripts import Open, Script, ScriptConfig, Skew, Text
+    from compaction_harness.spec.scripts import Open, Script, ScriptConfig, Skew, Text
 
     monkeypatch.setattr(
         compaction,
@@ -290,7 +290,8 @@ def _assert_known_or_new_agrees(case) -> list[Violation]:
     """Classify ``case``'s violations both ways; the new ones (the same either way)."""
     from dataclasses import replace
 
-    from compaction_harness.faults.classify import UNNAMED, known_or_new_only, run_with_fixes
+    from compaction_harness.faults.classify import UNNAMED, known_or_new_only
+    from compaction_harness.sdk.python.cases import run_with_fixes
 
     found = run_with_fixes(case, [])
     assert found

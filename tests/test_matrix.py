@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from compaction_harness.known_faults import KNOWN_FAULTS
-from compaction_harness.matrix import (
+from compaction_harness.sdk.python.known_faults import KNOWN_FAULTS
+from compaction_harness.surfaces.matrix import (
     FAILS,
     HOLDS,
     KNOWN,
@@ -160,7 +160,7 @@ def test_the_cost_table_shows_each_release_and_says_why_a_cell_is_missing():
 def test_bad_releases_are_refused_in_one_line():
     for given, said in (("2.13", "not a release number"), ("1.10.0", "only from 1.16.0")):
         done = subprocess.run(
-            [sys.executable, "-m", "compaction_harness.matrix", "--releases", given],
+            [sys.executable, "-m", "compaction_harness.surfaces.matrix", "--releases", given],
             capture_output=True,
             text=True,
             cwd=ROOT,
@@ -185,7 +185,7 @@ def test_known_fault_release_lists_agree_with_the_last_matrix():
 def test_the_release_matrix_replays_python_fixtures_only(tmp_path) -> None:
     # ADK-JS fixtures run on Node, the same on every google-adk release: no
     # cell of the matrix. A file that is not a fixture stays, for replay to report.
-    from compaction_harness.matrix import CORPUS, python_corpus
+    from compaction_harness.surfaces.matrix import CORPUS, python_corpus
 
     chosen = [Path(p).name for p in python_corpus()]
     every = sorted(p.name for p in CORPUS.glob("*.json"))
@@ -201,8 +201,8 @@ def test_the_release_matrix_replays_python_fixtures_only(tmp_path) -> None:
 def test_a_subset_run_merges_its_releases_into_the_committed_record(tmp_path, monkeypatch):
     # The record is filled a few releases at a time: a run of one release
     # replaces that release's column and keeps every other release's cells.
-    from compaction_harness import matrix as matrix_module
-    from compaction_harness.matrix import main, python_corpus
+    from compaction_harness.surfaces import matrix as matrix_module
+    from compaction_harness.surfaces.matrix import main, python_corpus
 
     corpus = python_corpus()
     fault = KNOWN_FAULTS[0].id
@@ -248,7 +248,7 @@ def test_a_subset_run_merges_its_releases_into_the_committed_record(tmp_path, mo
 
 
 def test_a_reused_cell_replays_the_fixtures_added_since_it_was_made():
-    from compaction_harness.matrix import top_up
+    from compaction_harness.surfaces.matrix import top_up
 
     record = {"release": "2.13.0", "replay": [{"path": "a.json"}, {"path": "gone.json"}]}
     asked = []
@@ -266,8 +266,8 @@ def test_a_reused_cell_replays_the_fixtures_added_since_it_was_made():
 def test_the_fixed_column_runs_the_release_with_every_fix_and_is_no_release(tmp_path, monkeypatch):
     # 2.13.0+fixes: the pinned release with HARNESS_FIXES=all. Its cells sit
     # beside the releases, but a fault it shows is no release of that fault.
-    from compaction_harness import matrix as matrix_module
-    from compaction_harness.matrix import _fixes_env, fixed_column, main, python_corpus
+    from compaction_harness.surfaces import matrix as matrix_module
+    from compaction_harness.surfaces.matrix import _fixes_env, fixed_column, main, python_corpus
 
     assert _fixes_env(fixed_column("2.13.0")) == {"HARNESS_FIXES": "all"}
     assert _fixes_env("2.13.0") == {}

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compaction_harness import model
-from compaction_harness.model import Call, Compaction, ModelError, Response, Session, Step
+from compaction_harness.spec import model
+from compaction_harness.spec.model import Call, Compaction, ModelError, Response, Session, Step
 from strategies import sessions
 
 # Harness self-tests, not ADK properties: the same examples under every profile.

@@ -2,7 +2,7 @@
 
 Hypothesis draws a whole script (``strategies.scripts``): a configuration and
 a list of operations, plain data that shrinks by deleting and simplifying
-operations. The emulating driver (``compaction_harness.driver``) executes it
+operations. The emulating driver (``compaction_harness.sdk.python.driver``) executes it
 on real ADK, storing what the ``Runner`` stores for each operation, running
 compaction where ADK runs it (before every model call, for the agent that
 calls; at every invocation's end), and checks P0 to P7 after every
@@ -18,10 +18,10 @@ from dataclasses import replace
 import pytest
 from hypothesis import assume, event, given
 
-from compaction_harness.adk import NotApplicable, _helper, helper_availability
-from compaction_harness.checks import check_case
-from compaction_harness.pipeline import chosen_invariants
-from compaction_harness.scripts import Script
+from compaction_harness.sdk.python.adk import NotApplicable, _helper, helper_availability
+from compaction_harness.sdk.python.pipeline import chosen_invariants
+from compaction_harness.spec.scripts import Script
+from compaction_harness.surfaces.checks import check_case
 from strategies import scripts
 
 try:

@@ -10,9 +10,8 @@ import google.adk.apps.compaction as compaction
 import pytest
 from builders import answer, call, text, user
 
-from compaction_harness.adk import helper_availability
-from compaction_harness.model import Compaction, Response, Session, ShownText, Step
-from compaction_harness.pipeline import (
+from compaction_harness.sdk.python.adk import helper_availability
+from compaction_harness.sdk.python.pipeline import (
     PipelineRun,
     check_branch_view,
     check_nothing_lost,
@@ -24,6 +23,7 @@ from compaction_harness.pipeline import (
     stale_counts,
     summary_branch,
 )
+from compaction_harness.spec.model import Compaction, Response, Session, ShownText, Step
 
 pytestmark = pytest.mark.skipif(
     helper_availability()["_provably_dead_call_ids"] is not None,
@@ -605,7 +605,7 @@ def test_p7_fires_when_the_database_loses_an_event(monkeypatch):
 
 # -- P0, P2's strict clause and P6's bound, through the script driver --------------
 def _script(config: dict, *ops):
-    from compaction_harness.scripts import Open, Script, ScriptConfig
+    from compaction_harness.spec.scripts import Open, Script, ScriptConfig
 
     return Script(ScriptConfig(**config), (Open(), *ops))
 
@@ -615,8 +615,8 @@ def test_p0_fires_when_adk_raises_during_prompt_assembly(monkeypatch):
     # 2.2.0 raise for a response whose call was summarised away.
     from google.adk.flows.llm_flows.context import _contents
 
-    from compaction_harness.driver import run_script
-    from compaction_harness.scripts import Text
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import Text
 
     def broken(*args, **kwargs):
         raise ValueError("No function call event found for function responses ids: {'c1'}")
@@ -631,7 +631,7 @@ def test_p0_fires_when_adk_raises_during_prompt_assembly(monkeypatch):
 def test_p0_of_a_recorded_session_is_a_violation_not_a_traceback(monkeypatch):
     from google.adk.flows.llm_flows.context import _contents
 
-    from compaction_harness.pipeline import PipelineCase, run_pipeline_case
+    from compaction_harness.sdk.python.pipeline import PipelineCase, run_pipeline_case
 
     monkeypatch.setattr(_contents, "_get_contents", lambda *a, **k: 1 / 0)
     case = PipelineCase(SLIDING, Session((user("i1", 1), text("i1", 2))), (2,))
@@ -644,9 +644,9 @@ def test_p2_strict_clause_fires_where_no_adapter_heals_the_request(monkeypatch):
     # and OpenAI refuse it. Releases whose LiteLLM adapter inserts placeholder
     # results (1.24.0 and later) send a healed request; pretend this one has none
     # (as 1.16.0 and 1.20.0 have none, where this script fails the clause).
-    from compaction_harness import adk
-    from compaction_harness.driver import run_script
-    from compaction_harness.scripts import Calls, Open, Text
+    from compaction_harness.sdk.python import adk
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import Calls, Open, Text
 
     ops = (Calls(kind="long_running"), Open(), Text())
     strict = {**SLIDING, "compaction_interval": 100, "strict_provider": True}
@@ -671,8 +671,8 @@ def test_p2_strict_clause_on_hand_made_prompts():
 def test_p6_bound_fires_when_a_token_summary_leaves_the_prompt_over_the_threshold(monkeypatch):
     # A broken range (only the first event) leaves the rest in the prompt, over
     # the threshold although nothing pins it: every later turn would summarise.
-    from compaction_harness.driver import run_script
-    from compaction_harness.scripts import Text
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import Text
 
     real = compaction._events_to_compact_for_token_threshold
     monkeypatch.setattr(
@@ -702,9 +702,9 @@ def test_p6_bound_counts_the_running_invocation_as_floor_before_a_model_call():
     # threshold. P2 keeps its opener in every model call of it, and a summary
     # covers a time range, so none of it may be compacted (the fix
     # token-compaction-keeps-the-running-invocation): floor, not waste.
-    from compaction_harness.driver import run_script
-    from compaction_harness.faults import fixes
-    from compaction_harness.scripts import FanOut, Open, Text
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import FanOut, Open, Text
 
     config = {
         "compaction_interval": None,
@@ -731,9 +731,9 @@ def test_responses_are_attributed_by_id_and_tool_under_the_per_turn_fix():
     # where ADK attributes and where it restores a summarised call.
     from pathlib import Path
 
-    from compaction_harness.driver import run_script
-    from compaction_harness.faults import fixes
-    from compaction_harness.fixtures import load_fixture
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.store.fixtures import load_fixture
 
     repros = Path(__file__).parent / "repros"
     fixture = load_fixture(repros / "P4-2.13.0-9076ff5e8e4d5943.json")
@@ -766,9 +766,9 @@ def test_the_running_invocation_fix_restores_an_answer_hidden_from_a_surviving_c
 
     import google.adk.flows.llm_flows.context._contents as contents
 
-    from compaction_harness.driver import run_script
-    from compaction_harness.faults import fixes
-    from compaction_harness.fixtures import load_fixture
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.store.fixtures import load_fixture
 
     fixture = load_fixture(Path(__file__).parent / "repros" / "P4-2.13.0-a8419d14ef6e4140.json")
     name = "token-compaction-keeps-the-running-invocation"
@@ -797,10 +797,10 @@ def test_p6_bound_counts_a_restored_opener_as_floor(monkeypatch):
     # shows the invocation's 200-character opener again (P2 needs it should a
     # client's answer resume the invocation). The bound counts it as floor;
     # without that, the same run reads as wasted work.
-    from compaction_harness.driver import run_script
-    from compaction_harness.faults import fixes
-    from compaction_harness.pipeline import PipelineRun
-    from compaction_harness.scripts import Answer, Calls, Open
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.sdk.python.pipeline import PipelineRun
+    from compaction_harness.spec.scripts import Answer, Calls, Open
 
     config = {
         "compaction_interval": None,
@@ -830,10 +830,9 @@ def test_p4_leaves_a_waiting_call_out_beside_its_answered_sibling(monkeypatch):
     # answer, so the baseline shows both calls. Not a loss.
     from pathlib import Path
 
-    from compaction_harness import pipeline
-    from compaction_harness.driver import run_script
-    from compaction_harness.faults import fixes
-    from compaction_harness.fixtures import load_fixture
+    from compaction_harness.sdk.python import fixes, pipeline
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.store.fixtures import load_fixture
 
     fixture = load_fixture(Path(__file__).parent / "repros" / "P4-2.13.0-a18174061704bbf3.json")
     with fixes.applied(
@@ -854,8 +853,8 @@ def test_p6_bound_counts_a_call_adk_must_restore_as_floor():
     # A second answer to a call that a summary took: ADK re-injects the large
     # call event so the answer stays paired. Any compaction pays for it, so it
     # is floor, not waste (a false alarm before; found by a 600 s campaign).
-    from compaction_harness.driver import run_script
-    from compaction_harness.scripts import Answer, Calls
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import Answer, Calls
 
     config = {
         "compaction_interval": None,
@@ -874,7 +873,7 @@ def test_p6_bound_counts_a_call_adk_must_restore_as_floor():
 
 
 def test_p6_bound_on_hand_made_numbers():
-    from compaction_harness.pipeline import check_summary_bound
+    from compaction_harness.sdk.python.pipeline import check_summary_bound
 
     assert check_summary_bound(after=70, floor=20, threshold=60, number=0)
     assert not check_summary_bound(after=50, floor=20, threshold=60, number=0)
@@ -919,9 +918,9 @@ def test_p3_gives_events_behind_an_answered_call_one_end_and_no_more(monkeypatch
     # compaction-stops-while-a-call-waits: without it ADK stalls while the
     # call waits, and P3 rightly fires before the answer) and refuses every
     # range that holds the long-running call once it is answered.
-    from compaction_harness.driver import run_script
-    from compaction_harness.faults import fixes
-    from compaction_harness.scripts import Answer, Calls, End, Open, Script, ScriptConfig, Text
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import Answer, Calls, End, Open, Script, ScriptConfig, Text
 
     turns = (Open(), Text(), Open(), Text(), Open(), Text())
     script = Script(
@@ -961,8 +960,8 @@ def test_p3_holds_a_client_record_to_the_mark_adk_reads_it_as():
     # A client's record that ends at the end of an invocation covers, for ADK's
     # sliding window, everything stamped before its end: those events are the
     # record writer's, not a stall of compaction (found by a campaign).
-    from compaction_harness.driver import run_script
-    from compaction_harness.scripts import ClientRecord, Open, Text
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import ClientRecord, Open, Text
 
     ops = (Text(), Text(), Text(), ClientRecord(back=1), Open(), Open())
     found = run_script(_script(SLIDING, *ops), triage=False).violations
@@ -973,8 +972,8 @@ def test_p3_lets_compaction_wait_until_it_saves_prompt():
     # A summary larger than the next invocations: compacting them would grow
     # the prompt (P6's waste), so ADK waits until the backlog outgrows it. A
     # delay bounded by the summary's size, not a stall (found by a campaign).
-    from compaction_harness.driver import run_script
-    from compaction_harness.scripts import Open, Script, ScriptConfig
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import Open, Script, ScriptConfig
 
     ops = (Open(), Open(), Open(), Open())
     large = ScriptConfig(compaction_interval=1, overlap_size=0, summary="large")
@@ -984,8 +983,8 @@ def test_p3_lets_compaction_wait_until_it_saves_prompt():
 def test_p3_still_fires_for_a_stall_with_large_summaries(monkeypatch):
     # The same backlog when compaction never happens and nothing is saved by
     # waiting: the events outgrow the summary and P3 fires.
-    from compaction_harness.driver import run_script
-    from compaction_harness.scripts import Open, Script, ScriptConfig, Text
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import Open, Script, ScriptConfig, Text
 
     monkeypatch.setattr(
         compaction, "_longest_self_contained_prefix", lambda events, all_events=None: []
@@ -1002,8 +1001,8 @@ def test_p3_lets_the_root_wait_by_its_events_not_the_preamble_on_other_agents_re
     # each sub-agent reply after a "For context:" preamble of about 430
     # characters. Measured in the prompt, the backlog outgrew the summary by
     # 12 characters; measured as ADK prices it, it is about half the summary.
-    from compaction_harness.driver import run_script
-    from compaction_harness.scripts import FanOut, Open, Script, ScriptConfig, Text
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import FanOut, Open, Script, ScriptConfig, Text
 
     ops = (Open(), Open(), FanOut(), Text(chars=2000), Open(), FanOut(), Open())
     large = ScriptConfig(compaction_interval=1, overlap_size=0, summary="large")
@@ -1015,8 +1014,8 @@ def test_p3_fires_when_sub_agent_replies_outgrow_the_summary_and_compaction_stop
     # The same fan-outs, with compaction refused after its first summary: once
     # the events' own content outgrows the summary, waiting saves nothing and
     # the growing backlog is a stall.
-    from compaction_harness.driver import run_script
-    from compaction_harness.scripts import FanOut, Open, Script, ScriptConfig, Text
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import FanOut, Open, Script, ScriptConfig, Text
 
     worth = compaction._is_range_worth_compacting
     asked = []
@@ -1039,9 +1038,9 @@ def test_p3_fires_when_compaction_stops_while_a_call_waits():
     # after it is ever compacted and the backlog grows with every invocation
     # (known fault compaction-stops-while-a-call-waits on 2.13.0; its fix
     # summarises around the waiting call and P3 holds).
-    from compaction_harness.driver import run_script
-    from compaction_harness.faults import fixes
-    from compaction_harness.scripts import Calls, Open, Script, ScriptConfig, Text
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import Calls, Open, Script, ScriptConfig, Text
 
     turns = tuple(op for _ in range(5) for op in (Open(), Text()))
     script = Script(
@@ -1062,9 +1061,18 @@ def test_the_fix_around_a_waiting_call_leaves_a_second_answer_with_its_call():
     # 2.13.0, P4-2.13.0-65cca2f3aae66e48 and, through the Runner,
     # P4-2.13.0-08991d5fcf450ef1). The range now ends before an answer to a
     # call opened before it (reference.compactable_around_waiting_calls).
-    from compaction_harness.driver import run_script
-    from compaction_harness.faults import fixes
-    from compaction_harness.scripts import Answer, Ask, Calls, End, Open, Script, ScriptConfig, Text
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import (
+        Answer,
+        Ask,
+        Calls,
+        End,
+        Open,
+        Script,
+        ScriptConfig,
+        Text,
+    )
 
     script = Script(
         ScriptConfig(compaction_interval=1, overlap_size=0),
@@ -1093,7 +1101,7 @@ def _fan_out_after_a_delegate():
     # 2.13.0): token threshold 50, retention 0; a sequential sub-agent, then
     # parallel sub-agents a and b on branches team.a and team.b. The root's
     # prompt shows their replies, so a summary the root reads must take them.
-    from compaction_harness.scripts import Delegate, FanOut
+    from compaction_harness.spec.scripts import Delegate, FanOut
 
     return _script(
         {"token_threshold": 50, "event_retention_size": 0},
@@ -1103,7 +1111,7 @@ def _fan_out_after_a_delegate():
 
 
 def _every_fix_but(name: str) -> list[str]:
-    from compaction_harness.faults import fixes
+    from compaction_harness.sdk.python import fixes
 
     return [n for n in fixes.FIXES if n != name and fixes.unavailable(n) is None]
 
@@ -1111,8 +1119,8 @@ def _every_fix_but(name: str) -> list[str]:
 def test_p5_fires_for_a_fan_out_without_the_branch_fix():
     # Every other fix: the summary at the invocation's end has no branch and
     # takes a's and b's replies, which each sibling then reads.
-    from compaction_harness.driver import run_script
-    from compaction_harness.faults import fixes
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
 
     with fixes.applied(_every_fix_but(BRANCH_FIX)):
         found = run_script(_fan_out_after_a_delegate(), triage=False).violations
@@ -1124,8 +1132,8 @@ def test_the_branch_fix_holds_on_a_fan_out():
     # that branch: the root's prompt drops below the threshold (no P3, no P6
     # bound), no sibling reads another branch's reply (P5), nothing is lost
     # (P4), and one summary per branch at one point is one compaction (P6).
-    from compaction_harness.driver import run_script
-    from compaction_harness.faults import fixes
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
 
     with fixes.applied(_every_fix_but("")):
         run = run_script(_fan_out_after_a_delegate(), triage=False)
@@ -1145,9 +1153,9 @@ def _writes_each_summary_twice():
 
 @pytest.mark.parametrize("trigger", ["sliding window", "token threshold"])
 def test_p6_fires_when_a_compactor_writes_two_summaries_on_one_branch(trigger):
-    from compaction_harness.driver import run_script
-    from compaction_harness.faults import fixes
-    from compaction_harness.scripts import End, FanOut
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import End, FanOut
 
     if trigger == "sliding window":
         script = _script(SLIDING, FanOut(order="ab", chars=20), End())
@@ -1168,9 +1176,9 @@ def test_the_runner_reads_each_summarys_branch_from_what_it_wrote():
     # end before it stores any of them, so all three calls see one session
     # length. Read by position, all three were the branchless summary #0 (P5
     # on a's and b's summaries, P6 'ran 3 times').
-    from compaction_harness.adk_runner import run_script_with_runner
-    from compaction_harness.faults import fixes
-    from compaction_harness.scripts import FanOut
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.adk_runner import run_script_with_runner
+    from compaction_harness.spec.scripts import FanOut
 
     script = _script(SLIDING, FanOut(order="ab", chars=20))
     with fixes.applied(_every_fix_but("")):
@@ -1188,9 +1196,9 @@ def test_p6s_floor_counts_every_branchs_summary_made_at_one_point():
     # the configuration implies, not a summary that removed too little. The
     # floor counted only the newest summary (found by make fuzz FIXES=all,
     # P6-2.13.0-83f31f4d387a681b).
-    from compaction_harness.driver import run_script
-    from compaction_harness.faults import fixes
-    from compaction_harness.scripts import Ask, FanOut, Open, Script, ScriptConfig
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.scripts import Ask, FanOut, Open, Script, ScriptConfig
 
     script = Script(
         ScriptConfig(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compaction_harness.adk import ADK_RELEASE
+from compaction_harness.sdk.python.adk import ADK_RELEASE
 
 pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,9 +22,9 @@ from pathlib import Path
 sys.path.insert(0, {str(ROOT)!r})
 import pytest
 from hypothesis import given
-from compaction_harness import reference
-from compaction_harness.checks import check_unit_case
-from compaction_harness.unit import Helpers, InvariantViolation
+from compaction_harness.spec import reference
+from compaction_harness.surfaces.checks import check_unit_case
+from compaction_harness.sdk.python.unit import Helpers, InvariantViolation
 from strategies import unit_cases
 
 
@@ -46,7 +46,7 @@ QUICK_STALL = (
 sys.path.insert(0, {str(ROOT / "tests")!r})
 from hypothesis import strategies as st
 from builders import call, session, text, user
-from compaction_harness.unit import UnitCase
+from compaction_harness.sdk.python.unit import UnitCase
 
 
 @st.composite
@@ -89,7 +89,7 @@ def test_failing_property_writes_the_shrunk_fixture(pytester: pytest.Pytester, t
     repros = tmp_path / "repros"
     result = pytester.runpytest_subprocess(
         "-p",
-        "compaction_harness.pytest_plugin",
+        "compaction_harness.surfaces.pytest_plugin",
         "--repro-dir",
         str(repros),
         "--hypothesis-profile=gate",
@@ -112,7 +112,7 @@ def test_campaign_runs_rounds_until_the_budget_and_summarises(pytester: pytest.P
     pytester.makepyfile(test_healthy=HEALTHY_PROPERTY)
     result = pytester.runpytest_subprocess(
         "-p",
-        "compaction_harness.pytest_plugin",
+        "compaction_harness.surfaces.pytest_plugin",
         "--hypothesis-profile=fuzz",
         "--fuzz-seconds=3",
         "--fuzz-shards=2",
@@ -149,7 +149,7 @@ def test_campaign_skips_the_explicit_canaries(pytester: pytest.Pytester, tmp_pat
     )
     gate = pytester.runpytest_subprocess(
         "-p",
-        "compaction_harness.pytest_plugin",
+        "compaction_harness.surfaces.pytest_plugin",
         "--hypothesis-profile=gate",
         "-p",
         "no:cacheprovider",
@@ -157,7 +157,7 @@ def test_campaign_skips_the_explicit_canaries(pytester: pytest.Pytester, tmp_pat
     gate.assert_outcomes(failed=1)
     fuzz = pytester.runpytest_subprocess(
         "-p",
-        "compaction_harness.pytest_plugin",
+        "compaction_harness.surfaces.pytest_plugin",
         "--hypothesis-profile=fuzz",
         "--fuzz-seconds=0.5",
         "--fuzz-shards=1",
@@ -202,7 +202,7 @@ def test_an_interrupted_campaign_keeps_its_failure_for_the_next_run(
         "-m",
         "pytest",
         "-p",
-        "compaction_harness.pytest_plugin",
+        "compaction_harness.surfaces.pytest_plugin",
         "--hypothesis-profile=fuzz",
         "--fuzz-seconds=600",
         "--fuzz-shards=1",
@@ -266,7 +266,7 @@ def test_campaign_counts_a_property_that_counts_its_own_runs(pytester: pytest.Py
     pytester.makepyfile(test_counting=COUNTING_PROPERTY)
     result = pytester.runpytest_subprocess(
         "-p",
-        "compaction_harness.pytest_plugin",
+        "compaction_harness.surfaces.pytest_plugin",
         "--hypothesis-profile=fuzz",
         "--fuzz-seconds=0.2",
         "--fuzz-shards=1",  # under xdist the worker count is inherited otherwise
@@ -288,7 +288,7 @@ def test_an_unknown_pipeline_invariant_is_refused_in_one_line(
     pytester.makepyfile(test_counting=COUNTING_PROPERTY)
     monkeypatch.setenv("HARNESS_PIPELINE_INVARIANTS", "P3,P9")
     result = pytester.runpytest_subprocess(
-        "-p", "compaction_harness.pytest_plugin", "-p", "no:cacheprovider"
+        "-p", "compaction_harness.surfaces.pytest_plugin", "-p", "no:cacheprovider"
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
@@ -312,7 +312,7 @@ def _campaign(pytester, tmp_path, seconds, *extra):
         "-m",
         "pytest",
         "-p",
-        "compaction_harness.pytest_plugin",
+        "compaction_harness.surfaces.pytest_plugin",
         "--hypothesis-profile=fuzz",
         f"--fuzz-seconds={seconds}",
         "--fuzz-shards=1",
@@ -359,7 +359,7 @@ def test_a_rerun_that_meets_only_recorded_fixtures_exits_0_and_says_so(pytester,
 SLOW_SHRINK_PROPERTY = (
     QUICK_STALL
     + """
-import compaction_harness.pytest_plugin as plugin
+import compaction_harness.surfaces.pytest_plugin as plugin
 
 
 class AnHourOn:
@@ -425,7 +425,7 @@ def test_a_quiet_campaign_prints_the_summary_without_statistics(pytester):
     pytester.makepyfile(test_healthy=HEALTHY_PROPERTY)
     result = pytester.runpytest_subprocess(
         "-p",
-        "compaction_harness.pytest_plugin",
+        "compaction_harness.surfaces.pytest_plugin",
         "--hypothesis-profile=fuzz",
         "--fuzz-seconds=1",
         "--fuzz-shards=1",
@@ -448,8 +448,8 @@ sys.path.insert(0, {str(ROOT / "tests")!r})
 import pytest
 from hypothesis import given, strategies as st
 from builders import call, session, user
-from compaction_harness.checks import check_unit_case
-from compaction_harness.unit import UnitCase
+from compaction_harness.surfaces.checks import check_unit_case
+from compaction_harness.sdk.python.unit import UnitCase
 
 # google-adk 2.13.0's known fault dead-call-retry-skipped-at-invocation-boundary.
 CASE = UnitCase(session(user("i1", 1), call("i2", 2, "x"), user("i3", 3)), (0, 1, 2))
@@ -467,7 +467,7 @@ def test_the_summary_lists_known_faults_met_by_unit_items(pytester):
     pytester.makepyfile(test_known=KNOWN_FAULT_PROPERTY)
     result = pytester.runpytest_subprocess(
         "-p",
-        "compaction_harness.pytest_plugin",
+        "compaction_harness.surfaces.pytest_plugin",
         "--hypothesis-profile=fuzz",
         "--fuzz-seconds=1",
         "--fuzz-shards=1",
@@ -515,7 +515,7 @@ def test_a_campaign_runs_each_shard_lightest_item_first(pytester):
     pytester.makepyfile(test_weighted=WEIGHTED_PROPERTIES)
     result = pytester.runpytest_subprocess(
         "-p",
-        "compaction_harness.pytest_plugin",
+        "compaction_harness.surfaces.pytest_plugin",
         "--hypothesis-profile=fuzz",
         "--fuzz-seconds=1",
         "--fuzz-shards=2",
@@ -555,7 +555,7 @@ def test_adk_js_tests_without_node_stop_in_one_line(tmp_path: Path):
 
 
 def test_the_plugin_knows_the_makefiles_adk_js_test_files():
-    from compaction_harness import pytest_plugin
+    from compaction_harness.surfaces import pytest_plugin
 
     makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
     listed = re.search(r"^ADKJS_TESTS := (.*)$", makefile, re.M).group(1).split()

@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from compaction_harness import profile as profile_module
-from compaction_harness.cli import main
-from compaction_harness.driver import run_script
-from compaction_harness.fixtures import load_fixture
-from compaction_harness.profile import (
+from compaction_harness.sdk.python.driver import run_script
+from compaction_harness.spec.scripts import Calls, End, Open, Script, ScriptConfig, Text
+from compaction_harness.store.fixtures import load_fixture
+from compaction_harness.surfaces import profile as profile_module
+from compaction_harness.surfaces.cli import main
+from compaction_harness.surfaces.profile import (
     COLUMNS,
     CONFIGS,
     CostProfile,
@@ -34,7 +35,6 @@ from compaction_harness.profile import (
     seeded_script,
     standard_costs,
 )
-from compaction_harness.scripts import Calls, End, Open, Script, ScriptConfig, Text
 
 REPROS = Path(__file__).parent / "repros"
 # Named explicitly: a campaign may add fixtures to tests/repros at any time.
@@ -182,7 +182,7 @@ def test_a_pipeline_fixture_profiles_each_recorded_invocation_end() -> None:
 
 
 def test_an_exception_from_adk_cuts_the_profile_short(monkeypatch) -> None:
-    from compaction_harness.adk import Pipeline
+    from compaction_harness.sdk.python.adk import Pipeline
 
     ends = []
     original = Pipeline.end_invocation
@@ -401,7 +401,7 @@ def test_a_malformed_fixture_is_one_line_and_exit_2(capsys, tmp_path, content, p
 
 
 def test_adk_raising_prints_the_table_so_far_and_exits_1(capsys, monkeypatch) -> None:
-    from compaction_harness.adk import Pipeline
+    from compaction_harness.sdk.python.adk import Pipeline
 
     def raises(self):
         raise ValueError("No function call event found")
@@ -423,7 +423,7 @@ def test_a_release_without_compaction_is_one_line_and_exit_2(tmp_path) -> None:
         "        if name == 'google.adk.apps.compaction':\n"
         "            raise ModuleNotFoundError(\"No module named 'google.adk.apps.compaction'\")\n"
         "sys.meta_path.insert(0, Hide())\n"
-        "from compaction_harness.cli import main\n"
+        "from compaction_harness.surfaces.cli import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
     done = subprocess.run(
@@ -439,7 +439,7 @@ def test_a_release_without_compaction_is_one_line_and_exit_2(tmp_path) -> None:
 def test_a_configuration_the_release_refuses_is_one_line_and_exit_2(
     capsys, tmp_path, monkeypatch
 ) -> None:
-    from compaction_harness import adk
+    from compaction_harness.sdk.python import adk
 
     def refuses(self, **kwargs):
         raise adk.NotApplicable(f"google-adk {adk.ADK_RELEASE} has no EventsCompactionConfig.x")

@@ -1,7 +1,9 @@
-"""The project's own wiring: one default release, a CI script that runs the gate."""
+"""The project's own wiring: one default release, a CI script that runs the gate, the layout."""
 
 from __future__ import annotations
 
+import ast
+import itertools
 import os
 import re
 import shutil
@@ -13,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from compaction_harness import DEFAULT_ADK_RELEASE
-from compaction_harness.adk import ADK_RELEASE
+from compaction_harness.sdk.python.adk import ADK_RELEASE
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "compaction_harness"
 #: The ADK adapter: the modules that import google.adk at module level.
-ADAPTER = ("adk.py", "adk_runner.py")
+ADAPTER = ("sdk.python.adk", "sdk.python.adk_runner")
 
 
 def test_the_default_release_is_pinned_in_one_value_everywhere():
@@ -40,11 +43,16 @@ def test_src_never_imports_tests_or_strategies():
         assert not re.search(r"^\s*(from|import) (strategies|tests)\b", text, re.M), path
 
 
-def test_only_the_adapter_imports_google_adk_at_module_level():
-    for path in (ROOT / "src" / "compaction_harness").glob("*.py"):
-        top_level = [line for line in path.read_text().splitlines() if not line.startswith(" ")]
-        imports_adk = any(re.match(r"(from|import) google\.adk", line) for line in top_level)
-        assert imports_adk == (path.name in ADAPTER), path.name
+def test_only_sdk_python_imports_google_adk_and_only_the_adapter_at_module_level():
+    outside = []
+    for module, imports in _imports().items():
+        adk = [i for i in imports if _is_google_adk(i.target)]
+        if not module.startswith("sdk.python."):
+            outside += [f"{i.where}: {i.target}" for i in adk]  # at module level or anywhere
+        else:
+            top_level = any(not i.local for i in adk)
+            assert top_level == (module in ADAPTER), module
+    assert outside == [], "only sdk/python may import google.adk:\n" + "\n".join(outside)
 
 
 def test_installed_release_is_reported():
@@ -230,3 +238,194 @@ def test_the_readme_budget_bound_names_the_benchmark_that_measures_it(tmp_path: 
     )
     assert done.returncode == 2
     assert done.stdout.count("\n") == 1 and "stress-ng is not installed" in done.stdout
+
+
+# -- the package's layout: parts in folders, no import cycle ---------------------------------
+class _Import:
+    """One import statement's target: ``target`` is a module of the package
+    (its name below ``compaction_harness``, "" for the package itself) when
+    ``inside``, else the imported module's full name."""
+
+    def __init__(self, target: str, inside: bool, local: bool, where: str) -> None:
+        self.target, self.inside, self.local, self.where = target, inside, local, where
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package by name below ``compaction_harness``
+    (``sdk.python.adk``; a package by its own name, the root as "")."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports() -> dict[str, list[_Import]]:
+    """Each module's imports, module-level and function-local, relative and
+    absolute: ``from X import name`` imports the module ``X.name`` when there
+    is one, else ``X``."""
+    modules = _modules()
+    out: dict[str, list[_Import]] = {}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        local = {
+            id(node)
+            for fn in ast.walk(tree)
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            for node in ast.walk(fn)
+        }
+        found = out.setdefault(module, [])
+        for node in ast.walk(tree):
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = (
+                        ["compaction_harness", *module.split(".")]
+                        if module
+                        else ["compaction_harness"]
+                    )
+                    if path.name != "__init__.py":
+                        base.pop()
+                    base = base[: len(base) - node.level + 1]
+                    origin = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    origin = node.module or ""
+                names = [f"{origin}.{alias.name}" for alias in node.names]
+                names = [n if _inside(n) in modules else origin for n in names]
+            else:
+                continue
+            for name in dict.fromkeys(names):
+                inside = name == "compaction_harness" or name.startswith("compaction_harness.")
+                target = _inside(name) if inside else name
+                while inside and target not in modules:  # an attribute of a module
+                    target = target.rpartition(".")[0]
+                found.append(_Import(target, inside, id(node) in local, where))
+    return out
+
+
+def _inside(name: str) -> str:
+    return name.removeprefix("compaction_harness").removeprefix(".")
+
+
+def _is_google_adk(name: str) -> bool:
+    return name == "google.adk" or name.startswith("google.adk.")
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` (``a -> b -> ... -> a`` as a list), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_package_import_graph_has_no_cycle():
+    imports = _imports()
+    graph = {
+        m: {i.target for i in found if i.inside and i.target != m} for m, found in imports.items()
+    }
+    cycle = _cycle(graph)
+    if cycle:
+        steps = []
+        for a, b in itertools.pairwise(cycle):
+            at = next(i for i in imports[a] if i.inside and i.target == b)
+            kind = "function-local" if at.local else "module level"
+            steps.append(f"  {a or 'compaction_harness'} -> {b} ({at.where}, {kind})")
+        pytest.fail("an import cycle:\n" + "\n".join(steps))
+
+
+def test_spec_imports_nothing_else_of_the_package_and_only_the_standard_library():
+    wrong = [
+        f"{i.where}: {i.target}"
+        for module, found in _imports().items()
+        if module.split(".")[0] == "spec"
+        for i in found
+        if not (
+            (i.inside and i.target.split(".")[0] == "spec")
+            or (not i.inside and i.target.split(".")[0] in sys.stdlib_module_names)
+        )
+    ]
+    assert wrong == [], "spec/ is pure:\n" + "\n".join(wrong)
+
+
+#: What each part may import of the package (module-name prefixes; "" is the
+#: package itself), as each folder's __init__ docstring says; surfaces/ may
+#: import every part.
+MAY_IMPORT = {
+    "spec": ("spec",),
+    "faults": ("spec", "faults", "sdk.python.python_fixes"),
+    "sdk.python": ("", "envs", "spec", "faults", "sdk.python"),
+    "sdk.js": ("spec", "faults", "sdk.js", "sdk.python.pipeline", "sdk.python.unit"),
+    "store": ("", "envs", "spec", "store", "sdk.python", "sdk.js"),
+}
+
+
+def test_each_part_imports_only_what_its_docstring_allows():
+    wrong = []
+    for module, found in _imports().items():
+        part = next((p for p in MAY_IMPORT if module == p or module.startswith(p + ".")), None)
+        if part is None:
+            continue
+        allowed = MAY_IMPORT[part]
+        for i in found:
+            if i.inside and not any(
+                i.target == a or i.target.startswith(a + ".") or (a == "" and i.target == "")
+                for a in allowed
+            ):
+                wrong.append(f"{i.where}: {module} imports {i.target}")
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_only_sdk_js_names_the_node_driver():
+    # The Node driver is started (shutil.which("node"), driver.mjs) by sdk/js alone.
+    named = []
+    for module, path in _modules().items():
+        if module == "sdk.js" or module.startswith("sdk.js."):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }
+        named += [
+            f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and ("driver.mjs" in node.value or node.value == "node")
+        ]
+    assert named == [], "\n".join(named)
+
+
+def test_every_folder_of_the_package_has_an_init_with_a_docstring():
+    folders = [PACKAGE, *sorted(p for p in PACKAGE.rglob("*") if any(p.glob("*.py")))]
+    for folder in folders:
+        init = folder / "__init__.py"
+        assert init.is_file(), f"{folder.relative_to(ROOT)} has no __init__.py"
+        docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        assert docstring and len(docstring.split()) >= 20, (
+            f"{init.relative_to(ROOT)}: a docstring saying what the folder holds and may import"
+        )

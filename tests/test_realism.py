@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compaction_harness import adk
+from compaction_harness.sdk.python import adk
 from strategies import auth_request, function_calls, long_running_call, tool_confirmation
 
 functions = pytest.importorskip(

@@ -22,11 +22,13 @@ from recorded_app import (
     record,
 )
 
-from compaction_harness.adk import ShownText, from_adk_events, session_from_json, to_adk_event
-from compaction_harness.cli import main
-from compaction_harness.fixtures import load_fixture
-from compaction_harness.model import Call, Response, Session, Step
-from compaction_harness.pipeline import (
+from compaction_harness.sdk.python.adk import (
+    ShownText,
+    from_adk_events,
+    session_from_json,
+    to_adk_event,
+)
+from compaction_harness.sdk.python.pipeline import (
     PipelineRun,
     check_nothing_lost,
     ended_by_failure,
@@ -35,6 +37,9 @@ from compaction_harness.pipeline import (
     recorded_case,
     run_pipeline_case,
 )
+from compaction_harness.spec.model import Call, Response, Session, Step
+from compaction_harness.store.fixtures import load_fixture
+from compaction_harness.surfaces.cli import main
 
 on_2_13 = pytest.mark.skipif(
     metadata.version("google-adk") != "2.13.0", reason="outcomes recorded for google-adk 2.13.0"
@@ -543,7 +548,7 @@ def test_replay_bad_configuration_is_exit_2_and_one_line(capsys, tmp_path):
 
 
 def test_a_listed_sub_agents_reply_follows_its_own_model_call():
-    from compaction_harness.pipeline import PipelineRun
+    from compaction_harness.sdk.python.pipeline import PipelineRun
 
     steps = (
         Step("i1", "user", 1.0, text="hi"),
@@ -573,7 +578,7 @@ def test_a_sub_agent_is_compacted_for_as_itself_before_its_model_call():
     # ADK's flow compacts before a model call for the agent making it, by that
     # agent's own latest count (_latest_prompt_token_count(agent_name=...)):
     # the helper's count is over the threshold, the root's is not.
-    from compaction_harness.pipeline import PipelineRun
+    from compaction_harness.sdk.python.pipeline import PipelineRun
 
     steps = [Step("i1", "user", 1.0, text="hi")]
     for k in range(4):
@@ -597,8 +602,8 @@ def test_the_u5_search_keeps_the_configured_retention():
     from hypothesis import find, settings
     from hypothesis.errors import NoSuchExample
 
-    from compaction_harness.minimize import _cases
-    from compaction_harness.unit import TokenCase
+    from compaction_harness.sdk.python.unit import TokenCase
+    from compaction_harness.surfaces.minimize import _cases
 
     session = Session(tuple(Step("i1" if k < 3 else "i2", "user", float(k)) for k in range(6)))
     seen: set[int] = set()
@@ -617,8 +622,8 @@ def test_an_exported_error_event_keeps_its_error_code():
     from google.adk.events.event import Event
     from google.genai import types
 
-    from compaction_harness._pysource import Strings
-    from compaction_harness.export import _events_lines
+    from compaction_harness.surfaces._pysource import Strings
+    from compaction_harness.surfaces.export import _events_lines
 
     step = Step("i1", "assistant", 2.0, error="RuntimeError")
     source = "\n".join(line.strip() for line in _events_lines(Session((step,)), Strings()))
@@ -645,7 +650,7 @@ def test_the_case_a_run_hands_to_known_fault_checks_keeps_the_summary_sizes():
     # A known fault's predicate replays run.case(): without the sizes it
     # would replay the session with summary#N texts, which ADK compacts after
     # where the run's summaries did not.
-    from compaction_harness.pipeline import PipelineRun
+    from compaction_harness.sdk.python.pipeline import PipelineRun
 
     sizes = ((1.0, 2.0, 300),)
     run = PipelineRun(
@@ -659,8 +664,8 @@ def test_the_case_a_run_hands_to_known_fault_checks_keeps_the_summary_sizes():
 
 
 def test_a_fixture_with_malformed_summary_sizes_is_refused_in_one_line():
-    from compaction_harness.fixtures import _parse_pipeline
-    from compaction_harness.model import ModelError
+    from compaction_harness.spec.model import ModelError
+    from compaction_harness.store.fixtures import _parse_pipeline
 
     config = {**EVERY_TURN, "token_threshold": None, "event_retention_size": None}
     case = _parse_pipeline(

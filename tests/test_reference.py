@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from builders import answer, call, non_compaction, session, summary, text, user
 
-from compaction_harness import reference as ref
-from compaction_harness.model import Call, Step
+from compaction_harness.spec import reference as ref
+from compaction_harness.spec.model import Call, Step
 
 
 def all_of(s):

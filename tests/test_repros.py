@@ -1,6 +1,6 @@
 """Replay every committed repro fixture against the installed google-adk.
 
-Each fixture is judged by :func:`compaction_harness.verdicts.judge_fixture`,
+Each fixture is judged by :func:`compaction_harness.surfaces.verdicts.judge_fixture`,
 the classification `replay`, campaigns and `minimize` share:
 
 * ``ok``: every invariant holds;
@@ -20,9 +20,9 @@ would rest on known faults never checked on that release.
 
 With ``HARNESS_FIXES`` (``make test FIXES=...``) the session runs with those
 fixes applied (the plugin), and a fixture whose fault's fix is among them
-must hold ("holds with fix X", ``faults.switch.judged_with_fixes``); under
+must hold ("holds with fix X", ``surfaces.switch.judged_with_fixes``); under
 ``FIXES=all`` every fault fixture must hold, a fault whose record says why
-no fix can exist excepted (``faults.switch.gate_expectation``). The replay
+no fix can exist excepted (``surfaces.switch.gate_expectation``). The replay
 is marked ``judges_adk``: ``make test FIXES=...`` runs it and the properties.
 """
 
@@ -33,17 +33,17 @@ from pathlib import Path
 
 import pytest
 
-from compaction_harness.adk import NotApplicable
-from compaction_harness.faults import switch
-from compaction_harness.faults.fixes import active
-from compaction_harness.fixtures import (
+from compaction_harness.sdk.python.adk import NotApplicable
+from compaction_harness.sdk.python.fixes import active
+from compaction_harness.sdk.python.unit import InvariantViolation
+from compaction_harness.store.fixtures import (
     FixtureError,
     load_fixture,
     newer_than_known,
     unjudged_advice,
 )
-from compaction_harness.unit import InvariantViolation
-from compaction_harness.verdicts import judge_fixture
+from compaction_harness.surfaces import switch
+from compaction_harness.surfaces.verdicts import judge_fixture
 
 REPROS = Path(__file__).parent / "repros"
 FIXTURES = sorted(REPROS.glob("*.json"))

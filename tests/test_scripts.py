@@ -9,15 +9,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compaction_harness.adk import helper_availability
-from compaction_harness.driver import EPOCH, ScriptRun, run_script
-from compaction_harness.model import (
+from compaction_harness.sdk.python.adk import helper_availability
+from compaction_harness.sdk.python.driver import EPOCH, ScriptRun, run_script
+from compaction_harness.spec.model import (
     REQUEST_CONFIRMATION_CALL,
     REQUEST_CREDENTIAL_CALL,
     ModelError,
     Session,
 )
-from compaction_harness.scripts import (
+from compaction_harness.spec.scripts import (
     Answer,
     Ask,
     Calls,

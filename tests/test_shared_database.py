@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 from test_plugin import QUICK_STALL
 
-from compaction_harness.adk import ADK_RELEASE
-from compaction_harness.shared_db import key_prefix, redacted
+from compaction_harness.sdk.python.adk import ADK_RELEASE
+from compaction_harness.store.shared_db import key_prefix, redacted
 
 ROOT = Path(__file__).resolve().parents[1]
 GUARD = 300  # seconds: a hang, never a timing expectation

@@ -17,8 +17,8 @@ import pytest
 import test_unit_properties as properties
 from hypothesis import settings
 
-from compaction_harness.adk import helper_availability
-from compaction_harness.unit import InvariantViolation
+from compaction_harness.sdk.python.adk import helper_availability
+from compaction_harness.sdk.python.unit import InvariantViolation
 from strategies import EPISODE_KINDS, episode_kinds
 
 PROPERTIES = [
@@ -113,7 +113,7 @@ def test_the_gate_profile_reaches_every_pipeline_dimension(request: pytest.Fixtu
     import test_pipeline
 
     from compaction_harness.faults.classify import known_or_new_only
-    from compaction_harness.pytest_plugin import gate_labels
+    from compaction_harness.surfaces.pytest_plugin import gate_labels
 
     if test_pipeline._MISSING or not test_pipeline._HAS_TOKEN:
         pytest.skip("asserts the 2.x pipeline with both triggers")

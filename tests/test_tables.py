@@ -1,6 +1,6 @@
 """The README's generated text: `make tables` writes it, a stale copy is one line.
 
-``python -m compaction_harness.cross_sdk --write README.md`` (``make tables``)
+``python -m compaction_harness.surfaces.cross_sdk --write README.md`` (``make tables``)
 rewrites the cross-SDK summary and table between two markers; the JS gate
 (``tests/test_adk_js.py``) compares the README with what it would write and,
 when they differ, says so in one line naming ``make tables`` (a new fixture
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from compaction_harness import cross_sdk, fault_headers
-from compaction_harness.cross_sdk import BEGIN, END, CrossRow
-from compaction_harness.known_faults import KNOWN_FAULTS
+from compaction_harness.sdk.python.known_faults import KNOWN_FAULTS
+from compaction_harness.surfaces import cross_sdk, fault_headers
+from compaction_harness.surfaces.cross_sdk import BEGIN, END, CrossRow
 
 ROOT = Path(__file__).resolve().parents[1]
 

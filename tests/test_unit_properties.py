@@ -14,10 +14,13 @@ from builders import answer, call, session, text, user
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from compaction_harness.adk import helper_availability, token_compaction_takes_isolation_scope
-from compaction_harness.checks import check_case, check_token_case, check_unit_case
-from compaction_harness.metamorphic import RELATIONS, MetamorphicCase
-from compaction_harness.unit import TokenCase, UnitCase
+from compaction_harness.sdk.python.adk import (
+    helper_availability,
+    token_compaction_takes_isolation_scope,
+)
+from compaction_harness.sdk.python.metamorphic import RELATIONS, MetamorphicCase
+from compaction_harness.sdk.python.unit import TokenCase, UnitCase
+from compaction_harness.surfaces.checks import check_case, check_token_case, check_unit_case
 from strategies import episode_kinds, metamorphic_cases, token_cases, unit_cases
 
 _HELPERS = helper_availability()

@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import pytest
 
-from compaction_harness.checks import check_case, fixture_from_failure
-from compaction_harness.fixtures import load_fixture, write_fixture
-from compaction_harness.scripts import Open, Script, ScriptConfig, Text
-from compaction_harness.unit import InvariantViolation
+from compaction_harness.sdk.python.unit import InvariantViolation
+from compaction_harness.spec.scripts import Open, Script, ScriptConfig, Text
+from compaction_harness.store.fixtures import load_fixture, write_fixture
+from compaction_harness.surfaces.checks import check_case, fixture_from_failure
 
 #: A summary at the first invocation's end, then a reload before the second.
 SCRIPT = Script(
@@ -89,9 +89,9 @@ def reload_copies_actions_unvalidated(monkeypatch):
 def test_validating_reloaded_actions_removes_the_p0(driver, reload_copies_actions_unvalidated):
     # Known fault database-reload-leaves-event-actions-as-dicts is the P0 that
     # vanishes under validation on reload (adk.reloaded_actions_validated).
-    from compaction_harness.adk import reloaded_actions_validated
-    from compaction_harness.adk_runner import run_script_outcome
-    from compaction_harness.driver import run_script
+    from compaction_harness.sdk.python.adk import reloaded_actions_validated
+    from compaction_harness.sdk.python.adk_runner import run_script_outcome
+    from compaction_harness.sdk.python.driver import run_script
 
     script = replace_driver(SCRIPT, driver)
     run = run_script_outcome if driver == "runner" else run_script

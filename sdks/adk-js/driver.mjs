@@ -106,7 +106,7 @@ const realRandomUUID = globalThis.crypto.randomUUID;
 // Which ADK-JS a request runs on: "entry" names a patched copy of the
 // package's dist/esm/index.js with some of ADK-JS's fixes applied
 // (fixes/index.json; the harness makes the copy,
-// compaction_harness/faults/js_fixes.py), null the package as installed; a
+// compaction_harness/sdk/js/js_fixes.py), null the package as installed; a
 // request without "entry" runs on HARNESS_ADK_JS_ENTRY's copy, or the package
 // as installed. One process serves every set of fixes: each copy is loaded
 // once, on the first request that names it and before that request's seeded

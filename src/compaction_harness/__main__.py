@@ -1,7 +1,7 @@
-"""``python -m compaction_harness``: see :mod:`compaction_harness.cli`."""
+"""``python -m compaction_harness``: see :mod:`compaction_harness.surfaces.cli`."""
 
 import sys
 
-from .cli import main
+from .surfaces.cli import main
 
 sys.exit(main())

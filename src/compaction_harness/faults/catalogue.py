@@ -9,14 +9,16 @@ and, for ADK-JS, the compactors it concerns; a fault that can have no fix
 also says why (``no_fix_reason``). The rest is derived when this module is
 imported, never typed:
 
-* ``fix``: the fixes that name the fault among theirs: google-adk's registry
-  (:data:`compaction_harness.faults.fixes.FIXES`), ADK-JS's index
+* ``fix``: the fixes that name the fault among theirs: google-adk's list
+  (:data:`compaction_harness.sdk.python.python_fixes.ENTRIES`, a data module:
+  what its registry ``sdk.python.fixes.FIXES`` is made of), ADK-JS's index
   ``sdks/adk-js/fixes/index.json`` (a JSON object, fix name ->
   ``{"faults": [fault id, ...], ...}``; no file, no ADK-JS fix);
 * ``releases``: google-adk: the releases on which the committed release
   matrix (``docs/release-matrix.json``, written by ``make matrix``) shows
-  the fault (:func:`compaction_harness.matrix.derived_releases`; a fault the
-  record does not hold yet has none until ``make matrix`` runs again);
+  the fault (:func:`compaction_harness.faults.matrix_record.derived_releases`;
+  a fault the record does not hold yet has none until ``make matrix`` runs
+  again);
   ADK-JS: the ``@google/adk`` versions (``package_version``) of the
   fixtures in ``tests/repros/`` recorded as the fault.
 
@@ -43,6 +45,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from ..sdk.python.python_fixes import ENTRIES
+from .matrix_record import FIXED, derived_releases
 
 __all__ = [
     "FAULTS",
@@ -952,8 +957,6 @@ def _read_json(path: Path) -> Any:
 
 def _python_releases(path: Path = MATRIX) -> dict[str, tuple[str, ...]]:
     """Fault id -> the releases the committed matrix record shows it on."""
-    from ..matrix import derived_releases
-
     document = _read_json(path)
     if not isinstance(document, Mapping) or "rows" not in document:
         return {}
@@ -980,12 +983,11 @@ def _js_releases(corpus: Path = CORPUS) -> dict[str, tuple[str, ...]]:
 
 
 def _python_fixes() -> dict[str, list[str]]:
-    from .fixes import FIXES
-
+    """Fault id -> the google-adk fixes that name it, from their list (data)."""
     out: dict[str, list[str]] = {}
-    for name, fix in FIXES.items():
-        for fault in fix.faults:
-            out.setdefault(fault, []).append(name)
+    for entry in ENTRIES:
+        for fault in entry["faults"]:
+            out.setdefault(fault, []).append(entry["name"])
     return out
 
 
@@ -1058,8 +1060,6 @@ def release_order(sdk: str) -> list[str]:
     are the committed matrix record's (none without it; a column with every
     fix applied is no release); ADK-JS's the versions its faults show on."""
     if sdk == PYTHON:
-        from ..matrix import FIXED
-
         document = _read_json(MATRIX)
         releases = document.get("releases") if isinstance(document, Mapping) else None
         return [r for r in releases if not r.endswith(FIXED)] if isinstance(releases, list) else []

@@ -1,7 +1,7 @@
 """Classification by fix: which known faults a violation is, shown by re-running the case.
 
 A violation of a case is fault X when the same case, re-run on the same
-release with X's fix applied (:mod:`.fixes`), no longer shows it: same
+release with X's fix applied, no longer shows it: same
 invariant, same call ids (:func:`same_failure`), and it shows without the
 fix. When no single fix removes it but several together do, it is all of
 them: the smallest such set this module finds (every fix, then each one
@@ -9,9 +9,12 @@ left out in turn while the rest still remove it, as Elle names every
 anomaly of a history). When even every fix together leaves it, it is new.
 No pattern of the violation and no release list enter the decision.
 
-Works for every case kind of :mod:`compaction_harness.cases` on google-adk;
-ADK-JS cases go through their own driver with the Node fixes
-(``compaction_harness.adk_js``).
+This module is the rule alone, whatever the SDK: :func:`classify` is given
+the re-run, the candidate fixes and the faults each removes. google-adk's
+cases are classified with it by :func:`compaction_harness.sdk.python.triage.by_fix`
+(its fixes, :mod:`compaction_harness.sdk.python.fixes`), ADK-JS's by
+``compaction_harness.sdk.js.adk_js`` (the Node fixes). Imports only the
+specification's :class:`~compaction_harness.spec.invariants.Violation`.
 
 Within :func:`known_or_new_only` (the gate's properties, whose verdict is
 only whether anything is new) a violation is told known or new by the same
@@ -24,18 +27,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from ..invariants import Violation
+from ..spec.invariants import Violation
 
 __all__ = [
     "UNNAMED",
     "Classified",
-    "by_fix",
     "classify",
     "known_or_new_only",
-    "run_with_fixes",
     "same_failure",
+    "telling_known_from_new_only",
 ]
 
 
@@ -65,35 +66,6 @@ def same_failure(a: Violation, b: Violation) -> bool:
     if a.invariant == "P0":  # the exception is the witness: another one is another failure
         return a.observed == b.observed
     return a.invariant not in _BY_EVENT or a.positions == b.positions
-
-
-def run_with_fixes(case: Any, names: Sequence[str]) -> list[Violation]:
-    """Every violation ``case`` shows on the installed google-adk with the fixes
-    ``names`` applied (none: the release as published), the run never stopped
-    at a violation and nothing classified. Raises ``NotApplicable`` where the
-    release cannot run the case or take a fix."""
-    from ..cases import case_kind
-    from .fixes import applied
-
-    kind = case_kind(case)
-    with applied(names):
-        if kind == "script" and case.config.driver == "runner":
-            from ..adk_runner import run_script_outcome
-
-            outcome = run_script_outcome(case, triage=False)
-        elif kind == "script":
-            from ..driver import run_script
-
-            outcome = run_script(case, triage=False)
-        elif kind == "pipeline":
-            from ..pipeline import run_pipeline_case
-
-            outcome = run_pipeline_case(case, triage=False)
-        else:
-            from ..cases import run_case
-
-            outcome = run_case(case)
-    return list(outcome.violations)
 
 
 @dataclass(frozen=True)
@@ -177,9 +149,9 @@ def classify(
     return out
 
 
-#: The fault id :func:`by_fix` pairs a known violation with inside
-#: :func:`known_or_new_only`: every fix together removes it, which of them
-#: was not asked.
+#: The fault id :func:`~compaction_harness.sdk.python.triage.by_fix` pairs a known
+#: violation with inside :func:`known_or_new_only`: every fix together
+#: removes it, which of them was not asked.
 UNNAMED = "a known upstream fault, not named (the gate tells known from new only)"
 
 #: Depth of the enclosing :func:`known_or_new_only` blocks.
@@ -188,9 +160,10 @@ _KNOWN_OR_NEW_ONLY: list[None] = []
 
 @contextlib.contextmanager
 def known_or_new_only() -> Iterator[None]:
-    """Within ``with``, :func:`by_fix` decides only whether each violation is
-    known or new, as it always does: known when every fix together removes
-    it (one re-run), else new unless a fault without a fix recognises it. A
+    """Within ``with``, :func:`~compaction_harness.sdk.python.triage.by_fix` decides only
+    whether each violation is known or new, as it always does: known when
+    every fix together removes it (one re-run), else new unless a fault
+    without a fix recognises it. A
     known one is paired with :data:`UNNAMED` (evidence ``"every fix
     together"``) instead of the faults whose fixes remove it, which would
     take one re-run per fix. For the gate's properties (the pytest plugin),
@@ -203,70 +176,6 @@ def known_or_new_only() -> Iterator[None]:
         _KNOWN_OR_NEW_ONLY.pop()
 
 
-def by_fix(
-    case: Any, violations: Iterable[Violation]
-) -> tuple[list[Violation], list[tuple[Violation, str]]]:
-    """Split ``violations`` of a google-adk ``case`` into ``(new, [(violation,
-    fault id)])`` by re-running the case with fixes (:func:`classify`); a
-    violation removed by several fixes only together is paired with each of
-    their faults. The candidates are every registered fix the installed
-    release can take and that is not applied already (``FIXES=all``: none,
-    so everything is new). With ``HARNESS_KNOWN_FAULTS=off`` nothing is
-    classified (rediscovery campaigns). A violation no fix removes may still
-    be a fault with no fix yet (or none the installed release can take), by
-    its recogniser: *pattern evidence*, marked ``details["evidence"] =
-    "pattern"`` (``"fix NAME"`` otherwise). Within :func:`known_or_new_only`
-    the same violations are new, and the known ones are paired with
-    :data:`UNNAMED`."""
-    import os
-
-    from .fixes import FIXES, active, unavailable
-
-    violations = list(violations)
-    if not violations or os.environ.get("HARNESS_KNOWN_FAULTS") == "off":
-        return violations, []
-    applied_now = set(active())
-    candidates = [n for n in FIXES if n not in applied_now and unavailable(n) is None]
-    new: list[Violation] = []
-    known: list[tuple[Violation, str]] = []
-    if _KNOWN_OR_NEW_ONLY:
-        # classify()'s first question alone: does every fix together remove it?
-        left = run_with_fixes(case, sorted(candidates)) if candidates else []
-        for v in violations:
-            if candidates and not any(same_failure(v, w) for w in left):
-                v.details["evidence"] = "every fix together"
-                known.append((v, UNNAMED))
-                continue
-            pattern = _pattern_fault(case, v)
-            if pattern is None:
-                new.append(v)
-            else:
-                v.details["evidence"] = "pattern"
-                known.append((v, pattern))
-        return new, known
-    for item in classify(
-        violations,
-        lambda names: run_with_fixes(case, names),
-        candidates,
-        lambda n: FIXES[n].faults,
-    ):
-        if item.new:
-            pattern = _pattern_fault(case, item.violation)
-            if pattern is None:
-                new.append(item.violation)
-            else:
-                item.violation.details["evidence"] = "pattern"
-                known.append((item.violation, pattern))
-            continue
-        item.violation.details["evidence"] = "fix " + "+".join(item.fixes)
-        known.extend((item.violation, f) for f in item.faults)
-    return new, known
-
-
-def _pattern_fault(case: Any, violation: Violation) -> str | None:
-    """A fault without a fix the release can take whose recogniser matches
-    (pattern evidence), or None."""
-    from ..known_faults import EVERY_RELEASE, pattern_fault
-
-    found = pattern_fault(case, violation, EVERY_RELEASE)
-    return found.id if found else None
+def telling_known_from_new_only() -> bool:
+    """Whether a :func:`known_or_new_only` block encloses the caller."""
+    return bool(_KNOWN_OR_NEW_ONLY)

@@ -1,0 +1,17 @@
+"""google-adk: the adapter, the drivers, the unit cases, and the fixes of its faults.
+
+:mod:`.adk` (the adapter: the session model to real ``Event`` objects and
+back, the installed release's helpers), :mod:`.unit` and :mod:`.metamorphic`
+(unit-level cases, U1 to U6), :mod:`.pipeline` (a real session driven step
+by step, and the pure checkers of P0 to P7), :mod:`.driver` (the emulating
+driver), :mod:`.adk_runner` (ADK's own ``Runner``), :mod:`.differential`
+(the two compared), :mod:`.cases` (every case kind, by fixture ``kind``),
+:mod:`.known_faults` (google-adk's view of the fault catalogue, with the
+recognisers of faults that have no fix), :mod:`.triage` and :mod:`.reruns`
+(classification by fix: a case re-run with fixes, through the runner its
+kind registered), :mod:`.fixes`, :mod:`.python_fixes` and ``patches/`` (the
+fixes: diffs of ADK's own source, and how they are applied). The only part
+of the package that imports ``google.adk`` (here, anywhere in a module). May
+import :mod:`compaction_harness.spec`, :mod:`compaction_harness.faults` and
+:mod:`compaction_harness.envs`; never ``sdk.js``, the store or the surfaces.
+"""

@@ -1,0 +1,951 @@
+"""The emulating driver: executes a pipeline script on real ADK, as the
+``Runner`` would store it, and checks P0 to P7 after every operation.
+
+Each operation of a :class:`~compaction_harness.spec.scripts.Script` becomes the
+events ADK's ``Runner`` stores for it, in the Runner's order, with the
+Runner's authors and roles and the Runner's relation of timestamps (what the
+real ``Runner`` was seen to store with a scripted model and real tools, on
+2.11.0 and 2.13.0):
+
+* a user message opens an invocation (author ``user``); a client's function
+  response message continues the invocation of the call it answers
+  (``Runner._resolve_invocation_id_from_fr``); a tool confirmation or
+  credential answer does too;
+* the model's event (author: the agent) is built and stamped after the
+  flow's request processors (compaction among them) and before the model is
+  called (``_run_one_step_async``);
+* parallel tool results are one event (author: the agent, role ``user``),
+  stamped with the first result's time
+  (``merge_parallel_function_response_events``);
+* a long-running call without an interim result pauses the invocation; with
+  one, the interim result is stored and the model is called again;
+* a confirmation or credential request is stored as the framework's
+  synthetic long-running call, *before* the tool's placeholder response but
+  stamped *after* it (``postprocess_handle_function_calls_async`` yields the
+  request first; ``generate_request_confirmation_event`` builds it last),
+  and the invocation pauses;
+* ``ParallelAgent`` sub-agents all start (each runs its compaction and is
+  stamped) before any is stored; they are stored in the order they finish,
+  so a sub-agent that started later but finished first is stored ahead of
+  an earlier stamp;
+* a rewind is a user event of its own invocation (``_rewind_utils``);
+* summaries are made by ADK's ``LlmEventSummarizer`` over a scripted model,
+  stamped by the run's clock when made (ADK stamps an event when it is
+  built).
+
+Time comes from a clock of the script's resolution: 0.4 ms between the events
+of a run, 7 s before a user's next message, ties where the script says, and
+hosts whose clocks lag (``Skew``).
+
+Ids are a function of the script (:class:`ScriptIds`): the n-th id of each
+kind is a hash of the script's configuration, the kind and n, so a run
+replays exactly, and they sort in no particular order, like ADK's uuids (a
+database breaks timestamp ties by event id, so which way a tie goes depends
+on them). Every id ADK itself draws while a script runs comes from the same
+function (:func:`sdk_ids`: ``google.adk.platform.uuid``'s provider, installed
+for the run and restored after), in this driver and in the runner driver.
+
+Prompt token counts follow the token model: the prompt ADK assembles for the
+agent, counted as ADK's own estimate counts characters, plus the system
+instruction and tool declarations, at four characters a token.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import json
+import math
+import sys
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ...spec.invariants import Violation
+from ...spec.model import (
+    REQUEST_CONFIRMATION_CALL,
+    REQUEST_CREDENTIAL_CALL,
+    Call,
+    Compaction,
+    Response,
+    Step,
+)
+from ...spec.scripts import (
+    Answer,
+    Ask,
+    Calls,
+    ClientRecord,
+    Delegate,
+    End,
+    FanOut,
+    Open,
+    Operation,
+    Reply,
+    Rewind,
+    Script,
+    Skew,
+    Text,
+    Tie,
+)
+from . import reruns
+from .pipeline import PipelineRun, Triage, covered_by_kept, crash_violation
+from .unit import UnitOutcome
+
+__all__ = ["EPOCH", "ScriptIds", "ScriptRun", "run_script", "sdk_ids"]
+
+#: Where the run's clock starts (seconds since the epoch: November 2023).
+EPOCH = 1_700_000_000.0
+#: Seconds between two events of a run, and before a user's next message.
+STEP = 0.0004
+THINK = 7.0
+AGENT = "agent"
+#: The root agent's tools, by the names the scripted model calls them.
+TOOLS = ("lookup", "export", "transfer", "calendar")
+
+
+#: What ADK answers for a tool that needs confirmation, until it gets one
+#: (``google/adk/flows/llm_flows/functions.py``, 2.11.0 and 2.13.0).
+CONFIRMATION_PLACEHOLDER = {
+    "error": "This tool call requires confirmation, please approve or reject."
+}
+#: The credential the scripts' ``calendar`` tool asks for (an HTTP bearer
+#: token, ``credential_key`` harness_calendar), as ADK writes it in camel case.
+_AUTH_CONFIG = {
+    "authScheme": {"type": "http", "scheme": "bearer"},
+    "credentialKey": "harness_calendar",
+}
+
+
+def confirmation_request(call: Call) -> dict:
+    """The arguments of ADK's ``adk_request_confirmation`` call for ``call``
+    (``generate_request_confirmation_event``, 2.11.0 and 2.13.0, as the
+    ``Runner`` stores them)."""
+    return {
+        "originalFunctionCall": {"id": call.id, "args": {"query": "q" * 20}, "name": call.name},
+        "toolConfirmation": {
+            "hint": f"Please approve or reject the tool call {call.name}() by responding with "
+            "a FunctionResponse with an expected ToolConfirmation payload.",
+            "confirmed": False,
+        },
+    }
+
+
+def credential_request(call: Call) -> dict:
+    """The arguments of ADK's ``adk_request_credential`` call for ``call``."""
+    return {"functionCallId": call.id, "authConfig": dict(_AUTH_CONFIG)}
+
+
+def credential_answer() -> dict:
+    """What a client sends back for ``adk_request_credential``: the auth config
+    with an exchanged credential (ADK's documented pattern)."""
+    return {
+        "authScheme": _AUTH_CONFIG["authScheme"],
+        "exchangedAuthCredential": {
+            "authType": "http",
+            "http": {"scheme": "bearer", "credentials": {"token": "token"}},
+        },
+        "credentialKey": _AUTH_CONFIG["credentialKey"],
+    }
+
+
+@dataclass
+class _Pending:
+    call: Call
+    invocation: str
+    long_running: bool
+
+
+# -- ids --------------------------------------------------------------------------
+class ScriptIds:
+    """The ids of one run of a script: the n-th id of a kind is a hash of the
+    script's configuration (its ``driver`` left out: both drivers, and a
+    fixture of either, draw the same), the kind and n, formatted as a uuid.
+
+    The operations are left out of the seed on purpose: the runner driver
+    records the script as it ran it (with the operations it had to add), and
+    that script makes the same ADK calls in the same order, so it draws the
+    same ids as the script it was given; a seed that hashed the operations
+    would give its replay other ids, and a tie broken one way in the campaign
+    could break the other way in the replay."""
+
+    def __init__(self, script: Script) -> None:
+        config = script.config.to_json()
+        config.pop("driver", None)
+        text = json.dumps(config, sort_keys=True)
+        self.seed = hashlib.sha256(text.encode()).hexdigest()[:16]
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, kind: str) -> str:
+        number = self.counts[kind] = self.counts.get(kind, 0) + 1
+        digest = hashlib.sha256(f"{self.seed}:{kind}:{number}".encode()).hexdigest()
+        return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+    def sdk_draw(self, depth: int) -> str:
+        """An id ADK draws: its kind is the function that asked for it
+        (``new_id`` for ``Event.new_id``, ``new_invocation_context_id``,
+        ``generate_client_function_call_id``, ``create_session``, ...: the
+        frame ``depth`` levels up), so each kind keeps its own count."""
+        return self("adk." + sys._getframe(depth).f_code.co_name)
+
+
+@contextlib.contextmanager
+def sdk_ids(ids: ScriptIds) -> Iterator[None]:
+    """Every id ADK draws while the block runs comes from ``ids``: through
+    ``google.adk.platform.uuid``'s provider (a context variable: tasks
+    created inside the block inherit it), or, on releases without it, by
+    standing in for ``uuid.uuid4``. Restored when the block ends."""
+    try:
+        from google.adk.platform import uuid as platform_uuid
+    except ImportError:
+        platform_uuid = None
+    var = getattr(platform_uuid, "_id_provider_context_var", None)
+    if var is not None:
+        previous = var.get()
+        # (sdk_draw <- this lambda <- new_uuid <- the function that wants the id)
+        var.set(lambda: ids.sdk_draw(3))
+        try:
+            yield
+        finally:
+            var.set(previous)
+        return
+    real = uuid.uuid4
+    uuid.uuid4 = lambda: uuid.UUID(ids.sdk_draw(2))  # (sdk_draw <- lambda <- the caller)
+    try:
+        yield
+    finally:
+        uuid.uuid4 = real
+
+
+class ScriptRun:
+    """One script executed operation by operation (see the module docstring).
+
+    :meth:`apply` executes one operation and returns the violations its
+    checks found. Raises :class:`~compaction_harness.sdk.python.adk.NotApplicable` when
+    the installed release cannot run the configuration.
+    """
+
+    #: The class that applies operations to ADK and checks them (the cost
+    #: profile swaps in one that measures without judging).
+    pipeline_run: ClassVar[type[PipelineRun]] = PipelineRun
+
+    def __init__(self, script: Script, *, monotonic: bool = False) -> None:
+        self.script = script
+        #: Stamp every event later than the one stored before it (no ties, no
+        #: lagging hosts, no ADK backward steps): the counterfactual a known
+        #: fault uses to tell what time order alone causes.
+        self.monotonic = monotonic
+        config = script.config
+        self.config = config
+        self._true = EPOCH
+        self._offset = 0.0
+        self._tie = False
+        #: Every id of the run, the harness's and ADK's own (see ScriptIds).
+        self.ids = ScriptIds(script)
+        self._sdk_ids = contextlib.ExitStack()
+        self._sdk_ids.enter_context(sdk_ids(self.ids))
+        try:
+            self.run = self.pipeline_run(
+                config.triggers,
+                1,
+                strict_provider=config.strict_provider,
+                storage=config.storage,
+                summary=config.summary,
+                faithful=True,
+                clock=self.stamp,
+                new_id=self.new_id,
+            )
+        except BaseException:
+            self._sdk_ids.close()
+            raise
+        self.run.base_chars = config.system_chars + config.tools_chars
+        self.running: str | None = None
+        self.invocations: list[str] = []  # in the order they were opened
+        self.pending: list[_Pending] = []
+        self.answered: list[_Pending] = []
+        self.asked: list[tuple[Call, Call, str]] = []
+        self.counts = {"user": 0, "model": 0, "call": 0, "turn_calls": 0}
+        #: The operation that stored each appended event, in append order.
+        self.origin: list[int] = []
+        self.current = -1
+        #: Labels of what the run did (Hypothesis events; the statistics test).
+        self.labels: set[str] = set()
+        #: Where each summary was made: "before a model call" / "at an invocation end".
+        self.summary_points: list[str] = []
+
+    # -- time and names -----------------------------------------------------------
+    def stamp(self) -> float:
+        """The next timestamp: the clock moves on by one step (not after a
+        ``Tie``), read through the host's offset at the clock's resolution."""
+        if self.monotonic:
+            self._true += STEP
+            return round(self._true, 6)
+        if self._tie:
+            self._tie = False
+        else:
+            self._true += STEP
+        resolution = self.config.resolution
+        ticks = math.floor((self._true + self._offset) / resolution + 1e-9)
+        return round(ticks * resolution, 6)
+
+    def new_id(self, kind: str) -> str:
+        """The next id of ``kind`` (``event``, ``invocation``, ``call``): a
+        function of the script that sorts in no particular order, like a uuid4."""
+        return self.ids(kind)
+
+    # -- appending --------------------------------------------------------------
+    def _append(
+        self,
+        step: Step,
+        payload: int = 0,
+        *,
+        args: dict | None = None,
+        response: dict | None = None,
+    ) -> None:
+        """Store ``step``: its function calls' arguments and responses are
+        ``payload`` characters (a tool's result, carrying the harness's event
+        tag), or exactly ``args`` / ``response`` where ADK builds them itself
+        (stored untagged, as the ``Runner`` stores them)."""
+        from .adk import to_adk_event
+
+        event = to_adk_event(step)
+        for part in event.content.parts if event.content else ():
+            if part.function_response is not None:
+                part.function_response.response = (
+                    {"result": "r" * payload} if response is None else response
+                )
+            if part.function_call is not None:
+                part.function_call.args = (
+                    {"query": "q" * min(payload, 200)} if args is None else args
+                )
+        self.run.appended.append(step)
+        self.run.pipeline.append(event, tag=response is None)
+        self.origin.append(self.current)
+
+    def _text(self, prefix: str, chars: int) -> str:
+        head = f"{prefix} "
+        return head + "x" * max(0, chars - len(head))
+
+    def _tokens(self, agent: str, branch: str | None) -> int:
+        chars = self.run.pipeline.prompt_chars(agent, branch)
+        return (self.config.system_chars + self.config.tools_chars + chars) // 4
+
+    def _model_call(
+        self, agent: str = AGENT, branch: str | None = None
+    ) -> tuple[list[Violation], float, int]:
+        """A model call (:meth:`_checked_model_call`), then the model's event is
+        built and stamped, before the model is called (``_run_one_step_async``);
+        returns (violations, the event's timestamp, the prompt's token count)."""
+        found = self._checked_model_call(agent, branch)
+        return found, self.stamp(), self._tokens(agent, branch)
+
+    def _checked_model_call(self, agent: str, branch: str | None) -> list[Violation]:
+        """The steps of ADK's LLM flow up to the one that calls the model: each
+        runs the request processors (compaction among them); a step of the
+        root agent in a running invocation whose tools never ran (their
+        process died) runs them instead of calling the model, when ADK's flow
+        says so (``Pipeline.calls_to_replay``: ``decide_step_resume``), stores
+        their results as one event and leaves the request it built unsent;
+        the last step sends its request, which is checked."""
+        found: list[Violation] = []
+        where = "before a sub-agent's model call" if agent != AGENT else "before a model call"
+        while True:
+            made = len(self.run.pipeline.summaries)
+            found += self.run.request_processors(agent, branch)
+            self.summary_points += [where] * (len(self.run.pipeline.summaries) - made)
+            replayed = agent == AGENT and self.running is not None and self._replay_calls()
+            if not replayed:
+                return found + self.run.check_request(agent, branch)
+
+    def _replay_calls(self) -> bool:
+        """Run the calls ADK's flow replays at this step, if any (see
+        :meth:`_checked_model_call`); whether it replayed some."""
+        ids = self.run.pipeline.calls_to_replay(self.running, TOOLS)
+        if not ids:
+            return False
+        rerun = [p for p in self.pending if p.call.id in ids and p.invocation == self.running]
+        calls = [p.call for p in rerun] or [
+            c for s in reversed(self.run.appended) for c in s.calls if c.id in ids
+        ][: len(ids)]
+        self.labels.add("calls: run again when the invocation resumed")
+        self._append(
+            Step(
+                self.running,
+                AGENT,
+                self.stamp(),
+                responses=tuple(Response(c.id, c.name) for c in calls),
+            ),
+            payload=20,
+        )
+        for item in rerun:
+            self.pending.remove(item)
+            self.answered.append(item)
+        return True
+
+    def _start(self, invocation: str, opener: str | None) -> None:
+        if self.config.storage == "database":
+            self.run.pipeline.reload()
+            self.labels.add("storage: reloaded before an invocation")
+        self.running = invocation
+        self.run.opener = opener
+        if invocation not in self.invocations:
+            self.invocations.append(invocation)
+
+    def _new_invocation(self) -> str:
+        return "e-" + self.new_id("invocation")
+
+    def _call_id(self, k: int) -> str:
+        if self.config.call_ids == "per_turn":
+            return f"call_{k}"
+        self.counts["call"] += 1
+        return "adk-" + self.new_id("call")
+
+    # -- operations -----------------------------------------------------------------
+    def apply(self, index: int, op: Operation) -> list[Violation]:
+        """Execute operation ``index`` of the script; returns what the checks found."""
+        self.current = index
+        method = getattr(self, f"_op_{op.op}")
+        return method(op)
+
+    def _end(self, *, compaction: bool = True) -> list[Violation]:
+        if self.running is None:
+            return []
+        self.running = None
+        if not compaction:  # the process died: nothing ran after the last event
+            self.run.opener = None
+            return []
+        made = len(self.run.pipeline.summaries)
+        found = self.run.end_invocation()
+        self.summary_points += ["at an invocation end"] * (len(self.run.pipeline.summaries) - made)
+        return found
+
+    def _op_open(self, op: Open) -> list[Violation]:
+        found = self._end()
+        self._true += THINK
+        invocation = self._new_invocation()
+        self.labels.add(f"opener: {'user message' if op.opener == 'user' else 'agent'}")
+        if op.opener == "user":
+            self.counts["user"] += 1
+            text = self._text(f"user {self.counts['user']}", op.chars)
+            self._start(invocation, text)
+            self._append(Step(invocation, "user", self.stamp(), text=text))
+        else:
+            self._start(invocation, None)
+        return found
+
+    def _op_text(self, op: Text) -> list[Violation]:
+        if self.running is None:
+            return []
+        found, started, tokens = self._model_call()
+        self.counts["model"] += 1
+        if not op.usage:
+            self.labels.add("tokens: reply without usage metadata")
+        self._append(
+            Step(
+                self.running,
+                AGENT,
+                started,
+                text=self._text(f"model {self.counts['model']}", op.chars),
+                prompt_tokens=tokens if op.usage else None,
+            )
+        )
+        return found
+
+    def _op_calls(self, op: Calls) -> list[Violation]:
+        if self.running is None:
+            return []
+        found, started, tokens = self._model_call()
+        name = "lookup" if op.kind == "plain" else "export"
+        calls = tuple(Call(self._call_id(k), name) for k in range(op.count))
+        described = {"plain": "plain", "long_running": "long-running", "interim": "interim result"}
+        fate = "answered at once" if op.fate == "now" else "left pending"
+        self.labels.add(
+            f"calls: {described[op.kind]}" + ("" if op.kind != "plain" else f", {fate}")
+        )
+        if op.count > 1:
+            self.labels.add("calls: parallel")
+        known = {p.call.id for p in self.pending + self.answered}
+        if any(c.id in known for c in calls):
+            self.labels.add("calls: id reused across turns")
+        long_running = tuple(c.id for c in calls) if op.kind != "plain" else ()
+        self._append(
+            Step(
+                self.running,
+                AGENT,
+                started,
+                calls=calls,
+                long_running=long_running,
+                prompt_tokens=tokens if op.usage else None,
+            ),
+            payload=op.chars,
+        )
+        invocation = self.running
+        if (op.kind == "plain" and op.fate == "now") or op.kind == "interim":
+            # One event for the parallel results, stamped with the first one's time.
+            self._append(
+                Step(
+                    invocation,
+                    AGENT,
+                    self.stamp(),
+                    responses=tuple(Response(c.id, c.name) for c in calls),
+                ),
+                payload=op.chars,
+            )
+        if op.kind == "plain" and op.fate == "now":
+            self.answered += [_Pending(c, invocation, False) for c in calls]
+            return found
+        self.pending += [_Pending(c, invocation, op.kind != "plain") for c in calls]
+        if op.kind == "long_running":
+            # The tool returned nothing yet: the invocation pauses.
+            return found + self._end()
+        if op.kind == "plain":
+            # Never answered in this run: the tool's process died after the call
+            # was stored, and nothing after it ran.
+            return found + self._end(compaction=False)
+        return found
+
+    def _op_answer(self, op: Answer) -> list[Violation]:
+        every = self.answered if op.again else self.pending
+        if not every:
+            return []
+        # One message answers calls of one invocation (the Runner refuses
+        # "function responses resolve to multiple invocations"): the first
+        # pick chooses the invocation, the others its calls (oldest first).
+        invocations = list(dict.fromkeys(p.invocation for p in every))
+        target = invocations[op.picks[0] % len(invocations)]
+        pool = [p for p in every if p.invocation == target]
+        chosen: list[_Pending] = []
+        for pick in op.picks[1:] or (0,):
+            item = pool[pick % len(pool)]
+            if item not in chosen:
+                chosen.append(item)
+        self._answer_labels(pool, chosen, op.again)
+        found = self._end()
+        self._true += THINK
+        invocation = chosen[0].invocation
+        self._start(invocation, None)
+        self._append(
+            Step(
+                invocation,
+                "user",
+                self.stamp(),
+                responses=tuple(Response(p.call.id, p.call.name) for p in chosen),
+            ),
+            payload=20,
+        )
+        if not op.again:
+            for item in chosen:
+                self.pending.remove(item)
+                self.answered.append(item)
+        return found
+
+    def _answer_labels(self, pool: list[_Pending], chosen: list[_Pending], again: bool) -> None:
+        self.labels.add("opener: client answer")
+        if again:
+            self.labels.add("answer: a call answered twice")
+            return
+        order = [pool.index(p) for p in chosen]
+        if order != sorted(order):
+            self.labels.add("answer: out of order")
+        made = {self._made_by(p.call.id) for p in chosen}
+        if len(made) > 1:
+            self.labels.add("answer: calls of several turns at once")
+        siblings = [p for p in pool if self._made_by(p.call.id) in made and p not in chosen]
+        if siblings:
+            self.labels.add("answer: partial")
+
+    def _made_by(self, call_id: str) -> int:
+        """The append number of the newest event that made a call with this id."""
+        steps = self.run.appended
+        return max((k for k, s in enumerate(steps) if call_id in s.call_ids), default=-1)
+
+    def _op_ask(self, op: Ask) -> list[Violation]:
+        if self.running is None:
+            return []
+        found, started, tokens = self._model_call()
+        confirm = op.kind == "confirmation"
+        self.labels.add(f"ask the user: {'tool confirmation' if confirm else 'credentials'}")
+        (call,) = (Call(self._call_id(0), "transfer" if confirm else "calendar"),)
+        invocation = self.running
+        self._append(
+            Step(invocation, AGENT, started, calls=(call,), prompt_tokens=tokens), payload=20
+        )
+        placeholder_time = self.stamp()
+        request_time = self.stamp()
+        if self.monotonic:  # stamped in the order they are stored
+            placeholder_time, request_time = request_time, placeholder_time
+        name = REQUEST_CONFIRMATION_CALL if confirm else REQUEST_CREDENTIAL_CALL
+        request = Call("adk-" + self.new_id("call"), name)
+        # The Runner stores the request first, though it was built after the response.
+        self._append(
+            Step(invocation, AGENT, request_time, calls=(request,), long_running=(request.id,)),
+            args=confirmation_request(call) if confirm else credential_request(call),
+        )
+        pending = {"confirmations" if confirm else "auth_requests": (call.id,)}
+        self._append(
+            Step(
+                invocation,
+                AGENT,
+                placeholder_time,
+                responses=(Response(call.id, call.name),),
+                **pending,
+            ),
+            payload=20,
+            # A tool needing confirmation does not run: ADK answers for it.
+            response=dict(CONFIRMATION_PLACEHOLDER) if confirm else None,
+        )
+        self.asked.append((call, request, invocation))
+        return found + self._end()  # the invocation waits for the user
+
+    def _op_reply(self, op: Reply) -> list[Violation]:
+        if not self.asked:
+            return []
+        call, request, invocation = self.asked.pop(op.pick % len(self.asked))
+        self.labels.add("opener: user answers a request")
+        found = self._end()
+        self._true += THINK
+        self._start(invocation, None)
+        confirm = request.name == REQUEST_CONFIRMATION_CALL
+        self._append(
+            Step(invocation, "user", self.stamp(), responses=(Response(request.id, request.name),)),
+            response={"confirmed": True} if confirm else credential_answer(),
+        )
+        # The tool runs now, and its real result answers the original call.
+        self._append(
+            Step(invocation, AGENT, self.stamp(), responses=(Response(call.id, call.name),)),
+            payload=20,
+        )
+        self.answered.append(_Pending(call, invocation, False))
+        return found
+
+    def _op_fan_out(self, op: FanOut) -> list[Violation]:
+        if self.running is None:
+            return []
+        found: list[Violation] = []
+        self.labels.add("agents: parallel sub-agents on branches")
+        started: dict[str, tuple[float, int]] = {}
+        for name in "ab":  # both steps start, in order, before either finishes
+            branch = f"team.{name}"
+            found += self._checked_model_call(name, branch)
+            started[name] = (self.stamp(), self._tokens(name, branch))
+        if self.monotonic:  # stamped in the order they are stored
+            stamps = sorted(stamp for stamp, _ in started.values())
+            started = {n: (stamps[k], started[n][1]) for k, n in enumerate(op.order)}
+        for name in op.order:  # stored as they finish
+            self.counts["model"] += 1
+            stamp, tokens = started[name]
+            self._append(
+                Step(
+                    self.running,
+                    name,
+                    stamp,
+                    text=self._text(f"{name} says {self.counts['model']}", op.chars),
+                    branch=f"team.{name}",
+                    prompt_tokens=tokens,
+                )
+            )
+        return found
+
+    def _op_delegate(self, op: Delegate) -> list[Violation]:
+        if self.running is None:
+            return []
+        found, started, tokens = self._model_call("helper", None)
+        self.labels.add("agents: sequential sub-agent")
+        self.counts["model"] += 1
+        self._append(
+            Step(
+                self.running,
+                "helper",
+                started,
+                text=self._text(f"helper says {self.counts['model']}", op.chars),
+                prompt_tokens=tokens,
+            )
+        )
+        return found
+
+    def _op_end(self, op: End) -> list[Violation]:
+        return self._end()
+
+    def _op_rewind(self, op: Rewind) -> list[Violation]:
+        found = self._end()
+        if not self.invocations:
+            return found
+        target = self.invocations[-min(op.back, len(self.invocations))]
+        self.labels.add("rewind")
+        invocation = self._new_invocation()
+        self._start(invocation, None)
+        self._append(Step(invocation, "user", self.stamp(), rewind_before=target))
+        self.running = None  # the rewind is an invocation of its own; nothing runs after it
+        self.pending = [p for p in self.pending if p.invocation in self._live_invocations()]
+        self.asked = [a for a in self.asked if a[2] in self._live_invocations()]
+        return found
+
+    def _live_invocations(self) -> set[str]:
+        from ...spec import reference
+
+        return {s.invocation for s in reference.live_events(self.run.pipeline.steps())}
+
+    def _op_tie(self, op: Tie) -> list[Violation]:
+        self._tie = True
+        return []
+
+    def _op_skew(self, op: Skew) -> list[Violation]:
+        if not self.monotonic:
+            self._offset -= op.seconds
+        return []
+
+    def _op_client_record(self, op: ClientRecord) -> list[Violation]:
+        stored = self.run.pipeline.steps()
+        raw = [s for s in stored if s.compaction is None]
+        if not raw:
+            return []
+        covered = raw[-min(op.back, len(raw)) :]
+        self.labels.add("client compaction record")
+        self._append(
+            Step(
+                "p-" + self.new_id("invocation"),
+                "user",
+                self.stamp(),
+                compaction=Compaction(covered[0].timestamp, covered[-1].timestamp, "client"),
+            )
+        )
+        return []
+
+    def finish(self) -> list[Violation]:
+        """The script ends: a running invocation ends with it."""
+        self.current = len(self.script.operations)
+        return self._end()
+
+    def all_labels(self) -> list[str]:
+        """What the run did, one label per realism dimension and value: the
+        operations' own labels, the configuration, and what the stored
+        session shows (ties, backward steps, lagging hosts, summaries)."""
+        config = self.config
+        out = set(self.labels)
+        out.add(f"config: {config.kind}")
+        out.add(f"storage: {config.storage}")
+        clock = {1e-6: "fine", 1e-3: "millisecond", 1.0: "coarse (1 s)"}
+        out.add(f"clock: {clock.get(config.resolution, config.resolution)}")
+        out.add(f"summary size: {config.summary}")
+        out.add(f"provider: {'strict (LiteLLM)' if config.strict_provider else 'lenient'}")
+        if config.strict_provider and not self.run.strict_clause:
+            out.add("provider: unanswered calls healed by ADK's LiteLLM adapter")
+        out.add(f"call ids: {config.call_ids.replace('_', ' ')}")
+        if config.system_chars or config.tools_chars:
+            out.add("tokens: system instruction or tool declarations")
+        steps = self.run.readable_steps()
+        raw = [s for s in steps if s.compaction is None]
+        for before, after in itertools.pairwise(raw):
+            if after.timestamp == before.timestamp:
+                out.add("time: events in one clock tick")
+            if after.timestamp < before.timestamp:
+                out.add("time: a stored event earlier than the one before")
+                if after.invocation != before.invocation:
+                    out.add("time: an invocation stamped before the previous one")
+        for number in range(len(self.run.pipeline.summaries)):
+            made_by = self.summary_points[number] if number < len(self.summary_points) else "?"
+            out.add(f"summary made: {made_by}")
+        threshold = config.token_threshold
+        texts = self.run.pipeline.summary_texts
+        if threshold and any(len(t) // 4 >= threshold for t in texts):
+            out.add("tokens: a summary larger than the threshold")
+        if self.run.stale_checks:
+            out.add("P6: token trigger checked without stale counts")
+        return sorted(out)
+
+    # -- what a fixture records ----------------------------------------------------
+    def outcome(self, violations: list[Violation]) -> UnitOutcome:
+        base = self._outcome(violations)
+        base.labels = self.all_labels()
+        return base
+
+    def _outcome(self, violations: list[Violation]) -> UnitOutcome:
+        """The outcome a fixture records. ``observed``: ``session`` (the events
+        as stored, summaries included), ``origin`` (for each stored event the
+        operation that stored it, or ``summary#n``), ``summaries`` (the stored
+        positions each summary was given), ``prompt`` (the prompt checked
+        last)."""
+        base = self.run.outcome(violations)
+        steps = self.run.readable_steps()
+        origins = self.run.pipeline.origins() if len(steps) else []
+        base.observed["session"] = steps.to_json()
+        base.observed["origin"] = [
+            self.origin[o] if o is not None else step.compaction.summary.split("\n", 1)[0]
+            for step, o in zip(steps, origins, strict=True)
+        ]
+        del base.observed["stored"]
+        return base
+
+    def close(self) -> None:
+        try:
+            self.run.close()
+        finally:
+            self._sdk_ids.close()
+
+
+def run_script(
+    script: Script,
+    *,
+    release: str | None = None,
+    triage: bool = True,
+    stop: Callable[[int, ScriptRun], None] | None = None,
+    monotonic: bool = False,
+) -> UnitOutcome:
+    """Execute ``script`` and check P0 to P7 after every operation.
+
+    As :func:`~compaction_harness.sdk.python.pipeline.run_pipeline_case`: with
+    ``triage`` violations of known upstream faults of ``release`` are
+    recorded and the run goes on; it stops at the first operation with a new
+    violation. An exception ADK raises while the script runs is a P0
+    violation, and ends the run. ``stop`` (for tests) is called after each
+    operation. ``monotonic``: every event stamped later than the one stored
+    before it (see :class:`ScriptRun`).
+    """
+    run = ScriptRun(script, monotonic=monotonic)
+    chosen = set(script.config.invariants) if script.config.invariants else None
+    judge = Triage(
+        lambda: Script(script.config, script.operations[: run.current + 1]),
+        release,
+        chosen,
+        triage,
+    )
+    try:
+        for index, op in enumerate(script.operations):
+            try:
+                found = run.apply(index, op)
+            except Exception as exc:
+                from .adk import NotApplicable
+
+                if isinstance(exc, NotApplicable):
+                    raise
+                found = [crash(op, exc)]
+            if new := judge(found):
+                return judge.outcome(run.outcome, new)
+            if stop is not None:
+                stop(index, run)
+            if found and found[0].invariant == "P0":
+                return judge.outcome(run.outcome, [])
+        try:
+            found = run.finish()
+        except Exception as exc:
+            from .adk import NotApplicable
+
+            if isinstance(exc, NotApplicable):
+                raise
+            found = [crash(End(), exc)]
+        return judge.outcome(run.outcome, judge(found))
+    finally:
+        run.close()
+
+
+def crash(op: Operation, exc: BaseException) -> Violation:
+    """P0: ADK raised while the driver ran ``op``."""
+    return crash_violation(f"operation {op.op!r}", exc)
+
+
+def covered(run: ScriptRun) -> set[int]:
+    """Positions the kept summaries stand for (for tests and labels)."""
+    pipeline = run.run.pipeline
+    return covered_by_kept(pipeline.prompt(), pipeline.summaries)
+
+
+__all__ += ["covered", "crash"]
+
+
+# -- what a driver can reproduce --------------------------------------------------
+#: Operations after which a request of its own starts: the ``Runner`` loads the
+#: session from its service then, and only then (``Runner.run_async``,
+#: ``Runner.rewind_async``).
+_REQUEST_STARTS = ("open", "answer", "reply", "rewind")
+
+
+def _out_of_time_order(steps: Sequence[Step]) -> list[tuple[int, int]]:
+    """Pairs of stored positions (i < j) that a reload in timestamp order may
+    swap: j stamped earlier than i, or in the same tick (ties go by id)."""
+    return [
+        (i, j)
+        for i in range(len(steps))
+        for j in range(i + 1, len(steps))
+        if steps[j].timestamp <= steps[i].timestamp
+    ]
+
+
+def _unloaded_reorderings(script: Script, steps: Sequence[Step], origin: Sequence) -> str | None:
+    """Why no request of ``script`` run by the ``Runner`` loads a session that
+    a timestamp-ordered reload reorders, or None when one does: the events out
+    of time order, and the operation that stored the later of them, after
+    which no request starts."""
+    ops = script.operations
+    pairs = _out_of_time_order(steps)
+    if not pairs:
+        return None
+    for i, j in pairs:
+        by = [o for o in (origin[i], origin[j]) if isinstance(o, int)]
+        last = max(by, default=-1)
+        if any(op.op in _REQUEST_STARTS for op in ops[last + 1 :]):
+            return None  # a later request loads them: the Runner had the shape
+    i, j = pairs[0]
+    return (
+        f"the Runner loads the session from the database only when a request starts, "
+        f"and no request of this script starts after steps {i} and {j} (out of "
+        "timestamp order) were stored, so no request it sends comes from a reload "
+        "that reorders them; the emulating driver reloads the session at every model call"
+    )
+
+
+def shortfall(
+    script: Script,
+    driver: str,
+    outcome: UnitOutcome,
+    witness_driver: str,
+    witness: UnitOutcome,
+    fault: str,
+) -> str:
+    """Why ``driver``'s run of ``script`` (``outcome``) does not show ``fault``
+    where ``witness_driver``'s run of the same script on the same release
+    (``witness``) does: the evidence that the difference lies in what the
+    driver can reproduce, not in ADK. In order: the script the ``Runner``
+    could not run as written (its repairs), a stored session of another shape
+    (:func:`~compaction_harness.sdk.python.differential.compare_sessions`), the reload
+    the ``Runner`` never makes (P7), else the check ``driver`` does not make
+    where the witness meets the fault."""
+    from ...spec.model import Session
+    from .differential import compare_sessions
+
+    repairs = outcome.observed.get("repairs", ())
+    if repairs:
+        return "the Runner could not run the script as written (" + "; ".join(repairs) + ")"
+    repairs = witness.observed.get("repairs", ())
+    if repairs:
+        return (
+            f"the Runner, where it shows, ran the script with operations added or dropped "
+            f"({'; '.join(repairs)}), and the {driver} driver runs it as written"
+        )
+    mine = Session.from_json(outcome.observed.get("session", {"steps": []}))
+    theirs = Session.from_json(witness.observed.get("session", {"steps": []}))
+    emulated, real = (mine, theirs) if driver == "emulated" else (theirs, mine)
+    differences = compare_sessions(
+        emulated, [None] * len(emulated), real, [None] * len(real), ties=False
+    )
+    if differences:
+        first = differences[0]
+        return f"it stored a session of another shape than the {witness_driver} driver: {first}"
+    shown = [v for v, f in witness.known if f == fault]
+    if driver == "runner" and any(v.invariant == "P7" for v in shown):
+        why = _unloaded_reorderings(script, mine, outcome.observed.get("origin", []))
+        if why is not None:
+            return why
+    summary = shown[0].summary() if shown else fault
+    return (
+        f"it stored the same session as the {witness_driver} driver, which meets the fault "
+        f"at a check the {driver} driver does not make on this script ({summary})"
+    )
+
+
+__all__ += ["shortfall"]
+
+
+# Classification by fix re-runs a script on the emulating driver through this
+# (see reruns.py), and the known faults' recognisers replay any script here.
+reruns.register(Script, lambda script: run_script(script, triage=False), driver="emulated")

@@ -1,0 +1,153 @@
+"""What properties, fixture replay and the command line share.
+
+:func:`check_unit_case` is the body of every unit property: it runs a case
+against the installed ADK, labels violations of known upstream faults (as
+Hypothesis events, when called inside a test) and raises
+:class:`~compaction_harness.sdk.python.unit.InvariantViolation` for anything new.
+:func:`fixture_from_failure` turns that exception into a fixture.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from hypothesis import event
+from hypothesis.control import currently_in_test_context
+
+from ..sdk.python.cases import case_kind, run_case
+from ..sdk.python.unit import (
+    Helpers,
+    InvariantViolation,
+    TokenCase,
+    TokenHelpers,
+    UnitCase,
+    UnitOutcome,
+    run_token_case,
+    run_unit_case,
+)
+from ..store.fixtures import Fixture
+from .verdicts import classify, installed_release
+
+__all__ = [
+    "KNOWN_FAULTS_MET",
+    "check_case",
+    "check_js_case",
+    "check_token_case",
+    "check_unit_case",
+    "fixture_from_failure",
+    "installed_release",
+    "met",
+]
+
+
+def check_unit_case(
+    case: UnitCase, helpers: Helpers | None = None, *, release: str | None = None
+) -> UnitOutcome:
+    """Run ``case`` and raise :class:`InvariantViolation` on any violation not
+    explained by a known upstream fault of ``release`` (default: installed).
+
+    Returns the outcome (with the known violations) when nothing new failed.
+    """
+    return _check(case, run_unit_case(case, helpers), injected=helpers is not None, release=release)
+
+
+def check_token_case(
+    case: TokenCase, helpers: TokenHelpers | None = None, *, release: str | None = None
+) -> UnitOutcome:
+    """:func:`check_unit_case` for token-threshold cases (invariant U5)."""
+    return _check(
+        case, run_token_case(case, helpers), injected=helpers is not None, release=release
+    )
+
+
+def check_case(case: Any, *, release: str | None = None) -> UnitOutcome:
+    """Run any case (see :mod:`compaction_harness.sdk.python.cases`) and raise on anything new."""
+    return _check(case, run_case(case, release=release), injected=False, release=release)
+
+
+def _check(case, outcome: UnitOutcome, *, injected: bool, release: str | None) -> UnitOutcome:
+    release = release or installed_release()
+    if injected:  # a deliberately broken stand-in: nothing it does is a known fault
+        new, known = list(outcome.violations), []
+    elif outcome.triaged:  # a pipeline run sorted them as it went
+        new, known = list(outcome.violations), list(outcome.known)
+    else:
+        new, known = classify(case, outcome.violations, release)
+    for fault, evidence in {f: v.details.get("evidence", "pattern") for v, f in known}.items():
+        met(fault, evidence)
+    if currently_in_test_context():
+        for reason in outcome.not_applicable:
+            event(f"not applicable: {reason}")
+    if new:
+        raise InvariantViolation(
+            case, UnitOutcome(new, outcome.expected, outcome.observed), planted=injected
+        )
+    return outcome
+
+
+#: Known upstream faults met in this process, by fault id -> examples (runs).
+#: The campaign summary reads the change over each item (pytest_plugin).
+KNOWN_FAULTS_MET: Counter[str] = Counter()
+
+
+def met(fault_id: str, evidence: str = "") -> None:
+    """Record that an example met the known upstream fault ``fault_id``: a
+    Hypothesis event when inside a test (with its ``evidence``: ``"fix
+    NAME"`` or ``"pattern"``), and a count for the campaign summary."""
+    KNOWN_FAULTS_MET[fault_id] += 1
+    if evidence:
+        FAULT_EVIDENCE.setdefault(fault_id, evidence)
+    if currently_in_test_context():
+        event(f"known upstream fault: {fault_id}" + (f" ({evidence})" if evidence else ""))
+
+
+#: The evidence first seen for each fault met in this process.
+FAULT_EVIDENCE: dict[str, str] = {}
+
+
+def check_js_case(case: Any) -> UnitOutcome:
+    """The body of an ADK-JS property: run ``case`` (an
+    :class:`~compaction_harness.sdk.js.adk_js.JsCase`) through the Node driver,
+    record the known ADK-JS faults it meets (:func:`met`) and raise
+    :class:`InvariantViolation` for any violation no entry of
+    ``adk_js.KNOWN_FAULTS`` explains. Returns the outcome otherwise."""
+    from ..sdk.js.adk_js import check_case as run_js
+
+    outcome = run_js(case)
+    for fault in dict.fromkeys(f for _, f in outcome.known):
+        met(fault)
+    if outcome.violations:
+        raise InvariantViolation(case, outcome)
+    return outcome
+
+
+def fixture_from_failure(exc: InvariantViolation, release: str | None = None) -> Fixture:
+    """The fixture recording a failing case (the first violation names it): an
+    ADK-JS case gives an ``sdk: "adk-js"`` fixture of kind ``script`` whose
+    version is the installed ``@google/adk`` (``release`` ignored)."""
+    from ..sdk.js.adk_js import JsCase
+
+    outcome = exc.outcome
+    if isinstance(exc.case, JsCase):
+        from ..sdk.js.adk_js import package_version
+
+        return Fixture(
+            kind="script",
+            invariant=outcome.violations[0].invariant,
+            adk_release=package_version(),
+            case=exc.case,
+            expected=outcome.expected,
+            observed=outcome.observed,
+            violations=tuple(v.summary() for v in outcome.violations),
+            sdk="adk-js",
+        )
+    return Fixture(
+        kind=case_kind(exc.case),
+        invariant=outcome.violations[0].invariant,
+        adk_release=release or installed_release(),
+        case=exc.case,
+        expected=outcome.expected,
+        observed=outcome.observed,
+        violations=tuple(v.summary() for v in outcome.violations),
+    )
