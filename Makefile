@@ -53,7 +53,7 @@ ADKJS_DIR := sdks/adk-js
 # when the lock file changes). It lives inside the package, so removing
 # @google/adk (or node_modules) installs again.
 ADKJS_STAMP := $(ADKJS_DIR)/node_modules/@google/adk/.harness-npm-ci
-ADKJS_TESTS := tests/test_adk_js.py tests/test_adk_js_fixes.py tests/test_adk_js_recorded.py tests/test_differential_js.py
+ADKJS_TESTS := tests/test_adk_js.py tests/test_adk_js_fixes.py tests/test_adk_js_recorded.py tests/test_differential_js.py tests/test_driver_conformance_js.py
 # What the gate and the campaign collect: the JS tests alone with SDK=js;
 # without, everything else (the JS tests need Node and the npm package).
 SDK_PATHS := $(if $(filter js,$(SDK)),$(ADKJS_TESTS),$(addprefix --ignore=,$(ADKJS_TESTS)))

@@ -3,9 +3,14 @@
 :mod:`.python` runs them on google-adk (PyPI ``google-adk``) in this
 process; :mod:`.js` on ADK for TypeScript (``@google/adk``), through the Node
 driver ``sdks/adk-js/driver.mjs``. Only ``sdk.python`` imports
-``google.adk``; only ``sdk.js`` talks to Node. A driver protocol and a
-registry of drivers, which verdicts, the store, the command line and the
-pytest plugin will ask instead of naming an SDK, are to live here. The
-drivers may import :mod:`compaction_harness.spec` and
-:mod:`compaction_harness.faults`, never the store or the surfaces.
+``google.adk``; only ``sdk.js`` talks to Node. :mod:`.protocol` is the
+driver protocol (a driver says whether it can run a case, runs it with a
+set of its SDK's fixes, and returns a trace) and the registry of drivers
+(``emulated``, ``runner``, ``adk-js``), and :mod:`.conformance` the suite
+every registered driver passes; verdicts, the store, the command line and
+the pytest plugin are to ask the registry instead of naming an SDK (not
+yet). The drivers may import :mod:`compaction_harness.spec` and
+:mod:`compaction_harness.faults`, never the store or the surfaces;
+:mod:`.protocol` and :mod:`.conformance` import :mod:`compaction_harness.spec`
+only (the registry imports a driver's module when asked for it).
 """

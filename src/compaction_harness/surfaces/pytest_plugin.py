@@ -196,6 +196,7 @@ ADKJS_TEST_FILES = (
     "test_adk_js_fixes.py",
     "test_adk_js_recorded.py",
     "test_differential_js.py",
+    "test_driver_conformance_js.py",
 )
 
 

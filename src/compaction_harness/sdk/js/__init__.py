@@ -5,10 +5,12 @@ ADK-JS's ``Runner`` stores, the checks, ADK-JS's view of the fault
 catalogue), :mod:`.adk_js_recorded` (recorded google-adk sessions replayed on
 ADK-JS), :mod:`.differential_js` (the mapping against ADK-JS's own
 ``Runner``) and :mod:`.js_fixes` (ADK-JS's fixes, applied to a copy of the
-package; their diffs live beside the Node driver, in ``sdks/adk-js/fixes/``).
+package; their diffs live beside the Node driver, in ``sdks/adk-js/fixes/``)
+and :mod:`.drivers` (the ``adk-js`` driver behind the driver protocol).
 The only part of the package that talks to Node (``sdks/adk-js/driver.mjs``).
-May import :mod:`compaction_harness.spec`, :mod:`compaction_harness.faults`
-and, from ``sdk.python``, the pure pipeline checkers
+May import :mod:`compaction_harness.spec`, :mod:`compaction_harness.faults`,
+the protocol it implements (:mod:`compaction_harness.sdk.protocol`) and,
+from ``sdk.python``, the pure pipeline checkers
 (:mod:`compaction_harness.sdk.python.pipeline`) and the outcome type
 (:mod:`compaction_harness.sdk.python.unit`), which import ``google.adk``
 only inside the functions that drive it; never ``google.adk`` itself.

@@ -149,6 +149,7 @@ __all__ = [
     "compactor_for",
     "driver",
     "package_version",
+    "representable",
     "run_script",
     "script_seed",
     "timeline",
@@ -1273,6 +1274,18 @@ def script_seed(script: Script) -> int:
     return int(digest[:8], 16)
 
 
+def representable(script: Script, compactor: JsCompactor) -> _Timeline:
+    """The driver actions for ``script`` with ``compactor``, found without
+    running Node. Raises :class:`NotApplicable` (one line: why) when ADK-JS
+    cannot run it: a compactor with nothing to do in the session model, or
+    an operation ADK-JS cannot represent (:func:`timeline`)."""
+    if compactor.name == "thought_pruning":
+        raise NotApplicable("the session model has no thought parts for thought pruning to prune")
+    if compactor.name == "agent_controlled":
+        raise NotApplicable("no script operation makes the consolidate_context call")
+    return timeline(script)
+
+
 def run_script(
     script: Script,
     compactor: JsCompactor | None = None,
@@ -1293,11 +1306,7 @@ def run_script(
     :class:`AdkJsUnavailable` (no Node or no package) or :class:`RuntimeError`
     (the driver refused the request: a harness fault)."""
     compactor = compactor or compactor_for(script)
-    if compactor.name == "thought_pruning":
-        raise NotApplicable("the session model has no thought parts for thought pruning to prune")
-    if compactor.name == "agent_controlled":
-        raise NotApplicable("no script operation makes the consolidate_context call")
-    built = timeline(script)
+    built = representable(script, compactor)
     payload = {
         "id": 0,
         "compactor": compactor.to_json(),

@@ -10,8 +10,11 @@ driver), :mod:`.adk_runner` (ADK's own ``Runner``), :mod:`.differential`
 recognisers of faults that have no fix), :mod:`.triage` and :mod:`.reruns`
 (classification by fix: a case re-run with fixes, through the runner its
 kind registered), :mod:`.fixes`, :mod:`.python_fixes` and ``patches/`` (the
-fixes: diffs of ADK's own source, and how they are applied). The only part
+fixes: diffs of ADK's own source, and how they are applied), :mod:`.drivers`
+(the ``emulated`` and ``runner`` drivers behind the driver protocol). The only part
 of the package that imports ``google.adk`` (here, anywhere in a module). May
 import :mod:`compaction_harness.spec`, :mod:`compaction_harness.faults` and
-:mod:`compaction_harness.envs`; never ``sdk.js``, the store or the surfaces.
+:mod:`compaction_harness.envs` and the protocol it implements
+(:mod:`compaction_harness.sdk.protocol`); never ``sdk.js``, the store or the
+surfaces.
 """

@@ -1,0 +1,91 @@
+"""google-adk's drivers behind the driver protocol (:mod:`compaction_harness.sdk.protocol`).
+
+``emulated`` appends events as ADK's runtime does (:func:`.driver.run_script`)
+and ``runner`` runs ADK's own ``Runner`` with a scripted model
+(:func:`.adk_runner.run_script_outcome`), both on the installed release,
+with google-adk's fixes (:mod:`.fixes`) applied for the run. A run triages
+nothing: it stops at the first operation that breaks an invariant and
+reports what the checkers found there (classification by fix is the
+caller's, ``faults/``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...spec.model import Session
+from ...spec.scripts import Script
+from ..protocol import CannotRun, Trace
+from .adk import ADK_RELEASE, NotApplicable
+from .fixes import FIXES, applied, fixes_for, unavailable
+
+__all__ = ["EmulatedDriver", "RunnerDriver"]
+
+
+class _GoogleAdkDriver:
+    name = ""
+    sdk = "google-adk"
+
+    def version(self) -> str:
+        return ADK_RELEASE
+
+    def fixes(self) -> tuple[str, ...]:
+        """The registered fixes the installed release can take."""
+        return tuple(name for name in FIXES if unavailable(name) is None)
+
+    def fixes_of(self, fault: str) -> tuple[str, ...]:
+        return tuple(f.name for f in fixes_for(fault) if unavailable(f.name) is None)
+
+    def cannot_run(self, case: Any) -> str | None:
+        """Only scripts run here (a recorded session or a unit case is
+        replayed, not driven); on a release that lacks what the script
+        needs, the run says so (:class:`CannotRun`)."""
+        if not isinstance(case, Script):
+            return f"the {self.name} driver runs scripts, not {type(case).__name__}"
+        return None
+
+    def run(self, case: Any, fixes: tuple[str, ...] = ()) -> Trace:
+        why = self.cannot_run(case)
+        if why is not None:
+            raise CannotRun(why)
+        try:
+            with applied(fixes):
+                outcome = self._outcome(case)
+        except NotApplicable as exc:
+            raise CannotRun(str(exc).splitlines()[0]) from exc
+        stored = Session.from_json(outcome.observed.get("session", {"steps": []}))
+        crashed = [v for v in outcome.violations if v.invariant == "P0"]
+        return Trace(
+            driver=self.name,
+            sdk=self.sdk,
+            version=self.version(),
+            fixes=tuple(n for n in FIXES if n in fixes),
+            stored=stored,
+            violations=tuple(outcome.violations),
+            exception=crashed[0].message.splitlines()[0] if crashed else None,
+        )
+
+    def _outcome(self, script: Script):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class EmulatedDriver(_GoogleAdkDriver):
+    """The emulating driver (fast; writes what clients, hosts and old sessions write too)."""
+
+    name = "emulated"
+
+    def _outcome(self, script: Script):
+        from .driver import run_script
+
+        return run_script(script, triage=False)
+
+
+class RunnerDriver(_GoogleAdkDriver):
+    """ADK's own ``Runner`` with a scripted model: the ground truth."""
+
+    name = "runner"
+
+    def _outcome(self, script: Script):
+        from .adk_runner import run_script_outcome
+
+        return run_script_outcome(script, triage=False)
