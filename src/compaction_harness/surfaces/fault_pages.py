@@ -80,6 +80,11 @@ GENERATED = (
 
 
 # -- the data a page reads ----------------------------------------------------------------
+def _fixture_name(path: Path) -> str:
+    """A fixture's path as the repository names it (``tests/repros/<file>``)."""
+    return f"tests/repros/{path.name}"
+
+
 def _relative(path: Path) -> str:
     """``path`` relative to the repository's root, with ``/`` (never a machine path)."""
     return path.resolve().relative_to(ROOT).as_posix()
@@ -179,9 +184,9 @@ def _rendered(path: Path) -> tuple[dict[str, str], str]:
     try:
         fixture = load_fixture(path)
     except FixtureError as error:
-        said = str(error).replace(str(ROOT) + "/", "")
+        said = str(error).replace(str(path), _fixture_name(path))
         return {}, f"does not load: {said}"
-    fixture = replace(fixture, path=Path(_relative(path)))
+    fixture = replace(fixture, path=Path(_fixture_name(path)))
     text = render_fixture(fixture)
     cut = text.find("\nviolations:")
     facts = {
@@ -204,7 +209,7 @@ def _reproduce(fault: Fault, marked: list[tuple[Path, dict[str, Any]]]) -> list[
     if fault.sdk == JS:
         commands.append("make js-env   # once: installs @google/adk (npm ci in sdks/adk-js)")
     for path, data in marked:
-        name = _relative(path)
+        name = _fixture_name(path)
         release = _fixture_release(data)
         adk = (
             f" ADK={release}"
@@ -334,20 +339,22 @@ def _page(fault: Fault, corpus: list[tuple[Path, dict[str, Any]]]) -> str:
         lines.append("")
     for path, _ in marked:
         facts, shown = _rendered(path)
-        lines += [f"### [`{path.name}`]({UP}{_relative(path)})", ""]
+        lines += [f"### [`{path.name}`]({UP}{_fixture_name(path)})", ""]
         if facts:
             lines.append(f"Invariant {facts['invariant']}, found on {facts['release']}.")
             lines.append("")
             if facts["note"]:
                 lines += [facts["note"], ""]
-            lines.append(f"As `make show FIXTURE={_relative(path)}` prints it (nothing is run):")
+            lines.append(
+                f"As `make show FIXTURE={_fixture_name(path)}` prints it (nothing is run):"
+            )
             lines.append("")
         lines += _fenced(shown, "text")
         lines.append("")
     if besides:
         lines.append("Fixtures marked with another fault that show this one too:")
         lines.append("")
-        lines += [f"- [`{p.name}`]({UP}{_relative(p)})" for p in besides]
+        lines += [f"- [`{p.name}`]({UP}{_fixture_name(p)})" for p in besides]
         lines.append("")
 
     lines += _reproduce(fault, marked)
