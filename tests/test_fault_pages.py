@@ -52,7 +52,8 @@ def test_every_known_fault_has_a_page_and_the_index_lists_it():
     ), "the index's first lines say how to regenerate it"
     for fault in FAULTS:
         assert (PAGES / f"{fault.id}.md").is_file(), f"no page for {fault.id}"
-        assert f"[`{fault.id}`]({fault.id}.md)" in index, f"the index does not list {fault.id}"
+        row = f"| [`{fault.id}`]({fault.id}.md) | {fault.sdk} | "
+        assert row in index, f"the index's table of its SDK does not list {fault.id}"
         page = _page(fault.id)
         assert page.splitlines()[1] == f"# `{fault.id}`"
         assert fault.title in page and fault.user_sees in page
