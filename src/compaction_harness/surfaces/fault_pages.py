@@ -268,7 +268,7 @@ def _page(fault: Fault, corpus: list[tuple[Path, dict[str, Any]]]) -> str:
             ("Releases", _releases(fault)),
             ("Invariants", ", ".join(fault.invariants)),
             *([("Compactors", ", ".join(fault.compactors))] if fault.compactors else []),
-            ("Fix", _fix_cell(fault)),
+            ("Fix", _fix_cell(fault) if fault.fix else "none (why: see Fix below)"),
             ("Fixtures", str(len(marked))),
         ],
     )
