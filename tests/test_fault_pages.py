@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -151,7 +152,7 @@ def test_generation_is_deterministic_holds_no_machine_path_and_runs_no_sdk():
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) == len(FAULTS) + 1
     for name, text in fault_pages.pages().items():
-        for machine in (str(ROOT), "/tmp/", "/work/", "/home/"):
+        for machine in (str(ROOT), tempfile.gettempdir(), str(Path.home())):
             assert machine not in text, f"{name} holds a machine path ({machine})"
         assert not re.search(r"\b20\d\d-\d\d-\d\d[T ]\d\d:\d\d", text), f"{name}: a timestamp"
 
