@@ -153,7 +153,9 @@ def test_generation_is_deterministic_holds_no_machine_path_and_runs_no_sdk():
     assert int(done.stdout) == len(FAULTS) + 1
     for name, text in fault_pages.pages().items():
         for machine in (str(ROOT), tempfile.gettempdir(), str(Path.home())):
-            assert len(machine) < 2 or machine not in text, f"{name} holds a machine path ({machine})"
+            assert len(machine) < 2 or machine not in text, (
+                f"{name} holds a machine path ({machine})"
+            )
         assert not re.search(r"\b20\d\d-\d\d-\d\d[T ]\d\d:\d\d", text), f"{name}: a timestamp"
 
 
