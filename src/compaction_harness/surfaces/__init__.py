@@ -7,6 +7,7 @@
 :mod:`.export_pipeline` and :mod:`._pysource` (fixtures as tests for
 adk-python's suite), :mod:`.minimize`, :mod:`.profile`, :mod:`.matrix` (the
 release matrix), :mod:`.cross_sdk` and :mod:`.fault_headers` (the README's
-generated tables), :mod:`.coverage_report`. The top of the package: may
+generated tables), :mod:`.fault_pages` (the fault catalogue as Markdown
+pages, ``docs/faults/``), :mod:`.coverage_report`. The top of the package: may
 import every other part; only ``compaction_harness.__main__`` imports it.
 """
