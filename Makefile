@@ -177,10 +177,10 @@ matrix: ## replay the fixtures and a seeded campaign on every release: build/mat
 	JOBS=$(JOBS) $(FIXES_ENV) $$py -m compaction_harness.surfaces.matrix --releases "$(RELEASES)" --seconds $(MATRIX_SECONDS) \
 	  --record docs/release-matrix.json
 
-tables: $(ADKJS_STAMP) ## rewrite README.md's generated text: the known faults' releases and fixes, the cross-SDK summary and table from tests/repros/ (after adding fixtures or make matrix)
+tables: $(ADKJS_STAMP) ## rewrite the generated text: known faults' releases and fixes (docs/known-faults.md), the cross-SDK table (docs/drivers.md) (after adding fixtures or make matrix)
 	@py=$$($(ENV_PY)) || exit $$?; \
-	$$py -m compaction_harness.surfaces.fault_headers --write README.md && \
-	$$py -m compaction_harness.surfaces.cross_sdk --write README.md
+	$$py -m compaction_harness.surfaces.fault_headers --write docs/known-faults.md && \
+	$$py -m compaction_harness.surfaces.cross_sdk --write docs/drivers.md
 
 replay: ## re-check fixtures against the target: make replay FIXTURE=tests/repros/x.json
 	@$(NEED_PATCH)

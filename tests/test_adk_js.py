@@ -1739,12 +1739,13 @@ def test_replay_labels_an_adk_js_fixture_xpass_when_its_fault_no_longer_shows(
 
 
 # -- Python fixtures on ADK-JS: the cross-SDK table ---------------------------------------------
-def test_the_readme_cross_sdk_table_is_what_the_command_prints() -> None:
+def test_the_docs_cross_sdk_table_is_what_the_command_prints() -> None:
     from compaction_harness.surfaces import cross_sdk
 
     rows = cross_sdk.cross_table()
-    # One line naming the command that regenerates it, not a diff of the table.
-    said = cross_sdk.stale(ROOT / "README.md", rows, adk_js.package_version())
+    # One line naming the file and the command that regenerates it, not a diff of the table.
+    assert cross_sdk.PAGE == ROOT / "docs" / "drivers.md"
+    said = cross_sdk.stale(cross_sdk.PAGE, rows, adk_js.package_version())
     if said:
         pytest.fail(said, pytrace=False)
     # One row per Python fixture; every one not run says why.

@@ -1,15 +1,15 @@
-"""The README's generated text: `make tables` writes it, a stale copy is one line.
+"""The docs' generated text: `make tables` writes it, a stale copy is one line.
 
-``python -m compaction_harness.surfaces.cross_sdk --write README.md`` (``make tables``)
-rewrites the cross-SDK summary and table between two markers; the JS gate
-(``tests/test_adk_js.py``) compares the README with what it would write and,
-when they differ, says so in one line naming ``make tables`` (a new fixture
-changes the table: a multi-kilobyte diff told no one what to run). Nothing
-here needs Node: the rows are made by hand. ``fault_headers`` writes the
-releases and the fix after each known fault's name in the README's list,
-from the fault catalogue (``faults/catalogue.py``) over the release matrix's
-order; the Python gate checks them here, in one line naming ``make tables``
-when stale.
+``python -m compaction_harness.surfaces.cross_sdk --write docs/drivers.md``
+(``make tables``) rewrites the cross-SDK summary and table between two
+markers; the JS gate (``tests/test_adk_js.py``) compares the page with what
+it would write and, when they differ, says so in one line naming the page
+and ``make tables`` (a new fixture changes the table: a multi-kilobyte diff
+told no one what to run). Nothing here needs Node: the rows are made by
+hand. ``fault_headers`` writes the releases and the fix after each known
+fault's name in ``docs/known-faults.md``'s list, from the fault catalogue
+(``faults/catalogue.py``) over the release matrix's order; the Python gate
+checks them here, in one line naming ``make tables`` when stale.
 """
 
 from __future__ import annotations
@@ -37,17 +37,17 @@ ROWS = [
 ]
 
 
-def _readme(tmp_path: Path, between: str) -> Path:
-    path = tmp_path / "README.md"
+def _page(tmp_path: Path, between: str) -> Path:
+    path = tmp_path / "drivers.md"
     path.write_text(f"# title\n\nprose\n\n{BEGIN}\n{between}{END}\n\n## after\n", encoding="utf-8")
     return path
 
 
 def test_make_tables_rewrites_only_what_lies_between_the_markers(tmp_path: Path) -> None:
-    path = _readme(tmp_path, "an old table\n")
+    path = _page(tmp_path, "an old table\n")
     assert (
         cross_sdk.stale(path, ROWS, "2.0.0")
-        == "README.md's cross-SDK table is stale: run `make tables`"
+        == "drivers.md's cross-SDK table is stale: run `make tables`"
     )
     assert cross_sdk.write(path, ROWS, "2.0.0") is True
     text = path.read_text(encoding="utf-8")
@@ -59,13 +59,37 @@ def test_make_tables_rewrites_only_what_lies_between_the_markers(tmp_path: Path)
 
 
 def test_a_new_fixture_makes_the_table_stale_in_one_line(tmp_path: Path) -> None:
-    path = _readme(tmp_path, "")
+    path = _page(tmp_path, "")
     cross_sdk.write(path, ROWS, "2.0.0")
     new = CrossRow("P5-2.13.0-0000000000000004.json", None, "holds", "", "pipeline")
     said = cross_sdk.stale(path, [*ROWS, new], "2.0.0")
-    assert said == "README.md's cross-SDK table is stale: run `make tables`"
+    assert said == "drivers.md's cross-SDK table is stale: run `make tables`"
     cross_sdk.write(path, [*ROWS, new], "2.0.0")
     assert cross_sdk.stale(path, [*ROWS, new], "2.0.0") is None
+
+
+def test_a_stale_table_in_the_project_is_named_by_its_path(tmp_path: Path, monkeypatch) -> None:
+    # The table lives in docs/drivers.md: the stale message names that page,
+    # not only a file name that could be anywhere.
+    (tmp_path / "docs").mkdir()
+    page = _page(tmp_path / "docs", "an old table\n")
+    monkeypatch.setattr(cross_sdk, "ROOT", tmp_path)
+    assert (
+        cross_sdk.stale(page, ROWS, "2.0.0")
+        == "docs/drivers.md's cross-SDK table is stale: run `make tables`"
+    )
+
+
+def test_make_tables_writes_the_pages_that_hold_the_generated_text() -> None:
+    assert cross_sdk.PAGE == ROOT / "docs" / "drivers.md"
+    assert fault_headers.PAGE == ROOT / "docs" / "known-faults.md"
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "fault_headers --write docs/known-faults.md" in makefile
+    assert "cross_sdk --write docs/drivers.md" in makefile
+    # Nothing generated is left in the README.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert BEGIN not in readme and END not in readme
+    assert not list(fault_headers._HEADER.finditer(readme))
 
 
 def test_the_summary_counts_come_from_the_rows() -> None:
@@ -76,8 +100,8 @@ def test_the_summary_counts_come_from_the_rows() -> None:
     )
 
 
-def test_the_readme_has_the_markers_and_no_hand_counted_cross_sdk_summary() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_drivers_page_has_the_markers_and_no_hand_counted_cross_sdk_summary() -> None:
+    text = cross_sdk.PAGE.read_text(encoding="utf-8")
     assert text.count(BEGIN) == 1 and text.count(END) == 1 and text.index(BEGIN) < text.index(END)
     before, after = text.split(BEGIN)[0], text.split(END)[1]
     assert "Python fixtures, " not in before + after  # the counts are written, not typed
@@ -85,7 +109,7 @@ def test_the_readme_has_the_markers_and_no_hand_counted_cross_sdk_summary() -> N
 
 
 def test_write_refuses_a_file_without_the_markers_in_one_line(tmp_path: Path, capsys) -> None:
-    path = tmp_path / "README.md"
+    path = tmp_path / "drivers.md"
     path.write_text("# no table here\n", encoding="utf-8")
     with pytest.raises(ValueError, match="no cross-SDK table between the markers"):
         cross_sdk.stale(path, ROWS, "2.0.0")
@@ -115,40 +139,41 @@ def test_release_spans_are_runs_over_the_matrix_order(releases, said):
     assert fault_headers.spans(releases, ORDER) == said
 
 
-def test_the_readme_states_each_known_faults_releases_as_known_faults_py_does():
+def test_the_known_faults_page_states_each_faults_releases_as_known_faults_py_does():
     # Derived text goes stale when the matrix moves a release list: one line
-    # naming the command that rewrites it.
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    # naming the page and the command that rewrites it.
+    page = fault_headers.PAGE.read_text(encoding="utf-8")
     order = fault_headers.matrix_order()
-    stale = fault_headers.stale_headers(readme, order)
+    stale = fault_headers.stale_headers(page, order)
     if stale:
         pytest.fail(
-            f"README.md's known-fault releases are stale ({', '.join(stale)}): run `make tables`",
+            f"docs/known-faults.md's known-fault releases are stale ({', '.join(stale)}): "
+            "run `make tables`",
             pytrace=False,
         )
     # Every known fault has its entry (a fault the list lacks is not "current").
-    named = {m["id"] for m in fault_headers._HEADER.finditer(readme)}
+    named = {m["id"] for m in fault_headers._HEADER.finditer(page)}
     assert {f.id for f in KNOWN_FAULTS} <= named
 
 
 def test_a_stale_fault_entry_is_rewritten_and_the_rest_kept(tmp_path, capsys):
     fault = KNOWN_FAULTS[0]
-    readme = tmp_path / "README.md"
+    page = tmp_path / "known-faults.md"
     text = (
         f"intro (kept; as is)\n\n1. **`{fault.id}`** ({fault.invariant[0]};\n   1.0.0 to 1.1.0). "
         "Prose (kept).\n2. **`not-a-fault`** (P9; 1.0.0). Kept.\n"
     )
-    readme.write_text(text, encoding="utf-8")
-    assert fault_headers.main(["--check", str(readme)]) == 1
+    page.write_text(text, encoding="utf-8")
+    assert fault_headers.main(["--check", str(page)]) == 1
     assert capsys.readouterr().err == (
-        f"{readme}'s known-fault releases are stale ({fault.id}): run `make tables`\n"
+        f"{page}'s known-fault releases are stale ({fault.id}): run `make tables`\n"
     )
-    assert fault_headers.main(["--write", str(readme)]) == 0
-    new = readme.read_text(encoding="utf-8")
+    assert fault_headers.main(["--write", str(page)]) == 0
+    new = page.read_text(encoding="utf-8")
     expected = fault_headers.header(fault.id, fault_headers.matrix_order())
     assert f"1. **`{fault.id}`** ({expected}). Prose (kept)." in new
     assert new.startswith("intro (kept; as is)") and "**`not-a-fault`** (P9; 1.0.0)" in new
-    assert fault_headers.main(["--check", str(readme)]) == 0
+    assert fault_headers.main(["--check", str(page)]) == 0
 
 
 def test_fault_headers_bad_input_is_one_line_and_exit_2(tmp_path, capsys):

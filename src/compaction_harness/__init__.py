@@ -1,8 +1,8 @@
 """A property-based verification harness for Google ADK's event compaction.
 
 The package is split into parts, one folder each, and each folder's
-``__init__`` says what it holds and what it may import (the README's
-"Layout" lists the modules). From the bottom up:
+``__init__`` says what it holds and what it may import (``docs/internals.md``,
+"Layout", lists the modules). From the bottom up:
 
 * :mod:`compaction_harness.spec` -- the specification: session model,
   reference, invariants, script format (pure; imports nothing else),

@@ -1,6 +1,6 @@
 """Every Python fixture replayed on ADK for TypeScript: the cross-SDK table.
 
-``python -m compaction_harness.surfaces.cross_sdk [--markdown | --write README.md]
+``python -m compaction_harness.surfaces.cross_sdk [--markdown | --write docs/drivers.md]
 [FIXTURE_DIR]`` (default ``tests/repros``) runs each Python fixture of kind ``script`` whose script
 ADK-JS can represent, and each of kind ``pipeline`` (a recorded google-adk
 session, replayed event by event by :mod:`compaction_harness.sdk.js.adk_js_recorded`)
@@ -36,9 +36,10 @@ A script with database storage also runs on ADK-JS's
 ``DatabaseSessionService`` and is judged on P7 (``adk_js.check_case``).
 
 ``--write FILE`` (``make tables``) rewrites what lies between the markers
-:data:`BEGIN` and :data:`END` in ``FILE`` (the README) with the summary line
-and the table (:func:`generated`); :func:`stale` says in one line when a
-file's copy is not what the command writes (the JS gate's check).
+:data:`BEGIN` and :data:`END` in ``FILE`` (:data:`PAGE`, ``docs/drivers.md``,
+the page on ADK for TypeScript) with the summary line and the table
+(:func:`generated`); :func:`stale` says in one line, naming the file, when
+a file's copy is not what the command writes (the JS gate's check).
 
 Exit status: 0 the table was made, 1 a fixture FAILS on ADK-JS (``--write``
 writes the table all the same), 2 bad input or no Node (one line on
@@ -61,6 +62,7 @@ from ..store.fixtures import Fixture, FixtureError, load_fixture
 __all__ = [
     "BEGIN",
     "END",
+    "PAGE",
     "CrossRow",
     "cross_row",
     "cross_table",
@@ -76,7 +78,9 @@ __all__ = [
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT / "tests" / "repros"
 MATRIX = ROOT / "docs" / "release-matrix.json"
-#: The markers around what ``--write`` (``make tables``) writes into the README.
+#: The page that holds the cross-SDK summary and table (``make tables`` writes it).
+PAGE = ROOT / "docs" / "drivers.md"
+#: The markers around what ``--write`` (``make tables``) writes into :data:`PAGE`.
 BEGIN = "<!-- written by `make tables`: edit cross_sdk.py, not this -->"
 END = "<!-- end of what `make tables` writes -->"
 
@@ -206,7 +210,7 @@ def markdown(rows: Sequence[CrossRow], version: str) -> str:
 
 
 def summary(rows: Sequence[CrossRow]) -> str:
-    """The sentence above the README's table: how many Python fixtures get a
+    """The sentence above the cross-SDK table (in :data:`PAGE`): how many Python fixtures get a
     verdict (scripts and recorded sessions, how many of them on the stand-in
     or translated) and what the verdicts are."""
     judged = [r for r in rows if r.verdict != "n/a"]
@@ -242,13 +246,23 @@ def _parts(text: str, name: str) -> tuple[str, str, str]:
     return text[:start], text[start:end], text[end:]
 
 
+def _shown(path: Path) -> str:
+    """``path`` as a message names it: relative to the project
+    (``docs/drivers.md``) when it lies inside it, else its file name."""
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return path.name
+
+
 def stale(path: Path, rows: Sequence[CrossRow], version: str) -> str | None:
     """None when ``path`` holds what ``--write`` would write; else one line
-    saying so and naming the command (``ValueError`` without the markers)."""
-    _, between, _ = _parts(path.read_text(encoding="utf-8"), path.name)
+    saying so, naming the file and the command (``ValueError`` without the
+    markers)."""
+    _, between, _ = _parts(path.read_text(encoding="utf-8"), _shown(path))
     if between == f"\n{generated(rows, version)}":
         return None
-    return f"{path.name}'s cross-SDK table is stale: run `make tables`"
+    return f"{_shown(path)}'s cross-SDK table is stale: run `make tables`"
 
 
 def write(path: Path, rows: Sequence[CrossRow], version: str) -> bool:
@@ -271,11 +285,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("corpus", nargs="?", default=str(CORPUS), help="fixture folder")
     shown = parser.add_mutually_exclusive_group()
-    shown.add_argument("--markdown", action="store_true", help="print the README's table")
+    shown.add_argument("--markdown", action="store_true", help="print the table")
     shown.add_argument(
         "--write",
         metavar="FILE",
-        help="rewrite the summary and the table between the markers in FILE (make tables)",
+        help="rewrite the summary and the table between the markers in FILE "
+        "(make tables: docs/drivers.md)",
     )
     args = parser.parse_args(argv)
     target = Path(args.write) if args.write else None

@@ -1,16 +1,16 @@
-"""The releases and the fix of each known fault, as README.md states them: written, not typed.
+"""The releases and the fix of each known fault, as docs/known-faults.md states them: written.
 
-``python -m compaction_harness.surfaces.fault_headers --write README.md`` (run by
-``make tables``) rewrites the parenthesis that follows each known fault's
-name in the README's numbered list of known upstream faults,
+``python -m compaction_harness.surfaces.fault_headers --write docs/known-faults.md``
+(run by ``make tables``) rewrites the parenthesis that follows each known
+fault's name in the numbered list of known upstream faults (:data:`PAGE`),
 ``N. **`<fault id>`** (<invariants>; <releases>; <fix>)``, from the fault
 catalogue (:data:`compaction_harness.faults.catalogue.FAULTS`): the fault's
 invariants, its releases (derived from the release matrix record), written
 as runs over the matrix's releases (``docs/release-matrix.json``, oldest
 first): ``1.26.0 to 2.13.0``, ``2.12.0, 2.13.0``, or ``all 43 releases``,
 and its fix (``fix <name>``, ``no fix: <why>`` or ``no fix yet``).
-``--check README.md`` writes nothing and says in one line when the README
-differs from what ``--write`` would write.
+``--check docs/known-faults.md`` writes nothing and says in one line when
+the page differs from what ``--write`` would write.
 
 Exit status: 0 written or current, 1 stale (``--check``), 2 bad input (a
 missing file, no release matrix), each a one-line error.
@@ -29,6 +29,8 @@ from ..faults.catalogue import FAULTS, PYTHON, Fault, fix_text, release_order
 
 ROOT = Path(__file__).resolve().parents[3]
 MATRIX = ROOT / "docs" / "release-matrix.json"
+#: The page that holds the numbered list of known upstream faults.
+PAGE = ROOT / "docs" / "known-faults.md"
 
 #: ``N. **`fault-id`**`` then the parenthesis (it may wrap over lines, and
 #: hold parentheses one deep: a no-fix reason may).
@@ -126,8 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m compaction_harness.surfaces.fault_headers",
         description=(
             "Write each known fault's invariants, releases and fix into the parenthesis after "
-            "its name in README.md's list of known upstream faults, from the fault catalogue "
-            "(faults/catalogue.py) and the release matrix's order (make tables runs --write)."
+            "its name in docs/known-faults.md's list of known upstream faults, from the fault "
+            "catalogue (faults/catalogue.py) and the release matrix's order (make tables runs "
+            "--write docs/known-faults.md)."
         ),
     )
     mode = parser.add_mutually_exclusive_group(required=True)
