@@ -578,3 +578,17 @@ def test_two_open_calls_with_one_id_and_tool_keep_their_answers():
     run = _run_with_every_fix("P4-adk-js-2.0.0-069578f71e360bfe.json")
     assert adk_js.check_run(run) == []
     assert any({1, 9, 11} <= set(given) for _, given, _ in run.summaries())
+
+
+def test_p3_reads_a_request_as_answered_by_its_synthetic_call_not_its_key(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-00d2ed9d69e05048.json):
+    # transfer's call_0 is made twice (ids numbered per turn), each asking for
+    # a confirmation; the first is answered and its result carries call_0. The
+    # second request still waits: its synthetic call has no answer.
+    run = _run_with_every_fix("P3-adk-js-2.0.0-00d2ed9d69e05048.json")
+    assert adk_js.check_run(run) == []
+    # the second transfer (stored #6) and its request (#7) wait, at the summary (#11)
+    assert {6, 7} <= adk_js._pending_requests(run.stored.steps[:11])
+    # Read by the key alone, the result of the first transfer answers it, and P3 fires.
+    monkeypatch.setattr(adk_js, "_REQUEST_CALLS", frozenset())
+    assert [v.invariant for v in adk_js.check_backlog(run)] == ["P3"]

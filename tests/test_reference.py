@@ -212,6 +212,24 @@ def test_a_kept_event_is_never_summarised_and_holds_the_pairs_that_span_it():
     assert ref.compactable_around_waiting_calls(s, all_of(s), frozenset({2})) == (0, 4, 5)
 
 
+def test_no_range_holds_a_kept_event_even_where_a_later_response_closes_its_id():
+    # ids repeat: x is called twice, the second call kept by the SDK (a
+    # request still waiting for a person), and one answer with id x comes.
+    # By id the answer closes both calls, so without ``kept`` the whole
+    # prefix is self-contained; with the second call kept, no range takes it,
+    # nor the first call's pair that spans it.
+    s = session(
+        user("i1", 1),
+        call("i1", 2, "x"),
+        call("i2", 3, "x"),
+        answer("i3", 4, "x", author="user"),
+        user("i3", 5),
+        text("i3", 6),
+    )
+    assert ref.compactable_around_waiting_calls(s, all_of(s)) == (0, 1, 2, 3, 4, 5)
+    assert ref.compactable_around_waiting_calls(s, all_of(s), frozenset({2})) == (0, 4, 5)
+
+
 def test_only_a_waiting_call_is_passed_not_a_call_in_flight():
     # A plain call of the newest invocation is neither dead nor waiting: it is
     # in flight, and what comes after it waits with it.

@@ -337,7 +337,9 @@ def compactable_around_waiting_calls(
         ):
             continue
         before = {oid for p, oid, _ in openings if p < start}
-        for end in range(len(window), start, -1):
+        # a range never holds a kept event, whatever closes what it opens
+        limit = min((k for k in kept if k >= start), default=len(window))
+        for end in range(limit, start, -1):
             if all(
                 closer is not None and closer < end for p, _, closer in openings if start <= p < end
             ) and not _answers_from_before(session, window, before, start, end):

@@ -1718,6 +1718,11 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
     return retention + max(1, tail - start) + both + waiting
 
 
+#: The synthetic calls that ask a person (ADK's REQUEST_CONFIRMATION and
+#: REQUEST_CREDENTIAL function call names).
+_REQUEST_CALLS = frozenset({"adk_request_confirmation", "adk_request_credential"})
+
+
 def _pending_requests(steps: Sequence[Step]) -> set[int]:
     """Indexes of the events of each tool confirmation or credential request
     of ``steps`` that no later event answers: the event that holds the
@@ -1727,11 +1732,20 @@ def _pending_requests(steps: Sequence[Step]) -> set[int]:
     a compactor that keeps it keeps all three (google-adk keeps such a request
     while its invocation is the newest, the definitions' protection; ADK-JS's
     fix keeps it until it is answered). Like a waiting call, it does not
-    shield what comes after it."""
+    shield what comes after it.
+
+    Answered means: the person answered it, a later response to the request's
+    synthetic call (its own ``adk-`` id, in the event that holds the request,
+    as ADK-JS stores it); without a synthetic call there, a later response
+    with the request's key. The key is the asked-about call's id, which with
+    ids numbered per turn another call of the same tool can carry (its result
+    answers the key, not this request)."""
     out: set[int] = set()
     for k, step in enumerate(steps):
+        synthetic = {c.id for c in step.calls if c.name in _REQUEST_CALLS}
         for key in (*step.confirmations, *step.auth_requests):
-            if any(key in later.response_ids for later in steps[k + 1 :]):
+            asked = synthetic or {key}
+            if any(asked & set(later.response_ids) for later in steps[k + 1 :]):
                 continue
             out.add(k)
             made = preceding_call(steps, k + 1, key)
