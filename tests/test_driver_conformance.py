@@ -59,6 +59,8 @@ def check_driver(name: str, runs: list[str], refused: list[str], toggle: tuple[s
     a fixture and the fix of its fault."""
     driver = driver_named(name)
     toggled, fix = toggle
+    # the fix toggled is the one the driver names for the fixture's fault
+    assert fix in driver.fixes_of(_fixture(toggled).known_fault)
     cases = [(f, _case(f)) for f in runs + refused]
     assert [f for f, c in cases if driver.cannot_run(c) is not None] == refused
     made = run_conformance_test(driver, cases, [(toggled, _case(toggled), fix)])
