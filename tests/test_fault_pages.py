@@ -165,3 +165,17 @@ def test_help_says_what_it_does(word, capsys):
         fault_pages.main(["--help"])
     assert exit_.value.code == 0
     assert word in capsys.readouterr().out
+
+
+def test_check_of_a_missing_folder_is_one_line_and_exit_2(tmp_path, capsys):
+    assert fault_pages.main(["--check", str(tmp_path / "absent")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {tmp_path / 'absent'}: no such folder"]
+
+
+def test_check_names_five_stale_pages_and_counts_the_rest(tmp_path, capsys):
+    assert fault_pages.main(["--check", str(tmp_path)]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    missing = len(fault_pages.stale_pages(tmp_path))
+    assert line.count("(missing)") == fault_pages.SHOWN
+    assert f"and {missing - fault_pages.SHOWN} more;" in line

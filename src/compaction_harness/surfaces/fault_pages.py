@@ -455,6 +455,10 @@ def write_pages(folder: Path) -> tuple[int, int]:
     return len(expected), changed
 
 
+#: How many stale pages --check names before "and N more" (one line stays readable).
+SHOWN = 5
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m compaction_harness.surfaces.fault_pages",
@@ -471,7 +475,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         epilog=(
             "Exit status: 0 written, or (--check) equal; 1 (--check) DIR differs from what "
             "--write would write, with one line naming each stale, missing or unexpected "
-            "page; 2 a folder that cannot be read or written."
+            "page (the first five, and how many more); 2 a folder that is missing or cannot be "
+            "read or written."
         ),
     )
     mode = parser.add_mutually_exclusive_group(required=True)
@@ -490,10 +495,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.check is not None:
+            if not args.check.is_dir():
+                print(f"error: {args.check}: no such folder", file=sys.stderr)
+                return 2
             stale = stale_pages(args.check)
             if stale:
+                named = ", ".join(stale[:SHOWN])
+                more = f" and {len(stale) - SHOWN} more" if len(stale) > SHOWN else ""
                 print(
-                    f"{args.check}: fault pages differ from the catalogue: {', '.join(stale)}; "
+                    f"{args.check}: fault pages differ from the catalogue: {named}{more}; "
                     f"regenerate with `{COMMAND}`",
                     file=sys.stderr,
                 )
