@@ -269,10 +269,18 @@ def test_a_reused_id_orphan_the_fixed_prompt_builder_prunes_is_not_lost():
     compactor = adk_js.JsCompactor("token_based", {"tokenThreshold": 50, "eventRetentionSize": 0})
     every = tuple(js_fixes.js_fixes())
     assert adk_js.check_run(adk_js.run_script(script, compactor, fixes=every)) == []
-    # Without the pruning fix's exemption the same run is judged P4: the
-    # exemption, not the run, is what changed.
-    run = adk_js.run_script(script, compactor, fixes=every)
-    object.__setattr__(run, "fixes", tuple(f for f in every if f != adk_js.PRUNES_ORPHANED_CALLS))
+    # With every fix the baseline pairs each call with its own response, so it
+    # prunes the orphan too (P4 tells calls apart by their events). Pairing by
+    # id, as ADK-JS does without responses-follow-only-their-own-call-event,
+    # the baseline shows the orphan: there, without the pruning fix's
+    # exemption, the same run is judged P4: the exemption, not the run, is
+    # what changed.
+    paired_by_id = tuple(f for f in every if f != "responses-follow-only-their-own-call-event")
+    run = adk_js.run_script(script, compactor, fixes=paired_by_id)
+    assert adk_js.check_run(run) == []
+    object.__setattr__(
+        run, "fixes", tuple(f for f in paired_by_id if f != adk_js.PRUNES_ORPHANED_CALLS)
+    )
     assert [v.invariant for v in adk_js.check_run(run)] == ["P4"]
 
 
@@ -592,3 +600,15 @@ def test_p3_reads_a_request_as_answered_by_its_synthetic_call_not_its_key(monkey
     # Read by the key alone, the result of the first transfer answers it, and P3 fires.
     monkeypatch.setattr(adk_js, "_REQUEST_CALLS", frozenset())
     assert [v.invariant for v in adk_js.check_backlog(run)] == ["P3"]
+
+
+def test_p4_tells_two_calls_with_one_id_and_tool_apart_by_their_events():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P4-adk-js-2.0.0-4d1f864195b7830a.json):
+    # transfer's call_0 is made in two turns. Without compaction the prompt
+    # shows the first (stored #1); a call part that named no event was taken
+    # for the second (#8), which then looked lost with compaction (P4).
+    run = _run_with_every_fix("P4-adk-js-2.0.0-4d1f864195b7830a.json")
+    assert adk_js.check_run(run) == []
+    baseline = run.prompt(run.calls[-1], "baseline")
+    shown = [p[2].event for _, parts in baseline for p in parts if p[0] == "call"]
+    assert "1" in shown and "8" not in shown

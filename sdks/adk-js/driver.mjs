@@ -77,7 +77,8 @@
 // "baseline": the contents of the stored raw events (no compaction).
 // A content part is ["text", text, event id] (["text", text] for a text no
 // event holds: a summary's, another agent's relayed message; see
-// namedTexts), ["call", id, name] or
+// namedTexts), ["call", id, name, event id] (["call", id, name] outside the
+// named view) or
 // ["response", id, name, event id]: ids come from the harness's tags (the
 // `harness_call` / `harness_event` keys of args and responses), because
 // getContents removes client-made `adk-` ids from what it sends the model
@@ -292,7 +293,9 @@ function partsOf(content) {
   for (const p of content?.parts ?? []) {
     if (p.functionCall) {
       const tag = p.functionCall.args?.harness_call;
-      out.push(["call", p.functionCall.id ?? tag ?? "", p.functionCall.name ?? ""]);
+      const call = ["call", p.functionCall.id ?? tag ?? "", p.functionCall.name ?? ""];
+      // A call part names its event when it came from one (namedTexts).
+      out.push(typeof p.harness_event === "string" ? [...call, p.harness_event] : call);
     } else if (p.functionResponse) {
       const r = p.functionResponse.response ?? {};
       out.push([
@@ -312,24 +315,24 @@ function partsOf(content) {
 }
 
 // P4 is checked by event identity: the session view the content processor
-// reads at a model call, with copies of the events whose text parts carry
-// `harness_event` (the event's id), so that each text of the contents names
-// the event it came from (partsOf), even when many events share one text.
+// reads at a model call, with copies of the events whose text and function
+// call parts carry `harness_event` (the event's id), so that each text and
+// call of the contents names the event it came from (partsOf), even when many
+// events share one text, or one call id and tool (ids numbered per turn).
 // getContents copies every part with cloneDeep (content_processor_utils.js),
 // which keeps the property, and nothing there reads it. The stored events,
 // the ones the compactors read and count, and the contents' sizes (charsOf)
 // are untouched; compacted events and events without text are kept as they are.
 function namedTexts(session) {
+  const nameable = (p) => typeof p.text === "string" || p.functionCall;
   const named = (e) =>
-    isCompactedEvent(e) || !(e.content?.parts ?? []).some((p) => typeof p.text === "string")
+    isCompactedEvent(e) || !(e.content?.parts ?? []).some(nameable)
       ? e
       : {
           ...e,
           content: {
             ...e.content,
-            parts: e.content.parts.map((p) =>
-              typeof p.text === "string" ? { ...p, harness_event: e.id } : p,
-            ),
+            parts: e.content.parts.map((p) => (nameable(p) ? { ...p, harness_event: e.id } : p)),
           },
         };
   return { ...session, events: session.events.map(named) };

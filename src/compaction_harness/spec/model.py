@@ -62,8 +62,8 @@ class ShownText(str):
     made the part itself (another agent's message relayed as context, a
     summary's text on releases that relay it) or the prompt does not say
     (JSON, a prompt recorded before texts and calls named their events).
-    adk-python's prompts (``adk._prompt_of``) name both; ADK-JS's
-    (``adk_js.JsRun.prompt``) name texts: P4 is checked by event identity."""
+    adk-python's prompts (``adk._prompt_of``) and ADK-JS's
+    (``adk_js.JsRun.prompt``) name both: P4 is checked by event identity."""
 
     event: str = ""
 

@@ -1113,6 +1113,13 @@ def from_js_event(event: dict[str, Any]) -> Step:
 
 
 # -- running and checking ------------------------------------------------------------------
+def _named(part: list[Any], k: int, position: dict[str, str]) -> ShownText:
+    """``part[k]`` naming the stored position of the event the driver says
+    the part came from (``part[k + 1]``; ``""`` where it says none)."""
+    event = part[k + 1] if len(part) > k + 1 else None
+    return ShownText(part[k], position.get(event, "") if event is not None else "")
+
+
 @dataclass
 class JsRun:
     """What ADK-JS did with one script.
@@ -1150,12 +1157,13 @@ class JsRun:
 
     def prompt(self, call: dict[str, Any], key: str = "contents") -> Prompt:
         """A call's contents in the checkers' form: a response part names the
-        stored position of its event, and a text part is an
-        :class:`~compaction_harness.sdk.python.adk.ShownText` naming the stored position
-        of the event it came from (the driver's ``["text", text, event id]``;
-        ``""`` for a text no event holds, or a prompt recorded before texts
-        named their events), so P4 is checked by event identity (see
-        ``adk.PromptPart``)."""
+        stored position of its event, a text part is a
+        :class:`~compaction_harness.spec.model.ShownText` naming the stored
+        position of the event it came from (the driver's ``["text", text,
+        event id]``; ``""`` for a text no event holds, or a prompt recorded
+        before texts named their events), and a call part's tool name is one
+        naming its event (the driver's ``["call", id, name, event id]``), so
+        P4 is checked by event identity, calls too (see ``adk.PromptPart``)."""
         position = {event_id: str(k) for k, event_id in enumerate(self.ids)}
         return [
             (
@@ -1163,8 +1171,10 @@ class JsRun:
                 tuple(
                     (p[0], p[1], p[2], position.get(p[3], p[3]))
                     if p[0] == "response"
-                    else ("text", ShownText(p[1], position.get(p[2], "") if len(p) > 2 else ""))
+                    else ("text", _named(p, 1, position))
                     if p[0] == "text"
+                    else ("call", p[1], _named(p, 2, position))
+                    if p[0] == "call"
                     else tuple(p)
                     for p in parts
                 ),

@@ -296,7 +296,11 @@ def _prompt(contents: list[Any]) -> list[Any]:
         [
             role,
             [
-                part[:3] if part[0] == "response" else part[:2] if part[0] == "text" else part
+                part[:3]
+                if part[0] in ("response", "call")
+                else part[:2]
+                if part[0] == "text"
+                else part
                 for part in parts
             ],
         ]
