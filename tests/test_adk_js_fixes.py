@@ -598,7 +598,7 @@ def test_p3_reads_a_request_as_answered_by_its_synthetic_call_not_its_key(monkey
     # the second transfer (stored #6) and its request (#7) wait, at the summary (#11)
     assert {6, 7} <= adk_js._pending_requests(run.stored.steps[:11])
     # Read by the key alone, the result of the first transfer answers it, and P3 fires.
-    monkeypatch.setattr(adk_js, "_REQUEST_CALLS", frozenset())
+    monkeypatch.setattr(adk_js, "SYNTHETIC_HITL_CALL_NAMES", frozenset())
     assert [v.invariant for v in adk_js.check_backlog(run)] == ["P3"]
 
 

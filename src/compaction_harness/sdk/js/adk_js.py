@@ -107,7 +107,12 @@ from ...spec.model import (
     ShownText,
     Step,
 )
-from ...spec.reference import branch_sees, compactable_around_waiting_calls, preceding_call
+from ...spec.reference import (
+    SYNTHETIC_HITL_CALL_NAMES,
+    branch_sees,
+    compactable_around_waiting_calls,
+    preceding_call,
+)
 from ...spec.reference import live_events as reference_live_events
 from ...spec.scripts import (
     Answer,
@@ -1728,11 +1733,6 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
     return retention + max(1, tail - start) + both + waiting
 
 
-#: The synthetic calls that ask a person (ADK's REQUEST_CONFIRMATION and
-#: REQUEST_CREDENTIAL function call names).
-_REQUEST_CALLS = frozenset({"adk_request_confirmation", "adk_request_credential"})
-
-
 def _pending_requests(steps: Sequence[Step]) -> set[int]:
     """Indexes of the events of each tool confirmation or credential request
     of ``steps`` that no later event answers: the event that holds the
@@ -1752,7 +1752,7 @@ def _pending_requests(steps: Sequence[Step]) -> set[int]:
     answers the key, not this request)."""
     out: set[int] = set()
     for k, step in enumerate(steps):
-        synthetic = {c.id for c in step.calls if c.name in _REQUEST_CALLS}
+        synthetic = {c.id for c in step.calls if c.name in SYNTHETIC_HITL_CALL_NAMES}
         for key in (*step.confirmations, *step.auth_requests):
             asked = synthetic or {key}
             if any(asked & set(later.response_ids) for later in steps[k + 1 :]):
