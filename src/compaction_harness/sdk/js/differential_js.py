@@ -290,8 +290,8 @@ def _order(a: float, b: float) -> str:
 
 
 def _prompt(contents: list[Any]) -> list[Any]:
-    # Without the event ids the emulating mode's parts carry (a response's,
-    # and a text's: driver.mjs's namedTexts): the Runner's prompts name none.
+    # Without the event ids the emulating mode's parts carry (a response's, a
+    # text's and a call's: driver.mjs's namedTexts): the Runner's name none.
     return [
         [
             role,
