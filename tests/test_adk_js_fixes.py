@@ -612,3 +612,16 @@ def test_p4_tells_two_calls_with_one_id_and_tool_apart_by_their_events():
     baseline = run.prompt(run.calls[-1], "baseline")
     shown = [p[2].event for _, parts in baseline for p in parts if p[0] == "call"]
     assert "1" in shown and "8" not in shown
+
+
+def test_p3_holds_the_call_of_a_kept_answer_by_its_tool_as_well_as_its_id(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-50f912326c63fd1e.json):
+    # export's long-running call_0 (stored #6) has an interim result (#7);
+    # transfer's call_0 (#8) then waits for a confirmation (#9) when export's
+    # final result (#10) comes. The final result stays beside the waiting
+    # request, so export's call and interim result stay with it.
+    run = _run_with_every_fix("P3-adk-js-2.0.0-50f912326c63fd1e.json")
+    assert adk_js.check_run(run) == []
+    # Held back by the latest call with the id alone (transfer's), P3 fires.
+    monkeypatch.setattr(adk_js, "_preceding_call_named", lambda *_: None)
+    assert [v.invariant for v in adk_js.check_backlog(run)] == ["P3"]

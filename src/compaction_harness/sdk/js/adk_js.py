@@ -1851,13 +1851,33 @@ def _compactable(session: Session, uncovered: Sequence[int]) -> list[int]:
     while held:
         p = held.pop()
         for response in session[p].responses:
-            made = preceding_call(session.steps, p, response.id)
-            if made is None:
-                continue
-            between = {q for q in chosen if made <= q < p}
-            chosen -= between
-            held.extend(between)
+            # With ids numbered per turn, the latest call with the id may be
+            # another tool's: the call this answer answers is the latest with
+            # its id and tool name (ADK-JS's fixes pair so), and a compactor
+            # that pairs by id alone keeps the latest with the id. Both stay.
+            for made in {
+                preceding_call(session.steps, p, response.id),
+                _preceding_call_named(session.steps, p, response.id, response.name),
+            } - {None}:
+                between = {q for q in chosen if made <= q < p}
+                chosen -= between
+                held.extend(between)
     return sorted(chosen)
+
+
+def _preceding_call_named(
+    steps: Sequence[Step], position: int, call_id: str, name: str
+) -> int | None:
+    """The index of the latest step before ``position`` with a call of tool
+    ``name`` and id ``call_id``, or None."""
+    return next(
+        (
+            q
+            for q in range(position - 1, -1, -1)
+            if any(c.id == call_id and c.name == name for c in steps[q].calls)
+        ),
+        None,
+    )
 
 
 def check_backlog(run: JsRun) -> list[Violation]:
