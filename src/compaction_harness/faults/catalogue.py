@@ -64,6 +64,7 @@ __all__ = [
     "fix_text",
     "ranges",
     "release_order",
+    "release_runs",
 ]
 
 PYTHON = "google-adk"
@@ -298,12 +299,12 @@ def fix_text(fault: Fault) -> str:
 DASH = "\u2013"
 
 
-def ranges(releases: Iterable[str], order: Sequence[str]) -> str:
+def release_runs(
+    releases: Iterable[str], order: Sequence[str]
+) -> tuple[list[list[str]], list[str]]:
     """``releases`` as runs of consecutive entries of ``order`` (oldest
-    first): the first and last of a run of two or more joined by an en dash
-    (``1.26.0`` dash ``2.13.0``), a run of one as it is, runs joined by
-    ``", "``; releases ``order`` does not hold follow as given; ``""`` for
-    none."""
+    first, each release once), and the releases ``order`` does not hold, as
+    given."""
     given = list(releases)
     position = {r: k for k, r in enumerate(order)}
     known = sorted((r for r in set(given) if r in position), key=position.__getitem__)
@@ -313,6 +314,15 @@ def ranges(releases: Iterable[str], order: Sequence[str]) -> str:
             runs[-1].append(release)
         else:
             runs.append([release])
+    return runs, [r for r in given if r not in position]
+
+
+def ranges(releases: Iterable[str], order: Sequence[str]) -> str:
+    """``releases`` as runs of consecutive entries of ``order`` (oldest
+    first): the first and last of a run of two or more joined by an en dash
+    (``1.26.0`` dash ``2.13.0``), a run of one as it is, runs joined by
+    ``", "``; releases ``order`` does not hold follow as given; ``""`` for
+    none."""
+    runs, others = release_runs(releases, order)
     words = [f"{run[0]}{DASH}{run[-1]}" if len(run) > 1 else run[0] for run in runs]
-    words += [r for r in given if r not in position]
-    return ", ".join(words)
+    return ", ".join([*words, *others])
