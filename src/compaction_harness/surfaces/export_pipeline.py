@@ -119,6 +119,14 @@ def pipeline_module(fixture: Fixture, *, year: int | None = None) -> str:
 
 
 # -- writing the test -----------------------------------------------------------
+#: A function call's or response's part: its field of ``types.Part``, its
+#: type, and the field that holds its arguments or its response.
+_FUNCTION_PARTS = (
+    ("function_call", "types.FunctionCall", "args"),
+    ("function_response", "types.FunctionResponse", "response"),
+)
+
+
 class _Writer:
     """Builds the test module for one failing call."""
 
@@ -156,24 +164,15 @@ class _Writer:
         raise ExportError(f"cannot write a value of type {type(value).__name__}")
 
     def part(self, part: Any) -> Group:
-        if part.function_call is not None:
-            fc = part.function_call
-            inner = call(
-                "types.FunctionCall",
-                id=self.strings(fc.id) if fc.id is not None else None,
-                name=self.strings(fc.name or ""),
-                args=self.value(fc.args or {}),
-            )
-            return call("types.Part", function_call=inner)
-        if part.function_response is not None:
-            fr = part.function_response
-            inner = call(
-                "types.FunctionResponse",
-                id=self.strings(fr.id) if fr.id is not None else None,
-                name=self.strings(fr.name or ""),
-                response=self.value(fr.response or {}),
-            )
-            return call("types.Part", function_response=inner)
+        for field_name, kind, payload in _FUNCTION_PARTS:
+            inner = getattr(part, field_name)
+            if inner is not None:
+                values = {
+                    "id": self.strings(inner.id) if inner.id is not None else None,
+                    "name": self.strings(inner.name or ""),
+                    payload: self.value(getattr(inner, payload) or {}),
+                }
+                return call("types.Part", **{field_name: call(kind, **values)})
         if part.text is not None:
             return call(
                 "types.Part",
