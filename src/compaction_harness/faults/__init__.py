@@ -7,8 +7,10 @@ with X's fix applied makes it vanish (same invariant, same call ids); when
 only several fixes together remove it, it is all of them; when every fix
 together leaves it, it is new (see ``../shared`` design, part 10).
 :mod:`.catalogue` holds every known fault of both SDKs (its fixes and
-releases derived, never typed), :mod:`.matrix_record` what it reads of the
-release matrix record, :mod:`.classify` the rule, whatever the SDK. The
+releases derived, never typed) from the rows written by hand in
+:mod:`.records_python` and :mod:`.records_js` (data modules that import
+nothing), :mod:`.matrix_record` what it reads of the release matrix record,
+:mod:`.classify` the rule, whatever the SDK. The
 fixes themselves, and re-running a case with them, are the drivers'
 (``sdk.python``: :mod:`~compaction_harness.sdk.python.fixes`,
 :mod:`~compaction_harness.sdk.python.triage`; ``sdk.js``:

@@ -3,13 +3,14 @@
 A pipeline fixture is a run: events appended one by one, ADK's compaction
 called before model calls and at invocation ends, ADK's contents assembly
 judged at every model call. Its upstream test keeps the one call that breaks
-the invariant. :func:`trace` runs the fixture again on the installed ADK
-with the emulating driver (:mod:`compaction_harness.sdk.python.driver`, or
+the invariant. :func:`trace` (of :mod:`.export_trace`, importable from here
+too) runs the fixture again on the installed ADK with the emulating driver
+(:mod:`compaction_harness.sdk.python.driver`, or
 :func:`compaction_harness.sdk.python.pipeline.run_pipeline_case` for recorded
-sessions), every known-fault triage off, and records each ADK call the
-driver makes with the stored session before it (deep copies of the real
-``Event`` objects), the summaries it made and what the checks found after
-it. :func:`pipeline_module` picks the first call after which the fixture's
+sessions), every known-fault triage off, and records each ADK call the driver
+makes with the stored session before it (deep copies of the real ``Event``
+objects), the summaries it made and what the checks found after it.
+:func:`pipeline_module` picks the first call after which the fixture's
 invariant is broken and writes a test that
 
 * builds those events (ADK's own earlier summaries among them) and appends
@@ -33,6 +34,10 @@ invariant is broken and writes a test that
   P6: a summary takes something no kept summary covers, and the token
   trigger decides the same without counts a summary made stale).
 
+The helpers such a test defines (the scripted summariser, the stored
+session, the two entry points, what the assertions read) are source text in
+:mod:`.export_helpers`.
+
 Refused (:class:`~compaction_harness.surfaces.export_head.ExportError`): runner-driver
 scripts (ADK's ``Runner`` with a scripted model and tools is no single call),
 database storage (the fault is in the service's reload, which needs a SQLite
@@ -43,57 +48,16 @@ invariant on the installed release (export it with the release it fails on).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..spec.invariants import Violation
 from ..store.fixtures import Fixture
 from ._pysource import Atom, Group, Strings, call, list_of, render
 from .export_head import ExportError, module_head, name_of_test, used_imports
+from .export_helpers import HELPERS, MODEL
+from .export_trace import TracedCall, failing_call, trace
 
 __all__ = ["TracedCall", "pipeline_module", "trace"]
-
-
-@dataclass
-class TracedCall:
-    """One ADK call the driver made, as :func:`trace` saw it.
-
-    Attributes:
-        kind: ``end`` (compaction at an invocation's end), ``model`` (the
-            compaction request processor before a model call) or
-            ``request`` (the contents assembly of a model call).
-        agent: the agent's name; branch: its branch (None for the root).
-        before: the stored events before the call (deep copies of ADK's).
-        given: for each summary the call made, the positions in ``before``
-            of the stored events it was given.
-        texts: the summaries' texts; stamps: their timestamps.
-        violations: what the checks found after the call (every invariant,
-            no triage).
-        opener: the text of the user message that opened the running
-            invocation (``request``), if one did.
-        covered: positions in ``before`` that kept summaries stood for.
-        live: positions in ``before`` that no rewind removed.
-        processor: for a ``request``, the ``model`` call right before it
-            whose result it judges (None when the flow stored events in
-            between, or ran no processor).
-
-    For ``end``, ``violations`` include P3, judged after the compaction.
-    """
-
-    kind: str
-    agent: str
-    branch: str | None
-    before: list[Any]
-    given: list[tuple[int, ...]] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    stamps: list[float] = field(default_factory=list)
-    violations: list[Violation] = field(default_factory=list)
-    opener: str | None = None
-    covered: set[int] = field(default_factory=set)
-    live: set[int] = field(default_factory=set)
-    processor: TracedCall | None = None
 
 
 def _refusal(fixture: Fixture) -> str | None:
@@ -115,119 +79,6 @@ def _refusal(fixture: Fixture) -> str | None:
     return None
 
 
-@contextmanager
-def _tracing(calls: list[TracedCall]) -> Iterator[None]:
-    """Within ``with``, every PipelineRun records its ADK calls into ``calls``."""
-    from ..sdk.python import pipeline as P
-    from ..sdk.python.pipeline import PipelineRun
-
-    originals = {
-        name: getattr(PipelineRun, name) for name in ("_compact", "end_invocation", "check_request")
-    }
-
-    def snapshot(run: Any) -> list[Any]:
-        return [e.model_copy(deep=True) for e in run.pipeline.session.events]
-
-    def compact(self, compact_fn, *, before_model_call, check_stale=True, agent=("agent", None)):
-        before = snapshot(self)
-        steps = self.pipeline.steps()
-        prompt = self.pipeline.prompt()
-        made = len(self.pipeline.summaries)
-        traced = TracedCall(
-            "model" if before_model_call else "end",
-            agent[0],
-            agent[1],
-            before,
-            covered=P.covered_by_kept(prompt, self.pipeline.summaries),
-            live=P.live_positions(steps),
-        )
-        found = originals["_compact"](
-            self,
-            compact_fn,
-            before_model_call=before_model_call,
-            check_stale=check_stale,
-            agent=agent,
-        )
-        known = {e.id for e in before}
-        new = [e for e in self.pipeline.session.events if e.id not in known]
-        traced.given = [tuple(t) for _, t, _ in self.pipeline.summaries[made:]]
-        traced.texts = list(self.pipeline.summary_texts[made:])
-        traced.stamps = [e.timestamp for e in new if e.actions and e.actions.compaction]
-        traced.violations = list(found)
-        calls.append(traced)
-        return found
-
-    def end_invocation(self):
-        found = originals["end_invocation"](self)
-        if calls and calls[-1].kind == "end":
-            calls[-1].violations = list(found)
-        return found
-
-    def check_request(self, agent_name="agent", branch=None):
-        before = snapshot(self)
-        traced = TracedCall("request", agent_name, branch, before, opener=self.opener)
-        steps = self.pipeline.steps()
-        traced.covered = P.covered_by_kept(self.pipeline.prompt(), self.pipeline.summaries)
-        traced.live = P.live_positions(steps)
-        previous = calls[-1] if calls else None
-        if (
-            previous is not None
-            and previous.kind == "model"
-            and (previous.agent, previous.branch) == (agent_name, branch)
-        ):
-            known = [e.id for e in previous.before]
-            now = [e.id for e in before]
-            if now[: len(known)] == known and all(
-                e.actions and e.actions.compaction for e in before[len(known) :]
-            ):
-                traced.processor = previous
-        found = originals["check_request"](self, agent_name, branch)
-        traced.violations = list(found)
-        calls.append(traced)
-        return found
-
-    PipelineRun._compact = compact
-    PipelineRun.end_invocation = end_invocation
-    PipelineRun.check_request = check_request
-    try:
-        yield
-    finally:
-        for name, original in originals.items():
-            setattr(PipelineRun, name, original)
-
-
-def trace(fixture: Fixture) -> list[TracedCall]:
-    """The ADK calls the emulating driver makes for ``fixture`` on the
-    installed release, in order (see :class:`TracedCall`). Raises
-    :class:`~compaction_harness.sdk.python.adk.NotApplicable` where the release cannot
-    run it."""
-    from ..sdk.python.driver import run_script
-    from ..sdk.python.pipeline import run_pipeline_case
-    from ..spec.scripts import Script
-
-    calls: list[TracedCall] = []
-    case = fixture.case
-    with _tracing(calls):
-        if isinstance(case, Script):
-            run_script(case, triage=False)
-        else:
-            run_pipeline_case(case, triage=False)
-    return calls
-
-
-def _failing(fixture: Fixture, calls: list[TracedCall]) -> tuple[TracedCall, Violation] | None:
-    """The first call after which the fixture's invariant is broken, with the
-    violation: one whose one-line summary the fixture recorded if there is
-    one, else the first of the invariant."""
-    recorded = set(fixture.violations)
-    for wanted in (lambda v: v.summary() in recorded, lambda v: True):
-        for traced in calls:
-            for v in traced.violations:
-                if v.invariant == fixture.invariant and wanted(v):
-                    return traced, v
-    return None
-
-
 def pipeline_module(fixture: Fixture, *, year: int | None = None) -> str:
     """The source of the upstream test for a ``script`` or ``pipeline``
     fixture (see the module docstring). Raises
@@ -245,7 +96,7 @@ def pipeline_module(fixture: Fixture, *, year: int | None = None) -> str:
         raise ExportError(
             f"{where}: cannot be exported on google-adk {ADK_RELEASE}: {exc}"
         ) from None
-    found = _failing(fixture, calls)
+    found = failing_call(fixture, calls)
     if found is None:
         hint = (
             f"run export with google-adk {fixture.adk_release}, the release it fails on"
@@ -268,7 +119,12 @@ def pipeline_module(fixture: Fixture, *, year: int | None = None) -> str:
 
 
 # -- writing the test -----------------------------------------------------------
-_MODEL = "gemini-2.0-flash"
+#: A function call's or response's part: its field of ``types.Part``, its
+#: type, and the field that holds its arguments or its response.
+_FUNCTION_PARTS = (
+    ("function_call", "types.FunctionCall", "args"),
+    ("function_response", "types.FunctionResponse", "response"),
+)
 
 
 class _Writer:
@@ -308,24 +164,15 @@ class _Writer:
         raise ExportError(f"cannot write a value of type {type(value).__name__}")
 
     def part(self, part: Any) -> Group:
-        if part.function_call is not None:
-            fc = part.function_call
-            inner = call(
-                "types.FunctionCall",
-                id=self.strings(fc.id) if fc.id is not None else None,
-                name=self.strings(fc.name or ""),
-                args=self.value(fc.args or {}),
-            )
-            return call("types.Part", function_call=inner)
-        if part.function_response is not None:
-            fr = part.function_response
-            inner = call(
-                "types.FunctionResponse",
-                id=self.strings(fr.id) if fr.id is not None else None,
-                name=self.strings(fr.name or ""),
-                response=self.value(fr.response or {}),
-            )
-            return call("types.Part", function_response=inner)
+        for field_name, kind, payload in _FUNCTION_PARTS:
+            inner = getattr(part, field_name)
+            if inner is not None:
+                values = {
+                    "id": self.strings(inner.id) if inner.id is not None else None,
+                    "name": self.strings(inner.name or ""),
+                    payload: self.value(getattr(inner, payload) or {}),
+                }
+                return call("types.Part", **{field_name: call(kind, **values)})
         if part.text is not None:
             return call(
                 "types.Part",
@@ -428,7 +275,7 @@ class _Writer:
     def need(self, *names: str) -> None:
         """Add the named helpers (and what they need), once each."""
         for name in names:
-            source, imports, needs = _HELPERS[name]
+            source, imports, needs = HELPERS[name]
             self.need(*needs)
             if source not in self.helpers:
                 self.helpers.append(source)
@@ -453,7 +300,7 @@ class _Writer:
         app = call(
             "App",
             name=Atom("'harness'"),
-            root_agent=Atom(f"LlmAgent(name='agent', model='{_MODEL}')"),
+            root_agent=Atom(f"LlmAgent(name='agent', model='{MODEL}')"),
             events_compaction_config=config_node,
         )
         lines += render(app, "  ", "app = ")
@@ -698,241 +545,3 @@ class _Writer:
             "  assert fires == fires_without, 'the trigger reads counts made stale'",
         ]
         return lines
-
-
-# -- helpers the tests define (pyink-formatted; each: source, imports, needs) ----------
-_SUMMARIZER = '''\
-class _SummaryModel(BaseLlm):
-  """The summary model: answers with the next scripted text."""
-
-  texts: list[str] = []
-
-  async def generate_content_async(self, llm_request, stream=False):
-    del stream
-    given = sum(
-        len(part.text or '')
-        for content in llm_request.contents
-        for part in content.parts or []
-    )
-    text = self.texts.pop(0) if self.texts else 'summary'
-    yield LlmResponse(
-        content=types.Content(role='model', parts=[types.Part(text=text)]),
-        usage_metadata=types.GenerateContentResponseUsageMetadata(
-            prompt_token_count=given // 4,
-            candidates_token_count=len(text) // 4,
-            total_token_count=given // 4 + len(text) // 4,
-        ),
-    )
-
-
-class _Summarizer(LlmEventSummarizer):
-  """ADK's summarizer over the scripted model; keeps what it is given.
-
-  Each summary is stamped as the run stamped it (ADK stamps it when built).
-  """
-
-  def __init__(self, texts, stamps):
-    super().__init__(llm=_SummaryModel(model='summary-model', texts=texts))
-    self.given = []
-    self.pairs = []
-    self._stamps = list(stamps)
-
-  async def maybe_summarize_events(self, *, events):
-    self.given.append(list(events))
-    made = await super().maybe_summarize_events(events=events)
-    if made is not None:
-      if self._stamps:
-        made.timestamp = self._stamps.pop(0)
-      self.pairs.append((list(events), made))
-    return made'''
-
-_STORED = '''\
-async def _stored(events):
-  """A session holding ``events``, appended as the Runner appends them."""
-  service = InMemorySessionService()
-  session = await service.create_session(app_name='harness', user_id='u')
-  for event in events:
-    await service.append_event(session, event)
-  return service, session'''
-
-_END = '''\
-async def _end_invocation(app, events):
-  """What the Runner runs when an invocation ends."""
-  service, session = await _stored(events)
-  run = compaction._run_compaction_for_sliding_window
-  kwargs = {}
-  if 'skip_token_compaction' in inspect.signature(run).parameters:
-    kwargs['skip_token_compaction'] = False
-  result = run(app, session, service, **kwargs)
-  if inspect.isasyncgen(result):  # the Runner appends what it yields
-    async for event in result:
-      await service.append_event(session, event)
-  else:
-    await result
-  return session'''
-
-_BEFORE_MODEL_CALL = f'''\
-async def _before_model_call(app, events, agent_name, branch):
-  """The LLM flow's compaction request processor, as before a model call."""
-  try:
-    from google.adk.flows.llm_flows.context._compaction import request_processor
-  except ImportError:  # releases before the context package
-    from google.adk.flows.llm_flows.compaction import request_processor
-
-  service, session = await _stored(events)
-  agent = app.root_agent
-  if agent_name != agent.name:
-    agent = LlmAgent(name=agent_name, model='{_MODEL}')
-  fields = dict(
-      session_service=service,
-      invocation_id=session.events[-1].invocation_id,
-      agent=agent,
-      session=session,
-      branch=branch,
-      events_compaction_config=app.events_compaction_config,
-  )
-  context = InvocationContext(
-      **{{k: v for k, v in fields.items() if k in InvocationContext.model_fields}}
-  )
-  async for _ in request_processor.run_async(context, LlmRequest()):
-    pass
-  return session'''
-
-_CONTENTS = '''\
-def _contents(events, agent_name, branch):
-  """The contents ADK assembles for the model (function call ids kept)."""
-  try:
-    from google.adk.flows.llm_flows.context._contents import _get_contents
-  except ImportError:  # releases before the context package
-    from google.adk.flows.llm_flows.contents import _get_contents
-
-  parameters = inspect.signature(_get_contents).parameters
-  if 'preserve_function_call_ids' in parameters:
-    return _get_contents(
-        branch, events, agent_name, preserve_function_call_ids=True
-    )
-  return _get_contents(branch, events, agent_name)'''
-
-_UNPAIRED = '''\
-def _unpaired(contents):
-  """Contents whose function responses do not answer the calls before them."""
-  out = []
-  for k, content in enumerate(contents):
-    parts = content.parts or []
-    answered = [p.function_response.id for p in parts if p.function_response]
-    if not answered:
-      continue
-    before = contents[k - 1] if k else None
-    called = []
-    if before is not None and before.role == 'model':
-      called = [
-          p.function_call.id for p in before.parts or [] if p.function_call
-      ]
-    if sorted(answered) != sorted(called):
-      out.append(f'content {k} answers {sorted(answered)}, before it {called}')
-  return out'''
-
-_GIVEN = '''\
-def _given(summarizer, event):
-  """Whether the summarizer was given ``event``."""
-  return any(e is event for taken in summarizer.given for e in taken)'''
-
-_SEES = '''\
-def _sees(reader, branch):
-  """Whether an agent on branch ``reader`` sees an event of ``branch``."""
-  if branch is None:
-    return True
-  return reader is not None and (
-      reader == branch or reader.startswith(branch + '.')
-  )'''
-
-_SHOWN = '''\
-def _shown(event, contents):
-  """Whether the contents show ``event``: its text, or its calls and answers."""
-  texts = [p.text for c in contents for p in c.parts or [] if p.text]
-  calls = {
-      p.function_call.id
-      for c in contents
-      for p in c.parts or []
-      if p.function_call
-  }
-  answers = {
-      p.function_response.id
-      for c in contents
-      for p in c.parts or []
-      if p.function_response
-  }
-  parts = event.content.parts or [] if event.content else []
-  for part in parts:
-    if part.text is not None:
-      return any(part.text == t or part.text in t.splitlines() for t in texts)
-  own_calls = {p.function_call.id for p in parts if p.function_call}
-  own_answers = {p.function_response.id for p in parts if p.function_response}
-  return bool(own_calls | own_answers) and (
-      own_calls <= calls and own_answers <= answers
-  )'''
-
-_TOKEN_FIRES = '''\
-async def _token_trigger_fires(app, events):
-  """Whether token-threshold compaction calls the summarizer on ``events``."""
-  calls = []
-
-  class _Counter(BaseEventsSummarizer):
-
-    async def maybe_summarize_events(self, *, events):
-      calls.append(len(events))
-      return None
-
-  config = app.events_compaction_config.model_copy(
-      update={'summarizer': _Counter()}
-  )
-  counting = app.model_copy(update={'events_compaction_config': config})
-  service, session = await _stored(events)
-  await compaction._run_compaction_for_token_threshold(
-      counting, session, service
-  )
-  return bool(calls)'''
-
-_HELPERS: dict[str, tuple[str, set[str], tuple[str, ...]]] = {
-    "summarizer": (
-        _SUMMARIZER,
-        {
-            "from google.adk.apps.llm_event_summarizer import LlmEventSummarizer",
-            "from google.adk.models.base_llm import BaseLlm",
-            "from google.adk.models.llm_response import LlmResponse",
-        },
-        (),
-    ),
-    "stored": (
-        _STORED,
-        {"from google.adk.sessions.in_memory_session_service import InMemorySessionService"},
-        (),
-    ),
-    "end_invocation": (
-        _END,
-        {"import inspect", "from google.adk.apps import compaction"},
-        ("stored",),
-    ),
-    "before_model_call": (
-        _BEFORE_MODEL_CALL,
-        {
-            "from google.adk.agents.invocation_context import InvocationContext",
-            "from google.adk.agents.llm_agent import LlmAgent",
-            "from google.adk.models.llm_request import LlmRequest",
-        },
-        ("stored",),
-    ),
-    "contents": (_CONTENTS, {"import inspect"}, ()),
-    "unpaired": (_UNPAIRED, set(), ()),
-    "given": (_GIVEN, set(), ()),
-    "sees": (_SEES, set(), ()),
-    "shown": (_SHOWN, set(), ()),
-    "token_trigger_fires": (
-        _TOKEN_FIRES,
-        {
-            "from google.adk.apps import compaction",
-            "from google.adk.apps.base_events_summarizer import BaseEventsSummarizer",
-        },
-        ("stored",),
-    ),
-}

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..faults.catalogue import FAULTS, PYTHON, Fault, fix_text, release_order
+from ..faults.catalogue import FAULTS, PYTHON, Fault, fix_text, release_order, release_runs
 
 ROOT = Path(__file__).resolve().parents[3]
 MATRIX = ROOT / "docs" / "release-matrix.json"
@@ -51,19 +51,11 @@ def spans(releases: Sequence[str], order: Sequence[str]) -> str:
     >>> spans(["1.2", "1.3", "1.4", "2.0"], ["1.1", "1.2", "1.3", "1.4", "1.9", "2.0"])
     '1.2 to 1.4, 2.0'
     """
-    position = {r: k for k, r in enumerate(order)}
-    known = sorted((r for r in set(releases) if r in position), key=position.__getitem__)
-    if order and len(known) == len(order):
+    runs, others = release_runs(releases, order)
+    if order and sum(len(run) for run in runs) == len(order):
         return f"all {len(order)} releases"
-    runs: list[list[str]] = []
-    for release in known:
-        if runs and position[runs[-1][-1]] + 1 == position[release]:
-            runs[-1].append(release)
-        else:
-            runs.append([release])
     words = [f"{run[0]} to {run[-1]}" if len(run) > 2 else ", ".join(run) for run in runs]
-    words += [r for r in releases if r not in position]
-    return ", ".join(words)
+    return ", ".join([*words, *others])
 
 
 def fix_words(fault: Fault) -> str:

@@ -1,9 +1,11 @@
 """Known upstream faults: ADK behaviour that breaks an invariant, on purpose recorded.
 
-A fault lands here only after ADK's source showed the fault is ADK's, never
-the harness's. Each entry names the releases it was observed on, explains
-the user-visible consequence, and carries a predicate that recognises its
-violations exactly, so that:
+A fault is recorded (a row of :mod:`compaction_harness.faults.records_python`)
+only after ADK's source showed the fault is ADK's, never the harness's. This
+module is a view of the fault catalogue: each entry carries the releases the
+committed release matrix shows it on (derived, never typed), explains the
+user-visible consequence, and may carry a predicate that recognises its
+violations (pattern evidence), so that:
 
 * the property tests and ``make fuzz`` label matching violations (Hypothesis
   ``event``) and keep searching for *new* faults instead of stopping on a
@@ -11,7 +13,7 @@ violations exactly, so that:
 * the fault's minimal fixture (``tests/repros/``, field ``known_fault``) is
   replayed as a *strict* expected failure on those releases: the gate stays
   green while ADK is broken and turns red the day ADK fixes it, which is the
-  signal to remove the entry.
+  signal to run ``make matrix`` (the releases are derived from its record).
 
 The invariants themselves are never changed to fit a fault.
 """
