@@ -28,7 +28,7 @@ DECIDING = [
     (PACKAGE / "sdk" / "python" / "reruns.py", None, ()),
     (PACKAGE / "sdk" / "python" / "known_faults.py", None, ("KNOWN_FAULTS",)),
     (PACKAGE / "faults" / "catalogue.py", None, ("_ENTRIES",)),
-    (PACKAGE / "sdk" / "js" / "adk_js.py", "classification", ()),
+    (PACKAGE / "sdk" / "js" / "triage.py", "classification", ()),
 ]
 INSTRUMENT = [PACKAGE / "sdk" / "python" / "fixes.py", PACKAGE / "sdk" / "js" / "js_fixes.py"]
 
