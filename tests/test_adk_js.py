@@ -12,6 +12,7 @@ while ADK-JS is broken and turns red the day it is fixed.
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import os
@@ -281,6 +282,24 @@ def test_a_dead_process_is_replaced_on_the_next_request() -> None:
     driver._process.wait()
     assert adk_js.check_run(run(CLEAN)) == []
     assert driver.starts == before + 1
+
+
+#: The modules that run and check ADK-JS (the driver); classification
+#: (triage.py) re-runs them with fixes, and adk_js.py re-exports both.
+DRIVER_MODULES = ("case", "node", "events", "timeline", "run", "checks", "trigger", "drivers")
+
+
+def test_no_driver_module_imports_classification() -> None:
+    folder = Path(js_fixes.__file__).parent
+    wrong = []
+    for name in DRIVER_MODULES:
+        path = folder / f"{name}.py"
+        assert len(path.read_text(encoding="utf-8").splitlines()) <= 800, path.name
+        for node_ in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node_, ast.ImportFrom) and node_.level == 1:
+                targets = [node_.module] if node_.module else [a.name for a in node_.names]
+                wrong += [f"{name}.py imports .{t}" for t in targets if t in ("triage", "adk_js")]
+    assert wrong == []
 
 
 def test_a_missing_package_is_one_line_naming_the_make_target(monkeypatch, tmp_path) -> None:
