@@ -28,8 +28,8 @@ DECIDING = [
     (PACKAGE / "sdk" / "python" / "triage.py", None, ()),
     (PACKAGE / "sdk" / "python" / "reruns.py", None, ()),
     (PACKAGE / "sdk" / "python" / "known_faults.py", None, ("KNOWN_FAULTS",)),
-    (PACKAGE / "faults" / "catalogue.py", None, ()),
-    (PACKAGE / "sdk" / "js" / "adk_js.py", "classification", ()),
+    (PACKAGE / "faults" / "catalogue.py", None, ("_ENTRIES",)),
+    (PACKAGE / "sdk" / "js" / "triage.py", "classification", ()),
 ]
 INSTRUMENT = [PACKAGE / "sdk" / "python" / "fixes.py", PACKAGE / "sdk" / "js" / "js_fixes.py"]
 

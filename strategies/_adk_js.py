@@ -8,7 +8,7 @@ import dataclasses
 
 from hypothesis import strategies as st
 
-from compaction_harness.sdk.js.adk_js import JsCompactor, compactor_for
+from compaction_harness.sdk.js.case import JsCompactor, compactor_for
 from compaction_harness.spec.scripts import Ask, Reply, Rewind, Script
 
 from ._scripts import scripts

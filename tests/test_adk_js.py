@@ -12,6 +12,7 @@ while ADK-JS is broken and turns red the day it is fixed.
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import os
@@ -21,7 +22,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 
-from compaction_harness.sdk.js import adk_js, js_fixes
+from compaction_harness.sdk.js import adk_js, checks, js_fixes, node, trigger
+from compaction_harness.sdk.js import events as js_events
+from compaction_harness.sdk.js import run as js_run
+from compaction_harness.sdk.js import timeline as js_timeline
 from compaction_harness.sdk.js.adk_js import JsCompactor, NotApplicable
 from compaction_harness.sdk.python.pipeline import check_prompt, check_range_safety
 from compaction_harness.sdk.python.unit import InvariantViolation
@@ -138,7 +142,7 @@ def test_a_tie_before_an_answer_or_an_open_gives_the_previous_events_millisecond
         (_, _), (_, call), (_, answer), (_, reply), (_, u2), _ = stamps(
             run(Script(token(1000, 1, resolution=resolution), untied))
         )
-        assert answer - call >= adk_js.THINK * 1000 and u2 - reply >= adk_js.THINK * 1000
+        assert answer - call >= js_timeline.THINK * 1000 and u2 - reply >= js_timeline.THINK * 1000
     # ADK-JS's own Runner stores such ties when its clock does not move on
     # between the runs (the driver's Date.now held at one millisecond): nothing
     # in ADK-JS separates a client's answer from its call.
@@ -280,8 +284,26 @@ def test_a_dead_process_is_replaced_on_the_next_request() -> None:
     assert driver.starts == before + 1
 
 
+#: The modules that run and check ADK-JS (the driver); classification
+#: (triage.py) re-runs them with fixes, and adk_js.py re-exports both.
+DRIVER_MODULES = ("case", "node", "events", "timeline", "run", "checks", "trigger", "drivers")
+
+
+def test_no_driver_module_imports_classification() -> None:
+    folder = Path(js_fixes.__file__).parent
+    wrong = []
+    for name in DRIVER_MODULES:
+        path = folder / f"{name}.py"
+        assert len(path.read_text(encoding="utf-8").splitlines()) <= 800, path.name
+        for node_ in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node_, ast.ImportFrom) and node_.level == 1:
+                targets = [node_.module] if node_.module else [a.name for a in node_.names]
+                wrong += [f"{name}.py imports .{t}" for t in targets if t in ("triage", "adk_js")]
+    assert wrong == []
+
+
 def test_a_missing_package_is_one_line_naming_the_make_target(monkeypatch, tmp_path) -> None:
-    monkeypatch.setattr(adk_js, "SDK_DIR", tmp_path)
+    monkeypatch.setattr(node, "SDK_DIR", tmp_path)
     with pytest.raises(adk_js.AdkJsUnavailable) as caught:
         adk_js.package_version()
     assert "\n" not in str(caught.value) and "make js-env" in str(caught.value)
@@ -342,7 +364,7 @@ def test_the_strict_clause_leaves_a_call_that_still_waits_to_the_model_adapter()
     # ADK-JS ships no adapter for a strict provider; google-adk's LiteLLM
     # adapter answers a pending call with a placeholder. A long-running call
     # with no answer yet, followed by the next user turn, is the adapter's to
-    # heal, not the contents' (adk_js.waiting_call_ids); with every fix the
+    # heal, not the contents' (checks.waiting_call_ids); with every fix the
     # run holds (found by the JS property run, dev profile, and in
     # tests/repros/P2-adk-js-2.0.0-45a72ee868c7c9b7.json).
     script = Script(
@@ -352,14 +374,14 @@ def test_the_strict_clause_leaves_a_call_that_still_waits_to_the_model_adapter()
     every = tuple(js_fixes.js_fixes())
     result = run_with(script, None, *every)
     (call,) = [c.id for s in result.stored for c in s.calls]
-    assert adk_js.waiting_call_ids(result.stored) == {call}
+    assert checks.waiting_call_ids(result.stored) == {call}
     assert adk_js.check_run(result) == []
     # The same call answered in the end no longer waits at the last check;
     # a call that can never be answered stays under the clause (the test
     # above): the clause itself is unchanged.
     late = Step("i9", "user", 99.0, responses=(Response(call, "export"),))
     answered = Session((*result.stored.steps, late))
-    assert adk_js.waiting_call_ids(answered) == frozenset()
+    assert checks.waiting_call_ids(answered) == frozenset()
 
 
 def test_a_call_waits_until_a_response_with_its_id_and_tool_answers_it() -> None:
@@ -372,9 +394,9 @@ def test_a_call_waits_until_a_response_with_its_id_and_tool_answers_it() -> None
     export = Step("i1", "agent", 1.0, calls=(Call("call_0", "export"),), long_running=("call_0",))
     transfer = Step("i2", "agent", 2.0, calls=(Call("call_0", "transfer"),))
     answer = Step("i2", "user", 3.0, responses=(Response("call_0", "transfer"),))
-    assert adk_js.waiting_call_ids(Session((export, transfer, answer))) == {"call_0"}
+    assert checks.waiting_call_ids(Session((export, transfer, answer))) == {"call_0"}
     late = Step("i3", "user", 4.0, responses=(Response("call_0", "export"),))
-    assert adk_js.waiting_call_ids(Session((export, transfer, answer, late))) == frozenset()
+    assert checks.waiting_call_ids(Session((export, transfer, answer, late))) == frozenset()
 
 
 def test_the_strict_clause_counts_every_unanswered_call_but_the_ones_the_adapter_answers() -> None:
@@ -438,7 +460,7 @@ def run_repeating(script: Script, compactor: JsCompactor | None = None) -> adk_j
         "storage": "memory",
     }
     return adk_js.run_request(
-        script, compactor, payload, built.openers, lambda i: adk_js._origin(built, i)
+        script, compactor, payload, built.openers, lambda i: js_run._origin(built, i)
     )
 
 
@@ -1220,7 +1242,7 @@ TURNS = (Open(), Text()) * 8
 def trigger_violations(result: adk_js.JsRun, invariant: str, cause: str) -> list:
     return [
         v
-        for v in adk_js.check_trigger(result)
+        for v in trigger.check_trigger(result)
         if v.invariant == invariant and v.details.get("cause") == cause
     ]
 
@@ -1228,9 +1250,9 @@ def trigger_violations(result: adk_js.JsRun, invariant: str, cause: str) -> list
 def test_p3_holds_when_every_summary_leaves_only_the_retained_events() -> None:
     result = run(Script(token(30, 2), TURNS))
     assert [len(c["summaries"]) for c in result.calls] == [0, 0, 0, 0, 1, 0, 0, 1]
-    assert adk_js.check_backlog(result) == []
+    assert trigger.check_backlog(result) == []
     # Right after each summary the backlog is the two retained events (R = 2).
-    assert adk_js.backlog_bound(result.compactor, []) == 3
+    assert trigger.backlog_bound(result.compactor, []) == 3
 
 
 def test_p3_fires_on_a_backlog_beyond_the_retention_the_configuration_states() -> None:
@@ -1260,19 +1282,19 @@ def test_p3_backlog_is_what_the_definitions_allow_to_compact(monkeypatch) -> Non
     fixture = load_fixture(ROOT / "tests" / "repros" / "P3-adk-js-2.0.0-41f09be095c7484e.json")
     result = run_with(fixture.case.script, fixture.case.compactor, *js_fixes.js_fixes())
     assert trigger_violations(result, "P3", "stall") == []
-    monkeypatch.setattr(adk_js, "_compactable", lambda session, uncovered: list(uncovered))
+    monkeypatch.setattr(trigger, "_compactable", lambda session, uncovered: list(uncovered))
     assert [v.observed for v in trigger_violations(result, "P3", "stall")] == [3]
 
 
 def test_p3_stall_holds_where_the_trigger_summarises_or_may_decline() -> None:
     # Threshold 30: the trigger reads call 3's 35 tokens at call 4 and
     # summarises there and at call 7; at call 3 it still reads call 2's 25.
-    assert adk_js.check_stall(run(Script(token(30, 2), TURNS))) == []
+    assert trigger.check_stall(run(Script(token(30, 2), TURNS))) == []
     # Retention 20: never more raw events than retained, so shouldCompact may
     # decline at every call though every count from call 3 on is above 30.
     declined = run(Script(token(30, 20), TURNS))
     assert not any(c["summaries"] for c in declined.calls)
-    assert adk_js._real_count(declined, 7) > 30 and adk_js.check_stall(declined) == []
+    assert trigger._real_count(declined, 7) > 30 and trigger.check_stall(declined) == []
 
 
 def test_p3_stall_reads_no_count_that_a_summary_replaced() -> None:
@@ -1286,8 +1308,8 @@ def test_p3_stall_reads_no_count_that_a_summary_replaced() -> None:
         (Open(), Text(usage=True), Text(usage=False), FanOut(order="ab"), Text(usage=True)),
     )
     result = run(script, JsCompactor("anchored", {"tokenThreshold": 18, "eventRetentionSize": 1}))
-    assert adk_js._real_count(result, 4) > 18 and not result.calls[4]["summaries"]
-    assert adk_js.check_stall(result) == []
+    assert trigger._real_count(result, 4) > 18 and not result.calls[4]["summaries"]
+    assert trigger.check_stall(result) == []
 
 
 def test_a_count_a_later_summary_made_stale_obliges_no_summary() -> None:
@@ -1367,7 +1389,7 @@ def test_p3_stall_fires_on_a_trigger_that_never_summarises_above_the_threshold()
     # A deliberately broken compactor: one that never compacts (threshold
     # 1000 in the run) judged as the work of one told threshold 30.
     result = run(Script(token(1000, 2), TURNS))
-    assert [adk_js._real_count(result, k) for k in range(8)] == [5, 15, 25, 35, 45, 55, 65, 75]
+    assert [trigger._real_count(result, k) for k in range(8)] == [5, 15, 25, 35, 45, 55, 65, 75]
     result.compactor = JsCompactor("token_based", {"tokenThreshold": 30, "eventRetentionSize": 2})
     found = trigger_violations(result, "P3", "stall")
     # From call 4 (newest count 35, sending 45) on, the four to seven earlier
@@ -1385,12 +1407,12 @@ def test_p3_stall_fires_on_a_trigger_that_never_summarises_above_the_threshold()
 
 def test_p6_summary_rate_holds_on_the_token_trigger_over_a_long_run() -> None:
     result = run(Script(token(30, 2), TURNS))
-    counts = [adk_js._real_count(result, k) for k in range(len(result.calls))]
+    counts = [trigger._real_count(result, k) for k in range(len(result.calls))]
     assert counts == [5, 15, 25, 35, 19, 29, 39, 19]
     # After the summary at call 4 (19 tokens sent, rising 10 a call) the next
     # may come floor(11 / 10) + 1 = 2 calls later; it comes 3 later.
-    assert adk_js.check_summary_rate(result) == []
-    assert adk_js.check_trigger_counts(result) == []
+    assert trigger.check_summary_rate(result) == []
+    assert trigger.check_trigger_counts(result) == []
 
 
 def test_p6_summary_rate_fires_on_a_summary_every_turn_below_the_threshold() -> None:
@@ -1408,14 +1430,14 @@ def test_p6_summary_rate_fires_on_a_summary_every_turn_below_the_threshold() -> 
 
 def test_p6_stale_counts_fire_on_a_trigger_driven_by_a_count_from_before_the_summary() -> None:
     result = run(Script(token(30, 2), TURNS))
-    assert adk_js.check_trigger_counts(result) == []
+    assert trigger.check_trigger_counts(result) == []
     # At call 7 the token trigger read call 6's response (39 tokens). Make
     # the newest count among the active events a stale one: give call 6's
     # response no count, and the retained response stored before the summary
     # of call 4 a large one. Without it the newest real count is call 5's (29),
     # not above the threshold 30.
     where = {i: p for p, i in enumerate(result.ids)}
-    active = adk_js._active_before(result, result.calls[7])
+    active = trigger._active_before(result, result.calls[7])
     counted = [i for i in active if (result.events[i].get("usageMetadata") or {})]
     summary = next(i for i in active if result.events[i].get("isCompacted"))
     stale = next(i for i in counted if where[i] < where[summary])
@@ -1430,11 +1452,11 @@ def test_p6_stale_counts_fire_on_a_trigger_driven_by_a_count_from_before_the_sum
 def test_the_anchored_trigger_summing_whole_prompt_counts_is_a_known_fault() -> None:
     script, compactor = KNOWN["js-anchored-summed-counts"]
     result = run(script, compactor)
-    found = adk_js.check_trigger(result)
+    found = trigger.check_trigger(result)
     assert found and {v.invariant for v in found} == {"P6"}
     assert {adk_js.known_fault(result, v) for v in found} == {"js-anchored-summed-counts"}
     # The token-based trigger on the same script reads the newest count alone.
-    assert adk_js.check_trigger(run(script)) == []
+    assert trigger.check_trigger(run(script)) == []
 
 
 def test_the_anchored_trigger_reading_a_count_from_before_its_scratchpad_is_the_summed_counts():
@@ -1449,7 +1471,7 @@ def test_the_anchored_trigger_reading_a_count_from_before_its_scratchpad_is_the_
     assert stale.details == {"cause": "stale count", "model_call": 2, "without": 13}
     assert adk_js.known_fault(result, stale) == "js-anchored-summed-counts"
     # The token-based trigger reads the newest count alone: nothing stale drives it.
-    assert not adk_js.check_trigger_counts(run(script))
+    assert not trigger.check_trigger_counts(run(script))
 
 
 # -- the ADK-JS fixtures of tests/repros/ -------------------------------------------------------
@@ -1491,11 +1513,11 @@ def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one()
     text = Step(invocation="i", author="agent", text="x")
     answer = Step(invocation="j", author="user", responses=(Response("a", "t"),))
     # The retained answer keeps its call and the two events between them.
-    assert adk_js.backlog_bound(compactor, [call, text, text, answer]) == 1 + 3
+    assert trigger.backlog_bound(compactor, [call, text, text, answer]) == 1 + 3
     # A call still waiting keeps nothing: R and the one step back.
-    assert adk_js.backlog_bound(compactor, [call, text, text, text]) == 1 + 1
+    assert trigger.backlog_bound(compactor, [call, text, text, text]) == 1 + 1
     # An answer before the retained part keeps nothing either.
-    assert adk_js.backlog_bound(compactor, [call, answer, text, text]) == 1 + 1
+    assert trigger.backlog_bound(compactor, [call, answer, text, text]) == 1 + 1
     # Kept in turn: an answer among the events a retained answer holds
     # holds its own call (a second answer to a call answered early reaches
     # back to it; found by a FIXES=all campaign,
@@ -1504,9 +1526,9 @@ def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one()
     answer_b = Step(invocation="k", author="user", responses=(Response("b", "t"),))
     chain = [call, answer, call_b, answer_b, answer, text, answer_b]
     # answer_b (6) holds call_b (2); answer (4) among them holds call (0).
-    assert adk_js.backlog_bound(compactor, chain) == 1 + 6
+    assert trigger.backlog_bound(compactor, chain) == 1 + 6
     # Without the first call in the backlog, the step back ends at call_b.
-    assert adk_js.backlog_bound(compactor, chain[2:]) == 1 + 4
+    assert trigger.backlog_bound(compactor, chain[2:]) == 1 + 4
     # Ids numbered per turn: an older turn's call_0 that died unanswered is
     # closed, by the definitions, by the next response with its id, so a
     # retained answer to a later call_0 holds it too (found by a FIXES=all
@@ -1514,7 +1536,7 @@ def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one()
     orphan = Step(invocation="i", author="agent", calls=(Call("call_0", "lookup"),))
     later = Step(invocation="j", author="agent", calls=(Call("call_0", "transfer"),))
     reply = Step(invocation="j", author="agent", responses=(Response("call_0", "transfer"),))
-    assert adk_js.backlog_bound(compactor, [orphan, text, later, reply]) == 1 + 3
+    assert trigger.backlog_bound(compactor, [orphan, text, later, reply]) == 1 + 3
     # A credential request that waits for a person (found by a FIXES=all
     # campaign, tests/repros/P3-adk-js-2.0.0-e959632be0bf0b76.json): the
     # tool's call, the synthetic request call, the placeholder holding the
@@ -1531,10 +1553,10 @@ def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one()
         invocation="i", author="agent", responses=(Response("c", "calendar"),), auth_requests=("c",)
     )
     user = Step(invocation="j", author="user", text="u")
-    assert adk_js.backlog_bound(zero, [tool, ask, placeholder, user]) == 0 + 1 + 3
+    assert trigger.backlog_bound(zero, [tool, ask, placeholder, user]) == 0 + 1 + 3
     given = Step(invocation="k", author="user", responses=(Response("c", "calendar"),))
     # Answered, the request waits no more (the synthetic call still does).
-    assert adk_js.backlog_bound(zero, [tool, ask, placeholder, user, given]) == 0 + 1 + 1
+    assert trigger.backlog_bound(zero, [tool, ask, placeholder, user, given]) == 0 + 1 + 1
 
 
 def test_p3s_backlog_keeps_a_call_with_an_answer_that_must_stay() -> None:
@@ -1555,7 +1577,7 @@ def test_p3s_backlog_keeps_a_call_with_an_answer_that_must_stay() -> None:
     session = Session((user, call_a, interim, call_b, final))
     window = (0, 1, 2, 3, 4)
     assert reference.compactable_around_waiting_calls(session, window) == (0, 1, 2)
-    assert adk_js._compactable(session, window) == [0]
+    assert trigger._compactable(session, window) == [0]
 
 
 def test_each_known_fault_minimal_script_is_a_fixture_marked_with_it() -> None:
@@ -1579,7 +1601,7 @@ def test_adk_js_fixture_holds(path: Path) -> None:
 
     fixture = load_fixture(path)
     judged = judge_fixture(fixture)
-    if adk_js.active_fixes():
+    if node.active_fixes():
         judged = switch.judged_with_fixes(fixture, judged, ())
         unmet = switch.gate_expectation(fixture, judged, (), os.environ.get(switch.ENV))
         if unmet:
@@ -1593,7 +1615,7 @@ def test_adk_js_fixture_holds(path: Path) -> None:
     if judged.label == "XPASS":
         pytest.fail(f"XPASS(strict): {judged.reason}", pytrace=False)
     assert judged.label == "XFAIL"
-    if not adk_js.active_fixes():
+    if not node.active_fixes():
         assert fixture.known_fault in judged.verdict.faults
     pytest.xfail(judged.reason)
 
@@ -1971,7 +1993,7 @@ def test_adk_js_compactors_meet_the_invariants_up_to_known_faults(case) -> None:
 
 def test_the_gate_runs_the_property_on_the_pinned_package() -> None:
     assert adk_js.package_version() == "2.0.0"
-    assert os.path.exists(adk_js.SDK_DIR / "package-lock.json")
+    assert os.path.exists(node.SDK_DIR / "package-lock.json")
 
 
 # -- database storage: P7 on ADK-JS's DatabaseSessionService ------------------------------------
@@ -2012,7 +2034,7 @@ def test_the_round_trip_checker_fires_on_a_reload_that_reorders_and_its_fix_remo
 def test_a_round_trip_without_ties_holds_and_leaves_no_sqlite_file(monkeypatch, tmp_path) -> None:
     # Events 2 ms apart (the timeline's step is 0.4 ms, inside one of
     # ADK-JS's whole-millisecond Dates): no ties, the reload keeps the order.
-    monkeypatch.setattr(adk_js, "STEP", 0.002)
+    monkeypatch.setattr(js_timeline, "STEP", 0.002)
     script = Script(token(1000, storage="database"), (Open(), Text(), Open(), Text()))
     adk_js.driver().close()  # a fresh Node process whose temporary folder is tmp_path
     monkeypatch.setenv("TMPDIR", str(tmp_path))
@@ -2243,10 +2265,10 @@ def test_from_js_event_reads_requests_from_an_adk_js_event_object_too() -> None:
             "requestedAuthConfigs": {"c2": {}},
         },
     }
-    step = adk_js.from_js_event(event)
+    step = js_events.from_js_event(event)
     assert (step.confirmations, step.auth_requests) == (("c1",), ("c2",))
     # The driver's form (keys at the top level) wins where both are given.
-    flat = adk_js.from_js_event({**event, "requestedToolConfirmations": ["c3"]})
+    flat = js_events.from_js_event({**event, "requestedToolConfirmations": ["c3"]})
     assert flat.confirmations == ("c3",)
 
 
@@ -2260,7 +2282,9 @@ def test_p1_fires_on_a_range_that_takes_a_request_without_the_tools_result(scrip
     result = run(script)
     steps = result.stored.steps
     [call_at] = [
-        k for k, s in enumerate(steps) if s.calls and s.calls[0].name in adk_js.ASK_TOOLS.values()
+        k
+        for k, s in enumerate(steps)
+        if s.calls and s.calls[0].name in js_timeline.ASK_TOOLS.values()
     ]
     (tool_call,) = steps[call_at].calls
     answer_at = next(k for k, s in enumerate(steps) if s.author == "user" and s.responses)

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from compaction_harness.faults.classify import same_failure
-from compaction_harness.sdk.js import adk_js, js_fixes
+from compaction_harness.sdk.js import adk_js, checks, js_fixes, node, trigger
+from compaction_harness.sdk.js import run as js_run
 from compaction_harness.spec.model import Session
 from compaction_harness.store.fixtures import load_fixture
 from compaction_harness.surfaces.verdicts import judge_fixture
@@ -95,7 +96,7 @@ def test_the_faults_fixture_is_classified_by_its_fix_and_holds_with_it(name, pat
     mine = [v for v, fault in verdict.verdict.known if fault == _known_fault(path)]
     assert mine
     monkeypatch.setenv("HARNESS_FIXES", name)
-    assert adk_js.active_fixes() == (name,)
+    assert node.active_fixes() == (name,)
     fixed = judge_fixture(fixture).verdict
     left = [*fixed.new, *(v for v, _ in fixed.known)]
     # The fault's own violations vanish; what a second fault shows may stay.
@@ -279,7 +280,7 @@ def test_a_reused_id_orphan_the_fixed_prompt_builder_prunes_is_not_lost():
     run = adk_js.run_script(script, compactor, fixes=paired_by_id)
     assert adk_js.check_run(run) == []
     object.__setattr__(
-        run, "fixes", tuple(f for f in paired_by_id if f != adk_js.PRUNES_ORPHANED_CALLS)
+        run, "fixes", tuple(f for f in paired_by_id if f != checks.PRUNES_ORPHANED_CALLS)
     )
     assert [v.invariant for v in adk_js.check_run(run)] == ["P4"]
 
@@ -302,7 +303,7 @@ def test_p6_allows_one_summary_per_branch_at_a_model_call_and_fires_on_two_of_on
     run = adk_js.run_script(script, compactor, fixes=tuple(js_fixes.js_fixes()))
     made = [call["summaries"] for call in run.calls]
     per_branch = next(summaries for summaries in made if len(summaries) == 2)
-    assert sorted(adk_js.summary_branch(run, m) for m in per_branch) == ["team.a", "team.b"]
+    assert sorted(js_run.summary_branch(run, m) for m in per_branch) == ["team.a", "team.b"]
     assert adk_js.check_run(run) == []
     first, second = (run.events[m["event"]] for m in per_branch)
     second["branch"] = first["branch"]
@@ -338,7 +339,7 @@ def test_compaction_continues_around_a_waiting_call_where_summaries_hide_what_th
         script, compactor, fixes=(*retained, "summaries-hide-what-they-were-given")
     )
     assert [len(call["summaries"]) for call in around.calls] == [0, 1, 1, 1, 1, 1]
-    (waiting,) = adk_js.waiting_call_ids(around.stored)
+    (waiting,) = checks.waiting_call_ids(around.stored)
     given = {p for _, positions, _ in around.summaries() for p in positions}
     (held,) = [k for k, step in enumerate(around.stored) if waiting in {c.id for c in step.calls}]
     assert held not in given
@@ -355,9 +356,9 @@ def test_p3_allows_the_waiting_call_itself_and_nothing_after_it():
     waits = Step("i1", "agent", 1.0, calls=(Call("w", "export"),), long_running=("w",))
     text = Step("i1", "agent", 2.0, text="model 1")
     answer = Step("i2", "user", 3.0, responses=(Response("w", "export"),))
-    assert adk_js.backlog_bound(compactor, [waits, text]) == 2  # 0 + the step back's 1 + w
-    assert adk_js.backlog_bound(compactor, [waits, text, answer]) == 1
-    assert adk_js.backlog_bound(compactor, [text, text]) == 1
+    assert trigger.backlog_bound(compactor, [waits, text]) == 2  # 0 + the step back's 1 + w
+    assert trigger.backlog_bound(compactor, [waits, text, answer]) == 1
+    assert trigger.backlog_bound(compactor, [text, text]) == 1
 
 
 def test_p3_counts_the_backlog_an_agent_sees_and_fires_on_its_own_events_left_out():
@@ -462,7 +463,8 @@ def test_p6_counts_no_summary_before_a_client_record_as_covering(monkeypatch):
     run = _run_with_every_fix("P6-adk-js-2.0.0-cc64489a353da3cd.json")
     assert adk_js.check_run(run) == []
     # Read as if no record stood in between, the same second summary is waste.
-    monkeypatch.setattr(adk_js, "foreign_records", lambda run, length=None: [])
+    for module in (checks, trigger):  # the checkers that read the records
+        monkeypatch.setattr(module, "foreign_records", lambda run, length=None: [])
     wasted = [v for v in adk_js.check_run(run) if v.invariant == "P6"]
     assert [v.message.split()[0] for v in wasted] == ["summary#1"]
 
@@ -572,8 +574,8 @@ def test_p3_holds_a_kept_confirmation_request_with_the_pairs_that_span_it(monkey
     run = _run_with_every_fix("P3-adk-js-2.0.0-0255614165602a24.json")
     assert adk_js.check_run(run) == []
     # Read as the definitions alone read it (the request dead), the backlog fires.
-    monkeypatch.setattr(adk_js, "_pending_requests", lambda steps: set())
-    assert [v.invariant for v in adk_js.check_backlog(run)] == ["P3"]
+    monkeypatch.setattr(trigger, "_pending_requests", lambda steps: set())
+    assert [v.invariant for v in trigger.check_backlog(run)] == ["P3"]
 
 
 def test_two_open_calls_with_one_id_and_tool_keep_their_answers():
@@ -596,10 +598,10 @@ def test_p3_reads_a_request_as_answered_by_its_synthetic_call_not_its_key(monkey
     run = _run_with_every_fix("P3-adk-js-2.0.0-00d2ed9d69e05048.json")
     assert adk_js.check_run(run) == []
     # the second transfer (stored #6) and its request (#7) wait, at the summary (#11)
-    assert {6, 7} <= adk_js._pending_requests(run.stored.steps[:11])
+    assert {6, 7} <= trigger._pending_requests(run.stored.steps[:11])
     # Read by the key alone, the result of the first transfer answers it, and P3 fires.
-    monkeypatch.setattr(adk_js, "SYNTHETIC_HITL_CALL_NAMES", frozenset())
-    assert [v.invariant for v in adk_js.check_backlog(run)] == ["P3"]
+    monkeypatch.setattr(trigger, "SYNTHETIC_HITL_CALL_NAMES", frozenset())
+    assert [v.invariant for v in trigger.check_backlog(run)] == ["P3"]
 
 
 def test_p4_tells_two_calls_with_one_id_and_tool_apart_by_their_events():
@@ -622,6 +624,24 @@ def test_p3_holds_the_call_of_a_kept_answer_by_its_tool_as_well_as_its_id(monkey
     # request, so export's call and interim result stay with it.
     run = _run_with_every_fix("P3-adk-js-2.0.0-50f912326c63fd1e.json")
     assert adk_js.check_run(run) == []
-    # Held back by the latest call with the id alone (transfer's), P3 fires.
-    monkeypatch.setattr(adk_js, "_preceding_call_named", lambda *_: None)
-    assert [v.invariant for v in adk_js.check_backlog(run)] == ["P3"]
+    # What P3's backlog may summarise of #6 to #11, before the reply's summary:
+    # the reply alone. Held back by the latest call with the id alone
+    # (transfer's), export's call and interim result counted too, and with
+    # them P3 fired where the compactor (rightly) left them.
+    before = Session(run.stored.steps[:12])
+    assert trigger._compactable(before, range(6, 12)) == [11]
+    monkeypatch.setattr(trigger, "_preceding_call_named", lambda *_: None)
+    assert trigger._compactable(before, range(6, 12)) == [6, 7, 11]
+
+
+def test_a_call_with_a_reused_id_is_closed_by_the_next_response_with_its_id():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P4-adk-js-2.0.0-324ca8e899d06f22.json):
+    # lookup's call_0 (stored #4) is never answered, but transfer's result
+    # (#6) carries its id. Kept as a call that may still be answered, it held
+    # transfer's pair and the user's message (#3) around it (P3); the range
+    # taken around it left transfer's result last in view after lookup's
+    # call, and the latest-response rearrangement dropped #3 (P4). Under the
+    # old diffs both fired; now the whole range is summarised.
+    run = _run_with_every_fix("P4-adk-js-2.0.0-324ca8e899d06f22.json")
+    assert adk_js.check_run(run) == []
+    assert any({1, 3, 4, 6} <= set(given) for _, given, _ in run.summaries())

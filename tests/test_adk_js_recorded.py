@@ -18,7 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from compaction_harness.sdk.js import adk_js, adk_js_recorded, differential_js, js_fixes
+from compaction_harness.sdk.js import (
+    adk_js,
+    adk_js_recorded,
+    checks,
+    differential_js,
+    js_fixes,
+    trigger,
+)
+from compaction_harness.sdk.js import events as js_events
 from compaction_harness.sdk.js.adk_js import NotApplicable
 from compaction_harness.sdk.python.pipeline import PipelineCase, from_model
 from compaction_harness.spec.model import Call, Compaction, Response, Session, Step
@@ -312,7 +320,7 @@ def keeps_the_placeholder(case: PipelineCase) -> adk_js_recorded.RecordedActions
     built = adk_js_recorded.recorded_actions(case)
     k = next(i for i, a in enumerate(built.actions) if a.get("event", {}).get("id") == "e3")
     built.actions.insert(
-        k, {"do": "append", "event": adk_js.to_js_event(case.session.steps[2], "e2")}
+        k, {"do": "append", "event": js_events.to_js_event(case.session.steps[2], "e2")}
     )
     return built
 
@@ -505,7 +513,8 @@ def test_what_a_client_record_does_not_claim_is_still_judged(monkeypatch):
     run = adk_js.run_script(script)
     # Judged as if ADK-JS had made the record (no writer to excuse it), both
     # events it hides are lost.
-    monkeypatch.setattr(adk_js, "foreign_records", lambda run, length=None: [])
+    for module in (checks, trigger):  # the checkers that read the records
+        monkeypatch.setattr(module, "foreign_records", lambda run, length=None: [])
     assert sorted(v.positions for v in adk_js.check_run(run) if v.invariant == "P4") == [
         (0,),
         (1,),
@@ -513,7 +522,8 @@ def test_what_a_client_record_does_not_claim_is_still_judged(monkeypatch):
     monkeypatch.undo()
     # Read with adk-python's [start, end] instead, the user message before the
     # range is lost: the claim is ADK-JS's reading, no wider.
-    monkeypatch.setattr(adk_js, "as_adk_js_reads", lambda steps, records: steps)
+    for module in (checks, trigger):
+        monkeypatch.setattr(module, "as_adk_js_reads", lambda steps, records: steps)
     assert [v.positions for v in adk_js.check_run(run)] == [(0,)]
 
 
@@ -528,7 +538,8 @@ def test_a_client_record_hiding_the_opener_is_its_writer_doing_on_the_truncating
     ]
     assert adk_js.check_run(run) == []
     # Without the writer to excuse it, the running turn's message is missing.
-    monkeypatch.setattr(adk_js, "foreign_records", lambda run, length=None: [])
+    for module in (checks, trigger):  # the checkers that read the records
+        monkeypatch.setattr(module, "foreign_records", lambda run, length=None: [])
     (violation,) = adk_js.check_run(run)
     assert violation.details["cause"] == "opener missing"
 
@@ -626,14 +637,14 @@ def test_the_anchored_trigger_view_starts_at_its_scratchpad_not_at_a_client_reco
     # AnchoredContextCompactor.getActiveEvents reads scratchpads only: the
     # record is a raw event to it, and every event is active (as the driver
     # records the compactor's own view).
-    assert call["active"] == adk_js._active_before(run, call) == ["e0", "e1", "e2"]
+    assert call["active"] == trigger._active_before(run, call) == ["e0", "e1", "e2"]
     # compaction_utils.getActiveEvents (the token-based compactor's) starts at
     # the record and keeps the message stamped after its endTime.
     token_based = adk_js.JsCompactor("token_based", ANCHORED.options)
     run = adk_js.run_script(SCRATCHPAD_BEHIND_RECORD, token_based)
     call = run.calls[1]
     assert call["before"] == ["e0", "e1", "e2"]
-    assert adk_js._active_before(run, call) == ["e2", "e0"]
+    assert trigger._active_before(run, call) == ["e2", "e0"]
 
 
 def test_a_client_record_between_a_call_and_its_answer_splits_them_for_the_anchored_compactor():

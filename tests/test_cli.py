@@ -761,9 +761,9 @@ JS_FIXTURE = REPROS / "P5-adk-js-2.0.0-2d44fea12a2727a0.json"
 
 
 def test_show_prints_an_adk_js_fixture_without_node(capsys, monkeypatch, tmp_path) -> None:
-    from compaction_harness.sdk.js import adk_js
+    from compaction_harness.sdk.js import node
 
-    monkeypatch.setattr(adk_js, "SDK_DIR", tmp_path)  # no package, and no process started
+    monkeypatch.setattr(node, "SDK_DIR", tmp_path)  # no package, and no process started
     assert main(["show", str(JS_FIXTURE)]) == 0
     out = capsys.readouterr().out
     assert "found on @google/adk 2.0.0 (ADK for TypeScript)" in out
@@ -776,14 +776,14 @@ def test_show_prints_an_adk_js_fixture_without_node(capsys, monkeypatch, tmp_pat
 def test_replaying_an_adk_js_fixture_without_node_is_one_line_and_exit_2(
     capsys, monkeypatch, tmp_path, missing
 ) -> None:
-    from compaction_harness.sdk.js import adk_js
+    from compaction_harness.sdk.js import node
 
-    monkeypatch.setattr(adk_js, "_DRIVERS", {})  # no running process
-    monkeypatch.setattr(adk_js, "_NODE", adk_js._Node())
+    monkeypatch.setattr(node, "_DRIVERS", {})  # no running process
+    monkeypatch.setattr(node, "_NODE", node._Node())
     if missing == "package":
-        monkeypatch.setattr(adk_js, "SDK_DIR", tmp_path)
+        monkeypatch.setattr(node, "SDK_DIR", tmp_path)
     else:
-        monkeypatch.setattr(adk_js.shutil, "which", lambda name: None)
+        monkeypatch.setattr(node.shutil, "which", lambda name: None)
     assert main(["replay", str(JS_FIXTURE)]) == 2
     captured = capsys.readouterr()
     assert captured.err.count("\n") == 1 and "make js-env" in captured.err
@@ -807,11 +807,11 @@ def test_replaying_a_folder_without_node_counts_its_adk_js_fixtures_apart(
 ) -> None:
     # The newcomer review: a folder's summary called the JS fixtures "bad
     # input" when only the environment was missing.
-    from compaction_harness.sdk.js import adk_js
+    from compaction_harness.sdk.js import node
 
-    monkeypatch.setattr(adk_js, "_DRIVERS", {})
-    monkeypatch.setattr(adk_js, "_NODE", adk_js._Node())
-    monkeypatch.setattr(adk_js, "SDK_DIR", tmp_path / "none")
+    monkeypatch.setattr(node, "_DRIVERS", {})
+    monkeypatch.setattr(node, "_NODE", node._Node())
+    monkeypatch.setattr(node, "SDK_DIR", tmp_path / "none")
     folder = tmp_path / "repros"
     folder.mkdir()
     python = sorted(REPROS.glob("P4-2.13.0-*.json"))[0]

@@ -17,6 +17,8 @@ import pytest
 from hypothesis import event, given, settings
 
 from compaction_harness.sdk.js import adk_js, js_fixes
+from compaction_harness.sdk.js import events as js_events
+from compaction_harness.sdk.js import timeline as js_timeline
 from compaction_harness.sdk.js.adk_js import JsCompactor, NotApplicable
 from compaction_harness.sdk.js.differential_js import (
     RUNNER_CANNOT,
@@ -24,6 +26,7 @@ from compaction_harness.sdk.js.differential_js import (
     compare_script,
     runner_request,
 )
+from compaction_harness.spec.model import Response, Step
 from compaction_harness.spec.scripts import (
     Answer,
     Ask,
@@ -150,16 +153,16 @@ def test_ties_are_what_adk_js_runner_stores_on_a_clock_that_does_not_move() -> N
 def test_the_comparison_fires_on_a_reply_stamped_with_its_calls_summary(monkeypatch) -> None:
     # The mapping's old timing planted: the reply takes the clock reading the
     # compactor ran at (the summary's stamp); the comparison names the pair.
-    def model_call(self, agent=adk_js.AGENT, branch=None):
+    def model_call(self, agent=js_timeline.AGENT, branch=None):
         started = self.stamp()
-        self.openers[len(self.actions)] = self.opener if agent == adk_js.AGENT else None
+        self.openers[len(self.actions)] = self.opener if agent == js_timeline.AGENT else None
         self.actions.append(
-            {"do": "model_call", "agent": agent, "branch": branch, "now": adk_js._ms(started)}
+            {"do": "model_call", "agent": agent, "branch": branch, "now": js_events._ms(started)}
         )
         return started
 
     expected = runner_request(CALLS)
-    monkeypatch.setattr(adk_js._Timeline, "model_call", model_call)
+    monkeypatch.setattr(js_timeline._Timeline, "model_call", model_call)
     assert compare_script(CALLS, request=expected) == [
         "events 3,4: timestamps emulating =, Runner <"
     ]
@@ -170,7 +173,7 @@ def test_the_comparison_fires_on_an_answer_that_continues_the_calls_invocation(
 ) -> None:
     # adk-python's rule (an answer continues its call's invocation) is wrong
     # on ADK-JS: its Runner gives every run a new invocation id.
-    original = adk_js._Timeline._op_answer
+    original = js_timeline._Timeline._op_answer
 
     def _op_answer(self, op):
         asked = list(self.pending)
@@ -179,7 +182,7 @@ def test_the_comparison_fires_on_an_answer_that_continues_the_calls_invocation(
             self.actions[-1]["event"]["invocationId"] = asked[0].invocation
 
     expected = runner_request(LATE)
-    monkeypatch.setattr(adk_js._Timeline, "_op_answer", _op_answer)
+    monkeypatch.setattr(js_timeline._Timeline, "_op_answer", _op_answer)
     found = compare_script(LATE, request=expected)
     assert any("same invocation: emulating True, Runner False" in line for line in found), found
 
@@ -324,11 +327,11 @@ def test_adk_js_runner_reruns_an_authorised_tool_in_the_replys_own_invocation() 
     # the state and re-runs the original call, which now finds it
     # (toolContext.getAuthResponse): its real result answers call_0 a second
     # time, in the reply's new invocation, before the model is called.
-    events = _asking_flow("calendar", adk_js.JS_CREDENTIAL_ANSWER)
+    events = _asking_flow("calendar", js_timeline.JS_CREDENTIAL_ANSWER)
     _user, call, synthetic, placeholder, answer, result, text = events
     [(_, synthetic_id)] = _calls(synthetic)
     assert _responses(answer) == [
-        ("adk_request_credential", synthetic_id, adk_js.JS_CREDENTIAL_ANSWER)
+        ("adk_request_credential", synthetic_id, js_timeline.JS_CREDENTIAL_ANSWER)
     ]
     assert answer["author"] == "user"
     assert _responses(result) == [("calendar", "call_0", {"result": "real"})]
@@ -351,29 +354,29 @@ def test_the_emulating_mapping_of_ask_and_reply_is_what_the_runner_stores(script
 def test_the_comparison_fires_on_a_confirmation_stored_with_a_placeholder(monkeypatch) -> None:
     # adk-python's three events (the synthetic call, then the placeholder
     # response) are wrong on ADK-JS: planted, the comparison names them.
-    original = adk_js._Timeline._op_ask
+    original = js_timeline._Timeline._op_ask
 
     def _op_ask(self, op):
         original(self, op)
         call = self.asked[-1][0] if self.asked else None
         if call is not None:
             self.append(
-                adk_js.Step(
+                Step(
                     self.steps[-1].invocation,
                     "agent",
                     self.stamp(),
-                    responses=(adk_js.Response(call.id, call.name),),
+                    responses=(Response(call.id, call.name),),
                 )
             )
 
     expected = runner_request(ASK)
-    monkeypatch.setattr(adk_js._Timeline, "_op_ask", _op_ask)
+    monkeypatch.setattr(js_timeline._Timeline, "_op_ask", _op_ask)
     found = compare_script(ASK, request=expected)
     assert any(line.startswith("stored events: emulating") for line in found), found
 
 
 def test_the_comparison_fires_on_a_reply_that_continues_the_asking_invocation(monkeypatch) -> None:
-    original = adk_js._Timeline._op_reply
+    original = js_timeline._Timeline._op_reply
 
     def _op_reply(self, op):
         asked = [self.steps[-1].invocation] if self.asked else []
@@ -383,7 +386,7 @@ def test_the_comparison_fires_on_a_reply_that_continues_the_asking_invocation(mo
                 action["event"]["invocationId"] = asked[0]
 
     expected = runner_request(ASK)
-    monkeypatch.setattr(adk_js._Timeline, "_op_reply", _op_reply)
+    monkeypatch.setattr(js_timeline._Timeline, "_op_reply", _op_reply)
     found = compare_script(ASK, request=expected)
     assert any("same invocation: emulating True, Runner False" in line for line in found), found
 

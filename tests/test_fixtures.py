@@ -484,10 +484,10 @@ def test_a_malformed_adk_js_fixture_is_a_one_line_error(tmp_path: Path, data, pa
 def test_an_adk_js_fixture_loads_without_node_and_round_trips(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from compaction_harness.sdk.js import adk_js
+    from compaction_harness.sdk.js import adk_js, node
 
     # Loading reads JSON only: no package, no Node process.
-    monkeypatch.setattr(adk_js, "SDK_DIR", tmp_path / "nowhere")
+    monkeypatch.setattr(node, "SDK_DIR", tmp_path / "nowhere")
     fixture = load_fixture(JS_FIXTURE)
     assert fixture.sdk == "adk-js" and fixture.is_js and fixture.adk_release == "2.0.0"
     assert isinstance(fixture.case, adk_js.JsCase)

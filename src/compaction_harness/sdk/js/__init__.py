@@ -1,9 +1,13 @@
 """ADK for TypeScript (``@google/adk``): Node client, emulating mapping, recorded sessions, fixes.
 
-:mod:`.adk_js` (the Node client, the mapping of scripts to the events
-ADK-JS's ``Runner`` stores, the checks, ADK-JS's view of the fault
-catalogue), :mod:`.adk_js_recorded` (recorded google-adk sessions replayed on
-ADK-JS), :mod:`.differential_js` (the mapping against ADK-JS's own
+:mod:`.node` (the Node client), :mod:`.timeline` (the script interpreter:
+operations to the events ADK-JS's ``Runner`` stores), :mod:`.events` (steps
+as ADK-JS events and back), :mod:`.case` (compactors and cases),
+:mod:`.run` (a run and its record), :mod:`.checks` and :mod:`.trigger` (the
+invariants over a run), :mod:`.triage` (classification by fix, ADK-JS's view
+of the fault catalogue; no driver module imports it), :mod:`.adk_js` (the
+public API, re-exported), :mod:`.adk_js_recorded` (recorded google-adk
+sessions replayed on ADK-JS), :mod:`.differential_js` (the mapping against ADK-JS's own
 ``Runner``) and :mod:`.js_fixes` (ADK-JS's fixes, applied to a copy of the
 package; their diffs live beside the Node driver, in ``sdks/adk-js/fixes/``)
 and :mod:`.drivers` (the ``adk-js`` driver behind the driver protocol).

@@ -5,13 +5,13 @@ pipeline recorded (:class:`~compaction_harness.spec.pipeline_case.PipelineCase`:
 steps appended, in order, ``ends`` = after how many appended steps an
 invocation ended, and the trigger configuration). This module maps such a
 session to one request of the Node driver (``sdks/adk-js/driver.mjs``), so
-that :func:`compaction_harness.sdk.js.adk_js.check_run`, ``new_violations`` and
+that :func:`compaction_harness.sdk.js.checks.check_run`, ``new_violations`` and
 ``known_fault`` judge it exactly as they judge a script's run.
 
 The mapping (:func:`recorded_actions`), step by step, in the recorded order:
 
 * Every recorded step is appended as the ADK-JS event
-  :func:`~compaction_harness.sdk.js.adk_js.to_js_event` makes of it: the recorded
+  :func:`~compaction_harness.sdk.js.events.to_js_event` makes of it: the recorded
   invocation id, author, branch, texts, calls, responses, long-running ids
   and timestamp (seconds, sent as milliseconds), and the recorded
   ``prompt_tokens`` as ``usageMetadata.promptTokenCount`` (tokens; kept as
@@ -39,7 +39,7 @@ The mapping (:func:`recorded_actions`), step by step, in the recorded order:
   user wrote it. ``ends`` make no compaction: ADK-JS 2.0.0 has none at an
   invocation's end.
 * A recorded compaction record (a client's, or an older session's): see
-  :func:`compaction_harness.sdk.js.adk_js.client_record_event`.
+  :func:`compaction_harness.sdk.js.events.client_record_event`.
 
 A recorded tool confirmation is translated first into the events ADK-JS's
 Runner stores for the same conversation (:func:`translate_confirmations`:
@@ -47,7 +47,7 @@ adk-python's placeholder response is dropped and its confirmation key moves
 to the synthetic call's event); a session so translated gets its verdict
 labelled :data:`TRANSLATED_LABEL` (:func:`translation_label`).
 
-What ADK-JS cannot represent raises :class:`~compaction_harness.sdk.js.adk_js.NotApplicable`
+What ADK-JS cannot represent raises :class:`~compaction_harness.sdk.js.case.NotApplicable`
 naming the step, with the reasons of :data:`REFUSED`: a rewind (ADK-JS 2.0.0
 has none), a credential request or a confirmation shape the translation
 does not cover (a step with ``confirmations``, ``auth_requests`` or a
@@ -71,8 +71,10 @@ from ...spec.model import REQUEST_CONFIRMATION_CALL, Call, Response, Session, St
 from ...spec.pipeline_case import PipelineCase
 from ...spec.scripts import Script, ScriptConfig
 from ..python.pipeline import FRAMEWORK_CALLS, from_model
-from . import adk_js
-from .adk_js import JsCompactor, JsRun, NotApplicable
+from .case import JsCompactor, NotApplicable, compactor_for, stand_in_for, stand_in_label
+from .events import _ms, _requested, client_record_event, to_js_event
+from .run import JsRun, observed, run_request, script_seed
+from .timeline import JS_CONFIRMATION_HINT
 
 __all__ = [
     "REFUSED",
@@ -92,8 +94,8 @@ __all__ = [
 
 def recorded_script(case: PipelineCase) -> Script:
     """A script with ``case``'s trigger configuration and no operations: what
-    :func:`compaction_harness.sdk.js.adk_js.compactor_for` / ``stand_in_for`` read,
-    and what the :class:`~compaction_harness.sdk.js.adk_js.JsRun` carries as its
+    :func:`compaction_harness.sdk.js.case.compactor_for` / ``stand_in_for`` read,
+    and what the :class:`~compaction_harness.sdk.js.run.JsRun` carries as its
     ``script`` (memory storage, no strict provider: a pipeline fixture
     records neither)."""
     return Script(ScriptConfig(**dict(case.config)), ())
@@ -106,9 +108,9 @@ def compactor_of(case: PipelineCase) -> tuple[JsCompactor, str]:
     when no trigger is configured."""
     script = recorded_script(case)
     if case.config.get("compaction_interval") is not None:
-        compactor = adk_js.stand_in_for(script)
-        return compactor, adk_js.stand_in_label(compactor)
-    return adk_js.compactor_for(script), ""
+        compactor = stand_in_for(script)
+        return compactor, stand_in_label(compactor)
+    return compactor_for(script), ""
 
 
 @dataclass
@@ -196,7 +198,7 @@ def _bare(step: Step, **allowed: Any) -> bool:
 def translate_confirmations(case: PipelineCase) -> Translation:
     """``case`` with every recorded tool confirmation stored as ADK-JS's
     Runner stores the same conversation (``_Timeline._op_ask`` /
-    ``_op_reply`` in :mod:`compaction_harness.sdk.js.adk_js`, pinned against the
+    ``_op_reply`` in :mod:`compaction_harness.sdk.js.timeline`, pinned against the
     Runner by tests/test_differential_js.py; ``generateRequestConfirmationEvent``
     in agents/functions.js and the confirmation request processor,
     agents/processors/request_confirmation_llm_request_processor.js).
@@ -369,20 +371,20 @@ def recorded_actions(case: PipelineCase) -> RecordedActions:
                     "do": "model_call",
                     "agent": step.author,
                     "branch": step.branch,
-                    "now": adk_js._ms(step.timestamp),
+                    "now": _ms(step.timestamp),
                 }
             )
         if step.compaction is not None:
-            event = adk_js.client_record_event(step, f"e{k}")
+            event = client_record_event(step, f"e{k}")
         else:
-            event = adk_js.to_js_event(step, f"e{k}")
+            event = to_js_event(step, f"e{k}")
         for part in event["content"]["parts"]:
             if "functionCall" in part:
                 calls[part["functionCall"]["id"]] = part["functionCall"]
         if t in translation.asked:
             (c,) = step.confirmations
             confirmation = {
-                "hint": adk_js.JS_CONFIRMATION_HINT.format(name=calls[c]["name"]),
+                "hint": JS_CONFIRMATION_HINT.format(name=calls[c]["name"]),
                 "confirmed": False,
             }
             event["content"]["role"] = "user"
@@ -430,7 +432,7 @@ def confirmation_problems(actions: list[dict[str, Any]]) -> list[str]:
         return [p[kind] for p in (event.get("content") or {}).get("parts") or [] if kind in p]
 
     for k, (event, _) in enumerate(appended):
-        keys = adk_js._requested(event, "requestedToolConfirmations")
+        keys = _requested(event, "requestedToolConfirmations")
         calls = parts(event, "functionCall")
         synthetic = [c for c in calls if c.get("name") == REQUEST_CONFIRMATION_CALL]
         if keys and not synthetic:
@@ -494,12 +496,12 @@ def run_recorded(
     """Replay ``case`` on ADK-JS with ``compactor`` (default: :func:`compactor_of`).
 
     ``mapping`` builds the actions (tests pass a deliberately broken one).
-    Returns a :class:`~compaction_harness.sdk.js.adk_js.JsRun` whose ``script`` is
+    Returns a :class:`~compaction_harness.sdk.js.run.JsRun` whose ``script`` is
     :func:`recorded_script` and whose ``origin`` gives, per stored event, the
     recorded step's position (None: ADK-JS made it). Raises
-    :class:`NotApplicable`, :class:`~compaction_harness.sdk.js.adk_js.AdkJsUnavailable`
+    :class:`NotApplicable`, :class:`~compaction_harness.sdk.js.node.AdkJsUnavailable`
     or :class:`RuntimeError` (the driver refused the request) as
-    ``adk_js.run_script`` does, and :class:`RuntimeError` when the mapping
+    ``run.run_script`` does, and :class:`RuntimeError` when the mapping
     stores a confirmation otherwise than ADK-JS (:func:`confirmation_problems`)."""
     compactor = compactor or compactor_of(case)[0]
     if compactor.name == "thought_pruning":
@@ -517,7 +519,7 @@ def run_recorded(
         "id": 0,
         "compactor": compactor.to_json(),
         "summary": script.config.summary,
-        "seed": adk_js.script_seed(script) if seed is None else seed,
+        "seed": script_seed(script) if seed is None else seed,
         "base_chars": 0,
         "actions": built.actions,
     }
@@ -528,19 +530,20 @@ def run_recorded(
             return k if k < len(built.steps) else None
         return None
 
-    return adk_js.run_request(script, compactor, payload, built.openers, origin)
+    return run_request(script, compactor, payload, built.openers, origin)
 
 
 def check_recorded(
     case: PipelineCase, compactor: JsCompactor | None = None, *, seed: int | None = None
 ):
-    """Replay ``case`` on ADK-JS and triage it as ``adk_js.check_case``
+    """Replay ``case`` on ADK-JS and triage it as ``triage.check_case``
     triages a script: a :class:`~compaction_harness.sdk.python.unit.UnitOutcome` with
     the new violations, the (violation, fault id) pairs in ``known``,
-    ``observed`` as ``adk_js.observed`` and ``triaged`` True. Raises as
+    ``observed`` as ``run.observed`` and ``triaged`` True. Raises as
     :func:`run_recorded` does."""
     from ..python.unit import UnitOutcome
+    from .triage import triage
 
     run = run_recorded(case, compactor, seed=seed)
-    new, known = adk_js.triage(run)
-    return UnitOutcome(new, {}, adk_js.observed(run), [], known, True)
+    new, known = triage(run)
+    return UnitOutcome(new, {}, observed(run), [], known, True)

@@ -1,7 +1,7 @@
 """The ADK-JS emulating mapping stores what ADK-JS's own ``Runner`` stores.
 
 :func:`compare_script` runs one script twice on ADK-JS 2.0.0: through the
-emulating mapping (:func:`compaction_harness.sdk.js.adk_js.run_script`: the
+emulating mapping (:func:`compaction_harness.sdk.js.run.run_script`: the
 harness's ``_Timeline`` appends the events itself through
 ``InMemorySessionService``) and through the Node driver's runner mode
 (``mode: "runner"`` in ``sdks/adk-js/driver.mjs``: ADK-JS's
@@ -30,7 +30,7 @@ strategy drops these operations, which leaves a valid script):
   process (a throwing tool yields an error response, not silence).
 * ``FanOut`` and ``Delegate``: the runner mode has one agent (no sub-agents).
 * ``ClientRecord``: a client appends its compaction record straight to the
-  session service (``adk_js.client_record_event``); the Runner never writes one.
+  session service (``events.client_record_event``); the Runner never writes one.
 * ``Tie``, ``Skew`` and a coarse clock resolution: the Runner's clock is the
   driver's ``Date.now`` (a fresh reading a step later each time); the
   script's ties, host skew and coarse resolution are the emulating clock
@@ -57,7 +57,7 @@ answers a framework request names the request by its number among those
 stored (``resolve``), since the Runner draws the synthetic calls' ids, and
 the comparison names request ids ``request#<k>`` by order on both sides.
 
-Errors: :class:`~compaction_harness.sdk.js.adk_js.NotApplicable` when the script
+Errors: :class:`~compaction_harness.sdk.js.case.NotApplicable` when the script
 cannot be run by the Runner (the reason says which rule above);
 ``RuntimeError`` when the driver refuses a request.
 """
@@ -67,33 +67,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ...spec.model import REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL
-from ...spec.scripts import (
-    Answer,
-    Ask,
-    Calls,
-    ClientRecord,
-    Delegate,
-    End,
-    FanOut,
-    Open,
-    Operation,
-    Reply,
-    Script,
-    Skew,
-    Text,
-    Tie,
-)
-from .adk_js import (
-    AGENT,
-    JsCompactor,
-    NotApplicable,
-    compactor_for,
-    driver,
-    run_script,
-    script_seed,
-    timeline,
-)
+from ...spec import scripts as ops
+from ...spec.reference import SYNTHETIC_HITL_CALL_NAMES
+from .case import JsCompactor, NotApplicable, compactor_for
+from .node import driver
+from .run import run_script, script_seed
+from .timeline import AGENT, _Timeline, timeline
 
 __all__ = [
     "RUNNER_CANNOT",
@@ -118,29 +97,24 @@ RUNNER_CANNOT = {
     "tool_name_mismatch), or, for a confirmation, takes a later response to another call "
     "with that id for the answer (hasRespondedAfter) and re-runs nothing",
 }
-_FRAMEWORK = frozenset({REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL})
 #: Each run's distance from the previous one, and each clock read's step (ms).
 GAP_MS = 7000.0
 STEP_MS = 0.4
 START_MS = 1_700_000_000_000.0
 
 
-def runner_cannot(op: Operation) -> str | None:
+def runner_cannot(op: ops.Operation) -> str | None:
     """The key of :data:`RUNNER_CANNOT` for ``op``, or None (runnable)."""
-    if isinstance(op, Open) and op.opener == "agent":
+    if op.op == "open" and op.opener == "agent":
         return "open-agent"
-    if isinstance(op, Calls) and op.kind == "plain" and op.fate == "later":
+    if op.op == "calls" and op.kind == "plain" and op.fate == "later":
         return "calls-plain-later"
-    if isinstance(op, FanOut):
-        return "fan_out"
-    if isinstance(op, Delegate):
-        return "delegate"
-    if isinstance(op, ClientRecord):
-        return "client_record"
+    if op.op in ("fan_out", "delegate", "client_record"):
+        return op.op
     return None
 
 
-def comparable(script: Script) -> Script:
+def comparable(script: ops.Script) -> ops.Script:
     """``script`` as the Runner can run it: the operations of
     :data:`RUNNER_CANNOT`, ``Tie`` and ``Skew`` dropped, a fine clock; a
     ``Text`` reply (then ``End``) where a
@@ -151,38 +125,38 @@ def comparable(script: Script) -> Script:
     every ``Text``: a
     text reply is a final response (``isFinalResponse``, ``events/event.js``),
     so ``LlmAgent.runAsyncImpl`` (``agents/llm_agent.js``) ends the run there;
-    the emulating mapping would let the model go on in the same invocation."""
-    ops: list[Operation] = []
-    waiting = False  # the run's model has not given its final reply yet
-    for op in script.operations:
-        if runner_cannot(op) is not None or isinstance(op, (Tie, Skew)):
-            continue
-        if isinstance(op, (Open, Answer, Reply, End)) and waiting:
-            ops += [Text(), End()]
-        ops.append(op)
-        if isinstance(op, Text):
-            ops.append(End())
-            waiting = False
-        elif isinstance(op, (Open, Answer, Reply)):
-            waiting = True
-        elif isinstance(op, Ask):
-            waiting = False  # the Runner ends the invocation at the request
-        elif isinstance(op, Calls):
-            waiting = op.kind == "interim" or op.fate == "now"
-    if waiting:
-        ops += [Text(), End()]
+    the emulating mapping would let the model go on in the same invocation.
+
+    Whether a run is still waiting for the model's final reply, and whether a
+    ``Reply`` answers a request whose call id a later event reused, is what
+    the emulating mapping's interpreter (:class:`~.timeline._Timeline`) says
+    of the operations kept so far. Raises :class:`NotApplicable` for an
+    operation ADK-JS cannot represent (a rewind)."""
     config = dataclasses.replace(script.config, resolution=1e-6)
-    if config.call_ids == "per_turn":
-        kept: list[Operation] = []
-        for op in ops:
-            if isinstance(op, Reply) and timeline(Script(config, (*kept, op))).reply_reused:
-                continue  # RUNNER_CANNOT["reply-reused-id"]
+    built = _Timeline(ops.Script(config, ()))
+    kept: list[ops.Operation] = []
+
+    def keep(*more: ops.Operation) -> None:
+        for op in more:
+            built.apply(op)
             kept.append(op)
-        ops = kept
-    return Script(config, tuple(ops))
+
+    for op in script.operations:
+        if runner_cannot(op) is not None or op.op in ("tie", "skew"):
+            continue
+        if op.op in ("open", "answer", "reply", "end") and built.running is not None:
+            keep(ops.Text(), ops.End())
+        if op.op == "reply" and config.call_ids == "per_turn" and built.reuses_asked_id(op):
+            continue  # RUNNER_CANNOT["reply-reused-id"]
+        keep(op)
+        if op.op == "text":
+            keep(ops.End())
+    if built.running is not None:
+        keep(ops.Text(), ops.End())
+    return ops.Script(config, tuple(kept))
 
 
-def runner_request(script: Script, compactor: JsCompactor | None = None) -> dict[str, Any]:
+def runner_request(script: ops.Script, compactor: JsCompactor | None = None) -> dict[str, Any]:
     """The runner-mode request for ``script``: one run per invocation of the
     emulating timeline (its opening user event's content is the new message;
     its model events' parts are the scripted turns, in order, with their
@@ -213,7 +187,7 @@ def runner_request(script: Script, compactor: JsCompactor | None = None) -> dict
                 for r in step.responses:  # a reply to a framework request
                     if r.id in built.request_number:
                         run.setdefault("resolve", {})[r.id] = built.request_number[r.id]
-            elif any(c.name in _FRAMEWORK for c in step.calls):
+            elif any(c.name in SYNTHETIC_HITL_CALL_NAMES for c in step.calls):
                 continue  # ADK-JS makes the synthetic request call itself
             elif step.responses:  # the tools' results for the calls of the last turn
                 for part in content["parts"]:
@@ -253,7 +227,7 @@ def _request_names(events: list[dict[str, Any]]) -> dict[str, str]:
     for event in events:
         for p in (event.get("content") or {}).get("parts") or []:
             call = p.get("functionCall") or {}
-            if call.get("name") in _FRAMEWORK and call.get("id") not in names:
+            if call.get("name") in SYNTHETIC_HITL_CALL_NAMES and call.get("id") not in names:
                 names[call.get("id")] = f"request#{len(names)}"
     return names
 
@@ -309,7 +283,10 @@ def _prompt(contents: list[Any]) -> list[Any]:
 
 
 def compare_script(
-    script: Script, compactor: JsCompactor | None = None, *, request: dict[str, Any] | None = None
+    script: ops.Script,
+    compactor: JsCompactor | None = None,
+    *,
+    request: dict[str, Any] | None = None,
 ) -> list[str]:
     """The differences between the emulating mapping and ADK-JS's Runner for
     ``script`` (one line each; empty when they agree). ``request`` replaces
@@ -334,7 +311,7 @@ def compare_script(
         if sig_a != sig_b:
             out.append(f"event {k}: emulating {sig_a}, Runner {sig_b}")
     clocked = script.config.resolution <= 1e-6 and not any(
-        isinstance(op, (Tie, Skew)) for op in script.operations
+        op.op in ("tie", "skew") for op in script.operations
     )
     for k in range(1, min(len(mine), len(theirs))):
         same_e = mine[k]["invocationId"] == mine[k - 1]["invocationId"]

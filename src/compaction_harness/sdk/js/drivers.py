@@ -1,10 +1,10 @@
 """ADK for TypeScript's driver behind the driver protocol (:mod:`compaction_harness.sdk.protocol`).
 
-``adk-js`` runs a :class:`~.adk_js.JsCase` (a script and the ADK-JS
+``adk-js`` runs a :class:`~.case.JsCase` (a script and the ADK-JS
 compactor it runs with) through the Node driver on the installed
 ``@google/adk``, with ADK-JS's fixes (:mod:`.js_fixes`) applied to a copy
 of the package, and checks the invariants that apply to the compactor over
-the whole run (:func:`.adk_js.check_run`).
+the whole run (:func:`.checks.check_run`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol import CannotRun, Trace
-from . import adk_js, js_fixes
+from . import js_fixes
+from .case import JsCase, NotApplicable
+from .checks import check_run
+from .node import package_version
+from .run import representable, run_script
 
 __all__ = ["AdkJsDriver"]
 
@@ -24,7 +28,7 @@ class AdkJsDriver:
     sdk = "adk-js"
 
     def version(self) -> str:
-        return adk_js.package_version()
+        return package_version()
 
     def fixes(self) -> tuple[str, ...]:
         return tuple(js_fixes.js_fixes())
@@ -36,11 +40,11 @@ class AdkJsDriver:
         """Why ADK-JS cannot run ``case``: not a JS case, a compactor with
         nothing to do in the session model, or an operation ADK-JS cannot
         represent (found without running Node)."""
-        if not isinstance(case, adk_js.JsCase):
+        if not isinstance(case, JsCase):
             return f"the adk-js driver runs ADK-JS cases, not {type(case).__name__}"
         try:
-            adk_js.representable(case.script, case.compactor)
-        except adk_js.NotApplicable as exc:
+            representable(case.script, case.compactor)
+        except NotApplicable as exc:
             return str(exc).splitlines()[0]
         return None
 
@@ -48,8 +52,8 @@ class AdkJsDriver:
         why = self.cannot_run(case)
         if why is not None:
             raise CannotRun(why)
-        run = adk_js.run_script(case.script, case.compactor, fixes=tuple(fixes))
-        violations = adk_js.check_run(run)
+        run = run_script(case.script, case.compactor, fixes=tuple(fixes))
+        violations = check_run(run)
         exception = run.exception
         return Trace(
             driver=self.name,
