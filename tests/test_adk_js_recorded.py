@@ -20,8 +20,9 @@ import pytest
 
 from compaction_harness.sdk.js import adk_js, adk_js_recorded, differential_js, js_fixes
 from compaction_harness.sdk.js.adk_js import NotApplicable
-from compaction_harness.sdk.python.pipeline import PipelineCase, from_model
 from compaction_harness.spec.model import Call, Compaction, Response, Session, Step
+from compaction_harness.spec.pipeline_case import PipelineCase
+from compaction_harness.spec.pipeline_checks import from_model
 from compaction_harness.spec.scripts import (
     Answer,
     Ask,

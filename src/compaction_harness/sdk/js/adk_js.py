@@ -107,6 +107,15 @@ from ...spec.model import (
     ShownText,
     Step,
 )
+from ...spec.pipeline_checks import (
+    Prompt,
+    check_branch_view,
+    check_new_work,
+    check_range_safety,
+    covered_by_records,
+    once_per_branch,
+)
+from ...spec.prompt_checks import check_model_prompt, check_prompt
 from ...spec.reference import (
     SYNTHETIC_HITL_CALL_NAMES,
     branch_sees,
@@ -130,16 +139,6 @@ from ...spec.scripts import (
     Skew,
     Text,
     Tie,
-)
-from ..python.pipeline import (
-    Prompt,
-    check_branch_view,
-    check_model_prompt,
-    check_new_work,
-    check_prompt,
-    check_range_safety,
-    covered_by_records,
-    once_per_branch,
 )
 
 __all__ = [
@@ -1791,7 +1790,7 @@ def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[
     making the call sees (``reference.branch_sees``: its compactor may not
     summarise a sibling branch's events, P5), and ``bound``
     :func:`backlog_bound` of that backlog. P3's two forms read it."""
-    from ..python.pipeline import live_positions
+    from ...spec.pipeline_checks import live_positions
 
     steps = run.stored.steps
     live = live_positions(run.stored)
@@ -2297,7 +2296,7 @@ def check_case(case: JsCase, *, seed: int | None = None) -> Any:
     as :func:`run_script` does. With database storage the script also runs
     on ``DatabaseSessionService`` and P7 is judged
     (:func:`check_js_round_trip`)."""
-    from ..python.unit import UnitOutcome
+    from ...spec.outcome import UnitOutcome
 
     run = run_script(case.script, case.compactor, seed=seed)
     new, known = triage(run)
@@ -2383,7 +2382,7 @@ def round_trip_violations(memory: JsRun, database: JsRun) -> list[Violation]:
     ``details["call"]`` the call's position), or for a different number of
     model calls when neither run raised. At most one violation; [] when
     the round trip holds."""
-    from ..python.pipeline import check_round_trip
+    from ...spec.pipeline_checks import check_round_trip
 
     if database.exception and not memory.exception:
         return [

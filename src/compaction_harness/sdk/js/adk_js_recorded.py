@@ -69,8 +69,8 @@ from typing import Any
 
 from ...spec.model import REQUEST_CONFIRMATION_CALL, Call, Response, Session, Step
 from ...spec.pipeline_case import PipelineCase
+from ...spec.pipeline_checks import FRAMEWORK_CALLS, from_model
 from ...spec.scripts import Script, ScriptConfig
-from ..python.pipeline import FRAMEWORK_CALLS, from_model
 from . import adk_js
 from .adk_js import JsCompactor, JsRun, NotApplicable
 
@@ -539,7 +539,7 @@ def check_recorded(
     the new violations, the (violation, fault id) pairs in ``known``,
     ``observed`` as ``adk_js.observed`` and ``triaged`` True. Raises as
     :func:`run_recorded` does."""
-    from ..python.unit import UnitOutcome
+    from ...spec.outcome import UnitOutcome
 
     run = run_recorded(case, compactor, seed=seed)
     new, known = adk_js.triage(run)
