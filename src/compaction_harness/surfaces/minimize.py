@@ -419,7 +419,7 @@ def helper_calls(
 
     ``differs``: where the replay's summaries differ from those the recorded
     run stored (``case.recorded``), the one line that says how is appended
-    to it (see :func:`~compaction_harness.sdk.python.pipeline.compaction_difference`)."""
+    to it (see :func:`~compaction_harness.spec.pipeline_case.compaction_difference`)."""
     from ..sdk.python import adk
     from ..sdk.python.adk import _compaction, from_adk_events
     from ..sdk.python.pipeline import run_pipeline_case
