@@ -27,11 +27,12 @@ from compaction_harness.sdk.js import events as js_events
 from compaction_harness.sdk.js import run as js_run
 from compaction_harness.sdk.js import timeline as js_timeline
 from compaction_harness.sdk.js.adk_js import JsCompactor, NotApplicable
-from compaction_harness.sdk.python.pipeline import check_prompt, check_range_safety
 from compaction_harness.sdk.python.unit import InvariantViolation
 from compaction_harness.spec import reference
 from compaction_harness.spec.invariants import Violation
 from compaction_harness.spec.model import Response, Session, Step
+from compaction_harness.spec.pipeline_checks import check_range_safety
+from compaction_harness.spec.prompt_checks import check_prompt
 from compaction_harness.spec.scripts import (
     Answer,
     Ask,
@@ -1880,7 +1881,8 @@ from compaction_harness.sdk.js import adk_js
 from compaction_harness.surfaces.checks import check_js_case
 from compaction_harness.sdk.js import js_fixes
 from compaction_harness.spec.scripts import Open, Script, ScriptConfig, Text
-from compaction_harness.sdk.python.unit import InvariantViolation, UnitOutcome
+from compaction_harness.sdk.python.unit import InvariantViolation
+from compaction_harness.spec.outcome import UnitOutcome
 
 FORGET = __FORGET__  # a known fault this process does not know: its violations are new
 for fault in FORGET:

@@ -28,8 +28,9 @@ from compaction_harness.sdk.js import (
 )
 from compaction_harness.sdk.js import events as js_events
 from compaction_harness.sdk.js.adk_js import NotApplicable
-from compaction_harness.sdk.python.pipeline import PipelineCase, from_model
 from compaction_harness.spec.model import Call, Compaction, Response, Session, Step
+from compaction_harness.spec.pipeline_case import PipelineCase
+from compaction_harness.spec.pipeline_checks import from_model
 from compaction_harness.spec.scripts import (
     Answer,
     Ask,

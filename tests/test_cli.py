@@ -827,8 +827,9 @@ def test_replaying_a_folder_without_node_counts_its_adk_js_fixtures_apart(
 def test_an_adk_js_violation_says_adk_js_observed_it(capsys, monkeypatch):
     # No Node needed: the replay's check is replaced by one that reports a
     # new violation, as @google/adk's run would.
-    from compaction_harness.sdk.python.unit import InvariantViolation, UnitOutcome
+    from compaction_harness.sdk.python.unit import InvariantViolation
     from compaction_harness.spec.invariants import Violation
+    from compaction_harness.spec.outcome import UnitOutcome
     from compaction_harness.surfaces import verdicts
 
     path = REPROS / "P0-adk-js-2.0.0-08ea5aac229385e5.json"

@@ -13,9 +13,9 @@ from compaction_harness.faults.classify import classify, same_failure
 from compaction_harness.sdk.python.adk import ADK_RELEASE
 from compaction_harness.sdk.python.cases import by_fix, run_case
 from compaction_harness.sdk.python.known_faults import KNOWN_FAULTS, fault_for
-from compaction_harness.sdk.python.pipeline import PipelineCase
 from compaction_harness.spec.invariants import Violation
 from compaction_harness.spec.model import Session
+from compaction_harness.spec.pipeline_case import PipelineCase
 from compaction_harness.store.fixtures import load_fixture
 from compaction_harness.surfaces.verdicts import check
 

@@ -11,19 +11,18 @@ import pytest
 from builders import answer, call, text, user
 
 from compaction_harness.sdk.python.adk import helper_availability
-from compaction_harness.sdk.python.pipeline import (
-    PipelineRun,
+from compaction_harness.sdk.python.pipeline import PipelineRun
+from compaction_harness.spec.liveness_checks import liveness_bound
+from compaction_harness.spec.model import Compaction, Response, Session, ShownText, Step
+from compaction_harness.spec.pipeline_checks import (
     check_branch_view,
-    check_nothing_lost,
-    check_prompt,
     check_stale_counts,
     check_summariser_calls,
-    liveness_bound,
     newest_real_count,
     stale_counts,
     summary_branch,
 )
-from compaction_harness.spec.model import Compaction, Response, Session, ShownText, Step
+from compaction_harness.spec.prompt_checks import check_nothing_lost, check_prompt
 
 pytestmark = pytest.mark.skipif(
     helper_availability()["_provably_dead_call_ids"] is not None,
@@ -631,7 +630,8 @@ def test_p0_fires_when_adk_raises_during_prompt_assembly(monkeypatch):
 def test_p0_of_a_recorded_session_is_a_violation_not_a_traceback(monkeypatch):
     from google.adk.flows.llm_flows.context import _contents
 
-    from compaction_harness.sdk.python.pipeline import PipelineCase, run_pipeline_case
+    from compaction_harness.sdk.python.pipeline import run_pipeline_case
+    from compaction_harness.spec.pipeline_case import PipelineCase
 
     monkeypatch.setattr(_contents, "_get_contents", lambda *a, **k: 1 / 0)
     case = PipelineCase(SLIDING, Session((user("i1", 1), text("i1", 2))), (2,))
@@ -830,8 +830,9 @@ def test_p4_leaves_a_waiting_call_out_beside_its_answered_sibling(monkeypatch):
     # answer, so the baseline shows both calls. Not a loss.
     from pathlib import Path
 
-    from compaction_harness.sdk.python import fixes, pipeline
+    from compaction_harness.sdk.python import fixes
     from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec import prompt_checks
     from compaction_harness.store.fixtures import load_fixture
 
     fixture = load_fixture(Path(__file__).parent / "repros" / "P4-2.13.0-a18174061704bbf3.json")
@@ -842,7 +843,7 @@ def test_p4_leaves_a_waiting_call_out_beside_its_answered_sibling(monkeypatch):
         ]
     ):
         exempt = run_script(fixture.case, triage=False)
-        monkeypatch.setattr(pipeline, "_waiting_beside_answered", lambda steps, parts: {})
+        monkeypatch.setattr(prompt_checks, "_waiting_beside_answered", lambda steps, parts: {})
         required = run_script(fixture.case, triage=False)
     assert [v.invariant for v in exempt.violations if v.invariant == "P4"] == []
     lost = [v for v in required.violations if v.invariant == "P4"]
@@ -873,7 +874,7 @@ def test_p6_bound_counts_a_call_adk_must_restore_as_floor():
 
 
 def test_p6_bound_on_hand_made_numbers():
-    from compaction_harness.sdk.python.pipeline import check_summary_bound
+    from compaction_harness.spec.pipeline_checks import check_summary_bound
 
     assert check_summary_bound(after=70, floor=20, threshold=60, number=0)
     assert not check_summary_bound(after=50, floor=20, threshold=60, number=0)

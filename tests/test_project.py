@@ -375,14 +375,7 @@ MAY_IMPORT = {
     "spec": ("spec",),
     "faults": ("spec", "faults", "sdk.python.python_fixes"),
     "sdk.python": ("", "envs", "spec", "faults", "sdk.python", "sdk.protocol"),
-    "sdk.js": (
-        "spec",
-        "faults",
-        "sdk.js",
-        "sdk.protocol",
-        "sdk.python.pipeline",
-        "sdk.python.unit",
-    ),
+    "sdk.js": ("spec", "faults", "sdk.js", "sdk.protocol"),
     "store": ("", "envs", "spec", "store", "sdk.python", "sdk.js"),
     "sdk": ("spec", "faults", "sdk"),
 }
@@ -402,6 +395,40 @@ def test_each_part_imports_only_what_its_docstring_allows():
             ):
                 wrong.append(f"{i.where}: {module} imports {i.target}")
     assert wrong == [], "\n".join(wrong)
+
+
+def _importers_of(targets: tuple[str, ...], *, among) -> list[str]:
+    """``where: module imports target`` for each import (module level or
+    function-local) of a module that ``among(module)`` selects, whose target
+    is one of ``targets`` or below it."""
+    return [
+        f"{i.where}: {module} imports {i.target}"
+        for module, found in _imports().items()
+        if among(module)
+        for i in found
+        if i.inside and any(i.target == t or i.target.startswith(t + ".") for t in targets)
+    ]
+
+
+def _in(part: str):
+    return lambda module: module == part or module.startswith(part + ".")
+
+
+def test_the_two_sdk_packages_meet_only_in_the_specification():
+    # What both drivers share (the pipeline checkers, the outcome type) lives
+    # in spec/: sdk.js never imports sdk.python, nor sdk.python sdk.js.
+    assert _importers_of(("sdk.python",), among=_in("sdk.js")) == []
+    assert _importers_of(("sdk.js",), among=_in("sdk.python")) == []
+
+
+def test_spec_imports_neither_an_sdk_package_nor_faults():
+    assert _importers_of(("sdk", "faults"), among=_in("spec")) == []
+
+
+def test_nothing_below_surfaces_imports_a_surface():
+    # Only python -m compaction_harness (__main__) starts the surfaces.
+    below = [m for m in _modules() if m != "__main__" and not _in("surfaces")(m)]
+    assert _importers_of(("surfaces",), among=below.__contains__) == []
 
 
 def test_only_sdk_js_names_the_node_driver():

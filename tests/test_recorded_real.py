@@ -30,14 +30,14 @@ from compaction_harness.sdk.python.adk import (
 )
 from compaction_harness.sdk.python.pipeline import (
     PipelineRun,
-    check_nothing_lost,
     ended_by_failure,
-    from_model,
-    recorded_agents,
     recorded_case,
     run_pipeline_case,
 )
 from compaction_harness.spec.model import Call, Response, Session, Step
+from compaction_harness.spec.pipeline_case import recorded_agents
+from compaction_harness.spec.pipeline_checks import from_model
+from compaction_harness.spec.prompt_checks import check_nothing_lost
 from compaction_harness.store.fixtures import load_fixture
 from compaction_harness.surfaces.cli import main
 

@@ -10,7 +10,9 @@ set of its SDK's fixes, and returns a trace) and the registry of drivers
 every registered driver passes; verdicts, the store, the command line and
 the pytest plugin are to ask the registry instead of naming an SDK (not
 yet). The drivers may import :mod:`compaction_harness.spec` and
-:mod:`compaction_harness.faults`, never the store or the surfaces;
+:mod:`compaction_harness.faults`, never the store or the surfaces, and
+neither SDK package imports the other: what both need (the pipeline
+checkers, the outcome type) lives in :mod:`compaction_harness.spec`;
 :mod:`.protocol` and :mod:`.conformance` import :mod:`compaction_harness.spec`
 only (the registry imports a driver's module when asked for it).
 """

@@ -7,20 +7,34 @@ ran with, and after how many appended events an invocation ended. It is
 plain data: :func:`compaction_harness.sdk.python.pipeline.run_pipeline_case` replays it
 on google-adk, :mod:`compaction_harness.sdk.js.adk_js_recorded` on ADK-JS.
 
+What a recorded session tells by itself, for both: the ranges of the
+summaries it stored (:func:`summary_ranges`, and how a replay's differ:
+:func:`compaction_difference`), its agents (:func:`recorded_agents`,
+:func:`check_agents`) and where a new run of ADK's ``Runner`` starts
+(:func:`resumes_or_opens`).
+
 Parsing is strict (:class:`~compaction_harness.spec.model.ModelError` names the
 field) and executes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .invariants import PIPELINE_INVARIANTS
-from .model import ModelError, Session
+from .model import ModelError, Session, Step
 
-__all__ = ["CONFIG_KEYS", "PipelineCase"]
+__all__ = [
+    "CONFIG_KEYS",
+    "PipelineCase",
+    "check_agents",
+    "compaction_difference",
+    "recorded_agents",
+    "resumes_or_opens",
+    "summary_ranges",
+]
 
 #: The ``EventsCompactionConfig`` trigger values a pipeline case configures.
 CONFIG_KEYS = ("compaction_interval", "overlap_size", "token_threshold", "event_retention_size")
@@ -56,7 +70,7 @@ class PipelineCase:
             session's events preceded each, start, end); None when there is
             nothing to compare (a sub-sequence, a fixture). The replay's
             summaries are compared with them
-            (:func:`compaction_harness.sdk.python.pipeline.compaction_difference`): they
+            (:func:`compaction_difference`): they
             are evidence of the configuration the session ran with.
     """
 
@@ -130,3 +144,102 @@ class PipelineCase:
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))
+
+
+def summary_ranges(steps: Session) -> list[tuple[int, float, float]]:
+    """The summaries in ``steps``: (how many other events precede each,
+    start, end), in order."""
+    out: list[tuple[int, float, float]] = []
+    before = 0
+    for step in steps:
+        if step.compaction is None:
+            before += 1
+        else:
+            out.append((before, step.compaction.start, step.compaction.end))
+    return out
+
+
+def compaction_difference(case: PipelineCase, stored: Session, upto: int | None) -> str | None:
+    """How the summaries of ``case``'s replay (``stored``: the session as the
+    replay stored it) differ from those the recorded run stored
+    (``case.recorded``), in one line; None when they agree. ``upto``: the
+    replay stopped after that many events, so only the summaries made before
+    the latest of them are compared (None: it ran to the end)."""
+    if case.recorded is None or (not len(stored) and len(case.session)):
+        return None  # nothing recorded, or nothing readable to compare
+
+    def before(summaries: Sequence[tuple[int, float, float]]) -> list[tuple[float, float]]:
+        return [(s, e) for k, s, e in summaries if upto is None or k < upto]
+
+    recorded, replayed = before(case.recorded), before(summary_ranges(stored))
+    if recorded == replayed:
+        return None
+    first = next(
+        (k for k, (r, p) in enumerate(zip(recorded, replayed, strict=False)) if r != p),
+        min(len(recorded), len(replayed)),
+    )
+
+    def covers(ranges: list[tuple[float, float]]) -> str:
+        if first >= len(ranges):
+            return "none"
+        start, end = ranges[first]
+        inside = [k for k, step in enumerate(case.session) if start <= step.timestamp <= end]
+        return f"#{inside[0]}-#{inside[-1]}" if inside else "no event"
+
+    return (
+        f"the replay's compactions differ from the recorded run's: recorded {len(recorded)}, "
+        f"replayed {len(replayed)}, first difference at summary {first + 1} (recorded "
+        f"covers {covers(recorded)}, replayed {covers(replayed)}); check --config / --agent "
+        "(if they are right, the replay itself differs: event sizes it does not carry, say)"
+    )
+
+
+def recorded_agents(session: Session) -> tuple[str, ...]:
+    """The agents that wrote a recorded session's events, in order of their
+    first event (the first taken as the root): what a session tells of its
+    app's agents when nothing else does. ADK stores no agent tree, so a
+    root that never writes an event (a custom orchestrator) must be named."""
+    names: list[str] = []
+    for step in session:
+        if step.compaction is None and step.author != "user" and step.author not in names:
+            names.append(step.author)
+    return tuple(names)
+
+
+def check_agents(session: Session, agents: Sequence[str]) -> None:
+    """Refuse agent names that a recorded session does not bear out.
+
+    Each name given (``agents``, the root first) must have written an event
+    of ``session``, except a root named before the agents it runs (a custom
+    orchestrator writes no event of its own). A name the session never
+    mentions, a typo say, would be judged as an agent with no events: ADK
+    (``_latest_prompt_token_count(agent_name=...)`` of ``apps/compaction.py``)
+    finds no prompt count for it and estimates one, and the verdict is about
+    a run that never happened.
+
+    Raises :class:`ModelError` (one line) naming the agent and the session's
+    own agents.
+    """
+    authors = recorded_agents(session)
+    for k, name in enumerate(agents):
+        if name == "user":
+            raise ModelError(
+                "agent 'user': that is the author of the user's events; name the app's "
+                "agents (not 'user'), the root first"
+            )
+        if name not in authors and not (k == 0 and len(agents) > 1):
+            raise ModelError(
+                f"agent {name!r} wrote no event of this session "
+                f"(its agents: {', '.join(authors) or 'none'})"
+            )
+
+
+def resumes_or_opens(last: Step, step: Step) -> bool:
+    """Whether ``step``, appended after ``last``, starts a new ``run_async``
+    of ADK's ``Runner``: it belongs to another invocation, or it is the user's
+    event (a function response, a confirmation's answer) after the agent's
+    events of the same one. A paused invocation (a long-running call, a
+    confirmation asked) ends its ``run_async``, and the Runner compacts then
+    (``_run_with_trace``); the answer resumes the invocation in a new
+    ``run_async`` under the same id (``_resolve_invocation_id``)."""
+    return step.invocation != last.invocation or (step.author == "user" and last.author != "user")

@@ -378,7 +378,7 @@ class Skew(Operation):
 class ClientRecord(Operation):
     """A client appends a compaction record of its own straight to the session
     service, standing for the last ``back`` events (ADK's APIs refuse such
-    records from clients: see ``pipeline.check_nothing_lost``)."""
+    records from clients: see ``prompt_checks.check_nothing_lost``)."""
 
     op: ClassVar[str] = "client_record"
     domain: ClassVar[Mapping[str, Any]] = {"back": [1, 64]}

@@ -22,10 +22,10 @@ from ..sdk.python.unit import (
     TokenCase,
     TokenHelpers,
     UnitCase,
-    UnitOutcome,
     run_token_case,
     run_unit_case,
 )
+from ..spec.outcome import UnitOutcome
 from ..store.fixtures import Fixture
 from .verdicts import classify, installed_release
 

@@ -108,8 +108,9 @@ def _load_sessions(
     ``config`` and ``args.agent`` (see ``pipeline.recorded_case``), or None
     after its one-line error on stderr."""
     from ..sdk.python.adk import ADK_RELEASE, session_from_json
-    from ..sdk.python.pipeline import check_agents, recorded_case
+    from ..sdk.python.pipeline import recorded_case
     from ..spec.model import ModelError
+    from ..spec.pipeline_case import check_agents
 
     if config.get("compaction_interval") is None and config.get("token_threshold") is None:
         raise CliError(
@@ -706,7 +707,7 @@ MAX_PROFILE_INVOCATIONS = 300
 def _minimize_config(args: argparse.Namespace) -> dict[str, int | None] | None:
     """minimize's configuration: --config (a JSON object, or a file holding
     one) with the trigger flags over it; None when neither is given."""
-    from ..sdk.python.pipeline import CONFIG_KEYS
+    from ..spec.pipeline_case import CONFIG_KEYS
 
     config: dict[str, Any] | None = None
     if args.config is not None:

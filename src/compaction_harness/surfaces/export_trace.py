@@ -67,8 +67,8 @@ class TracedCall:
 @contextmanager
 def _tracing(calls: list[TracedCall]) -> Iterator[None]:
     """Within ``with``, every PipelineRun records its ADK calls into ``calls``."""
-    from ..sdk.python import pipeline as P
     from ..sdk.python.pipeline import PipelineRun
+    from ..spec import pipeline_checks as P
 
     originals = {
         name: getattr(PipelineRun, name) for name in ("_compact", "end_invocation", "check_request")

@@ -68,11 +68,12 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from ..sdk.python.metamorphic import canonical_names, rename
-from ..sdk.python.pipeline import CONFIG_KEYS, PIPELINE_INVARIANTS, PipelineCase, recorded_case
+from ..sdk.python.pipeline import recorded_case
 from ..sdk.python.unit import TokenCase, UnitCase
 from ..spec import reference
-from ..spec.invariants import Violation, invariants_of
+from ..spec.invariants import PIPELINE_INVARIANTS, Violation, invariants_of
 from ..spec.model import Compaction, ModelError, Session
+from ..spec.pipeline_case import CONFIG_KEYS, PipelineCase
 from .verdicts import check, signature
 
 __all__ = [
@@ -418,7 +419,7 @@ def helper_calls(
 
     ``differs``: where the replay's summaries differ from those the recorded
     run stored (``case.recorded``), the one line that says how is appended
-    to it (see :func:`~compaction_harness.sdk.python.pipeline.compaction_difference`)."""
+    to it (see :func:`~compaction_harness.spec.pipeline_case.compaction_difference`)."""
     from ..sdk.python import adk
     from ..sdk.python.adk import _compaction, from_adk_events
     from ..sdk.python.pipeline import run_pipeline_case
@@ -521,7 +522,7 @@ def minimize_recorded(
     examples for a unit-level failure, ``pipeline_examples`` for a
     pipeline-level one (each replays the session through ADK).
     """
-    from ..sdk.python.pipeline import check_agents, recorded_agents
+    from ..spec.pipeline_case import check_agents, recorded_agents
 
     unknown = sorted(set(config) - set(CONFIG_KEYS))
     if unknown:

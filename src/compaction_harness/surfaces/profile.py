@@ -45,7 +45,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ..sdk.python.pipeline import PipelineCase, PipelineRun
+from ..sdk.python.pipeline import PipelineRun
+from ..spec.pipeline_case import PipelineCase
 from ..spec.scripts import Calls, End, Open, Script, ScriptConfig, Text
 
 __all__ = [

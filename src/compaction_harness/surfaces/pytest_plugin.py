@@ -279,7 +279,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # ADK logs every call and response its prompt builder drops; a failing
     # property's report would drown in them (the fixture says what happened).
     logging.getLogger("google_adk").setLevel(logging.ERROR)
-    from ..sdk.python.pipeline import PIPELINE_INVARIANTS, chosen_invariants
+    from ..sdk.python.pipeline import chosen_invariants
+    from ..spec.invariants import PIPELINE_INVARIANTS
 
     unknown = sorted(set(chosen_invariants()) - set(PIPELINE_INVARIANTS))
     if unknown:

@@ -39,8 +39,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sdk.python.unit import UnitOutcome
 from ..spec.invariants import Violation
+from ..spec.outcome import UnitOutcome
 
 __all__ = [
     "FixtureVerdict",

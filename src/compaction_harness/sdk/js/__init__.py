@@ -12,10 +12,13 @@ sessions replayed on ADK-JS), :mod:`.differential_js` (the mapping against ADK-J
 package; their diffs live beside the Node driver, in ``sdks/adk-js/fixes/``)
 and :mod:`.drivers` (the ``adk-js`` driver behind the driver protocol).
 The only part of the package that talks to Node (``sdks/adk-js/driver.mjs``).
-May import :mod:`compaction_harness.spec`, :mod:`compaction_harness.faults`,
-the protocol it implements (:mod:`compaction_harness.sdk.protocol`) and,
-from ``sdk.python``, the pure pipeline checkers
-(:mod:`compaction_harness.sdk.python.pipeline`) and the outcome type
-(:mod:`compaction_harness.sdk.python.unit`), which import ``google.adk``
-only inside the functions that drive it; never ``google.adk`` itself.
+May import :mod:`compaction_harness.spec` (the pipeline checkers both SDKs
+share, :mod:`~compaction_harness.spec.pipeline_checks`,
+:mod:`~compaction_harness.spec.prompt_checks` and
+:mod:`~compaction_harness.spec.liveness_checks`, and the outcome type,
+:mod:`~compaction_harness.spec.outcome`, included),
+:mod:`compaction_harness.faults` and the protocol it implements
+(:mod:`compaction_harness.sdk.protocol`); never ``sdk.python`` (the two SDK
+packages meet only in the specification), ``google.adk``, the store or the
+surfaces.
 """

@@ -10,7 +10,7 @@ re-exported from the modules that hold it, one role each:
 * :mod:`.events`: the session model's steps as ADK-JS events and back;
 * :mod:`.run`: a script run on ADK-JS and its record (:class:`JsRun`);
 * :mod:`.checks` and :mod:`.trigger`: the invariants over a run, with the
-  checkers of :mod:`compaction_harness.sdk.python.pipeline`;
+  checkers of :mod:`compaction_harness.spec.pipeline_checks`;
 * :mod:`.triage`: classification by fix, the known faults' view.
 
 The driver modules import neither this module nor :mod:`.triage`.

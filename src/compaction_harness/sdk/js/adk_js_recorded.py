@@ -19,7 +19,7 @@ The mapping (:func:`recorded_actions`), step by step, in the recorded order:
   ``e<k>``, ``k`` the step's position, so the run's ``origin`` of a stored
   event is the recorded step it came from (None for a summary ADK-JS made).
 * A model call comes right before every step the Python pipeline makes one
-  for (:func:`compaction_harness.sdk.python.pipeline.from_model`: an agent's event that
+  for (:func:`compaction_harness.spec.pipeline_checks.from_model`: an agent's event that
   is not a tool result and not only framework calls), with the clock
   (``now``) at that step's timestamp, by the agent that authored the step
   (the root agent ``agent`` is the only one whose call is checked against
@@ -69,8 +69,8 @@ from typing import Any
 
 from ...spec.model import REQUEST_CONFIRMATION_CALL, Call, Response, Session, Step
 from ...spec.pipeline_case import PipelineCase
+from ...spec.pipeline_checks import FRAMEWORK_CALLS, from_model
 from ...spec.scripts import Script, ScriptConfig
-from ..python.pipeline import FRAMEWORK_CALLS, from_model
 from .case import JsCompactor, NotApplicable, compactor_for, stand_in_for, stand_in_label
 from .events import _ms, _requested, client_record_event, to_js_event
 from .run import JsRun, observed, run_request, script_seed
@@ -537,11 +537,11 @@ def check_recorded(
     case: PipelineCase, compactor: JsCompactor | None = None, *, seed: int | None = None
 ):
     """Replay ``case`` on ADK-JS and triage it as ``triage.check_case``
-    triages a script: a :class:`~compaction_harness.sdk.python.unit.UnitOutcome` with
+    triages a script: a :class:`~compaction_harness.spec.outcome.UnitOutcome` with
     the new violations, the (violation, fault id) pairs in ``known``,
     ``observed`` as ``run.observed`` and ``triaged`` True. Raises as
     :func:`run_recorded` does."""
-    from ..python.unit import UnitOutcome
+    from ...spec.outcome import UnitOutcome
     from .triage import triage
 
     run = run_recorded(case, compactor, seed=seed)

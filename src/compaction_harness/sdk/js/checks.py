@@ -1,6 +1,7 @@
 """The invariants over a :class:`~.run.JsRun`: :func:`check_run` judges every
 model call of a run with the pipeline checkers
-(:mod:`compaction_harness.sdk.python.pipeline`) and the trigger's clauses
+(:mod:`compaction_harness.spec.pipeline_checks`,
+:mod:`compaction_harness.spec.prompt_checks`) and the trigger's clauses
 (:mod:`.trigger`); :func:`round_trip_violations` compares a run on
 ``InMemorySessionService`` with one on ``DatabaseSessionService`` (P7).
 Checking never classifies (:mod:`.triage` does)."""
@@ -11,15 +12,14 @@ from typing import Any
 
 from ...spec.invariants import Violation
 from ...spec.model import Session
-from ..python.pipeline import (
+from ...spec.pipeline_checks import (
     Prompt,
     check_branch_view,
-    check_model_prompt,
     check_new_work,
-    check_prompt,
     check_range_safety,
     covered_by_records,
 )
+from ...spec.prompt_checks import check_model_prompt, check_prompt
 from .case import DELETING, TRIGGERED, JsCompactor
 from .run import JsRun, as_adk_js_reads, foreign_records, summary_branch
 from .trigger import _waiting_calls, check_trigger
@@ -212,7 +212,7 @@ def round_trip_violations(memory: JsRun, database: JsRun) -> list[Violation]:
     ``details["call"]`` the call's position), or for a different number of
     model calls when neither run raised. At most one violation; [] when
     the round trip holds."""
-    from ..python.pipeline import check_round_trip
+    from ...spec.pipeline_checks import check_round_trip
 
     if database.exception and not memory.exception:
         return [

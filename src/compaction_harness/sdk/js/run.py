@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...spec.model import Session, ShownText
+from ...spec.pipeline_checks import Prompt
 from ...spec.scripts import Script
-from ..python.pipeline import Prompt
 from .case import JsCompactor, NotApplicable, compactor_for
 from .events import from_js_event
 from .node import INSTALL, AdkJsUnavailable, active_fixes, driver, package_version

@@ -160,14 +160,14 @@ def _answers_deleted(run: JsRun, violation: Violation) -> bool:
 
 def check_case(case: JsCase, *, seed: int | None = None) -> Any:
     """Run ``case`` on ADK-JS and triage what it shows: a
-    :class:`~compaction_harness.sdk.python.unit.UnitOutcome` whose ``violations`` are the
+    :class:`~compaction_harness.spec.outcome.UnitOutcome` whose ``violations`` are the
     new ones (no known fault explains them), ``known`` the (violation, fault
     id) pairs, ``observed`` as :func:`observed` and ``triaged`` True. Raises
     :class:`NotApplicable`, :class:`AdkJsUnavailable` or :class:`RuntimeError`
     as :func:`run_script` does. With database storage the script also runs
     on ``DatabaseSessionService`` and P7 is judged
     (:func:`check_js_round_trip`)."""
-    from ..python.unit import UnitOutcome
+    from ...spec.outcome import UnitOutcome
 
     run = run_script(case.script, case.compactor, seed=seed)
     new, known = triage(run)

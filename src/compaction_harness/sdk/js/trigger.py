@@ -15,6 +15,7 @@ from typing import Any
 
 from ...spec.invariants import Violation
 from ...spec.model import Session, Step
+from ...spec.pipeline_checks import covered_by_records, once_per_branch
 from ...spec.reference import (
     SYNTHETIC_HITL_CALL_NAMES,
     branch_sees,
@@ -22,7 +23,6 @@ from ...spec.reference import (
     preceding_call,
 )
 from ...spec.reference import live_events as reference_live_events
-from ..python.pipeline import covered_by_records, once_per_branch
 from .case import TRIGGERED, JsCompactor
 from .run import JsRun, as_adk_js_reads, foreign_records, summary_branch
 
@@ -242,7 +242,7 @@ def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[
     making the call sees (``reference.branch_sees``: its compactor may not
     summarise a sibling branch's events, P5), and ``bound``
     :func:`backlog_bound` of that backlog. P3's two forms read it."""
-    from ..python.pipeline import live_positions
+    from ...spec.pipeline_checks import live_positions
 
     steps = run.stored.steps
     live = live_positions(run.stored)

@@ -3,7 +3,8 @@
 :mod:`.adk` (the adapter: the session model to real ``Event`` objects and
 back, the installed release's helpers), :mod:`.unit` and :mod:`.metamorphic`
 (unit-level cases, U1 to U6), :mod:`.pipeline` (a real session driven step
-by step, and the pure checkers of P0 to P7), :mod:`.driver` (the emulating
+by step and checked with the pure checkers of P1 to P7, which live in
+:mod:`compaction_harness.spec`; the P0 crash verdict), :mod:`.driver` (the emulating
 driver), :mod:`.adk_runner` (ADK's own ``Runner``), :mod:`.differential`
 (the two compared), :mod:`.cases` (every case kind, by fixture ``kind``),
 :mod:`.known_faults` (google-adk's view of the fault catalogue, with the
@@ -15,6 +16,7 @@ fixes: diffs of ADK's own source, and how they are applied), :mod:`.drivers`
 of the package that imports ``google.adk`` (here, anywhere in a module). May
 import :mod:`compaction_harness.spec`, :mod:`compaction_harness.faults` and
 :mod:`compaction_harness.envs` and the protocol it implements
-(:mod:`compaction_harness.sdk.protocol`); never ``sdk.js``, the store or the
-surfaces.
+(:mod:`compaction_harness.sdk.protocol`); never ``sdk.js`` (the two SDK
+packages meet only in the specification: what both need lives in ``spec``),
+the store or the surfaces.
 """

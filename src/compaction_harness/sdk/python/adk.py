@@ -1528,7 +1528,7 @@ def prunes_orphaned_calls() -> bool:
     response answers (``drop_orphaned_function_calls`` in
     ``google/adk/flows/llm_flows/tools/_rearranger.py``: 2.11.0 and later;
     earlier releases send such calls as they are). P4 reads it (see
-    ``pipeline.check_nothing_lost``)."""
+    ``prompt_checks.check_nothing_lost``)."""
     try:
         from google.adk.flows.llm_flows.tools import _rearranger
     except ImportError:

@@ -70,7 +70,7 @@ class KnownFault:
 EVERY_RELEASE = "*"
 
 
-#: P6's first clause: a summary of nothing new (see pipeline.check_new_work).
+#: P6's first clause: a summary of nothing new (see pipeline_checks.check_new_work).
 _NOTHING_NEW = "covers no live event that a kept summary did not cover already"
 
 

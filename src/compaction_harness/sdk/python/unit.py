@@ -23,6 +23,7 @@ from ...spec.invariants import (
     check_token_split,
 )
 from ...spec.model import ModelError, Session
+from ...spec.outcome import UnitOutcome
 from . import reruns
 
 __all__ = [
@@ -134,27 +135,6 @@ class Helpers:
         return cls(
             adk.longest_self_contained_prefix, adk.provably_dead_call_ids if present else None
         )
-
-
-@dataclass
-class UnitOutcome:
-    """What one run of a case produced.
-
-    ``violations``: what the checkers found (for a pipeline run: the new ones,
-    see ``triaged``). ``known``: (violation, known fault id) for violations a
-    run already recognised as known upstream faults and went on past.
-    ``triaged``: the runner sorted known from new itself (pipeline runs do,
-    as they go), so ``violations`` holds only new ones.
-    """
-
-    violations: list[Violation]
-    expected: dict[str, Any]
-    observed: dict[str, Any]
-    not_applicable: list[str] = field(default_factory=list)
-    known: list[tuple[Violation, str]] = field(default_factory=list)
-    triaged: bool = False
-    #: What the run did, for Hypothesis's statistics (pipeline scripts).
-    labels: list[str] = field(default_factory=list)
 
 
 class InvariantViolation(AssertionError):
