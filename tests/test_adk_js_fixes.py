@@ -645,3 +645,15 @@ def test_a_call_with_a_reused_id_is_closed_by_the_next_response_with_its_id():
     run = _run_with_every_fix("P4-adk-js-2.0.0-324ca8e899d06f22.json")
     assert adk_js.check_run(run) == []
     assert any({1, 3, 4, 6} <= set(given) for _, given, _ in run.summaries())
+
+
+def test_p3_bound_holds_the_call_a_retained_answer_names_by_its_tool(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-98b0f0219727d047.json):
+    # export's long-running call_0 (#1) has an interim result (#2); lookup's
+    # call_0 (#4) is answered (#5); export's final result (#6) is retained,
+    # and the fix keeps export's call, and what lies between, with it.
+    run = _run_with_every_fix("P3-adk-js-2.0.0-98b0f0219727d047.json")
+    assert adk_js.check_run(run) == []
+    # Reaching back by the id alone (to lookup's call), the bound calls it a stall.
+    monkeypatch.setattr(trigger, "_preceding_call_named", lambda *_: None)
+    assert [v.details["cause"] for v in trigger.check_stall(run)] == ["stall"]

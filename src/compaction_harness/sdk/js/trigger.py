@@ -165,6 +165,9 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
     # older turn's unanswered call_0 is one of them) and what lies between:
     # kept too, so their own responses hold their calls in turn (a second
     # answer to a call whose first answer comes earlier reaches back to it).
+    # With ids numbered per turn, the call a response answers is the latest
+    # with its id and tool name, which may come before another tool's call
+    # with the id: that call is held too.
     start = tail
     while True:
         reach = min(
@@ -172,7 +175,11 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
                 made
                 for j in range(start, len(backlog))
                 for r in backlog[j].responses
-                for made in _calls_closed_by(backlog, j, r.id)
+                for made in (
+                    *_calls_closed_by(backlog, j, r.id),
+                    _preceding_call_named(backlog, j, r.id, r.name),
+                )
+                if made is not None
             ),
             default=start,
         )
