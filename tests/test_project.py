@@ -374,16 +374,17 @@ def test_spec_imports_nothing_else_of_the_package_and_only_the_standard_library(
 MAY_IMPORT = {
     "spec": ("spec",),
     "faults": ("spec", "faults", "sdk.python.python_fixes"),
-    "sdk.python": ("", "envs", "spec", "faults", "sdk.python", "sdk.protocol"),
+    "sdk.python": ("", "envs", "spec", "faults", "sdk.python", "sdk.protocol", "sdk.generic"),
     "sdk.js": (
         "spec",
         "faults",
         "sdk.js",
         "sdk.protocol",
+        "sdk.generic",
         "sdk.python.pipeline",
         "sdk.python.unit",
     ),
-    "store": ("", "envs", "spec", "store", "sdk.python", "sdk.js"),
+    "store": ("", "spec", "store", "sdk.protocol"),
     "sdk": ("spec", "faults", "sdk"),
 }
 

@@ -6,10 +6,13 @@ catalogue), :mod:`.adk_js_recorded` (recorded google-adk sessions replayed on
 ADK-JS), :mod:`.differential_js` (the mapping against ADK-JS's own
 ``Runner``) and :mod:`.js_fixes` (ADK-JS's fixes, applied to a copy of the
 package; their diffs live beside the Node driver, in ``sdks/adk-js/fixes/``)
-and :mod:`.drivers` (the ``adk-js`` driver behind the driver protocol).
+and :mod:`.drivers` (the ``adk-js`` driver behind the driver protocol),
+:mod:`.entry` (ADK-JS's entry of the registry of SDKs: its fixtures' fields
+and case, its known faults, its verdicts).
 The only part of the package that talks to Node (``sdks/adk-js/driver.mjs``).
 May import :mod:`compaction_harness.spec`, :mod:`compaction_harness.faults`,
-the protocol it implements (:mod:`compaction_harness.sdk.protocol`) and,
+the protocol it implements (:mod:`compaction_harness.sdk.protocol`,
+:mod:`compaction_harness.sdk.generic`) and,
 from ``sdk.python``, the pure pipeline checkers
 (:mod:`compaction_harness.sdk.python.pipeline`) and the outcome type
 (:mod:`compaction_harness.sdk.python.unit`), which import ``google.adk``
