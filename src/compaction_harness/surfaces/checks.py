@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import event
 from hypothesis.control import currently_in_test_context
 
-from ..sdk.python.cases import run_case
+from ..sdk.python.cases import by_fix, run_case
 from ..sdk.python.unit import (
     Helpers,
     InvariantViolation,
@@ -27,7 +27,7 @@ from ..sdk.python.unit import (
     run_unit_case,
 )
 from ..store.fixtures import Fixture
-from .verdicts import classify, installed_release
+from .verdicts import installed_release
 
 __all__ = [
     "KNOWN_FAULTS_MET",
@@ -73,7 +73,7 @@ def _check(case, outcome: UnitOutcome, *, injected: bool, release: str | None) -
     elif outcome.triaged:  # a pipeline run sorted them as it went
         new, known = list(outcome.violations), list(outcome.known)
     else:
-        new, known = classify(case, outcome.violations, release)
+        new, known = by_fix(case, outcome.violations)  # classification by fix
     for fault, evidence in {f: v.details.get("evidence", "pattern") for v, f in known}.items():
         met(fault, evidence)
     if currently_in_test_context():
