@@ -109,11 +109,11 @@ def test_an_unregistered_sdk_is_one_line(tmp_path: Path) -> None:
         load_fixture(path)
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
+def _cli(*args: str, env: dict[str, str] = ENV) -> subprocess.CompletedProcess:
     pythonpath = os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")])
     return subprocess.run(
         [sys.executable, "-m", "compaction_harness", *args],
-        env={**os.environ, "PYTHONPATH": pythonpath, **ENV, "HARNESS_FIXES": ""},
+        env={**os.environ, "PYTHONPATH": pythonpath, **env, "HARNESS_FIXES": ""},
         capture_output=True,
         text=True,
         timeout=300,
@@ -139,3 +139,18 @@ def test_its_fixtures_replay_and_show_through_the_command_line(tmp_path: Path, s
     assert shown.returncode == 0, shown.stderr
     assert "found on stand-in-sdk 0.1.0" in shown.stdout
     assert f"known upstream fault: {standin_sdk.FAULT} (the stand-in never compacts" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("stand-in", "expected name=module:attribute, got 'stand-in'"),
+        ("stand-in=no_such_module:StandIn", "No module named 'no_such_module'"),
+    ],
+)
+def test_a_bad_registry_line_for_a_process_is_one_line(tmp_path, value, said) -> None:
+    with protocol.register_sdk("stand-in", "standin_sdk:StandIn"):
+        path, _ = write_fixture(_fixture(True), tmp_path)
+    done = _cli("replay", str(path), env={protocol.ENV: value})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"error: {protocol.ENV}") and said in done.stderr

@@ -58,6 +58,7 @@ __all__ = [
     "Checked",
     "Driver",
     "NotApplicable",
+    "RegistryError",
     "Sdk",
     "Trace",
     "Unavailable",
@@ -82,6 +83,11 @@ class NotApplicable(Exception):
     """The installed release of an SDK lacks what a case needs (a helper, a
     representable shape); ``str()`` says what. google-adk's adapter raises
     it as ``sdk.python.adk.NotApplicable`` (this class)."""
+
+
+class RegistryError(ValueError):
+    """``HARNESS_SDKS`` names an SDK that cannot be registered (malformed, or
+    its module cannot be imported): ``str()`` says which, in one line."""
 
 
 class Unavailable(Exception):
@@ -255,7 +261,7 @@ def _extra_sdks() -> dict[str, str]:
     for item in filter(None, (x.strip() for x in os.environ.get(ENV, "").split(","))):
         name, _, target = item.partition("=")
         if not name or ":" not in target:
-            raise ValueError(f"{ENV}: expected name=module:attribute, got {item!r}")
+            raise RegistryError(f"{ENV}: expected name=module:attribute, got {item!r}")
         out[name.strip()] = target.strip()
     return out
 
@@ -286,7 +292,12 @@ def sdk_named(name: str) -> Sdk:
         raise KeyError(f"no SDK {name!r}; registered: {', '.join(targets)}")
     key = (name, targets[name])
     if key not in _MADE:
-        _MADE[key] = _make(targets[name], Sdk, "an Sdk")
+        try:
+            _MADE[key] = _make(targets[name], Sdk, "an Sdk")
+        except (ImportError, AttributeError, TypeError) as exc:
+            if name in _SDKS:
+                raise
+            raise RegistryError(f"{ENV}: {name}={targets[name]}: {exc}") from None
     return _MADE[key]
 
 

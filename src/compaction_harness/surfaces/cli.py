@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..envs import EnvError
+from ..sdk.protocol import RegistryError
 from ..spec.invariants import invariants_of
 from ..store.fixtures import Fixture, FixtureError, load_fixture
 from .cli_common import (
@@ -754,7 +755,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with _fixes_applied(args):
             return args.func(args)
-    except (FixtureError, EnvError, CliError) as exc:
+    except (FixtureError, EnvError, CliError, RegistryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
