@@ -188,3 +188,18 @@ def test_a_column_with_every_fix_applied_is_no_release(tmp_path, monkeypatch):
     assert fault_headers.matrix_order(record) == ["2.12.0", "2.13.0"]
     # So a fault on both releases is on all of them, in the README's words too.
     assert fault_headers.spans(["2.12.0", "2.13.0"], ["2.12.0", "2.13.0"]) == "all 2 releases"
+
+
+def test_pages_writes_the_catalogue_as_fault_pages_does(capsys, tmp_path):
+    from compaction_harness.surfaces.fault_pages import stale_pages
+
+    folder = tmp_path / "faults"
+    status, out = run(capsys, "--pages", str(folder))
+    assert status == 0 and out.startswith(f"{folder}: {len(FAULTS) + 1} pages written")
+    assert stale_pages(folder) == []  # what `fault_pages --check` compares with
+    assert (folder / "README.md").is_file() and len(list(folder.glob("*.md"))) == len(FAULTS) + 1
+
+
+def test_pages_takes_no_other_option(capsys, tmp_path):
+    assert main(["faults", "--pages", str(tmp_path), "--json"]) == 2
+    assert "--pages writes every fault's page" in capsys.readouterr().err

@@ -554,12 +554,13 @@ def test_adk_js_tests_without_node_stop_in_one_line(tmp_path: Path):
     assert "Traceback" not in done.stdout
 
 
-def test_the_plugin_knows_the_makefiles_adk_js_test_files():
-    from compaction_harness.surfaces import pytest_plugin
+def test_the_registry_knows_the_makefiles_adk_js_test_files():
+    # The plugin asks the registry which SDK a run of test files alone targets.
+    from compaction_harness.sdk import protocol
 
     makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
     listed = re.search(r"^ADKJS_TESTS := (.*)$", makefile, re.M).group(1).split()
-    assert sorted(Path(p).name for p in listed) == sorted(pytest_plugin.ADKJS_TEST_FILES)
+    assert sorted(Path(p).name for p in listed) == sorted(protocol.sdk_named("adk-js").test_files)
 
 
 def test_an_unwritable_repro_folder_stops_a_campaign_in_one_line(pytester, tmp_path):

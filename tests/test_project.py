@@ -374,9 +374,9 @@ def test_spec_imports_nothing_else_of_the_package_and_only_the_standard_library(
 MAY_IMPORT = {
     "spec": ("spec",),
     "faults": ("spec", "faults", "sdk.python.python_fixes"),
-    "sdk.python": ("", "envs", "spec", "faults", "sdk.python", "sdk.protocol"),
-    "sdk.js": ("spec", "faults", "sdk.js", "sdk.protocol"),
-    "store": ("", "envs", "spec", "store", "sdk.python", "sdk.js"),
+    "sdk.python": ("", "envs", "spec", "faults", "sdk.python", "sdk.protocol", "sdk.generic"),
+    "sdk.js": ("spec", "faults", "sdk.js", "sdk.protocol", "sdk.generic"),
+    "store": ("", "spec", "store", "sdk.protocol"),
     "sdk": ("spec", "faults", "sdk"),
 }
 
@@ -465,3 +465,25 @@ def test_every_folder_of_the_package_has_an_init_with_a_docstring():
         assert docstring and len(docstring.split()) >= 20, (
             f"{init.relative_to(ROOT)}: a docstring saying what the folder holds and may import"
         )
+
+
+#: Modules still over the limit, each being split (issue 23's done-when: "No
+#: module over 800 lines"); the list only shrinks.
+OVER_800 = {
+    "faults.catalogue",
+    "sdk.js.adk_js",
+    "sdk.python.adk",
+    "sdk.python.adk_runner",
+    "sdk.python.driver",
+    "sdk.python.pipeline",
+    "surfaces.export_pipeline",
+}
+
+
+def test_no_module_is_over_800_lines():
+    over = {
+        module: len(path.read_text(encoding="utf-8").splitlines())
+        for module, path in _modules().items()
+        if len(path.read_text(encoding="utf-8").splitlines()) > 800
+    }
+    assert sorted(set(over) - OVER_800) == [], over

@@ -7,12 +7,15 @@ driver ``sdks/adk-js/driver.mjs``. Only ``sdk.python`` imports
 driver protocol (a driver says whether it can run a case, runs it with a
 set of its SDK's fixes, and returns a trace) and the registry of drivers
 (``emulated``, ``runner``, ``adk-js``), and :mod:`.conformance` the suite
-every registered driver passes; verdicts, the store, the command line and
-the pytest plugin are to ask the registry instead of naming an SDK (not
-yet). The drivers may import :mod:`compaction_harness.spec` and
-:mod:`compaction_harness.faults`, never the store or the surfaces, and
-neither SDK package imports the other: what both need (the pipeline
-checkers, the outcome type) lives in :mod:`compaction_harness.spec`;
-:mod:`.protocol` and :mod:`.conformance` import :mod:`compaction_harness.spec`
-only (the registry imports a driver's module when asked for it).
+every registered driver passes; its second registry, of SDKs (google-adk's
+``python/entry.py``, ADK-JS's ``js/entry.py``, each a :mod:`.generic`
+``DriverSdk``), is what verdicts, the store, the command line and the
+pytest plugin ask instead of naming an SDK. The drivers may import
+:mod:`compaction_harness.spec` and :mod:`compaction_harness.faults`, never
+the store or the surfaces, and neither SDK package imports the other:
+what both need (the pipeline checkers, the outcome type) lives in
+:mod:`compaction_harness.spec`; :mod:`.protocol` and :mod:`.conformance` import
+:mod:`compaction_harness.spec` only (the registries import a driver's or an
+SDK's module when asked for it), :mod:`.generic` the classification rule of
+:mod:`compaction_harness.faults` too.
 """

@@ -3,8 +3,8 @@
 :mod:`.fixtures` (the JSON repro fixture store: schema, strict loading that
 executes nothing, atomic writing named by content hash) and
 :mod:`.shared_db` (a campaign's example database shared through Redis). May
-import :mod:`compaction_harness.spec`, :mod:`compaction_harness.envs` and,
-from the drivers, the case types and the known-fault views a fixture names
-(:mod:`compaction_harness.sdk.python`, lazily
-:mod:`compaction_harness.sdk.js`); never the surfaces.
+import :mod:`compaction_harness.spec`, the package's root and
+:mod:`compaction_harness.sdk.protocol` (the registry, which each fixture's
+SDK is asked through: how its case is read and written, its known faults);
+never an SDK's package, the fault catalogue or the surfaces.
 """

@@ -42,6 +42,14 @@ an entry of ``adk_js.KNOWN_FAULTS``. Its file is named
 release number can produce. A version 2 reader refuses such a file ("unknown
 field 'sdk'") rather than misreading it as a Python fixture.
 
+The store knows no SDK: a fixture's ``sdk`` is a key of the driver
+registry's SDKs (:func:`compaction_harness.sdk.protocol.sdks`), and that
+SDK's entry reads and writes what is its own (its release field, its kinds,
+its case: ``Sdk.read``/``Sdk.write``), names its file (``Sdk.file_tag``) and
+says which known faults it has (``Sdk.fault``). Every field this docstring
+names for google-adk and ADK-JS is read by ``sdk/python/entry.py`` and
+``sdk/js/entry.py``; another SDK registered there gets fixtures the same way.
+
 Loading is strict and executes nothing from the file: it is parsed with
 :func:`json.loads` and checked field by field; any problem raises
 :class:`FixtureError` whose message names the file and the problem. Writing
@@ -56,21 +64,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import DEFAULT_ADK_RELEASE
-from ..envs import FIRST_RELEASE_WITH_COMPACTION
-from ..sdk.python.known_faults import fault_for
-from ..sdk.python.metamorphic import MetamorphicCase
-from ..sdk.python.unit import TokenCase, UnitCase
+from ..sdk import protocol
 from ..spec.invariants import INVARIANTS
 from ..spec.model import ModelError, Session
-from ..spec.pipeline_case import PipelineCase
-from ..spec.scripts import Script
 
 __all__ = [
     "MAX_FIXTURE_BYTES",
@@ -86,21 +88,17 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 3
-#: The newest google-adk release the harness knows: its pin (the default
-#: target; the release matrix and the known faults go no further, a test
-#: checks). A fixture of a newer release loads with a warning in show and
-#: replay, and the gate refuses it in tests/repros.
+#: The newest google-adk release the harness knows: its pin. A fixture of a
+#: newer release of its SDK (each SDK says which, ``Sdk.newer_than_known``)
+#: loads with a warning in show and replay, and the gate refuses it.
 NEWEST_KNOWN_RELEASE = DEFAULT_ADK_RELEASE
 MAX_FIXTURE_BYTES = 5_000_000
 KNOWN_INVARIANTS = tuple(INVARIANTS)
-_RELEASE = re.compile(r"^\d+\.\d+\.\d+((a|b|rc)\d+)?$")
-_KINDS = ("unit", "token", "metamorphic", "pipeline", "script")
 _REQUIRED = ("schema_version", "kind", "invariant", "call")
+#: What every fixture may carry, whatever its SDK; each SDK adds its own
+#: fields (:attr:`compaction_harness.sdk.protocol.Sdk.fields`).
 _OPTIONAL = (
-    "adk_release",  # required for sdk "python", refused for "adk-js"
     "sdk",
-    "package_version",  # adk-js only (required there)
-    "compactor",  # adk-js only (required there)
     "session",
     "expected",
     "observed",
@@ -110,7 +108,6 @@ _OPTIONAL = (
     "note",
     "shrinking",
 )
-SDKS = ("python", "adk-js")
 
 
 def _from_version_1(data: dict[str, Any]) -> dict[str, Any]:
@@ -141,7 +138,7 @@ class Fixture:
     kind: str
     invariant: str
     adk_release: str
-    case: UnitCase | TokenCase | MetamorphicCase
+    case: Any
     expected: dict[str, Any]
     observed: dict[str, Any]
     violations: tuple[str, ...] = ()
@@ -153,21 +150,23 @@ class Fixture:
     note: str | None = None
     shrinking: str | None = None
     path: Path | None = None
+    #: The SDK it runs on: a key of the driver registry's SDKs
+    #: (:func:`compaction_harness.sdk.protocol.sdks`; ``"python"``: google-adk).
     sdk: str = "python"
 
     @property
     def is_js(self) -> bool:
-        """Whether it runs on ADK for TypeScript (``sdk == "adk-js"``)."""
+        """Whether it runs on ADK for TypeScript (``sdk == "adk-js"``): for
+        ADK-JS's own surfaces (the cross-SDK table, export); the store, the
+        verdicts, the command line and the plugin ask :meth:`sdk_entry`."""
         return self.sdk == "adk-js"
 
+    def sdk_entry(self) -> protocol.Sdk:
+        """The registry's entry of the SDK it runs on (``protocol.sdk_named``)."""
+        return protocol.sdk_named(self.sdk)
+
     def _sdk_fields(self) -> dict[str, Any]:
-        if not self.is_js:
-            return {"adk_release": self.adk_release}
-        return {
-            "sdk": self.sdk,
-            "package_version": self.adk_release,
-            "compactor": self.case.compactor.to_json(),
-        }
+        return self.sdk_entry().write(self.adk_release, self.case)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -209,10 +208,10 @@ class Fixture:
         return hashlib.sha256(blob).hexdigest()[:16]
 
     def file_name(self) -> str:
-        """``<invariant>-<release>-<hash>.json``; ADK-JS:
-        ``<invariant>-adk-js-<package version>-<hash>.json``."""
-        sdk = "adk-js-" if self.is_js else ""
-        return f"{self.invariant}-{sdk}{self.adk_release}-{self.identity()}.json"
+        """``<invariant>-<release>-<hash>.json``; another SDK than google-adk
+        tags the release (ADK-JS: ``<invariant>-adk-js-<package version>-<hash>.json``)."""
+        tag = self.sdk_entry().file_tag
+        return f"{self.invariant}-{tag}{self.adk_release}-{self.identity()}.json"
 
 
 def unjudged_advice(path: str | os.PathLike[str]) -> str:
@@ -358,104 +357,6 @@ def _looks_like_a_session(data: Any) -> bool:
     )
 
 
-def _parse_case(kind: str, call: Any, session: Session) -> Any:
-    """The case a fixture's ``call`` describes, by ``kind``:
-
-    * ``unit``: ``{"window": [step indices]}``;
-    * ``token``: ``{"retention": event_retention_size}``;
-    * ``metamorphic``: ``{"relation", "window"}``, plus ``index`` and
-      ``call_id`` (``added_response``) or ``retention`` (``isolation_scope``);
-    * ``pipeline``: ``{"config", "ends", "max_invocation_events"}``, and
-      optionally ``invariants`` and ``agents`` (the app's agent names, the
-      root first; a recorded session's own).
-    """
-    if kind == "metamorphic":
-        return _parse_metamorphic(call, session)
-    if kind == "pipeline":
-        return _parse_pipeline(call, session)
-    fields = {"unit": "window", "token": "retention"}[kind]
-    if not isinstance(call, dict) or set(call) != {fields}:
-        raise ModelError(f"call: expected an object with exactly the field {fields!r}")
-    value = call[fields]
-    if kind == "token":
-        if type(value) is not int or value < 0:
-            raise ModelError(f"call.retention: expected a non-negative integer, got {value!r}")
-        return TokenCase(session, value)
-    if not isinstance(value, list) or any(type(i) is not int for i in value):
-        raise ModelError("call.window: expected a list of integers")
-    return UnitCase(session, tuple(value))
-
-
-def _parse_pipeline(call: Any, session: Session) -> PipelineCase:
-    if not isinstance(call, dict) or not {"config", "ends"} <= set(call):
-        raise ModelError("call: expected an object with the fields 'config' and 'ends'")
-    extra = sorted(
-        set(call)
-        - {"config", "ends", "max_invocation_events", "invariants", "agents", "summary_sizes"}
-    )
-    if extra:
-        raise ModelError(f"call: unknown field {extra[0]!r}")
-    invariants = call.get("invariants")
-    if invariants is not None and (
-        not isinstance(invariants, list) or not all(isinstance(i, str) for i in invariants)
-    ):
-        raise ModelError("call.invariants: expected a list of invariant ids")
-    config, ends = call["config"], call["ends"]
-    if not isinstance(config, dict):
-        raise ModelError("call.config: expected an object")
-    if not isinstance(ends, list) or any(type(i) is not int for i in ends):
-        raise ModelError("call.ends: expected a list of integers")
-    limit = call.get("max_invocation_events", 6)
-    if type(limit) is not int or limit < 1:
-        raise ModelError("call.max_invocation_events: expected a positive integer")
-    agents = call.get("agents", [])
-    if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents):
-        raise ModelError("call.agents: expected a list of agent names, the root first")
-    sizes = call.get("summary_sizes", [])
-    if not isinstance(sizes, list) or not all(
-        isinstance(size, list)
-        and len(size) == 3
-        and all(type(x) in (int, float) for x in size[:2])
-        and type(size[2]) is int
-        and size[2] >= 0
-        for size in sizes
-    ):
-        raise ModelError(
-            "call.summary_sizes: expected a list of [start, end, characters] of recorded summaries"
-        )
-    return PipelineCase(
-        config,
-        session,
-        tuple(ends),
-        limit,
-        None if invariants is None else tuple(invariants),
-        agents=tuple(agents),
-        summary_sizes=tuple((float(s), float(e), c) for s, e, c in sizes),
-    )
-
-
-def _parse_metamorphic(call: Any, session: Session) -> MetamorphicCase:
-    if not isinstance(call, dict) or not {"relation", "window"} <= set(call):
-        raise ModelError("call: expected an object with the fields 'relation' and 'window'")
-    extra = sorted(set(call) - {"relation", "window", "index", "call_id", "retention"})
-    if extra:
-        raise ModelError(f"call: unknown field {extra[0]!r}")
-    window = call["window"]
-    if not isinstance(window, list) or any(type(i) is not int for i in window):
-        raise ModelError("call.window: expected a list of integers")
-    for key, kind in (("relation", str), ("call_id", str), ("index", int), ("retention", int)):
-        if key in call and type(call[key]) is not kind:
-            raise ModelError(f"call.{key}: expected {'a string' if kind is str else 'an integer'}")
-    return MetamorphicCase(
-        session,
-        call["relation"],
-        tuple(window),
-        call.get("index", 0),
-        call.get("call_id", ""),
-        call.get("retention", 0),
-    )
-
-
 def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not a JSON number")
 
@@ -466,12 +367,20 @@ def _parse(data: Any, path: Path) -> Fixture:
     for key in _REQUIRED:
         if key not in data:
             raise ModelError(f"missing field {key!r}")
-    unknown = sorted(set(data) - set(_REQUIRED) - set(_OPTIONAL))
-    if unknown:
-        raise ModelError(f"unknown field {unknown[0]!r}")
     version = data["schema_version"]
     if type(version) is not int:
         raise ModelError(f"schema_version: expected an integer, got {version!r}")
+    names = protocol.sdks()
+    sdk = data.get("sdk", next(iter(names)))  # absent: the default SDK (google-adk)
+    if sdk not in names:
+        raise ModelError(f"sdk: unknown SDK {sdk!r} (known: {', '.join(names)})")
+    # The fixture's own SDK is asked first; the others only to name what it lacks.
+    entry = protocol.sdk_named(sdk)
+    foreign = sorted(set(data) - set(_REQUIRED) - set(_OPTIONAL) - set(entry.fields))
+    if foreign:
+        owner = next((e for e in protocol.all_sdks() if foreign[0] in e.fields), None)
+        if owner is None:
+            raise ModelError(f"unknown field {foreign[0]!r}")
     while version in UPGRADES:
         data = UPGRADES[version](data)
         version = data["schema_version"]
@@ -479,73 +388,51 @@ def _parse(data: Any, path: Path) -> Fixture:
         raise ModelError(
             f"schema_version {version} is not supported (this harness reads {SCHEMA_VERSION})"
         )
-    if data["kind"] not in _KINDS:
-        raise ModelError(f"kind: unknown kind {data['kind']!r} (known: {', '.join(_KINDS)})")
+    if data["kind"] not in entry.kinds:
+        kinds = tuple(dict.fromkeys(k for e in protocol.all_sdks() for k in e.kinds))
+        if data["kind"] not in kinds:
+            raise ModelError(f"kind: unknown kind {data['kind']!r} (known: {', '.join(kinds)})")
     if data["invariant"] not in KNOWN_INVARIANTS:
         raise ModelError(
             f"invariant: unknown invariant {data['invariant']!r} "
             f"(known: {', '.join(KNOWN_INVARIANTS)})"
         )
-    sdk = data.get("sdk", "python")
-    if sdk not in SDKS:
-        raise ModelError(f"sdk: unknown SDK {sdk!r} (known: {', '.join(SDKS)})")
-    if sdk == "adk-js":
-        return _parse_js(data, path)
-    for key in ("package_version", "compactor"):
-        if key in data:
-            raise ModelError(f"{key}: only an ADK-JS fixture (sdk 'adk-js') has it")
-    if "adk_release" not in data:
-        raise ModelError("missing field 'adk_release'")
-    release = data["adk_release"]
-    if not isinstance(release, str) or not _RELEASE.match(release):
-        raise ModelError(f"adk_release: expected a release number like 2.13.0, got {release!r}")
-    if _version(release) < FIRST_RELEASE_WITH_COMPACTION:
-        first = ".".join(map(str, FIRST_RELEASE_WITH_COMPACTION))
-        raise ModelError(f"adk_release {release}: event compaction exists only from {first} on")
-    if data["kind"] == "script":
-        if "session" in data:
-            raise ModelError("session: a script fixture's input is its script (in 'call')")
-        case = Script.from_json(data["call"], "call")
-    elif "session" not in data:
-        raise ModelError("missing field 'session'")
-    else:
-        case = _parse_case(
-            data["kind"], data["call"], Session.from_json(data["session"], "session")
-        )
+    release, case = entry.read(data)  # its own checks first: its messages are the clearest
+    if foreign:
+        noun = owner.fixture_noun(data["kind"]).split(" (")[0]
+        raise ModelError(f"{foreign[0]}: only {noun} (sdk {owner.name!r}) has it")
     violations = _common(data)
-    if data.get("known_fault") and fault_for(data["known_fault"]) is None:
-        raise ModelError(
-            f"known_fault: {data['known_fault']!r} is not registered in known_faults.py"
-        )
+    fault = data.get("known_fault")
+    if fault and entry.fault(fault) is None:
+        raise ModelError(f"known_fault: {fault!r} is not registered in {entry.fault_registry}")
     return Fixture(
         kind=data["kind"],
         invariant=data["invariant"],
-        adk_release=data["adk_release"],
+        adk_release=release,
         case=case,
         expected=data.get("expected", {}),
         observed=data.get("observed", {}),
         violations=tuple(violations),
-        known_fault=data.get("known_fault"),
-        also_shows=_also_shows(data, lambda f: fault_for(f) is not None),
+        known_fault=fault,
+        also_shows=_also_shows(data, lambda f: entry.fault(f) is not None),
         note=data.get("note"),
         shrinking=data.get("shrinking"),
         path=path,
+        sdk=sdk,
     )
 
 
-def _version(release: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", release)[:3])
-
-
 def newer_than_known(fixture: Fixture) -> str | None:
-    """One line when ``fixture`` was found on a google-adk release newer than
-    :data:`NEWEST_KNOWN_RELEASE` (its verdicts rest on known faults that were
-    never checked there), else None."""
-    if fixture.is_js or _version(fixture.adk_release) <= _version(NEWEST_KNOWN_RELEASE):
+    """One line when ``fixture`` was found on a release of its SDK newer than
+    any the harness knows (:meth:`~compaction_harness.sdk.protocol.Sdk.newer_than_known`:
+    its verdicts rest on known faults that were never checked there), else None."""
+    entry = fixture.sdk_entry()
+    newest = entry.newer_than_known(fixture.adk_release)
+    if newest is None:
         return None
     return (
-        f"{fixture.path or 'fixture'}: adk_release {fixture.adk_release} is newer than any "
-        f"release this harness knows ({NEWEST_KNOWN_RELEASE}): its known faults were never "
+        f"{fixture.path or 'fixture'}: {entry.release_field} {fixture.adk_release} is newer "
+        f"than any release this harness knows ({newest}): its known faults were never "
         "checked there"
     )
 
@@ -579,42 +466,3 @@ def _also_shows(data: dict[str, Any], registered) -> tuple[str, ...]:
         if fault == data.get("known_fault"):
             raise ModelError(f"also_shows: {fault!r} is the fixture's known_fault already")
     return tuple(shows)
-
-
-def _parse_js(data: dict[str, Any], path: Path) -> Fixture:
-    """An ADK-JS fixture (``sdk: "adk-js"``): kind ``script``, ``package_version``
-    and ``compactor`` instead of ``adk_release``; loading it needs no Node."""
-    from ..sdk.js.adk_js import KNOWN_FAULTS, JsCase, JsCompactor
-
-    if data["kind"] != "script":
-        raise ModelError(f"kind: an ADK-JS fixture is of kind 'script', not {data['kind']!r}")
-    if "adk_release" in data:
-        raise ModelError("adk_release: an ADK-JS fixture names its package_version instead")
-    if "session" in data:
-        raise ModelError("session: a script fixture's input is its script (in 'call')")
-    for key in ("package_version", "compactor"):
-        if key not in data:
-            raise ModelError(f"missing field {key!r} (required for sdk 'adk-js')")
-    version = data["package_version"]
-    if not isinstance(version, str) or not _RELEASE.match(version):
-        raise ModelError(f"package_version: expected a version like 2.0.0, got {version!r}")
-    case = JsCase(Script.from_json(data["call"], "call"), JsCompactor.from_json(data["compactor"]))
-    violations = _common(data)
-    fault = data.get("known_fault")
-    if fault and fault not in KNOWN_FAULTS:
-        raise ModelError(f"known_fault: {fault!r} is not registered in adk_js.KNOWN_FAULTS")
-    return Fixture(
-        kind="script",
-        invariant=data["invariant"],
-        adk_release=version,
-        case=case,
-        expected=data.get("expected", {}),
-        observed=data.get("observed", {}),
-        violations=tuple(violations),
-        known_fault=fault,
-        also_shows=_also_shows(data, KNOWN_FAULTS.__contains__),
-        note=data.get("note"),
-        shrinking=data.get("shrinking"),
-        path=path,
-        sdk="adk-js",
-    )

@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import event
 from hypothesis.control import currently_in_test_context
 
-from ..sdk.python.cases import case_kind, run_case
+from ..sdk.python.cases import by_fix, run_case
 from ..sdk.python.unit import (
     Helpers,
     InvariantViolation,
@@ -27,7 +27,7 @@ from ..sdk.python.unit import (
 )
 from ..spec.outcome import UnitOutcome
 from ..store.fixtures import Fixture
-from .verdicts import classify, installed_release
+from .verdicts import installed_release
 
 __all__ = [
     "KNOWN_FAULTS_MET",
@@ -73,7 +73,7 @@ def _check(case, outcome: UnitOutcome, *, injected: bool, release: str | None) -
     elif outcome.triaged:  # a pipeline run sorted them as it went
         new, known = list(outcome.violations), list(outcome.known)
     else:
-        new, known = classify(case, outcome.violations, release)
+        new, known = by_fix(case, outcome.violations)  # classification by fix
     for fault, evidence in {f: v.details.get("evidence", "pattern") for v, f in known}.items():
         met(fault, evidence)
     if currently_in_test_context():
@@ -123,31 +123,23 @@ def check_js_case(case: Any) -> UnitOutcome:
 
 
 def fixture_from_failure(exc: InvariantViolation, release: str | None = None) -> Fixture:
-    """The fixture recording a failing case (the first violation names it): an
-    ADK-JS case gives an ``sdk: "adk-js"`` fixture of kind ``script`` whose
-    version is the installed ``@google/adk`` (``release`` ignored)."""
-    from ..sdk.js.adk_js import JsCase
+    """The fixture recording a failing case (the first violation names it),
+    of the SDK whose case it is (the driver registry's ``sdk_of_case``):
+    its kind, its installed release (``release`` overrides google-adk's, the
+    default SDK's, only) and its ``sdk``; an ADK-JS case gives an
+    ``sdk: "adk-js"`` fixture of kind ``script`` on the installed ``@google/adk``."""
+    from ..sdk import protocol
 
     outcome = exc.outcome
-    if isinstance(exc.case, JsCase):
-        from ..sdk.js.adk_js import package_version
-
-        return Fixture(
-            kind="script",
-            invariant=outcome.violations[0].invariant,
-            adk_release=package_version(),
-            case=exc.case,
-            expected=outcome.expected,
-            observed=outcome.observed,
-            violations=tuple(v.summary() for v in outcome.violations),
-            sdk="adk-js",
-        )
+    sdk = protocol.sdk_of_case(exc.case)
+    default = next(iter(protocol.sdks())) == sdk.name
     return Fixture(
-        kind=case_kind(exc.case),
+        kind=sdk.kind_of(exc.case),
         invariant=outcome.violations[0].invariant,
-        adk_release=release or installed_release(),
+        adk_release=(release or installed_release()) if default else sdk.installed(),
         case=exc.case,
         expected=outcome.expected,
         observed=outcome.observed,
         violations=tuple(v.summary() for v in outcome.violations),
+        sdk=sdk.name,
     )

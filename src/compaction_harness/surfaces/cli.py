@@ -15,140 +15,34 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from ..envs import EnvError
-from ..spec import reference
+from ..sdk.protocol import RegistryError
 from ..spec.invariants import invariants_of
-from ..spec.model import Session, _one_line, summary_number
-from ..store.fixtures import Fixture, FixtureError, load_fixture, newer_than_known
+from ..store.fixtures import Fixture, FixtureError, load_fixture
+from .cli_common import (
+    CONFIG_FLAGS,
+    MAX_SESSION_BYTES,
+    MAX_SESSION_EVENTS,
+    CliError,
+    _error,
+    _load_each,
+    _minimize_config,
+    _natural,
+    _positive,
+    _whole,
+)
+from .render import render_fixture
+from .replay import _cmd_replay
 
 __all__ = ["main"]
 
 
-class CliError(Exception):
-    """Bad input or an unusable target: one line, exit status 2."""
-
-
-#: minimize's limits: Hypothesis draws one choice per event, and the search
-#: replays ADK on every candidate.
-MAX_SESSION_EVENTS = 1_000
-MAX_SESSION_BYTES = 50_000_000
-
-
-#: The trigger flags of a recorded session's configuration (minimize, replay).
-CONFIG_FLAGS = ("compaction-interval", "overlap-size", "token-threshold", "event-retention-size")
-
 #: The pipeline-level invariants, as minimize --invariant takes them.
 PIPELINE_NAMES = invariants_of("pipeline")
-
-
-def _at_least(low: int) -> Callable[[str], int]:
-    """An argparse type: a whole number of at least ``low``."""
-
-    def whole(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"expected at least {low}, got {value}")
-        return value
-
-    return whole
-
-
-_natural = _at_least(0)
-_positive = _at_least(1)
-
-
-def _expand(paths: Sequence[str]) -> list[Path]:
-    """The fixture files named: a directory stands for its ``*.json`` files."""
-    out: list[Path] = []
-    for name in paths:
-        path = Path(name)
-        if path.is_dir():
-            found = sorted(path.glob("*.json"))
-            if not found:
-                out.append(path)  # reported as bad input by the loader
-            out.extend(found)
-        else:
-            out.append(path)
-    return out
-
-
-def _load_each(paths: Sequence[str]) -> list[tuple[Path, Fixture | None]]:
-    """Each named fixture loaded, or None after its one-line error on stderr."""
-    loaded: list[tuple[Path, Fixture | None]] = []
-    for path in _expand(paths):
-        if path.is_dir():
-            _error(f"{path}: a directory with no .json fixtures")
-            loaded.append((path, None))
-            continue
-        try:
-            fixture = load_fixture(path)
-        except FixtureError as exc:
-            _error(str(exc))
-            loaded.append((path, None))
-            continue
-        newer = newer_than_known(fixture)
-        if newer:
-            print(f"warning: {newer}", file=sys.stderr, flush=True)
-        loaded.append((path, fixture))
-    return loaded
-
-
-def _load_sessions(
-    args: argparse.Namespace, config: dict[str, int | None]
-) -> list[tuple[Path, Fixture | None]]:
-    """Each named recorded session as a ``pipeline`` fixture replayed with
-    ``config`` and ``args.agent`` (see ``pipeline.recorded_case``), or None
-    after its one-line error on stderr."""
-    from ..sdk.python.adk import ADK_RELEASE, session_from_json
-    from ..sdk.python.pipeline import recorded_case
-    from ..spec.model import ModelError
-    from ..spec.pipeline_case import check_agents
-
-    if config.get("compaction_interval") is None and config.get("token_threshold") is None:
-        raise CliError(
-            "--config: no trigger: give compaction_interval (a sliding window) or "
-            "token_threshold, as the session's EventsCompactionConfig had them"
-        )
-    loaded: list[tuple[Path, Fixture | None]] = []
-    for path in _expand(args.fixtures):
-        try:
-            if path.is_file() and path.stat().st_size > MAX_SESSION_BYTES:
-                raise CliError(f"larger than {MAX_SESSION_BYTES} bytes")
-            session = session_from_json(path.read_text(encoding="utf-8"))
-            check_agents(session, args.agent or ())
-            case = recorded_case(session, config, agents=args.agent or ())
-        except (OSError, UnicodeDecodeError) as exc:
-            _error(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
-            loaded.append((path, None))
-            continue
-        except (ValueError, ModelError, CliError) as exc:
-            _error(f"{path}: {exc}")
-            loaded.append((path, None))
-            continue
-        fixture = Fixture(
-            kind="pipeline",
-            invariant="P0",
-            adk_release=ADK_RELEASE,
-            case=case,
-            expected={},
-            observed={},
-            note="a recorded session, replayed with the configuration it ran with",
-            path=path,
-        )
-        loaded.append((path, fixture))
-    return loaded
-
-
-def _error(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr, flush=True)
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
@@ -159,383 +53,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
             status = 2
             continue
         print(("\n" if shown else "") + render_fixture(fixture), flush=True)
-        if getattr(args, "fixes_applied", ()) and not fixture.is_js:
+        if getattr(args, "fixes_applied", ()) and fixture.sdk_entry().applies_cli_fixes:
             print(_fixes_note(fixture, args.fixes_applied), flush=True)
         shown += 1
     return status
-
-
-def _length(value: object) -> int | None:
-    return len(value) if isinstance(value, list) else None
-
-
-def _pipeline_timeline(fixture: Fixture) -> list[str]:
-    """A pipeline run as stored in the session: the appended events and, where
-    ADK put them, the summaries with the events each was given (the numbering
-    the violations use)."""
-    case = fixture.case
-    stored = fixture.observed.get("stored")
-    summaries = fixture.observed.get("summaries", [])
-    if not isinstance(stored, list):  # a fixture written before "stored" was recorded
-        lines = [
-            f"timeline (the events appended; summaries not shown; {_time_note(case.session)}):",
-            case.render(),
-        ]
-        for n, given in enumerate(summaries):
-            lines.append(f"summary#{n} was given the stored events {given}")
-        return lines
-    rendered = [line.split(None, 1)[1] for line in case.session.render().splitlines()]
-    ends = list(case.ends)
-    lines = [
-        "timeline (numbered as stored, summaries included; an event the model wrote "
-        "follows a model call, before which token-threshold compaction may run; "
-        + _time_note(case.session)
-        + "):"
-    ]
-    ended = False
-    for position, entry in enumerate(stored):
-        if isinstance(entry, int) and 0 <= entry < len(rendered):
-            lines.append(f"#{position:<4}{rendered[entry]}")
-            ended = (entry + 1) in ends
-            if ended:
-                lines.append("  ---- end of invocation: the runner's compaction runs")
-            continue
-        number = summary_number(str(entry))
-        given = summaries[number] if number is not None and number < len(summaries) else []
-        when = "at that end" if ended else "before the next model call"
-        label = f"summary#{number}" if number is not None else _one_line(str(entry))
-        lines.append(
-            f"#{position:<4}{label}: a summary made {when}, given "
-            + (", ".join(f"#{i}" for i in given) or "nothing")
-        )
-    lines.append(f"config: {dict(case.config)}")
-    if getattr(case, "agents", ()):
-        lines.append(f"agents: {', '.join(case.agents)} (root first)")
-    prompt = fixture.observed.get("prompt")
-    if isinstance(prompt, list) and prompt:
-        lines.append("prompt at the last check (role: parts):")
-        for content in prompt:
-            role, parts = content[0], content[1]
-            shown = "; ".join(_one_line(" ".join(str(x) for x in part)) for part in parts)
-            lines.append(f"  {role}: {shown}")
-    return lines
-
-
-def _script_timeline(fixture: Fixture) -> list[str]:
-    """A script fixture: the script, then the events it stored (as recorded
-    when it failed), each with the operation that stored it, the summaries
-    where ADK stored them with what each was given, and the prompt of the last
-    check."""
-    from ..spec.model import ModelError, render_step
-
-    script = fixture.case
-    lines = []
-    if fixture.is_js:
-        lines.append(f"ADK-JS compactor: {fixture.case.compactor.to_json()}")
-        script = fixture.case.script
-        exception = fixture.observed.get("exception")
-        if isinstance(exception, dict):
-            lines.append(
-                f"@google/adk raised {exception.get('name')} at driver action "
-                f"{exception.get('action')}: {_one_line(str(exception.get('message')))[:300]}"
-            )
-    lines.append("script (operations numbered; replay executes exactly these):")
-    lines += ["  " + line for line in script.render().splitlines()]
-    try:
-        stored = Session.from_json(fixture.observed.get("session", {"steps": []}))
-    except ModelError:
-        stored = Session()
-    origin = fixture.observed.get("origin", [])
-    summaries = fixture.observed.get("summaries", [])
-    seeds = fixture.observed.get("seeds", [])  # ADK-JS: earlier summaries given
-    lines.append(
-        f"events as stored when it failed (op = the operation that stored it; "
-        f"{_time_note(stored)}):"
-    )
-    number = 0
-    for position, step in enumerate(stored):
-        made_by = origin[position] if position < len(origin) else None
-        if step.compaction is not None and not isinstance(made_by, int):
-            given = summaries[number] if number < len(summaries) else []
-            earlier = seeds[number] if number < len(seeds) else []
-            shown = (
-                ", ".join([f"#{i}" for i in given] + [f"summary#{n}" for n in earlier]) or "nothing"
-            )
-            lines.append(f"#{position:<4}{render_step(step, stored.origin)}  <- given {shown}")
-            number += 1
-            continue
-        op = f"op {made_by}" if isinstance(made_by, int) else "    "
-        lines.append(f"#{position:<4}{op:<7}{render_step(step, stored.origin)}")
-    prompt = fixture.observed.get("prompt")
-    if isinstance(prompt, list) and prompt:
-        lines.append("prompt at the last check (role: parts):")
-        for content in prompt:
-            role, parts = content[0], content[1]
-            shown = "; ".join(_one_line(" ".join(str(x) for x in part))[:120] for part in parts)
-            lines.append(f"  {role}: {shown}")
-    return lines
-
-
-def _time_note(session: Session) -> str:
-    return f"t = seconds after the first event, exactly; its timestamp is {session.origin!r}"
-
-
-def render_fixture(fixture: Fixture) -> str:
-    """The fixture for a person: header, violations, and the annotated timeline."""
-    case = fixture.case
-    if fixture.kind == "token":
-        expected = _length(fixture.expected.get("range"))
-        observed = _length(fixture.observed.get("range"))
-    else:
-        expected = fixture.expected.get("prefix_length")
-        observed = fixture.observed.get("prefix_length")
-    found_on = (
-        f"@google/adk {fixture.adk_release} (ADK for TypeScript)"
-        if fixture.is_js
-        else f"google-adk {fixture.adk_release}"
-    )
-    lines = [
-        f"fixture    {fixture.path}",
-        f"invariant  {fixture.invariant}   found on {found_on}",
-    ]
-    if fixture.known_fault and fixture.is_js:
-        from ..sdk.js.adk_js import KNOWN_FAULTS
-
-        explanation = KNOWN_FAULTS.get(fixture.known_fault, ((), ""))[1]
-        lines.append(
-            f"known upstream fault: {fixture.known_fault} (ADK-JS; see faults/catalogue.py)"
-        )
-        if explanation:
-            lines.append(f"  what a user sees: {explanation}")
-    elif fixture.known_fault:
-        from ..sdk.python.known_faults import fault_for
-
-        fault = fault_for(fixture.known_fault)
-        title = f" ({fault.title}; see faults/catalogue.py)" if fault else ""
-        lines.append(f"known upstream fault: {fixture.known_fault}{title}")
-    if fixture.note:
-        lines.append(f"note: {fixture.note}")
-    lines += ["", "violations:"] + [f"  {v}" for v in fixture.violations] + [""]
-    if fixture.kind == "pipeline":
-        return "\n".join(lines + _pipeline_timeline(fixture))
-    if fixture.kind == "script":
-        return "\n".join(lines + _script_timeline(fixture))
-    session, window = case.session, case.window
-    lines.append(
-        "timeline (W = in the compaction window; open = obligations still open after the "
-        "event when no id is exempted as provably dead; " + _time_note(session) + "):"
-    )
-    dead = reference.provably_dead_call_ids(session, window)
-    position = {step: pos for pos, step in enumerate(window)}
-    for index, line in enumerate(session.render({i: "W" for i in window}).splitlines()):
-        note = ""
-        if index in position:
-            pos = position[index]
-            still_open = reference.open_obligations(session, window, pos + 1, exempt_dead=False)
-            opened = sorted({o.id for o in still_open})
-            note = f"   open={{{','.join(opened)}}}" if opened else ""
-        lines.append(line + note)
-        if index in position:
-            cut = position[index] + 1
-            if cut == expected:
-                lines.append(f"  ---- reference cut: compact {expected} window event(s)")
-            if cut == observed:
-                lines.append(f"  ---- ADK cut: compacted {observed} window event(s)")
-    if expected == 0:
-        lines.append("  (reference: compact nothing)")
-    if observed == 0:
-        lines.append("  (ADK: compacted nothing)")
-    if fixture.kind == "token":
-        lines.append(f"event_retention_size: {fixture.case.retention}")
-        lines.append(
-            f"split (reference): {fixture.expected.get('split')}   "
-            f"split (ADK): {fixture.observed.get('split')}"
-        )
-    lines.append(f"dead ids (reference): {sorted(dead) or 'none'}")
-    if "dead_ids" in fixture.observed:
-        lines.append(f"dead ids (ADK):       {fixture.observed['dead_ids'] or 'none'}")
-    return "\n".join(lines)
-
-
-def _cmd_replay(args: argparse.Namespace) -> int:
-    if args.adk or args.adk_src:
-        return _reexec_in_target(args)
-    from ..sdk.js.adk_js import AdkJsUnavailable
-    from ..sdk.js.js_fixes import active as js_active
-    from ..sdk.python.adk import ADK_RELEASE, NotApplicable
-    from .switch import described, judged_with_fixes
-    from .verdicts import judge_fixture
-
-    fixes_applied = getattr(args, "fixes_applied", ())
-    with_fixes = f" {described(fixes_applied, short=True)}" if fixes_applied else ""
-    js_applied = js_active()  # ADK-JS's fixes (HARNESS_FIXES, or --fixes)
-    js_with_fixes = f" {described(js_applied, short=True)}" if js_applied else ""
-    js_replayed = False
-    counts = {"ok": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "NOREPRO": 0, "bad": 0}
-    unavailable = 0  # of counts["bad"]: ADK-JS fixtures without Node or the package
-    status = 0
-    report: list[dict[str, Any]] = []
-    config = _minimize_config(args)
-    if config is None and args.agent:
-        raise CliError(
-            "--agent names the agents of a recorded session's configuration: give --config too"
-        )
-    if config is not None and args.driver is not None:
-        raise CliError("--driver replays script fixtures; a recorded session has none")
-    loaded = _load_each(args.fixtures) if config is None else _load_sessions(args, config)
-    for path, fixture in loaded:
-        if fixture is None:
-            counts["bad"] += 1
-            status = 2
-            report.append({"path": str(path), "label": "bad", "reason": "unreadable fixture"})
-            continue
-        if args.driver is not None and (fixture.kind != "script" or fixture.is_js):
-            message = (
-                f"--driver {args.driver} replays script fixtures only; this is "
-                + ("an ADK-JS fixture" if fixture.is_js else f"a {fixture.kind} fixture")
-                + (" (it runs on the Node driver)" if fixture.is_js else "")
-            )
-            _error(f"{path}: {message}")
-            counts["bad"] += 1
-            status = 2
-            report.append({"path": str(path), "label": "bad", "reason": message})
-            continue
-        recorded = fixture
-        if args.driver is not None:
-            fixture = _with_driver(fixture, args.driver)
-        try:
-            judged = judge_fixture(recorded, driver=args.driver)
-            if fixes_applied or (recorded.is_js and js_applied):
-                judged = judged_with_fixes(recorded, judged, fixes_applied)
-        except NotApplicable as exc:
-            _error(f"{path}: cannot be replayed here: {exc}")
-            counts["bad"] += 1
-            status = 2
-            report.append({**_about(path, fixture), "label": "n/a", "reason": str(exc)})
-            continue
-        except AdkJsUnavailable as exc:  # an ADK-JS fixture, and no Node or no package
-            _error(f"{path}: an ADK-JS fixture cannot be replayed here: {exc}")
-            counts["bad"] += 1
-            unavailable += 1
-            status = 2
-            report.append({**_about(path, fixture), "label": "n/a", "reason": str(exc)})
-            continue
-        counts[judged.label] += 1
-        js_replayed = js_replayed or fixture.is_js
-        if judged.failed:
-            status = _worst(status, 1)
-        elif judged.label == "NOREPRO":
-            status = _worst(status, 3)
-        if args.json:
-            report.append(_replay_entry(path, fixture, judged))
-            continue
-        where = f"{path} on " + (
-            f"@google/adk {judged.verdict.release}{js_with_fixes}"
-            if fixture.is_js
-            else f"google-adk {ADK_RELEASE}{with_fixes}"
-        )
-        if fixture.is_js and fixture.adk_release != judged.verdict.release:
-            # One @google/adk is installed: a fixture written on another one
-            # replays on it, and the line says so rather than passing silently.
-            where += f" (found on @google/adk {fixture.adk_release})"
-        reason = f": {judged.reason}" if judged.label in ("XFAIL", "XPASS", "NOREPRO") else ""
-        applied_here = js_applied if fixture.is_js else fixes_applied
-        if applied_here and judged.reason and not reason:  # "holds with fix X", "still fails"
-            reason = f": {judged.reason}"
-        print(f"{judged.label:5} {where}{reason}")
-        verdict = judged.verdict
-        if "recorded_differs" in verdict.outcome.observed:
-            continue  # another configuration's violations: the reason line says it all
-        shown = list(verdict.new) if verdict.new else [v for v, _ in verdict.known]
-        observer = getattr(fixture.case, "observer", "ADK")  # "ADK-JS" for ADK-JS's
-        for violation in shown:
-            print("      " + violation.render(observer).replace("\n", "\n      "))
-        for repair in verdict.outcome.observed.get("repairs", []):
-            print(f"      runner: {repair}")
-        for reason in verdict.outcome.not_applicable:
-            print(f"      not applicable: {reason}")
-        sys.stdout.flush()
-    if args.json:
-        document = {
-            "release": ADK_RELEASE,
-            "fixes": list(fixes_applied),
-            "adk_js_fixes": list(js_applied),
-            "counts": counts,
-        }
-        print(json.dumps({**document, "fixtures": report}, indent=1))
-        return status
-    if counts["bad"] and sum(counts.values()) == counts["bad"]:
-        return status  # nothing was replayed: the error lines say it all
-    print(
-        f"{counts['ok']} held, {counts['FAIL']} failed, {counts['XFAIL']} known upstream "
-        f"faults, {counts['XPASS']} known faults no longer seen"
-        + (f" (google-adk {ADK_RELEASE} {described(fixes_applied)})" if fixes_applied else "")
-        + (f" (@google/adk {described(js_applied)})" if js_applied and js_replayed else "")
-        + (
-            f", {counts['NOREPRO']} not reproducible on the {args.driver} driver"
-            if counts["NOREPRO"] and args.driver
-            else f", {counts['NOREPRO']} not replayed as recorded (check --config / --agent)"
-            if counts["NOREPRO"]
-            else ""
-        )
-        + (
-            f", {counts['bad'] - unavailable} not replayed (bad input)"
-            if counts["bad"] > unavailable
-            else ""
-        )
-        + (
-            f", {unavailable} ADK-JS fixtures not replayed (no Node or no package: `make js-env`)"
-            if unavailable
-            else ""
-        )
-    )
-    return status
-
-
-#: Which exit status of ``replay`` wins when fixtures differ: bad input, then a
-#: failure, then a driver that cannot reproduce a fixture's shape, then 0.
-_SEVERITY = {0: 0, 3: 1, 1: 2, 2: 3}
-
-
-def _worst(status: int, other: int) -> int:
-    return max(status, other, key=_SEVERITY.__getitem__)
-
-
-def _about(path: Path, fixture: Fixture) -> dict[str, Any]:
-    """What identifies a fixture in ``replay --json``."""
-    return {
-        "path": str(path),
-        "kind": fixture.kind,
-        "invariant": fixture.invariant,
-        "found_on": fixture.adk_release,
-        "sdk": fixture.sdk,
-        "known_fault": fixture.known_fault,
-    }
-
-
-def _replay_entry(path: Path, fixture: Fixture, judged: Any) -> dict[str, Any]:
-    """One fixture's result in ``replay --json``: its verdict on the installed
-    release (``label``, ``reason``, ``faults``: the known faults met),
-    ``shows``: the same faults (classification by fix does not depend on
-    the faults' recorded releases; the release matrix derives those lists
-    from it), ``evidence``: for each fault, ``"fix NAME"`` (the fix whose
-    re-run removed its violations; several joined by ``+``) or
-    ``"pattern"`` (a fault with no fix yet, by its recogniser), ``new``: the
-    violations no known fault explains, and ``invariants``: the invariants
-    broken."""
-    verdict = judged.verdict
-    broken = [*verdict.new, *(v for v, _ in verdict.known)]
-    return {
-        **_about(path, fixture),
-        "label": judged.label,
-        "reason": judged.reason,
-        "faults": list(verdict.faults),
-        "shows": list(verdict.faults),
-        "evidence": verdict.evidence,
-        "new": [v.summary() for v in verdict.new],
-        "invariants": sorted({v.invariant for v in broken}),
-        "not_applicable": list(verdict.outcome.not_applicable),
-    }
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -704,57 +225,6 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
 MAX_PROFILE_INVOCATIONS = 300
 
 
-def _minimize_config(args: argparse.Namespace) -> dict[str, int | None] | None:
-    """minimize's configuration: --config (a JSON object, or a file holding
-    one) with the trigger flags over it; None when neither is given."""
-    from ..spec.pipeline_case import CONFIG_KEYS
-
-    config: dict[str, Any] | None = None
-    if args.config is not None:
-        text = args.config
-        if not text.lstrip().startswith("{"):
-            try:
-                text = Path(text).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise CliError(
-                    f"--config {args.config}: neither a JSON object nor a readable file: "
-                    f"{getattr(exc, 'strerror', None) or exc}"
-                ) from None
-        try:
-            config = json.loads(text)
-        except ValueError as exc:
-            raise CliError(f"--config: invalid JSON: {_one_line(str(exc))}") from None
-        if not isinstance(config, dict):
-            raise CliError("--config: expected a JSON object of trigger values")
-        unknown = sorted(set(config) - set(CONFIG_KEYS))
-        if unknown:
-            raise CliError(
-                f"--config: unknown key {unknown[0]!r} (expected {', '.join(CONFIG_KEYS)})"
-            )
-        for key, value in config.items():
-            if value is not None and (type(value) is not int or value < 0):
-                raise CliError(f"--config: {key}: expected a non-negative integer or null")
-    for key in CONFIG_KEYS:
-        value = getattr(args, key)
-        if value is not None:
-            config = {**(config or {}), key: value}
-    return config
-
-
-def _whole(option: str, text: str | None, low: int, high: int | None = None) -> int | None:
-    """``text`` as a whole number from ``low`` to ``high``, or a CliError."""
-    if text is None:
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
-    if value is None or value < low or (high is not None and value > high):
-        limits = f"from {low} to {high}" if high is not None else f"of at least {low}"
-        raise CliError(f"{option} {text!r}: expected a whole number {limits}")
-    return value
-
-
 def _cmd_profile(args: argparse.Namespace) -> int:
     from .profile import (
         CONFIGS,
@@ -799,10 +269,12 @@ def _cmd_profile(args: argparse.Namespace) -> int:
             return 0
         if args.fixture is not None:
             fixture = load_fixture(args.fixture)
-            if fixture.is_js:
+            sdk = fixture.sdk_entry()
+            if not sdk.applies_cli_fixes:  # not the SDK this process runs: google-adk's
+                noun = sdk.fixture_noun(fixture.kind).split(" (")[0]
                 raise CliError(
-                    f"{args.fixture}: an ADK-JS fixture cannot be profiled: profile measures "
-                    "google-adk's compaction (replay runs it on @google/adk)"
+                    f"{args.fixture}: {noun} cannot be profiled: profile measures "
+                    f"google-adk's compaction (replay runs it on {sdk.package})"
                 )
             profile = profile_case(fixture.case, source=str(args.fixture))
         else:
@@ -861,39 +333,6 @@ def _standard_table(costs: dict) -> str:
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines + notes)
-
-
-def _with_driver(fixture, driver: str):
-    """A script fixture whose script runs on ``driver`` (see ``ScriptConfig.driver``)."""
-    from dataclasses import replace
-
-    from ..spec.scripts import Script
-
-    script = fixture.case
-    return replace(fixture, case=Script(replace(script.config, driver=driver), script.operations))
-
-
-def _reexec_in_target(args: argparse.Namespace) -> int:
-    from .. import envs
-
-    target = argparse.Namespace(adk=args.adk, adk_src=args.adk_src)
-    python = envs.ensure(target)
-    argv = [str(python), "-m", "compaction_harness", "replay", *args.fixtures]
-    if args.driver is not None:
-        argv += ["--driver", args.driver]
-    if args.config is not None:
-        argv += ["--config", args.config]
-    for flag in CONFIG_FLAGS:
-        value = getattr(args, flag.replace("-", "_"))
-        if value is not None:
-            argv += [f"--{flag}", str(value)]
-    for name in args.agent or ():
-        argv += ["--agent", name]
-    if args.fixes is not None:  # checked there, against that release
-        argv += ["--fixes", args.fixes]
-    sys.stdout.flush()
-    os.execv(str(python), argv)
-    return 2  # unreachable
 
 
 def _fixes_argument(parser: argparse.ArgumentParser) -> None:
@@ -1000,6 +439,12 @@ def _session_config_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_faults(args: argparse.Namespace) -> int:
+    if args.pages is not None:  # the catalogue as pages (docs/faults), as fault_pages writes them
+        from .fault_pages import main as fault_pages
+
+        if args.sdk or args.json:
+            raise CliError("--pages writes every fault's page: no --sdk or --json")
+        return fault_pages(["--write", args.pages])
     from ..faults.catalogue import FAULTS, faults_of, fix_text, ranges, release_order
 
     chosen = faults_of(args.sdk) if args.sdk else FAULTS
@@ -1281,6 +726,13 @@ def build_parser() -> argparse.ArgumentParser:
         "sdk, family, invariants, title, user_sees, compactors, fix, no_fix_reason, "
         "releases)",
     )
+    faults.add_argument(
+        "--pages",
+        metavar="DIR",
+        help="write the catalogue as Markdown pages instead: DIR/<fault id>.md for every "
+        "known fault and the index DIR/README.md, as docs/faults holds them (made if absent; "
+        "other *.md files there are deleted); nothing is run",
+    )
     faults.set_defaults(func=_cmd_faults)
     return parser
 
@@ -1303,7 +755,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with _fixes_applied(args):
             return args.func(args)
-    except (FixtureError, EnvError, CliError) as exc:
+    except (FixtureError, EnvError, CliError, RegistryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

@@ -23,7 +23,7 @@ ADK-JS's from its fixtures); the invariants it breaks, with their statements
 its family and the faults of the other SDK with the same mechanism; its fix
 (name, summary and every diff file's text) or why it has none; its fixtures
 in ``tests/repros/`` (those whose ``known_fault`` it is), each rendered as
-``show`` prints it (:func:`compaction_harness.surfaces.cli.render_fixture`,
+``show`` prints it (:func:`compaction_harness.surfaces.render.render_fixture`,
 which reads the stored timeline and runs no SDK); the commands that
 reproduce it; and the public reports the record holds, if any.
 
@@ -61,7 +61,7 @@ from ..faults.catalogue import (
 from ..sdk.python.fixes import FIXES
 from ..spec.invariants import INVARIANTS
 from ..store.fixtures import FixtureError, load_fixture
-from .cli import render_fixture
+from .render import render_fixture
 
 __all__ = ["INDEX", "main", "pages", "stale_pages", "write_pages"]
 

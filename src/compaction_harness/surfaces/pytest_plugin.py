@@ -32,7 +32,6 @@ from __future__ import annotations
 import functools
 import os
 import time
-from collections import Counter
 from importlib import metadata
 from pathlib import Path
 
@@ -154,10 +153,11 @@ def _fixes_line(config: pytest.Config) -> str | None:
     """What the session runs against under HARNESS_FIXES (None: no switch)."""
     if FIXES_SPEC in ("", "none"):
         return None
-    if _adk_js_only(config):
+    own = _own_sdk(config)
+    if own is not None:
         return (
-            f"HARNESS_FIXES={FIXES_SPEC} is handed to the Node driver: ADK-JS runs with its "
-            "own fixes"
+            f"HARNESS_FIXES={FIXES_SPEC} is handed to the {own.driver_name} driver: "
+            f"{own.title} runs with its own fixes"
         )
     from .switch import described
 
@@ -173,7 +173,7 @@ def _enter_fixes(config: pytest.Config) -> None:
     """Apply HARNESS_FIXES's google-adk fixes until the session ends (in each
     process that runs tests: not in pytest-xdist's controller, and not for a
     run of ADK-JS's tests alone, whose Node driver reads the variable)."""
-    if FIXES_SPEC in ("", "none") or _adk_js_only(config):
+    if FIXES_SPEC in ("", "none") or _own_sdk(config) is not None:
         return
     from ..sdk.python.fixes import applied
     from .switch import from_environment
@@ -190,26 +190,23 @@ def _enter_fixes(config: pytest.Config) -> None:
     config.add_cleanup(lambda: block.__exit__(None, None, None))
 
 
-#: The test files that run ADK-JS through Node (the Makefile's ADKJS_TESTS).
-ADKJS_TEST_FILES = (
-    "test_adk_js.py",
-    "test_adk_js_fixes.py",
-    "test_adk_js_recorded.py",
-    "test_differential_js.py",
-    "test_driver_conformance_js.py",
-)
-
-
-def _adk_js_only(config: pytest.Config) -> bool:
-    """Whether the run names ADK-JS's test files alone (``make test SDK=js``)."""
+def _own_sdk(config: pytest.Config):
+    """The SDK whose own test files the run names alone (``make test
+    SDK=js``: ADK-JS's, ``Sdk.test_files`` in the driver registry), or None
+    (google-adk's run, in this process)."""
     paths = [arg.split("::")[0] for arg in config.args if not arg.startswith("-")]
-    return bool(paths) and all(Path(p).name in ADKJS_TEST_FILES for p in paths)
+    if not paths:
+        return None
+    from ..sdk import protocol
+
+    return protocol.sdk_of_test_files([Path(p).name for p in paths])
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """Before anything runs: a campaign's shared database must answer, and a
-    run of ADK-JS's tests alone needs Node and the package. A malformed or
+    run of one other SDK's own test files alone needs that SDK (ADK-JS's: Node
+    and the package, ``Sdk.preflight``). A malformed or
     unreachable FUZZ_DB, ``--fuzz-worker`` without one, or ADK-JS's tests
     without Node, is one line ``error: ...`` on standard error and exit
     status 2 (not one traceback per test)."""
@@ -221,14 +218,9 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
             "--fuzz-worker (make fuzz-worker) needs FUZZ_DB=redis://HOST:PORT/N, the writer's "
             "shared example database"
         )
-    elif _adk_js_only(config):
-        from ..sdk.js import adk_js
-
-        try:
-            adk_js.node_path()
-        except adk_js.AdkJsUnavailable as exc:
-            problem = str(exc)
-    if problem is None and FIXES_SPEC not in ("", "none") and not _adk_js_only(config):
+    elif (own := _own_sdk(config)) is not None:
+        problem = own.preflight()  # ADK-JS: Node and the package
+    if problem is None and FIXES_SPEC not in ("", "none") and _own_sdk(config) is None:
         from .switch import FixesError, from_environment
 
         try:
@@ -707,203 +699,16 @@ def _item_budget(config: pytest.Config, item: pytest.Item, end: float) -> float:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    if config.getoption("--fuzz-seconds") is None:
-        fixtures = list(_fixtures_from(terminalreporter))
-        if fixtures:
-            terminalreporter.section("repro fixtures written")
-            for name, path in fixtures:
-                terminalreporter.write_line(f"{name}: {path}")
-            terminalreporter.write_line(
-                "To keep one as a regression test, move it to tests/repros/ and commit it."
-            )
-        return
-    rows = []
-    for report in _call_reports(terminalreporter):
-        props = dict(report.user_properties)
-        if "fuzz_rounds" not in props:
-            continue
-        rows.append((report.nodeid, report.outcome, props))
-    terminalreporter.section(f"fuzz campaign summary ({_campaign_target(rows)})")
-    fixed = _fixes_line(config)
-    if fixed:
-        terminalreporter.write_line(
-            f"ran on {fixed}: whatever it finds is a new fault or a false alarm of the harness"
-        )
-    if exitstatus == pytest.ExitCode.INTERRUPTED:
-        terminalreporter.write_line(
-            "campaign interrupted: failures found so far are kept in Hypothesis's example "
-            f"database (.hypothesis/fuzz-adk-{_adk_release()}{_FIXED_SUFFIX}/"
-            + (f", and {_SHOWN_DB}" if SHARED_DB_URL else "")
-            + "); the next `make fuzz` replays them first and writes their fixtures."
-        )
-    if SHARED_DB_URL:
-        role = "a worker: writes no fixtures" if config.getoption("--fuzz-worker") else "the writer"
-        terminalreporter.write_line(
-            f"shared example database: {_SHOWN_DB} (keys "
-            f"{shared_db.key_prefix(_adk_release() + _FIXED_SUFFIX).decode()}*); this campaign "
-            f"is {role}"
-        )
-    if not rows:
-        terminalreporter.write_line("no property tests ran")
-        return
-    write = terminalreporter.write_line
-    for nodeid, outcome, props in rows:
-        extra = ""
-        if "repro_fixture" in props:
-            extra = f"  fixture={props['repro_fixture']}"
-        elif "shared_failure" in props:
-            extra = f"  in the shared database (the writer writes {props['shared_failure']})"
-        elif "recorded_fixture" in props:
-            extra = f"  met recorded fixture {props['recorded_fixture']}"
-        elif "replayed_as_known" in props:
-            extra = f"  replayed as {props['replayed_as_known']}"
-        if props.get("shrinking_cut_short"):
-            extra += " (shrinking cut short by the budget)"
-        if props.get("late"):
-            extra += "  (the budget was spent before this item began: one example only)"
-        write(
-            f"{outcome.upper():7} {nodeid}  rounds={props['fuzz_rounds']} "
-            f"examples={props['examples']} seconds={props['fuzz_seconds']}{extra}"
-        )
-        for fault, examples in sorted(props.get("known_faults", {}).items()):
-            write(f"        known upstream fault {fault}: {examples} examples ({_evidence(fault)})")
-        for label, runs in sorted(props.get("labels", {}).items()):
-            if label.startswith("not applicable"):
-                write(f"        {label}: {runs} runs")
-    _write_split(write, rows, config)
-    problems: dict[str, str] = {}
-    for _, _, props in rows:
-        for kind, line in props.get("shared_db_problems", {}).items():
-            problems.setdefault(kind, line)
-    for line in problems.values():
-        write(line)
-    failed = [r for r in rows if r[1] == "failed"]
-    found = [p for _, _, p in failed if "repro_fixture" in p]
-    written = sorted({p["repro_fixture"] for p in found if p.get("repro_fixture_new", True)})
-    present = sorted({p["repro_fixture"] for p in found} - set(written))
-    recorded = sorted({p["recorded_fixture"] for _, _, p in rows if "recorded_fixture" in p})
-    known: dict[str, int] = {}
-    for _, _, props in rows:
-        for fault, n in props.get("known_faults", {}).items():
-            known[fault] = known.get(fault, 0) + n
-    met = [f"{fault} ({n} examples)" for fault, n in sorted(known.items())]
-    if failed:
-        # Shards of one property may find the same failure: one fixture, several items.
-        finders = Counter(p["repro_fixture"] for p in found)
+    from .campaign_report import write_summary
 
-        def named(paths: list[str]) -> str:
-            return ", ".join(
-                path + (f" (found by {finders[path]} items)" if finders[path] > 1 else "")
-                for path in paths
-            )
-
-        write(
-            f"NEW: {len(failed)} of {len(rows)} campaign items found a failure; "
-            f"fixtures written: {named(written) or 'none'}"
-            + (f"; already present: {named(present)}" if present else "")
-        )
-        refused = sorted({p["repro_fallback"] for p in found if "repro_fallback" in p})
-        if refused:
-            from ..store.fixtures import fallback_repro_dir
-
-            write(
-                f"the repro folder refused the fixtures ({'; '.join(refused)}): they were "
-                f"written to {fallback_repro_dir()} instead; move them into the repro folder "
-                "to keep them"
-            )
-        shared = sorted({p["shared_failure"] for _, _, p in failed if "shared_failure" in p})
-        if shared and ("lost" in problems or "refuses writes" in problems):
-            # Either way a failure of this campaign may never have reached the
-            # server: only this machine's local database is sure to hold it.
-            why = "was lost" if "lost" in problems else "refused writes"
-            write(
-                f"not written (a worker): {', '.join(shared)}; the shared database {why}, so "
-                "the failure is kept in this machine's local database only: run `make fuzz` "
-                "here to write its fixture"
-            )
-        elif shared:
-            write(
-                f"not written (a worker): {', '.join(shared)}; the failure is in the shared "
-                f"database {_SHOWN_DB}: the writer's next round replays it and writes the "
-                "fixture"
-            )
-    else:
-        write(f"nothing new: none of the {len(rows)} campaign items found a new failure")
-    if recorded:
-        write(f"met fixtures recorded before this campaign: {', '.join(recorded)}")
-    write(f"known upstream faults met: {', '.join(met) or 'none'}")
-    if any(p.get("shrinking_cut_short") for _, _, p in rows):
-        write(
-            "shrinking was cut short by the budget: run `make fuzz` again on this release to "
-            "continue shrinking from the example database (the smaller fixture gets a new name; "
-            "delete the larger one)."
-        )
-    if failed:
-        write(
-            "Read a fixture with `make show FIXTURE=<path>`, re-check it with "
-            "`make replay FIXTURE=<path>`; commit it to keep it as a regression test."
-        )
-    if config.getoption("hypothesis_show_statistics", False):
-        write("(Hypothesis statistics above describe each item's last round only.)")
-
-
-def _write_split(write, rows, config: pytest.Config) -> None:
-    """The campaign's wall clock against its budget, and the pipeline's share."""
-    budget = config.getoption("--fuzz-seconds")
-    started = os.environ.get("HARNESS_CAMPAIGN_STARTED")
-    took = time.time() - float(started) if started else None
-    spent = sum(p["fuzz_seconds"] for _, _, p in rows) or 1.0
-    pipeline = sum(p["fuzz_seconds"] for nodeid, _, p in rows if "pipeline" in nodeid)
-    share = (
-        "all on the ADK-JS items (SDK=js)"
-        if _all_adk_js(rows)
-        else f"of which the pipeline items {pipeline:.0f} s ({100 * pipeline / spent:.0f}%)"
+    write_summary(
+        terminalreporter,
+        exitstatus,
+        config,
+        fixed=_fixes_line(config),
+        release=_adk_release(),
+        db_key=_adk_release() + _FIXED_SUFFIX,
+        local_db=f".hypothesis/fuzz-adk-{_adk_release()}{_FIXED_SUFFIX}",
+        shared_url=SHARED_DB_URL,
+        shown_db=_SHOWN_DB,
     )
-    write(
-        f"budget {budget:g} s"
-        + (f", wall clock {took:.0f} s so far" if took is not None else "")
-        + f"; item time {spent:.0f} s, {share}"
-    )
-
-
-def _all_adk_js(rows) -> bool:
-    """Whether every campaign item is an ADK-JS one (``make fuzz SDK=js``)."""
-    return bool(rows) and all("test_adk_js.py" in nodeid for nodeid, _, _ in rows)
-
-
-def _campaign_target(rows) -> str:
-    """What the campaign ran against: ``google-adk <release>``, or for a
-    campaign of ADK-JS items alone ``@google/adk <version> (ADK for
-    TypeScript)``."""
-    if not _all_adk_js(rows):
-        return f"google-adk {_adk_release()}"
-    from ..sdk.js import adk_js
-
-    try:
-        version = adk_js.package_version()
-    except adk_js.AdkJsUnavailable:
-        version = "(not installed)"
-    return f"{adk_js.PACKAGE} {version}, ADK for TypeScript"
-
-
-def _call_reports(terminalreporter):
-    for key in ("passed", "failed"):
-        for report in terminalreporter.stats.get(key, []):
-            if getattr(report, "when", None) == "call":
-                yield report
-
-
-def _fixtures_from(terminalreporter):
-    for report in _call_reports(terminalreporter):
-        props = dict(report.user_properties)
-        if "repro_fixture" in props:
-            yield report.nodeid, props["repro_fixture"]
-
-
-def _evidence(fault: str) -> str:
-    """How a campaign told ``fault`` (a google-adk fault with a fix is only
-    ever named by a re-run under its fix; one without, by its recogniser)."""
-    from ..sdk.python.fixes import fixes_for
-
-    found = fixes_for(fault)
-    return "evidence: fix " + ", ".join(f.name for f in found) if found else "pattern evidence"

@@ -120,14 +120,12 @@ def own_fixes(fault_id: str | None, names: Sequence[str]) -> tuple[str, ...]:
 
 
 def _names_for(fixture: Any, names: Sequence[str]) -> tuple[str, ...]:
-    """The fixes ``fixture`` was replayed with: ``names`` (google-adk's) for a
-    google-adk fixture, the ADK-JS fixes ``HARNESS_FIXES`` asks for (the Node
-    driver's) for an ADK-JS fixture."""
-    if getattr(fixture, "is_js", False):
-        from ..sdk.js.js_fixes import active
-
-        return active()
-    return tuple(names)
+    """The fixes ``fixture`` was replayed with, as its SDK's entry of the
+    driver registry says (``Sdk.active_fixes``): ``names`` (google-adk's) for
+    a google-adk fixture, the ADK-JS fixes ``HARNESS_FIXES`` asks for (the
+    Node driver's) for an ADK-JS fixture."""
+    entry = getattr(fixture, "sdk_entry", None)  # a stand-in of a test may have none
+    return tuple(entry().active_fixes(tuple(names))) if entry else tuple(names)
 
 
 def judged_with_fixes(fixture: Any, judged: Any, names: Sequence[str]) -> Any:

@@ -6,11 +6,11 @@ the same question the same way: of the violations a case shows on a release,
 which are known upstream faults (``faults/catalogue.py``, told by their fixes) and
 which are new. This module is where that decision lives.
 
-* :func:`classify` sorts violations into known and new.
-* :func:`check` runs a case on the installed release and classifies what it
-  shows. A pipeline run goes on past a violation of a known fault and stops
-  at the first new one, as the campaign does, so a replay meets exactly what
-  the campaign met.
+* :func:`check` runs a case on the installed release of its SDK and
+  classifies what it shows (the SDK's entry of the driver registry does,
+  ``sdk.protocol.Sdk.check``; no SDK is named here). A google-adk pipeline
+  run goes on past a violation of a known fault and stops at the first new
+  one, as the campaign does, so a replay meets exactly what the campaign met.
 * :func:`judge_fixture` gives a fixture's verdict on the installed release:
 
   ========= =============================================================
@@ -35,18 +35,17 @@ which are new. This module is where that decision lives.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..sdk import protocol
 from ..spec.invariants import Violation
-from ..spec.outcome import UnitOutcome
 
 __all__ = [
     "FixtureVerdict",
     "Verdict",
     "check",
-    "classify",
     "installed_release",
     "judge_fixture",
     "signature",
@@ -58,7 +57,7 @@ class Verdict:
     """What a case shows on one release.
 
     Attributes:
-        release: the google-adk release it ran on.
+        release: the release of the case's SDK it ran on.
         new: violations no known fault of ``release`` explains.
         known: (violation, known fault id) for the explained ones.
         outcome: the run's outcome (expected and observed answers; its
@@ -68,7 +67,7 @@ class Verdict:
     release: str
     new: tuple[Violation, ...]
     known: tuple[tuple[Violation, str], ...]
-    outcome: UnitOutcome
+    outcome: Any
 
     @property
     def status(self) -> str:
@@ -92,67 +91,23 @@ class Verdict:
 
 
 def installed_release() -> str:
-    """The google-adk release under test."""
-    from ..sdk.python.adk import ADK_RELEASE
-
-    return ADK_RELEASE
-
-
-def classify(
-    case: Any, violations: Iterable[Violation], release: str
-) -> tuple[list[Violation], list[tuple[Violation, str]]]:
-    """Split ``violations`` of ``case`` into (new, [(known, fault id)]) by
-    re-running the case with the known faults' fixes
-    (:func:`compaction_harness.sdk.python.triage.by_fix`); ``release`` names
-    the installed release the case ran on (the fixes are applied to it)."""
-    from ..sdk.python.cases import by_fix
-
-    return by_fix(case, violations)
+    """The google-adk release under test (the default SDK's installed release)."""
+    return protocol.sdk_named(next(iter(protocol.sdks()))).installed()
 
 
 def check(case: Any, release: str | None = None) -> Verdict:
-    """Run ``case`` on the installed google-adk and classify what it shows.
+    """Run ``case`` on the SDK it belongs to (the registry's
+    :func:`~compaction_harness.sdk.protocol.sdk_of_case`) and classify what
+    it shows (:meth:`~compaction_harness.sdk.protocol.Sdk.check`).
 
     ``release`` names the release whose known faults apply (default: the
     installed one; the two differ only in tests). Raises
-    :class:`~compaction_harness.sdk.python.adk.NotApplicable` when the release cannot
-    run the case.
+    :class:`~compaction_harness.sdk.protocol.NotApplicable` when the release
+    cannot run the case, :class:`~compaction_harness.sdk.protocol.Unavailable`
+    when its SDK is not installed here.
     """
-    from ..sdk.js.adk_js import JsCase
-
-    if isinstance(case, JsCase):
-        return _check_js(case)
-    from ..sdk.python.cases import run_case
-
-    release = release or installed_release()
-    outcome = run_case(case, release=release)
-    if outcome.triaged:
-        new, known = list(outcome.violations), list(outcome.known)
-    else:
-        new, known = classify(case, outcome.violations, release)
-    return Verdict(
-        release,
-        tuple(new),
-        tuple(known),
-        UnitOutcome(new, outcome.expected, outcome.observed, outcome.not_applicable, known, True),
-    )
-
-
-def _check_js(case: Any) -> Verdict:
-    """:func:`check` for an ADK-JS case: run through the Node driver, triaged
-    against ``adk_js.KNOWN_FAULTS``; ``release`` is the installed
-    ``@google/adk`` version. Raises ``adk.NotApplicable`` (what ADK-JS cannot
-    represent) or ``adk_js.AdkJsUnavailable`` (no Node, or no ``make js-env``)."""
-    from ..sdk.js import adk_js
-    from ..sdk.python.adk import NotApplicable
-
-    try:
-        outcome = adk_js.check_case(case)
-    except adk_js.NotApplicable as exc:
-        raise NotApplicable(f"ADK-JS: {exc}") from None
-    return Verdict(
-        adk_js.package_version(), tuple(outcome.violations), tuple(outcome.known), outcome
-    )
+    checked = protocol.sdk_of_case(case).check(case, release)
+    return Verdict(checked.release, checked.new, checked.known, checked.outcome)
 
 
 def signature(violation: Violation, fault: str | None) -> tuple[str, str | None, tuple[str, ...]]:
@@ -184,22 +139,22 @@ def judge_fixture(
     ``driver``: run a script fixture on that driver (``emulated`` or
     ``runner``) instead of the one it records. Where that gives ``XPASS``,
     the fixture is run on its own driver too: when the marked fault shows
-    there, ADK fixed nothing, and the verdict is ``NOREPRO`` with the reason
-    :func:`compaction_harness.sdk.python.driver.shortfall` finds, never the advice to
-    edit the fault's releases."""
-    recorded = _recorded_driver(fixture)
+    there, the SDK fixed nothing, and the verdict is ``NOREPRO`` with the
+    reason the SDK's ``shortfall`` finds, never the advice to edit the
+    fault's releases."""
+    sdk = protocol.sdk_named(fixture.sdk)
+    recorded = sdk.recorded_driver(fixture.case)
     if driver is None or recorded is None or driver == recorded:
         return _judge(fixture, release)
-    judged = _judge(_on(fixture, driver), release)
+    moved = replace(fixture, case=sdk.on_driver(fixture.case, driver))
+    judged = _judge(moved, release)
     if judged.label != "XPASS":
         return judged
     own = _judge(fixture, release)
     if fixture.known_fault not in own.verdict.faults:
-        return judged  # its own driver does not show it either: ADK may have fixed it
-    from ..sdk.python.driver import shortfall
-
-    why = shortfall(
-        _on(fixture, driver).case,
+        return judged  # its own driver does not show it either: the SDK may have fixed it
+    why = sdk.shortfall(
+        moved.case,
         driver,
         judged.verdict.outcome,
         recorded,
@@ -214,54 +169,20 @@ def judge_fixture(
     )
 
 
-def _recorded_driver(fixture: Any) -> str | None:
-    """The driver a google-adk script fixture records; None for other fixtures."""
-    if fixture.kind != "script" or getattr(fixture, "sdk", "python") != "python":
-        return None
-    return fixture.case.config.driver
-
-
-def _on(fixture: Any, driver: str) -> Any:
-    """``fixture`` with its script run on ``driver``."""
-    from dataclasses import replace
-
-    from ..spec.scripts import Script
-
-    script = fixture.case
-    if script.config.driver == driver:
-        return fixture
-    return replace(fixture, case=Script(replace(script.config, driver=driver), script.operations))
-
-
 def _judge(fixture: Any, release: str | None) -> FixtureVerdict:
-    from ..sdk.python.known_faults import fault_for
-
+    sdk = protocol.sdk_named(fixture.sdk)
     verdict = check(fixture.case, release)
     differs = verdict.outcome.observed.get("recorded_differs")
     if differs:  # the configuration given is not the one the session ran with
         return FixtureVerdict("NOREPRO", verdict, differs)
-    if getattr(fixture, "sdk", "python") == "adk-js":
-        from ..sdk.js.adk_js import KNOWN_FAULTS as JS_FAULTS
-
-        # An ADK-JS fault applies to the compactors it names, on the pinned package.
-        compactors = JS_FAULTS.get(fixture.known_fault or "", (frozenset(), ""))[0]
-        expects = fixture.case.compactor.name in compactors
-        marked_id = fixture.known_fault
-    else:
-        marked = fault_for(fixture.known_fault) if fixture.known_fault else None
-        expects = marked is not None and marked.applies_to(verdict.release)
-        marked_id = marked.id if marked is not None else None
+    marked_id = fixture.known_fault
+    # A fault's releases are derived, never typed: what changes them is the
+    # SDK's (the matrix for google-adk, the pinned package for ADK-JS).
+    expects = bool(marked_id) and sdk.expects(marked_id, fixture.case, verdict.release)
     if verdict.new:
         return FixtureVerdict("FAIL", verdict, "a violation no known upstream fault explains")
     if expects and marked_id not in verdict.faults:
-        # A fault's releases are derived, never typed: what changes them is
-        # the matrix (google-adk) or the fixture's pinned package (ADK-JS).
-        where = (
-            "run `make test SDK=js` on the release that fixed it and give the fixture "
-            "that release's package_version"
-            if getattr(fixture, "sdk", "python") == "adk-js"
-            else "run `make matrix`: the fault's releases are derived from it"
-        )
+        where = sdk.when_fixed()
         if verdict.faults:
             # Other known faults show instead: one of them can hide the marked
             # one (a run that raises stops early), so "ADK fixed it" is only

@@ -12,11 +12,14 @@ recognisers of faults that have no fix), :mod:`.triage` and :mod:`.reruns`
 (classification by fix: a case re-run with fixes, through the runner its
 kind registered), :mod:`.fixes`, :mod:`.python_fixes` and ``patches/`` (the
 fixes: diffs of ADK's own source, and how they are applied), :mod:`.drivers`
-(the ``emulated`` and ``runner`` drivers behind the driver protocol). The only part
+(the ``emulated`` and ``runner`` drivers behind the driver protocol),
+:mod:`.entry` (google-adk's entry of the registry of SDKs: its fixtures'
+fields, kinds and cases, its known faults, its verdicts). The only part
 of the package that imports ``google.adk`` (here, anywhere in a module). May
 import :mod:`compaction_harness.spec`, :mod:`compaction_harness.faults` and
 :mod:`compaction_harness.envs` and the protocol it implements
-(:mod:`compaction_harness.sdk.protocol`); never ``sdk.js`` (the two SDK
+(:mod:`compaction_harness.sdk.protocol`,
+:mod:`compaction_harness.sdk.generic`); never ``sdk.js`` (the two SDK
 packages meet only in the specification: what both need lives in ``spec``),
 the store or the surfaces.
 """

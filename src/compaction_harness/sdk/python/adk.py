@@ -47,6 +47,7 @@ from ...spec.model import (
     Step,
     summary_number,
 )
+from .. import protocol as _protocol
 
 __all__ = [
     "ADK_RELEASE",
@@ -69,8 +70,9 @@ _EMPTY_ACTIONS = EventActions()
 ADK_RELEASE: str = _adk_version.__version__
 
 
-class NotApplicable(Exception):
-    """The installed release lacks what a property needs; ``str()`` says what."""
+#: The installed release lacks what a property needs; ``str()`` says what
+#: (the registry's, which every SDK raises: ``sdk.protocol.NotApplicable``).
+NotApplicable = _protocol.NotApplicable
 
 
 class UnreadableEvents(Exception):

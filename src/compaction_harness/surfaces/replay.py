@@ -1,0 +1,284 @@
+"""``python -m compaction_harness replay``: fixtures (or sessions) judged on the installed SDK.
+
+Each fixture is judged by :func:`.verdicts.judge_fixture` on the SDK its
+``sdk`` names (the driver registry's entry runs and classifies it): one line
+per fixture (``ok``, ``XFAIL``, ``FAIL``, ``XPASS``, ``NOREPRO``) and a
+summary, or ``--json``. Exit status: 0, 1 for a failure, 2 for bad input or
+an SDK that is not installed here, 3 for ``NOREPRO`` (see ``cli.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..sdk import protocol
+from ..store.fixtures import Fixture
+from .cli_common import (
+    CONFIG_FLAGS,
+    MAX_SESSION_BYTES,
+    CliError,
+    _error,
+    _expand,
+    _load_each,
+    _minimize_config,
+)
+
+__all__ = ["_cmd_replay"]
+
+
+def _load_sessions(
+    args: argparse.Namespace, config: dict[str, int | None]
+) -> list[tuple[Path, Fixture | None]]:
+    """Each named recorded session as a ``pipeline`` fixture replayed with
+    ``config`` and ``args.agent`` (see ``pipeline.recorded_case``), or None
+    after its one-line error on stderr."""
+    from ..sdk.python.adk import ADK_RELEASE, session_from_json
+    from ..sdk.python.pipeline import recorded_case
+    from ..spec.model import ModelError
+    from ..spec.pipeline_case import check_agents
+
+    if config.get("compaction_interval") is None and config.get("token_threshold") is None:
+        raise CliError(
+            "--config: no trigger: give compaction_interval (a sliding window) or "
+            "token_threshold, as the session's EventsCompactionConfig had them"
+        )
+    loaded: list[tuple[Path, Fixture | None]] = []
+    for path in _expand(args.fixtures):
+        try:
+            if path.is_file() and path.stat().st_size > MAX_SESSION_BYTES:
+                raise CliError(f"larger than {MAX_SESSION_BYTES} bytes")
+            session = session_from_json(path.read_text(encoding="utf-8"))
+            check_agents(session, args.agent or ())
+            case = recorded_case(session, config, agents=args.agent or ())
+        except (OSError, UnicodeDecodeError) as exc:
+            _error(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+            loaded.append((path, None))
+            continue
+        except (ValueError, ModelError, CliError) as exc:
+            _error(f"{path}: {exc}")
+            loaded.append((path, None))
+            continue
+        fixture = Fixture(
+            kind="pipeline",
+            invariant="P0",
+            adk_release=ADK_RELEASE,
+            case=case,
+            expected={},
+            observed={},
+            note="a recorded session, replayed with the configuration it ran with",
+            path=path,
+        )
+        loaded.append((path, fixture))
+    return loaded
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    if args.adk or args.adk_src:
+        return _reexec_in_target(args)
+    from .switch import described, judged_with_fixes
+    from .verdicts import installed_release, judge_fixture
+
+    fixes_applied = tuple(getattr(args, "fixes_applied", ()))
+    default = protocol.sdk_named(next(iter(protocol.sdks())))
+    replayed: dict[str, tuple[str, tuple[str, ...]]] = {}  # sdk -> (release, fixes)
+    counts = {"ok": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "NOREPRO": 0, "bad": 0}
+    unavailable: dict[str, int] = {}  # of counts["bad"]: fixtures whose SDK is not installed
+    status = 0
+    report: list[dict[str, Any]] = []
+    config = _minimize_config(args)
+    if config is None and args.agent:
+        raise CliError(
+            "--agent names the agents of a recorded session's configuration: give --config too"
+        )
+    if config is not None and args.driver is not None:
+        raise CliError("--driver replays script fixtures; a recorded session has none")
+    loaded = _load_each(args.fixtures) if config is None else _load_sessions(args, config)
+    for path, fixture in loaded:
+        if fixture is None:
+            counts["bad"] += 1
+            status = 2
+            report.append({"path": str(path), "label": "bad", "reason": "unreadable fixture"})
+            continue
+        sdk = fixture.sdk_entry()
+        if args.driver is not None and sdk.recorded_driver(fixture.case) is None:
+            message = (
+                f"--driver {args.driver} replays script fixtures only; this is "
+                + sdk.fixture_noun(fixture.kind)
+            )
+            _error(f"{path}: {message}")
+            counts["bad"] += 1
+            status = 2
+            report.append({"path": str(path), "label": "bad", "reason": message})
+            continue
+        recorded = fixture
+        if args.driver is not None:
+            fixture = _with_driver(fixture, args.driver)
+        applied_here = sdk.active_fixes(fixes_applied)
+        try:
+            judged = judge_fixture(recorded, driver=args.driver)
+            if applied_here:
+                judged = judged_with_fixes(recorded, judged, fixes_applied)
+        except protocol.NotApplicable as exc:
+            _error(f"{path}: cannot be replayed here: {exc}")
+            counts["bad"] += 1
+            status = 2
+            report.append({**_about(path, fixture), "label": "n/a", "reason": str(exc)})
+            continue
+        except protocol.Unavailable as exc:  # its SDK is not installed here (no Node, say)
+            noun = sdk.fixture_noun(fixture.kind).split(" (")[0]
+            _error(f"{path}: {noun} cannot be replayed here: {exc}")
+            counts["bad"] += 1
+            unavailable[sdk.name] = unavailable.get(sdk.name, 0) + 1
+            status = 2
+            report.append({**_about(path, fixture), "label": "n/a", "reason": str(exc)})
+            continue
+        counts[judged.label] += 1
+        replayed[sdk.name] = (judged.verdict.release, applied_here)
+        if judged.failed:
+            status = _worst(status, 1)
+        elif judged.label == "NOREPRO":
+            status = _worst(status, 3)
+        if args.json:
+            report.append(_replay_entry(path, fixture, judged))
+            continue
+        with_fixes = f" {described(applied_here, short=True)}" if applied_here else ""
+        where = f"{path} on {sdk.replayed_on(fixture.adk_release, judged.verdict.release)}"
+        where += with_fixes
+        reason = f": {judged.reason}" if judged.label in ("XFAIL", "XPASS", "NOREPRO") else ""
+        if applied_here and judged.reason and not reason:  # "holds with fix X", "still fails"
+            reason = f": {judged.reason}"
+        print(f"{judged.label:5} {where}{reason}")
+        verdict = judged.verdict
+        if "recorded_differs" in verdict.outcome.observed:
+            continue  # another configuration's violations: the reason line says it all
+        shown = list(verdict.new) if verdict.new else [v for v, _ in verdict.known]
+        observer = getattr(fixture.case, "observer", "ADK")  # "ADK-JS" for ADK-JS's
+        for violation in shown:
+            print("      " + violation.render(observer).replace("\n", "\n      "))
+        for repair in verdict.outcome.observed.get("repairs", []):
+            print(f"      runner: {repair}")
+        for reason in verdict.outcome.not_applicable:
+            print(f"      not applicable: {reason}")
+        sys.stdout.flush()
+    if args.json:
+        document: dict[str, Any] = {"release": installed_release(), "fixes": list(fixes_applied)}
+        for name in protocol.sdks():  # each other SDK's fixes, as its driver reads them
+            if name != default.name:
+                key = f"{name.replace('-', '_')}_fixes"
+                document[key] = list(protocol.sdk_named(name).active_fixes(fixes_applied))
+        print(json.dumps({**document, "counts": counts, "fixtures": report}, indent=1))
+        return status
+    if counts["bad"] and sum(counts.values()) == counts["bad"]:
+        return status  # nothing was replayed: the error lines say it all
+    missing = sum(unavailable.values())
+    fixed = [
+        f" ({protocol.sdk_named(name).describe(release)} {described(fixes)})"
+        for name, (release, fixes) in replayed.items()
+        if fixes
+    ]
+    if fixes_applied and default.name not in replayed:
+        fixed.insert(0, f" ({default.describe(installed_release())} {described(fixes_applied)})")
+    print(
+        f"{counts['ok']} held, {counts['FAIL']} failed, {counts['XFAIL']} known upstream "
+        f"faults, {counts['XPASS']} known faults no longer seen"
+        + "".join(fixed)
+        + (
+            f", {counts['NOREPRO']} not reproducible on the {args.driver} driver"
+            if counts["NOREPRO"] and args.driver
+            else f", {counts['NOREPRO']} not replayed as recorded (check --config / --agent)"
+            if counts["NOREPRO"]
+            else ""
+        )
+        + (
+            f", {counts['bad'] - missing} not replayed (bad input)"
+            if counts["bad"] > missing
+            else ""
+        )
+        + "".join(
+            f", {n} {protocol.sdk_named(name).title} fixtures not replayed "
+            f"({protocol.sdk_named(name).unavailable_hint})"
+            for name, n in unavailable.items()
+        )
+    )
+    return status
+
+
+#: Which exit status of ``replay`` wins when fixtures differ: bad input, then a
+#: failure, then a driver that cannot reproduce a fixture's shape, then 0.
+_SEVERITY = {0: 0, 3: 1, 1: 2, 2: 3}
+
+
+def _worst(status: int, other: int) -> int:
+    return max(status, other, key=_SEVERITY.__getitem__)
+
+
+def _about(path: Path, fixture: Fixture) -> dict[str, Any]:
+    """What identifies a fixture in ``replay --json``."""
+    return {
+        "path": str(path),
+        "kind": fixture.kind,
+        "invariant": fixture.invariant,
+        "found_on": fixture.adk_release,
+        "sdk": fixture.sdk,
+        "known_fault": fixture.known_fault,
+    }
+
+
+def _replay_entry(path: Path, fixture: Fixture, judged: Any) -> dict[str, Any]:
+    """One fixture's result in ``replay --json``: its verdict on the installed
+    release (``label``, ``reason``, ``faults``: the known faults met),
+    ``shows``: the same faults (classification by fix does not depend on
+    the faults' recorded releases; the release matrix derives those lists
+    from it), ``evidence``: for each fault, ``"fix NAME"`` (the fix whose
+    re-run removed its violations; several joined by ``+``) or
+    ``"pattern"`` (a fault with no fix yet, by its recogniser), ``new``: the
+    violations no known fault explains, and ``invariants``: the invariants
+    broken."""
+    verdict = judged.verdict
+    broken = [*verdict.new, *(v for v, _ in verdict.known)]
+    return {
+        **_about(path, fixture),
+        "label": judged.label,
+        "reason": judged.reason,
+        "faults": list(verdict.faults),
+        "shows": list(verdict.faults),
+        "evidence": verdict.evidence,
+        "new": [v.summary() for v in verdict.new],
+        "invariants": sorted({v.invariant for v in broken}),
+        "not_applicable": list(verdict.outcome.not_applicable),
+    }
+
+
+def _with_driver(fixture, driver: str):
+    """A script fixture whose case runs on ``driver`` (its SDK's ``on_driver``)."""
+    from dataclasses import replace
+
+    return replace(fixture, case=fixture.sdk_entry().on_driver(fixture.case, driver))
+
+
+def _reexec_in_target(args: argparse.Namespace) -> int:
+    from .. import envs
+
+    target = argparse.Namespace(adk=args.adk, adk_src=args.adk_src)
+    python = envs.ensure(target)
+    argv = [str(python), "-m", "compaction_harness", "replay", *args.fixtures]
+    if args.driver is not None:
+        argv += ["--driver", args.driver]
+    if args.config is not None:
+        argv += ["--config", args.config]
+    for flag in CONFIG_FLAGS:
+        value = getattr(args, flag.replace("-", "_"))
+        if value is not None:
+            argv += [f"--{flag}", str(value)]
+    for name in args.agent or ():
+        argv += ["--agent", name]
+    if args.fixes is not None:  # checked there, against that release
+        argv += ["--fixes", args.fixes]
+    sys.stdout.flush()
+    os.execv(str(python), argv)
+    return 2  # unreachable
