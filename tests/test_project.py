@@ -20,7 +20,13 @@ from compaction_harness.sdk.python.adk import ADK_RELEASE
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "compaction_harness"
 #: The ADK adapter: the modules that import google.adk at module level.
-ADAPTER = ("sdk.python.adk", "sdk.python.adk_runner")
+ADAPTER = (
+    "sdk.python.adk_events",
+    "sdk.python.adk_helpers",
+    "sdk.python.adk_prompt",
+    "sdk.python.adk_pipeline",
+    "sdk.python.adk_runner",
+)
 
 
 def test_the_default_release_is_pinned_in_one_value_everywhere():
