@@ -26,6 +26,9 @@ ADAPTER = (
     "sdk.python.adk_prompt",
     "sdk.python.adk_pipeline",
     "sdk.python.adk_runner",
+    "sdk.python.runner_app",
+    "sdk.python.runner_driver",
+    "sdk.python.runner_record",
 )
 
 

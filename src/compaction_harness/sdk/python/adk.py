@@ -30,6 +30,7 @@ scripted summariser's texts) and :mod:`.adk_pipeline` (:class:`Pipeline`).
 
 from __future__ import annotations
 
+from ...spec.model import ShownText as ShownText
 from .adk_events import (
     _EMPTY_ACTIONS as _EMPTY_ACTIONS,
 )
@@ -77,6 +78,9 @@ from .adk_events import (
 )
 from .adk_helpers import (
     _accepts as _accepts,
+)
+from .adk_helpers import (
+    _compaction as _compaction,
 )
 from .adk_helpers import (
     _compaction_request_processor as _compaction_request_processor,
