@@ -16,14 +16,7 @@ from google.adk.events.event_actions import EventActions, EventCompaction
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
-from ...spec.model import (
-    REQUEST_CREDENTIAL_CALL,
-    Call,
-    Compaction,
-    Response,
-    Session,
-    Step,
-)
+from ...spec.model import REQUEST_CREDENTIAL_CALL, Call, Compaction, Response, Session, Step
 
 _EMPTY_ACTIONS = EventActions()
 

@@ -16,10 +16,7 @@ from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions, EventCompaction
 from google.genai import types
 
-from ...spec.model import (
-    Session,
-    Step,
-)
+from ...spec.model import Session, Step
 from .adk_events import ADK_RELEASE, NotApplicable, from_adk_events, to_adk_events
 
 

@@ -13,11 +13,7 @@ from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions, EventCompaction
 from google.genai import types
 
-from ...spec.model import (
-    Session,
-    Step,
-    summary_number,
-)
+from ...spec.model import Session, Step, summary_number
 from .adk_events import ADK_RELEASE, NotApplicable, from_adk_events, to_adk_event
 from .adk_helpers import (
     _compaction_request_processor,

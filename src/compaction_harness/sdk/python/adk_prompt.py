@@ -13,9 +13,7 @@ from typing import Any
 from google.adk.events.event import Event
 from google.genai import types
 
-from ...spec.model import (
-    ShownText,
-)
+from ...spec.model import ShownText
 
 # -- the pipeline: a real session, real compaction, real prompt assembly -------
 #: One part of an assembled prompt: ("text", text), ("call", id, name) or

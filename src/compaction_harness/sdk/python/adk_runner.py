@@ -127,6 +127,16 @@ fresh ``DatabaseSessionService`` on one SQLite file and a fresh ``Runner``,
 as a server handling each request afresh does (the session is loaded from
 the database, in its order, at every request).
 
+Where it lives
+--------------
+This module holds the entry points (:func:`run_script_with_runner`,
+:func:`run_script_outcome`, :func:`runner_script`); the driver is
+:class:`~compaction_harness.sdk.python.runner_driver.RunnerDriver`, the
+``Runner`` backend of google-adk's one interpreter of the script operations
+(:mod:`.interpreter`, whose other backend is the emulating driver); the
+application in :mod:`.runner_app`, what a run records in
+:mod:`.runner_record`, the checks over it in :mod:`.runner_checks`.
+
 What is checked
 ---------------
 P1, P5 and P6's first clause (new work) on every summariser input, taken as
@@ -158,32 +168,14 @@ from google.adk.runners import Runner
 
 from ...spec import scripts as ops
 from ...spec.invariants import Violation
-from ...spec.model import (
-    Session,
-)
+from ...spec.model import Session
 from . import reruns, runner_app
-from .adk import (
-    ADK_RELEASE,
-    NotApplicable,
-    UnreadableEvents,
-    _dispose,
-    from_adk_events,
-)
-from .interpreter import (
-    ScriptIds,
-    sdk_ids,
-)
-from .pipeline import (
-    crash_violation,
-    stale_counts,
-)
+from .adk import ADK_RELEASE, NotApplicable, UnreadableEvents, _dispose, from_adk_events
+from .interpreter import ScriptIds, sdk_ids
+from .pipeline import crash_violation, stale_counts
 from .runner_checks import _summaries_in, check_run
-from .runner_driver import Inexpressible as Inexpressible
-from .runner_driver import RunnerDriver
-from .runner_record import RecordedCall as RecordedCall
-from .runner_record import RecordedEnd as RecordedEnd
-from .runner_record import RecordedSummary as RecordedSummary
-from .runner_record import RecordedTrigger, RunnerRun
+from .runner_driver import Inexpressible, RunnerDriver
+from .runner_record import RecordedCall, RecordedEnd, RecordedSummary, RecordedTrigger, RunnerRun
 from .unit import UnitOutcome
 
 __all__ = [

@@ -23,16 +23,8 @@ from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.adk.tools.tool_context import ToolContext
 
 from ...spec import scripts as ops
-from .adk import (
-    _EVENT_KEY,
-    compaction_config,
-    request_text_chars,
-    summary_reply,
-    summary_text,
-)
-from .interpreter import (
-    AGENT,
-)
+from .adk import _EVENT_KEY, compaction_config, request_text_chars, summary_reply, summary_text
+from .interpreter import AGENT
 
 APP = "harness"
 USER = "u"

@@ -8,10 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...spec.invariants import Violation
-from ...spec.model import (
-    Session,
-    summary_number,
-)
+from ...spec.model import Session, summary_number
 from .adk import (
     litellm_heals_missing_tool_results,
     prompt_chars,

@@ -18,11 +18,7 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
 from ...spec import scripts as ops
-from ...spec.model import (
-    REQUEST_CONFIRMATION_CALL,
-    REQUEST_CREDENTIAL_CALL,
-    Call,
-)
+from ...spec.model import REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL, Call
 from .adk import (
     ADK_RELEASE,
     NotApplicable,
@@ -31,16 +27,7 @@ from .adk import (
     _no_disk_waits,
     from_adk_events,
 )
-from .interpreter import (
-    AGENT,
-    STEP,
-    THINK,
-    Asked,
-    Clock,
-    Interpreter,
-    Pending,
-    walk,
-)
+from .interpreter import AGENT, STEP, THINK, Asked, Clock, Interpreter, Pending, walk
 from .runner_app import APP, USER, _credential_response, _recording, _result, build_app
 from .runner_record import Recording, RunnerRun
 

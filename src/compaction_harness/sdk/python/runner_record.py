@@ -15,19 +15,9 @@ from google.genai import types
 
 from ...spec import scripts as ops
 from ...spec.invariants import Violation
-from ...spec.model import (
-    Session,
-    summary_number,
-)
-from .adk import (
-    _prompt_of,
-    from_adk_events,
-    named_copy,
-    prompt_chars,
-)
-from .interpreter import (
-    AGENT,
-)
+from ...spec.model import Session, summary_number
+from .adk import _prompt_of, from_adk_events, named_copy, prompt_chars
+from .interpreter import AGENT
 
 
 # -- what a run records ------------------------------------------------------------
