@@ -589,13 +589,8 @@ class ScriptRun(Interpreter):
         self._start(invocation, None)
         self._append(Step(invocation, "user", self.stamp(), rewind_before=target))
         self.running = None  # the rewind is an invocation of its own; nothing runs after it
-        self.forget_rewound(self._live_invocations())
+        self.forget_rewound(self.run.pipeline.steps())
         return found
-
-    def _live_invocations(self) -> set[str]:
-        from ...spec import reference
-
-        return {s.invocation for s in reference.live_events(self.run.pipeline.steps())}
 
     def _op_client_record(self, op: ops.ClientRecord) -> list[Violation]:
         stored = self.run.pipeline.steps()

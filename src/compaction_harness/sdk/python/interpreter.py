@@ -39,8 +39,9 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from ...spec import reference
 from ...spec import scripts as ops
-from ...spec.model import Call
+from ...spec.model import Call, Session
 
 __all__ = [
     "AGENT",
@@ -293,8 +294,9 @@ class Interpreter:
             return None
         return self.invocations[-min(op.back, len(self.invocations))]
 
-    def forget_rewound(self, live: set[str]) -> None:
-        """After a rewind: calls and requests of invocations no longer ``live``
-        wait for nothing."""
+    def forget_rewound(self, stored: Session) -> None:
+        """After a rewind (``stored``: the session as stored then): calls and
+        requests of invocations the rewind undid wait for nothing."""
+        live = {s.invocation for s in reference.live_events(stored)}
         self.pending = [p for p in self.pending if p.invocation in live]
         self.asked = [a for a in self.asked if a.invocation in live]

@@ -704,10 +704,7 @@ class RunnerDriver(Recording, Interpreter):
         )
         if len(self.stored_events) > before:
             self.invocations.append(self.stored_events[-1][0].invocation_id)
-        from ...spec import reference
-
-        live = {s.invocation for s in reference.live_events(from_adk_events(self.view.events))}
-        self.forget_rewound(live)
+        self.forget_rewound(from_adk_events(self.view.events))
 
     async def _op_client_record(self, op: ops.ClientRecord) -> None:
         raw = [e for e in self.view.events if not (e.actions and e.actions.compaction)]
