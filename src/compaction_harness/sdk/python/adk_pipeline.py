@@ -13,7 +13,7 @@ from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions, EventCompaction
 from google.genai import types
 
-from ...spec.model import Session, Step, summary_number
+from ...spec.model import Session, Step
 from .adk_events import ADK_RELEASE, NotApplicable, from_adk_events, to_adk_event
 from .adk_helpers import (
     _compaction_request_processor,
@@ -30,6 +30,7 @@ from .adk_prompt import (
     _tag_untagged,
     prompt_chars,
     request_text_chars,
+    seed_numbers,
     sized_summary_text,
     summary_reply,
     summary_text,
@@ -157,13 +158,7 @@ class Pipeline:
         """Record a summariser call's input; returns the summary's number."""
         position = {id(e): i for i, e in enumerate(self.session.events)}
         taken = tuple(position[id(e)] for e in events if id(e) in position)
-        seeds = tuple(
-            number
-            for e in events
-            if id(e) not in position and e.content
-            for p in e.content.parts or []
-            if p.text and (number := summary_number(p.text)) is not None
-        )
+        seeds = seed_numbers(events, position)
         self.summaries.append((len(self.session.events), taken, seeds))
         self.summary_ids.append(tuple(e.id for e in events if id(e) in position))
         self.summary_input_chars.append(prompt_chars([e.content for e in events if e.content]))

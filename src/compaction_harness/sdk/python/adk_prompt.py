@@ -6,14 +6,14 @@ tags that name each part's event, and the scripted summariser's texts
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import cache
 from typing import Any
 
 from google.adk.events.event import Event
 from google.genai import types
 
-from ...spec.model import ShownText
+from ...spec.model import ShownText, summary_number
 
 # -- the pipeline: a real session, real compaction, real prompt assembly -------
 #: One part of an assembled prompt: ("text", text), ("call", id, name) or
@@ -222,3 +222,17 @@ def sized_summary_text(number: int, chars: int) -> str:
     label = f"summary#{number}"
     filler = chars - serialized_chars(label) - serialized_chars("\n")
     return label if filler < 0 else label + "\n" + "s" * filler
+
+
+def seed_numbers(events: Sequence[Event], held: Collection[int]) -> tuple[int, ...]:
+    """The numbers of the earlier summaries a summariser was given as its
+    rolling-summary seed among ``events``: the events the session does not
+    hold (``held``: the ``id()`` of each event it holds; ADK makes the seed
+    afresh), whose text names a summary (``summary#N``)."""
+    return tuple(
+        number
+        for e in events
+        if id(e) not in held and e.content
+        for p in e.content.parts or []
+        if p.text and (number := summary_number(p.text)) is not None
+    )

@@ -15,8 +15,8 @@ from google.genai import types
 
 from ...spec import scripts as ops
 from ...spec.invariants import Violation
-from ...spec.model import Session, summary_number
-from .adk import _prompt_of, from_adk_events, named_copy, prompt_chars
+from ...spec.model import Session
+from .adk import _prompt_of, from_adk_events, named_copy, prompt_chars, seed_numbers
 from .interpreter import AGENT
 
 
@@ -265,13 +265,7 @@ class Recording:
     def summarising(self, events: Sequence[Event]) -> None:
         held = list(self.view.events) if self.view is not None else []
         position = {id(e): i for i, e in enumerate(held)}
-        seeds = tuple(
-            number
-            for e in events
-            if id(e) not in position and e.content
-            for p in e.content.parts or []
-            if p.text and (number := summary_number(p.text)) is not None
-        )
+        seeds = seed_numbers(events, position)
         at_end = any(f.function == "_run_compaction_for_sliding_window" for f in inspect.stack(0))
         self.record.summaries.append(
             RecordedSummary(
