@@ -1,11 +1,16 @@
 """google-adk: the adapter, the drivers, the unit cases, and the fixes of its faults.
 
 :mod:`.adk` (the adapter: the session model to real ``Event`` objects and
-back, the installed release's helpers), :mod:`.unit` and :mod:`.metamorphic`
+back, the installed release's helpers; it names every name of
+:mod:`.adk_events`, :mod:`.adk_helpers`, :mod:`.adk_prompt` and
+:mod:`.adk_pipeline`), :mod:`.unit` and :mod:`.metamorphic`
 (unit-level cases, U1 to U6), :mod:`.pipeline` (a real session driven step
 by step and checked with the pure checkers of P1 to P7, which live in
-:mod:`compaction_harness.spec`; the P0 crash verdict), :mod:`.driver` (the emulating
-driver), :mod:`.adk_runner` (ADK's own ``Runner``), :mod:`.differential`
+:mod:`compaction_harness.spec`; the P0 crash verdict), :mod:`.interpreter` (the one
+interpreter of the script operations, whose backends the two drivers are),
+:mod:`.driver` (the emulating driver; :mod:`.shortfall`), :mod:`.adk_runner`
+(ADK's own ``Runner``: :mod:`.runner_driver`, :mod:`.runner_app`,
+:mod:`.runner_record`, :mod:`.runner_checks`), :mod:`.differential`
 (the two compared), :mod:`.cases` (every case kind, by fixture ``kind``),
 :mod:`.known_faults` (google-adk's view of the fault catalogue, with the
 recognisers of faults that have no fix), :mod:`.triage` and :mod:`.reruns`

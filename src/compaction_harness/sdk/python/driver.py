@@ -53,16 +53,11 @@ instruction and tool declarations, at four characters a token.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
-import json
-import math
-import sys
-import uuid
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
+from ...spec import scripts as ops
 from ...spec.invariants import Violation
 from ...spec.model import (
     REQUEST_CONFIRMATION_CALL,
@@ -72,37 +67,29 @@ from ...spec.model import (
     Response,
     Step,
 )
-from ...spec.scripts import (
-    Answer,
-    Ask,
-    Calls,
-    ClientRecord,
-    Delegate,
-    End,
-    FanOut,
-    Open,
-    Operation,
-    Reply,
-    Rewind,
-    Script,
-    Skew,
-    Text,
-    Tie,
-)
 from . import reruns
+from .interpreter import (
+    AGENT,
+    EPOCH,
+    STEP,
+    THINK,
+    TOOLS,
+    Asked,
+    Clock,
+    Interpreter,
+    Pending,
+    ScriptIds,
+    sdk_ids,
+    walk,
+)
 from .pipeline import PipelineRun, Triage, covered_by_kept, crash_violation
+from .shortfall import shortfall
 from .unit import UnitOutcome
 
 __all__ = ["EPOCH", "ScriptIds", "ScriptRun", "run_script", "sdk_ids"]
 
-#: Where the run's clock starts (seconds since the epoch: November 2023).
-EPOCH = 1_700_000_000.0
-#: Seconds between two events of a run, and before a user's next message.
-STEP = 0.0004
-THINK = 7.0
-AGENT = "agent"
-#: The root agent's tools, by the names the scripted model calls them.
-TOOLS = ("lookup", "export", "transfer", "calendar")
+#: (Re-exported: the clock's constants and the ids live in :mod:`.interpreter`.)
+__all__ += ["AGENT", "EPOCH", "STEP", "THINK", "TOOLS"]
 
 
 #: What ADK answers for a tool that needs confirmation, until it gets one
@@ -150,75 +137,35 @@ def credential_answer() -> dict:
     }
 
 
-@dataclass
-class _Pending:
-    call: Call
-    invocation: str
-    long_running: bool
+class _StepClock(Clock):
+    """The emulating driver's clock: one ``STEP`` per event stamped (none after a
+    ``Tie``); ``monotonic``: every stamp later than the one before, whatever
+    the script's ties, hosts and resolution (see :class:`ScriptRun`)."""
+
+    def __init__(self, resolution: float, monotonic: bool) -> None:
+        super().__init__(resolution)
+        self.monotonic = monotonic
+        self.tied = False
+
+    def stamp(self) -> float:
+        if self.monotonic:
+            self.true += STEP
+            return round(self.true, 6)
+        if self.tied:
+            self.tied = False
+        else:
+            self.true += STEP
+        return self.read(self.true)
+
+    def tie(self, stored: Sequence[float]) -> None:
+        self.tied = True
+
+    def skew(self, seconds: float) -> None:
+        if not self.monotonic:
+            super().skew(seconds)
 
 
-# -- ids --------------------------------------------------------------------------
-class ScriptIds:
-    """The ids of one run of a script: the n-th id of a kind is a hash of the
-    script's configuration (its ``driver`` left out: both drivers, and a
-    fixture of either, draw the same), the kind and n, formatted as a uuid.
-
-    The operations are left out of the seed on purpose: the runner driver
-    records the script as it ran it (with the operations it had to add), and
-    that script makes the same ADK calls in the same order, so it draws the
-    same ids as the script it was given; a seed that hashed the operations
-    would give its replay other ids, and a tie broken one way in the campaign
-    could break the other way in the replay."""
-
-    def __init__(self, script: Script) -> None:
-        config = script.config.to_json()
-        config.pop("driver", None)
-        text = json.dumps(config, sort_keys=True)
-        self.seed = hashlib.sha256(text.encode()).hexdigest()[:16]
-        self.counts: dict[str, int] = {}
-
-    def __call__(self, kind: str) -> str:
-        number = self.counts[kind] = self.counts.get(kind, 0) + 1
-        digest = hashlib.sha256(f"{self.seed}:{kind}:{number}".encode()).hexdigest()
-        return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
-
-    def sdk_draw(self, depth: int) -> str:
-        """An id ADK draws: its kind is the function that asked for it
-        (``new_id`` for ``Event.new_id``, ``new_invocation_context_id``,
-        ``generate_client_function_call_id``, ``create_session``, ...: the
-        frame ``depth`` levels up), so each kind keeps its own count."""
-        return self("adk." + sys._getframe(depth).f_code.co_name)
-
-
-@contextlib.contextmanager
-def sdk_ids(ids: ScriptIds) -> Iterator[None]:
-    """Every id ADK draws while the block runs comes from ``ids``: through
-    ``google.adk.platform.uuid``'s provider (a context variable: tasks
-    created inside the block inherit it), or, on releases without it, by
-    standing in for ``uuid.uuid4``. Restored when the block ends."""
-    try:
-        from google.adk.platform import uuid as platform_uuid
-    except ImportError:
-        platform_uuid = None
-    var = getattr(platform_uuid, "_id_provider_context_var", None)
-    if var is not None:
-        previous = var.get()
-        # (sdk_draw <- this lambda <- new_uuid <- the function that wants the id)
-        var.set(lambda: ids.sdk_draw(3))
-        try:
-            yield
-        finally:
-            var.set(previous)
-        return
-    real = uuid.uuid4
-    uuid.uuid4 = lambda: uuid.UUID(ids.sdk_draw(2))  # (sdk_draw <- lambda <- the caller)
-    try:
-        yield
-    finally:
-        uuid.uuid4 = real
-
-
-class ScriptRun:
+class ScriptRun(Interpreter):
     """One script executed operation by operation (see the module docstring).
 
     :meth:`apply` executes one operation and returns the violations its
@@ -230,17 +177,15 @@ class ScriptRun:
     #: profile swaps in one that measures without judging).
     pipeline_run: ClassVar[type[PipelineRun]] = PipelineRun
 
-    def __init__(self, script: Script, *, monotonic: bool = False) -> None:
+    def __init__(self, script: ops.Script, *, monotonic: bool = False) -> None:
+        super().__init__(script.config)
         self.script = script
         #: Stamp every event later than the one stored before it (no ties, no
         #: lagging hosts, no ADK backward steps): the counterfactual a known
         #: fault uses to tell what time order alone causes.
         self.monotonic = monotonic
         config = script.config
-        self.config = config
-        self._true = EPOCH
-        self._offset = 0.0
-        self._tie = False
+        self.clock = _StepClock(config.resolution, monotonic)
         #: Every id of the run, the harness's and ADK's own (see ScriptIds).
         self.ids = ScriptIds(script)
         self._sdk_ids = contextlib.ExitStack()
@@ -260,12 +205,6 @@ class ScriptRun:
             self._sdk_ids.close()
             raise
         self.run.base_chars = config.system_chars + config.tools_chars
-        self.running: str | None = None
-        self.invocations: list[str] = []  # in the order they were opened
-        self.pending: list[_Pending] = []
-        self.answered: list[_Pending] = []
-        self.asked: list[tuple[Call, Call, str]] = []
-        self.counts = {"user": 0, "model": 0, "call": 0, "turn_calls": 0}
         #: The operation that stored each appended event, in append order.
         self.origin: list[int] = []
         self.current = -1
@@ -278,16 +217,7 @@ class ScriptRun:
     def stamp(self) -> float:
         """The next timestamp: the clock moves on by one step (not after a
         ``Tie``), read through the host's offset at the clock's resolution."""
-        if self.monotonic:
-            self._true += STEP
-            return round(self._true, 6)
-        if self._tie:
-            self._tie = False
-        else:
-            self._true += STEP
-        resolution = self.config.resolution
-        ticks = math.floor((self._true + self._offset) / resolution + 1e-9)
-        return round(ticks * resolution, 6)
+        return self.clock.stamp()
 
     def new_id(self, kind: str) -> str:
         """The next id of ``kind`` (``event``, ``invocation``, ``call``): a
@@ -322,10 +252,6 @@ class ScriptRun:
         self.run.appended.append(step)
         self.run.pipeline.append(event, tag=response is None)
         self.origin.append(self.current)
-
-    def _text(self, prefix: str, chars: int) -> str:
-        head = f"{prefix} "
-        return head + "x" * max(0, chars - len(head))
 
     def _tokens(self, agent: str, branch: str | None) -> int:
         chars = self.run.pipeline.prompt_chars(agent, branch)
@@ -378,9 +304,7 @@ class ScriptRun:
             ),
             payload=20,
         )
-        for item in rerun:
-            self.pending.remove(item)
-            self.answered.append(item)
+        self.mark_answered(rerun)
         return True
 
     def _start(self, invocation: str, opener: str | None) -> None:
@@ -396,17 +320,18 @@ class ScriptRun:
         return "e-" + self.new_id("invocation")
 
     def _call_id(self, k: int) -> str:
-        if self.config.call_ids == "per_turn":
-            return f"call_{k}"
-        self.counts["call"] += 1
+        if (given := self.model_call_id(k)) is not None:
+            return given
         return "adk-" + self.new_id("call")
 
     # -- operations -----------------------------------------------------------------
-    def apply(self, index: int, op: Operation) -> list[Violation]:
+    def apply(self, index: int, op: ops.Operation) -> list[Violation]:
         """Execute operation ``index`` of the script; returns what the checks found."""
         self.current = index
-        method = getattr(self, f"_op_{op.op}")
-        return method(op)
+        return self.handler(op)(op) or []
+
+    def stored_timestamps(self) -> Sequence[float]:
+        return [s.timestamp for s in self.run.appended]
 
     def _end(self, *, compaction: bool = True) -> list[Violation]:
         if self.running is None:
@@ -420,25 +345,24 @@ class ScriptRun:
         self.summary_points += ["at an invocation end"] * (len(self.run.pipeline.summaries) - made)
         return found
 
-    def _op_open(self, op: Open) -> list[Violation]:
+    def _op_open(self, op: ops.Open) -> list[Violation]:
         found = self._end()
-        self._true += THINK
+        self.clock.think()
         invocation = self._new_invocation()
         self.labels.add(f"opener: {'user message' if op.opener == 'user' else 'agent'}")
         if op.opener == "user":
-            self.counts["user"] += 1
-            text = self._text(f"user {self.counts['user']}", op.chars)
+            text = self.user_text(op.chars)
             self._start(invocation, text)
             self._append(Step(invocation, "user", self.stamp(), text=text))
         else:
             self._start(invocation, None)
         return found
 
-    def _op_text(self, op: Text) -> list[Violation]:
+    def _op_text(self, op: ops.Text) -> list[Violation]:
         if self.running is None:
             return []
         found, started, tokens = self._model_call()
-        self.counts["model"] += 1
+        text = self.reply_text(AGENT, op.chars)
         if not op.usage:
             self.labels.add("tokens: reply without usage metadata")
         self._append(
@@ -446,17 +370,17 @@ class ScriptRun:
                 self.running,
                 AGENT,
                 started,
-                text=self._text(f"model {self.counts['model']}", op.chars),
+                text=text,
                 prompt_tokens=tokens if op.usage else None,
             )
         )
         return found
 
-    def _op_calls(self, op: Calls) -> list[Violation]:
+    def _op_calls(self, op: ops.Calls) -> list[Violation]:
         if self.running is None:
             return []
         found, started, tokens = self._model_call()
-        name = "lookup" if op.kind == "plain" else "export"
+        name = self.tool_of(op)
         calls = tuple(Call(self._call_id(k), name) for k in range(op.count))
         described = {"plain": "plain", "long_running": "long-running", "interim": "interim result"}
         fate = "answered at once" if op.fate == "now" else "left pending"
@@ -493,9 +417,9 @@ class ScriptRun:
                 payload=op.chars,
             )
         if op.kind == "plain" and op.fate == "now":
-            self.answered += [_Pending(c, invocation, False) for c in calls]
+            self.answered += [Pending(c, invocation, False) for c in calls]
             return found
-        self.pending += [_Pending(c, invocation, op.kind != "plain") for c in calls]
+        self.pending += [Pending(c, invocation, op.kind != "plain") for c in calls]
         if op.kind == "long_running":
             # The tool returned nothing yet: the invocation pauses.
             return found + self._end()
@@ -505,24 +429,13 @@ class ScriptRun:
             return found + self._end(compaction=False)
         return found
 
-    def _op_answer(self, op: Answer) -> list[Violation]:
-        every = self.answered if op.again else self.pending
-        if not every:
+    def _op_answer(self, op: ops.Answer) -> list[Violation]:
+        pool, chosen = self.pick_answer(op)
+        if not chosen:
             return []
-        # One message answers calls of one invocation (the Runner refuses
-        # "function responses resolve to multiple invocations"): the first
-        # pick chooses the invocation, the others its calls (oldest first).
-        invocations = list(dict.fromkeys(p.invocation for p in every))
-        target = invocations[op.picks[0] % len(invocations)]
-        pool = [p for p in every if p.invocation == target]
-        chosen: list[_Pending] = []
-        for pick in op.picks[1:] or (0,):
-            item = pool[pick % len(pool)]
-            if item not in chosen:
-                chosen.append(item)
         self._answer_labels(pool, chosen, op.again)
         found = self._end()
-        self._true += THINK
+        self.clock.think()
         invocation = chosen[0].invocation
         self._start(invocation, None)
         self._append(
@@ -535,12 +448,10 @@ class ScriptRun:
             payload=20,
         )
         if not op.again:
-            for item in chosen:
-                self.pending.remove(item)
-                self.answered.append(item)
+            self.mark_answered(chosen)
         return found
 
-    def _answer_labels(self, pool: list[_Pending], chosen: list[_Pending], again: bool) -> None:
+    def _answer_labels(self, pool: list[Pending], chosen: list[Pending], again: bool) -> None:
         self.labels.add("opener: client answer")
         if again:
             self.labels.add("answer: a call answered twice")
@@ -560,13 +471,13 @@ class ScriptRun:
         steps = self.run.appended
         return max((k for k, s in enumerate(steps) if call_id in s.call_ids), default=-1)
 
-    def _op_ask(self, op: Ask) -> list[Violation]:
+    def _op_ask(self, op: ops.Ask) -> list[Violation]:
         if self.running is None:
             return []
         found, started, tokens = self._model_call()
         confirm = op.kind == "confirmation"
         self.labels.add(f"ask the user: {'tool confirmation' if confirm else 'credentials'}")
-        (call,) = (Call(self._call_id(0), "transfer" if confirm else "calendar"),)
+        call = Call(self._call_id(0), self.tool_of(op))
         invocation = self.running
         self._append(
             Step(invocation, AGENT, started, calls=(call,), prompt_tokens=tokens), payload=20
@@ -578,9 +489,10 @@ class ScriptRun:
         name = REQUEST_CONFIRMATION_CALL if confirm else REQUEST_CREDENTIAL_CALL
         request = Call("adk-" + self.new_id("call"), name)
         # The Runner stores the request first, though it was built after the response.
+        args = confirmation_request(call) if confirm else credential_request(call)
         self._append(
             Step(invocation, AGENT, request_time, calls=(request,), long_running=(request.id,)),
-            args=confirmation_request(call) if confirm else credential_request(call),
+            args=args,
         )
         pending = {"confirmations" if confirm else "auth_requests": (call.id,)}
         self._append(
@@ -595,16 +507,17 @@ class ScriptRun:
             # A tool needing confirmation does not run: ADK answers for it.
             response=dict(CONFIRMATION_PLACEHOLDER) if confirm else None,
         )
-        self.asked.append((call, request, invocation))
+        self.asked.append(Asked(call, request, invocation, args))
         return found + self._end()  # the invocation waits for the user
 
-    def _op_reply(self, op: Reply) -> list[Violation]:
-        if not self.asked:
+    def _op_reply(self, op: ops.Reply) -> list[Violation]:
+        asked = self.pick_request(op)
+        if asked is None:
             return []
-        call, request, invocation = self.asked.pop(op.pick % len(self.asked))
+        call, request, invocation = asked.call, asked.request, asked.invocation
         self.labels.add("opener: user answers a request")
         found = self._end()
-        self._true += THINK
+        self.clock.think()
         self._start(invocation, None)
         confirm = request.name == REQUEST_CONFIRMATION_CALL
         self._append(
@@ -616,10 +529,10 @@ class ScriptRun:
             Step(invocation, AGENT, self.stamp(), responses=(Response(call.id, call.name),)),
             payload=20,
         )
-        self.answered.append(_Pending(call, invocation, False))
+        self.answered.append(Pending(call, invocation, False))
         return found
 
-    def _op_fan_out(self, op: FanOut) -> list[Violation]:
+    def _op_fan_out(self, op: ops.FanOut) -> list[Violation]:
         if self.running is None:
             return []
         found: list[Violation] = []
@@ -633,69 +546,53 @@ class ScriptRun:
             stamps = sorted(stamp for stamp, _ in started.values())
             started = {n: (stamps[k], started[n][1]) for k, n in enumerate(op.order)}
         for name in op.order:  # stored as they finish
-            self.counts["model"] += 1
+            text = self.reply_text(name, op.chars)
             stamp, tokens = started[name]
             self._append(
                 Step(
                     self.running,
                     name,
                     stamp,
-                    text=self._text(f"{name} says {self.counts['model']}", op.chars),
+                    text=text,
                     branch=f"team.{name}",
                     prompt_tokens=tokens,
                 )
             )
         return found
 
-    def _op_delegate(self, op: Delegate) -> list[Violation]:
+    def _op_delegate(self, op: ops.Delegate) -> list[Violation]:
         if self.running is None:
             return []
         found, started, tokens = self._model_call("helper", None)
         self.labels.add("agents: sequential sub-agent")
-        self.counts["model"] += 1
         self._append(
             Step(
                 self.running,
                 "helper",
                 started,
-                text=self._text(f"helper says {self.counts['model']}", op.chars),
+                text=self.reply_text("helper", op.chars),
                 prompt_tokens=tokens,
             )
         )
         return found
 
-    def _op_end(self, op: End) -> list[Violation]:
+    def _op_end(self, op: ops.End) -> list[Violation]:
         return self._end()
 
-    def _op_rewind(self, op: Rewind) -> list[Violation]:
+    def _op_rewind(self, op: ops.Rewind) -> list[Violation]:
         found = self._end()
-        if not self.invocations:
+        target = self.rewind_target(op)
+        if target is None:
             return found
-        target = self.invocations[-min(op.back, len(self.invocations))]
         self.labels.add("rewind")
         invocation = self._new_invocation()
         self._start(invocation, None)
         self._append(Step(invocation, "user", self.stamp(), rewind_before=target))
         self.running = None  # the rewind is an invocation of its own; nothing runs after it
-        self.pending = [p for p in self.pending if p.invocation in self._live_invocations()]
-        self.asked = [a for a in self.asked if a[2] in self._live_invocations()]
+        self.forget_rewound(self.run.pipeline.steps())
         return found
 
-    def _live_invocations(self) -> set[str]:
-        from ...spec import reference
-
-        return {s.invocation for s in reference.live_events(self.run.pipeline.steps())}
-
-    def _op_tie(self, op: Tie) -> list[Violation]:
-        self._tie = True
-        return []
-
-    def _op_skew(self, op: Skew) -> list[Violation]:
-        if not self.monotonic:
-            self._offset -= op.seconds
-        return []
-
-    def _op_client_record(self, op: ClientRecord) -> list[Violation]:
+    def _op_client_record(self, op: ops.ClientRecord) -> list[Violation]:
         stored = self.run.pipeline.steps()
         raw = [s for s in stored if s.compaction is None]
         if not raw:
@@ -785,7 +682,7 @@ class ScriptRun:
 
 
 def run_script(
-    script: Script,
+    script: ops.Script,
     *,
     release: str | None = None,
     triage: bool = True,
@@ -805,13 +702,13 @@ def run_script(
     run = ScriptRun(script, monotonic=monotonic)
     chosen = set(script.config.invariants) if script.config.invariants else None
     judge = Triage(
-        lambda: Script(script.config, script.operations[: run.current + 1]),
+        lambda: ops.Script(script.config, script.operations[: run.current + 1]),
         release,
         chosen,
         triage,
     )
     try:
-        for index, op in enumerate(script.operations):
+        for index, op, _ in walk(script.operations):
             try:
                 found = run.apply(index, op)
             except Exception as exc:
@@ -833,13 +730,13 @@ def run_script(
 
             if isinstance(exc, NotApplicable):
                 raise
-            found = [crash(End(), exc)]
+            found = [crash(ops.End(), exc)]
         return judge.outcome(run.outcome, judge(found))
     finally:
         run.close()
 
 
-def crash(op: Operation, exc: BaseException) -> Violation:
+def crash(op: ops.Operation, exc: BaseException) -> Violation:
     """P0: ADK raised while the driver ran ``op``."""
     return crash_violation(f"operation {op.op!r}", exc)
 
@@ -853,99 +750,9 @@ def covered(run: ScriptRun) -> set[int]:
 __all__ += ["covered", "crash"]
 
 
-# -- what a driver can reproduce --------------------------------------------------
-#: Operations after which a request of its own starts: the ``Runner`` loads the
-#: session from its service then, and only then (``Runner.run_async``,
-#: ``Runner.rewind_async``).
-_REQUEST_STARTS = ("open", "answer", "reply", "rewind")
-
-
-def _out_of_time_order(steps: Sequence[Step]) -> list[tuple[int, int]]:
-    """Pairs of stored positions (i < j) that a reload in timestamp order may
-    swap: j stamped earlier than i, or in the same tick (ties go by id)."""
-    return [
-        (i, j)
-        for i in range(len(steps))
-        for j in range(i + 1, len(steps))
-        if steps[j].timestamp <= steps[i].timestamp
-    ]
-
-
-def _unloaded_reorderings(script: Script, steps: Sequence[Step], origin: Sequence) -> str | None:
-    """Why no request of ``script`` run by the ``Runner`` loads a session that
-    a timestamp-ordered reload reorders, or None when one does: the events out
-    of time order, and the operation that stored the later of them, after
-    which no request starts."""
-    ops = script.operations
-    pairs = _out_of_time_order(steps)
-    if not pairs:
-        return None
-    for i, j in pairs:
-        by = [o for o in (origin[i], origin[j]) if isinstance(o, int)]
-        last = max(by, default=-1)
-        if any(op.op in _REQUEST_STARTS for op in ops[last + 1 :]):
-            return None  # a later request loads them: the Runner had the shape
-    i, j = pairs[0]
-    return (
-        f"the Runner loads the session from the database only when a request starts, "
-        f"and no request of this script starts after steps {i} and {j} (out of "
-        "timestamp order) were stored, so no request it sends comes from a reload "
-        "that reorders them; the emulating driver reloads the session at every model call"
-    )
-
-
-def shortfall(
-    script: Script,
-    driver: str,
-    outcome: UnitOutcome,
-    witness_driver: str,
-    witness: UnitOutcome,
-    fault: str,
-) -> str:
-    """Why ``driver``'s run of ``script`` (``outcome``) does not show ``fault``
-    where ``witness_driver``'s run of the same script on the same release
-    (``witness``) does: the evidence that the difference lies in what the
-    driver can reproduce, not in ADK. In order: the script the ``Runner``
-    could not run as written (its repairs), a stored session of another shape
-    (:func:`~compaction_harness.sdk.python.differential.compare_sessions`), the reload
-    the ``Runner`` never makes (P7), else the check ``driver`` does not make
-    where the witness meets the fault."""
-    from ...spec.model import Session
-    from .differential import compare_sessions
-
-    repairs = outcome.observed.get("repairs", ())
-    if repairs:
-        return "the Runner could not run the script as written (" + "; ".join(repairs) + ")"
-    repairs = witness.observed.get("repairs", ())
-    if repairs:
-        return (
-            f"the Runner, where it shows, ran the script with operations added or dropped "
-            f"({'; '.join(repairs)}), and the {driver} driver runs it as written"
-        )
-    mine = Session.from_json(outcome.observed.get("session", {"steps": []}))
-    theirs = Session.from_json(witness.observed.get("session", {"steps": []}))
-    emulated, real = (mine, theirs) if driver == "emulated" else (theirs, mine)
-    differences = compare_sessions(
-        emulated, [None] * len(emulated), real, [None] * len(real), ties=False
-    )
-    if differences:
-        first = differences[0]
-        return f"it stored a session of another shape than the {witness_driver} driver: {first}"
-    shown = [v for v, f in witness.known if f == fault]
-    if driver == "runner" and any(v.invariant == "P7" for v in shown):
-        why = _unloaded_reorderings(script, mine, outcome.observed.get("origin", []))
-        if why is not None:
-            return why
-    summary = shown[0].summary() if shown else fault
-    return (
-        f"it stored the same session as the {witness_driver} driver, which meets the fault "
-        f"at a check the {driver} driver does not make on this script ({summary})"
-    )
-
-
 __all__ += ["shortfall"]
 
 
 # Classification by fix re-runs a script on the emulating driver through this
 # (see reruns.py), and the known faults' recognisers replay any script here.
-reruns.register(Script, lambda script: run_script(script, triage=False), driver="emulated")
+reruns.register(ops.Script, lambda script: run_script(script, triage=False), driver="emulated")

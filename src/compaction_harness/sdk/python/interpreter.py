@@ -1,0 +1,302 @@
+"""google-adk's interpreter of pipeline scripts: what both of its drivers share.
+
+A :class:`~compaction_harness.spec.scripts.Script` runs on google-adk two
+ways: the emulating driver (:class:`compaction_harness.sdk.python.driver.ScriptRun`)
+appends the events ADK's ``Runner`` stores, the runner driver
+(:mod:`compaction_harness.sdk.python.runner_driver`) makes ADK's own
+``Runner`` store them. Both are an :class:`Interpreter`, which holds what a
+script means whoever carries it out:
+
+* the walk (:func:`walk`) and the dispatch (:meth:`Interpreter.handler`: an
+  operation named ``op`` goes to the backend's ``_op_<op>``; every
+  operation of :data:`~compaction_harness.spec.scripts.OPERATIONS` has one);
+* the bookkeeping: the running invocation, the invocations in the order
+  they were opened, the calls pending and answered (:class:`Pending`), the
+  requests waiting for the user (:class:`Asked`), the texts' numbering;
+* what an operation picks, as :mod:`~compaction_harness.spec.scripts` defines
+  it: the calls an ``Answer`` answers, the request a ``Reply`` answers, the
+  invocation a ``Rewind`` goes back before, the tool a ``Calls`` or ``Ask``
+  calls, the ids the model gives its calls;
+* the clock's arithmetic (:class:`Clock`: a true time read at the script's
+  resolution through the host's offset; ``Skew`` moves the offset) and
+  ``Tie`` and ``Skew`` themselves;
+* the ids (:class:`ScriptIds`, :func:`sdk_ids`): every id of a run, the
+  harness's and ADK's own, is a function of the script.
+
+What differs stays in the backends: how an operation's events come to be
+stored (appended, or made by the ``Runner``), when an invocation ends, what
+is checked and when.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import sys
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from ...spec import reference
+from ...spec import scripts as ops
+from ...spec.model import Call, Session
+
+__all__ = [
+    "AGENT",
+    "EPOCH",
+    "STEP",
+    "THINK",
+    "TOOLS",
+    "Asked",
+    "Clock",
+    "Interpreter",
+    "Pending",
+    "ScriptIds",
+    "sdk_ids",
+    "walk",
+]
+
+#: Where the run's clock starts (seconds since the epoch: November 2023).
+EPOCH = 1_700_000_000.0
+#: Seconds between two events of a run, and before a user's next message.
+STEP = 0.0004
+THINK = 7.0
+#: The root agent, whose model the script's ``Text``, ``Calls`` and ``Ask`` call.
+AGENT = "agent"
+#: The root agent's tools, by the names the scripted model calls them.
+TOOLS = ("lookup", "export", "transfer", "calendar")
+
+
+# -- ids --------------------------------------------------------------------------
+class ScriptIds:
+    """The ids of one run of a script: the n-th id of a kind is a hash of the
+    script's configuration (its ``driver`` left out: both drivers, and a
+    fixture of either, draw the same), the kind and n, formatted as a uuid.
+
+    The operations are left out of the seed on purpose: the runner driver
+    records the script as it ran it (with the operations it had to add), and
+    that script makes the same ADK calls in the same order, so it draws the
+    same ids as the script it was given; a seed that hashed the operations
+    would give its replay other ids, and a tie broken one way in the campaign
+    could break the other way in the replay."""
+
+    def __init__(self, script: ops.Script) -> None:
+        config = script.config.to_json()
+        config.pop("driver", None)
+        text = json.dumps(config, sort_keys=True)
+        self.seed = hashlib.sha256(text.encode()).hexdigest()[:16]
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, kind: str) -> str:
+        number = self.counts[kind] = self.counts.get(kind, 0) + 1
+        digest = hashlib.sha256(f"{self.seed}:{kind}:{number}".encode()).hexdigest()
+        return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+    def sdk_draw(self, depth: int) -> str:
+        """An id ADK draws: its kind is the function that asked for it
+        (``new_id`` for ``Event.new_id``, ``new_invocation_context_id``,
+        ``generate_client_function_call_id``, ``create_session``, ...: the
+        frame ``depth`` levels up), so each kind keeps its own count."""
+        return self("adk." + sys._getframe(depth).f_code.co_name)
+
+
+@contextlib.contextmanager
+def sdk_ids(ids: ScriptIds) -> Iterator[None]:
+    """Every id ADK draws while the block runs comes from ``ids``: through
+    ``google.adk.platform.uuid``'s provider (a context variable: tasks
+    created inside the block inherit it), or, on releases without it, by
+    standing in for ``uuid.uuid4``. Restored when the block ends."""
+    try:
+        from google.adk.platform import uuid as platform_uuid
+    except ImportError:
+        platform_uuid = None
+    var = getattr(platform_uuid, "_id_provider_context_var", None)
+    if var is not None:
+        previous = var.get()
+        # (sdk_draw <- this lambda <- new_uuid <- the function that wants the id)
+        var.set(lambda: ids.sdk_draw(3))
+        try:
+            yield
+        finally:
+            var.set(previous)
+        return
+    real = uuid.uuid4
+    uuid.uuid4 = lambda: uuid.UUID(ids.sdk_draw(2))  # (sdk_draw <- lambda <- the caller)
+    try:
+        yield
+    finally:
+        uuid.uuid4 = real
+
+
+# -- the clock -------------------------------------------------------------------
+class Clock:
+    """A run's clock: true time starts at :data:`EPOCH` and is read through the
+    host's offset at the script's resolution. How it moves between readings,
+    and what ``Tie`` holds, is the backend's (:meth:`tie`)."""
+
+    def __init__(self, resolution: float) -> None:
+        self.true = EPOCH
+        self.offset = 0.0
+        self.resolution = resolution
+
+    def read(self, true: float) -> float:
+        """``true`` as this host's clock shows it, at the script's resolution."""
+        ticks = math.floor((true + self.offset) / self.resolution + 1e-9)
+        return round(ticks * self.resolution, 6)
+
+    def think(self) -> None:
+        """A client's next message comes ``THINK`` seconds later."""
+        self.true += THINK
+
+    def skew(self, seconds: float) -> None:
+        """From here on, a host whose clock is ``seconds`` behind stamps events."""
+        self.offset -= seconds
+
+    def tie(self, stored: Sequence[float]) -> None:  # pragma: no cover - each backend's
+        """The next event is stored in the same tick as the one stored last
+        (``stored``: the timestamps of what is stored so far)."""
+        raise NotImplementedError
+
+
+# -- the bookkeeping ---------------------------------------------------------------
+@dataclass
+class Pending:
+    """A call the model made: pending until answered (``long_running``: its
+    tool is long-running)."""
+
+    call: Call
+    invocation: str
+    long_running: bool
+
+
+@dataclass
+class Asked:
+    """A request waiting for the user: the tool ``call`` needs confirmation or
+    a credential, and ``request`` is ADK's synthetic call asking for it (with
+    its arguments ``args``), made in ``invocation``."""
+
+    call: Call
+    request: Call
+    invocation: str
+    args: dict = field(default_factory=dict)
+
+
+def walk(
+    operations: Sequence[ops.Operation],
+) -> Iterator[tuple[int, ops.Operation, ops.Operation | None]]:
+    """Each operation of a script with its index and the one after it (None after the last)."""
+    for index, op in enumerate(operations):
+        yield index, op, operations[index + 1] if index + 1 < len(operations) else None
+
+
+class Interpreter:
+    """The shared part of google-adk's two drivers (see the module docstring).
+
+    A backend defines ``_op_<name>`` for every operation but ``tie`` and
+    ``skew`` (done here on :attr:`clock`), and :meth:`stored_timestamps`.
+    """
+
+    clock: Clock
+
+    def __init__(self, config: ops.ScriptConfig) -> None:
+        self.config = config
+        #: The invocation the script's operations act in, if one runs.
+        self.running: str | None = None
+        #: The invocations, in the order they were opened.
+        self.invocations: list[str] = []
+        self.pending: list[Pending] = []
+        self.answered: list[Pending] = []
+        self.asked: list[Asked] = []
+        #: User messages and model replies so far (their texts are numbered).
+        self.counts = {"user": 0, "model": 0}
+
+    # -- dispatch -----------------------------------------------------------------
+    def handler(self, op: ops.Operation) -> Callable:
+        """The backend's method that carries out ``op``."""
+        return getattr(self, f"_op_{op.op}")
+
+    def _op_tie(self, op: ops.Tie) -> None:
+        self.clock.tie(self.stored_timestamps())
+
+    def _op_skew(self, op: ops.Skew) -> None:
+        self.clock.skew(op.seconds)
+
+    def stored_timestamps(self) -> Sequence[float]:  # pragma: no cover - each backend's
+        """The timestamps of every event stored so far."""
+        raise NotImplementedError
+
+    # -- texts, tools and ids --------------------------------------------------------
+    @staticmethod
+    def text(prefix: str, chars: int) -> str:
+        head = f"{prefix} "
+        return head + "x" * max(0, chars - len(head))
+
+    def user_text(self, chars: int) -> str:
+        """The next user message's text."""
+        self.counts["user"] += 1
+        return self.text(f"user {self.counts['user']}", chars)
+
+    def reply_text(self, agent: str, chars: int) -> str:
+        """The text of ``agent``'s next reply (replies are numbered across agents)."""
+        self.counts["model"] += 1
+        prefix = "model" if agent == AGENT else f"{agent} says"
+        return self.text(f"{prefix} {self.counts['model']}", chars)
+
+    @staticmethod
+    def tool_of(op: ops.Calls | ops.Ask) -> str:
+        """The tool the model calls for ``op``."""
+        if isinstance(op, ops.Ask):
+            return "transfer" if op.kind == "confirmation" else "calendar"
+        return "lookup" if op.kind == "plain" else "export"
+
+    def model_call_id(self, k: int) -> str | None:
+        """The id the model gives its k-th call of a reply: the provider's
+        per-turn numbering, or None (ADK makes an ``adk-<uuid>`` id)."""
+        return f"call_{k}" if self.config.call_ids == "per_turn" else None
+
+    # -- what an operation picks -----------------------------------------------------
+    def pick_answer(self, op: ops.Answer) -> tuple[list[Pending], list[Pending]]:
+        """(the pending calls of the invocation ``op`` answers, those it
+        answers), as :class:`~compaction_harness.spec.scripts.Answer` says;
+        both empty when nothing is there to answer."""
+        every = self.answered if op.again else self.pending
+        if not every:
+            return [], []
+        # One message answers calls of one invocation (the Runner refuses
+        # "function responses resolve to multiple invocations"): the first
+        # pick chooses the invocation, the others its calls (oldest first).
+        invocations = list(dict.fromkeys(p.invocation for p in every))
+        target = invocations[op.picks[0] % len(invocations)]
+        pool = [p for p in every if p.invocation == target]
+        chosen: list[Pending] = []
+        for pick in op.picks[1:] or (0,):
+            item = pool[pick % len(pool)]
+            if item not in chosen:
+                chosen.append(item)
+        return pool, chosen
+
+    def mark_answered(self, items: Sequence[Pending]) -> None:
+        for item in items:
+            self.pending.remove(item)
+            self.answered.append(item)
+
+    def pick_request(self, op: ops.Reply) -> Asked | None:
+        """The request the user's ``op`` answers (no longer waiting), or None."""
+        if not self.asked:
+            return None
+        return self.asked.pop(op.pick % len(self.asked))
+
+    def rewind_target(self, op: ops.Rewind) -> str | None:
+        """The invocation ``op`` rewinds to before, or None when none was opened."""
+        if not self.invocations:
+            return None
+        return self.invocations[-min(op.back, len(self.invocations))]
+
+    def forget_rewound(self, stored: Session) -> None:
+        """After a rewind (``stored``: the session as stored then): calls and
+        requests of invocations the rewind undid wait for nothing."""
+        live = {s.invocation for s in reference.live_events(stored)}
+        self.pending = [p for p in self.pending if p.invocation in live]
+        self.asked = [a for a in self.asked if a.invocation in live]
