@@ -657,3 +657,15 @@ def test_p3_bound_holds_the_call_a_retained_answer_names_by_its_tool(monkeypatch
     # Reaching back by the id alone (to lookup's call), the bound calls it a stall.
     monkeypatch.setattr(trigger, "_preceding_call_named", lambda *_: None)
     assert [v.details["cause"] for v in trigger.check_stall(run)] == ["stall"]
+
+
+def test_p6_calls_a_count_stale_only_when_an_event_it_measured_is_hidden(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P6-adk-js-2.0.0-d865cc45a373870e.json):
+    # after the clock steps back, a client's compacted event hides only the
+    # newest reply, and the first turn's events are active again; the
+    # reply's count (#3) measured exactly them, so it is no stale count.
+    run = _run_with_every_fix("P6-adk-js-2.0.0-d865cc45a373870e.json")
+    assert adk_js.check_run(run) == []
+    # Every count stored before the latest summary read as stale: P6 fires.
+    monkeypatch.setattr(trigger, "_measured_prompts", lambda run: {})
+    assert [v.details["cause"] for v in trigger.check_trigger_counts(run)] == ["stale count"]

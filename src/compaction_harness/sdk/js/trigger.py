@@ -458,13 +458,36 @@ def _stale_counts(run: JsRun, active: Sequence[str]) -> list[str]:
         return []
     # the newest of them (a fix may keep one per branch, newest first)
     latest = max(where.get(i, -1) for i in compacted)
+    measured = _measured_prompts(run)
+    now = set(active)
     return [
         i
         for i in active
         if i not in compacted
         and where.get(i, -1) < latest
         and (run.events[i].get("usageMetadata") or {}).get("promptTokenCount") is not None
+        # a count whose prompt is known is stale only when an event it
+        # measured is no longer active (a summary has hidden it since); a
+        # client's record that hides none of it (its range elsewhere, say
+        # on a skewed clock) leaves the count true
+        and (i not in measured or not measured[i] <= now)
     ]
+
+
+def _measured_prompts(run: JsRun) -> dict[str, frozenset[str]]:
+    """For each event of ``run`` that carries the prompt count of a model
+    call (the first event with a count stored after the call, as
+    :func:`_real_count` reads it): the ids of the active events of that call
+    (:func:`_active_before`), the events its count measured."""
+    out: dict[str, frozenset[str]] = {}
+    for k, call in enumerate(run.calls):
+        start = len(call["stored_after"])
+        stop = len(run.calls[k + 1]["stored_before"]) if k + 1 < len(run.calls) else len(run.ids)
+        for p in range(start, min(stop, len(run.ids))):
+            if run.stored.steps[p].prompt_tokens is not None:
+                out[run.ids[p]] = frozenset(_active_before(run, call))
+                break
+    return out
 
 
 def _summed_tokens(run: JsRun, active: Sequence[str], without: Sequence[str] = ()) -> int:
