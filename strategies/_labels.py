@@ -40,6 +40,16 @@ EPISODE_KINDS = (
     "isolation scope",
 )
 
+#: The labels a step shows by a field that is set: (field of ``Step``, label).
+_FLAGS = (
+    ("long_running", "long-running call"),
+    ("confirmations", "tool confirmation"),
+    ("auth_requests", "auth request"),
+    ("rewind_before", "rewind"),
+    ("branch", "branch"),
+    ("isolation_scope", "isolation scope"),
+)
+
 
 def episode_kinds(session: Session) -> set[str]:
     """The labels of :data:`EPISODE_KINDS` that ``session`` shows."""
@@ -61,20 +71,9 @@ def episode_kinds(session: Session) -> set[str]:
                 kinds.add("invocation without user event")
         if len(step.calls) > 1:
             kinds.add("parallel calls")
-        if step.long_running:
-            kinds.add("long-running call")
-        if step.confirmations:
-            kinds.add("tool confirmation")
-        if step.auth_requests:
-            kinds.add("auth request")
+        kinds.update(label for field, label in _FLAGS if getattr(step, field))
         if any(c.name in SYNTHETIC_HITL_CALL_NAMES for c in step.calls):
             kinds.add("synthetic HITL call")
-        if step.rewind_before:
-            kinds.add("rewind")
-        if step.branch:
-            kinds.add("branch")
-        if step.isolation_scope:
-            kinds.add("isolation scope")
         if index and steps[index - 1].timestamp == step.timestamp:
             kinds.add("equal timestamps")
         for call in step.calls:

@@ -7,7 +7,9 @@ fix. When no single fix removes it but several together do, it is all of
 them: the smallest such set this module finds (every fix, then each one
 left out in turn while the rest still remove it, as Elle names every
 anomaly of a history). When even every fix together leaves it, it is new.
-No pattern of the violation and no release list enter the decision.
+No pattern of the violation and no release list enter the decision; only
+what no fix removes is then asked of the recognisers of faults without a
+fix (:func:`file_unfixed`: known by pattern, or new).
 
 This module is the rule alone, whatever the SDK: :func:`classify` is given
 the re-run, the candidate fixes and the faults each removes. google-adk's
@@ -34,6 +36,7 @@ __all__ = [
     "UNNAMED",
     "Classified",
     "classify",
+    "file_unfixed",
     "known_or_new_only",
     "same_failure",
     "telling_known_from_new_only",
@@ -85,6 +88,22 @@ class Classified:
     @property
     def new(self) -> bool:
         return not self.faults
+
+
+def file_unfixed(
+    violation: Violation,
+    fault: str | None,
+    new: list[Violation],
+    known: list[tuple[Violation, str]],
+) -> None:
+    """Files a violation no fix removes: with ``fault`` (the id a recogniser
+    of a fault without a fix names), in ``known`` paired with it, evidence
+    ``"pattern"``; without, in ``new``."""
+    if fault is None:
+        new.append(violation)
+    else:
+        violation.details["evidence"] = "pattern"
+        known.append((violation, fault))
 
 
 def classify(

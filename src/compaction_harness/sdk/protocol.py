@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -65,6 +65,7 @@ __all__ = [
     "all_sdks",
     "driver_named",
     "drivers",
+    "patch_binary",
     "register_driver",
     "register_sdk",
     "sdk_named",
@@ -94,6 +95,15 @@ class Unavailable(Exception):
     """The SDK a case runs on is not installed here (no Node, no package):
     ``str()`` says what, in one line; :attr:`Sdk.unavailable_hint` says how
     to install it."""
+
+
+def patch_binary(found: str | None, needed_for: str, error: Callable[[str], Exception]) -> str:
+    """GNU patch, which both SDKs' fixes (diffs) are applied with: ``found``
+    (the caller's ``shutil.which("patch")``; tests take it away there), or,
+    when there is none, raises ``error`` of one line: ``needed_for`` needs it."""
+    if found is None:
+        raise error(f"{needed_for} needs GNU patch on PATH (as root: apt-get install patch)")
+    return found
 
 
 @dataclass(frozen=True)

@@ -231,31 +231,30 @@ def check_dead_ids(
 ) -> list[Violation]:
     """U4: ``observed`` equals the reference's dead-id set; extra ids name the clause they fail."""
     expected = reference.provably_dead_call_ids(session, window)
+
+    def wrong(cid: str, message: str, details: dict[str, Any] | None = None) -> Violation:
+        return Violation(
+            "U4",
+            f"{cid!r} {message}",
+            ids=(cid,),
+            positions=tuple(p for p, i in enumerate(window) if cid in session[i].call_ids),
+            expected=sorted(expected),
+            observed=sorted(observed),
+            details=details or {},
+        )
+
     out = []
     for cid in sorted(set(observed) - expected):
         failed = [k for k, ok in reference.dead_id_clauses(session, window, cid).items() if not ok]
         out.append(
-            Violation(
-                "U4",
-                f"{cid!r} is reported dead but fails the clause(s) {', '.join(failed)}",
-                ids=(cid,),
-                positions=tuple(p for p, i in enumerate(window) if cid in session[i].call_ids),
-                expected=sorted(expected),
-                observed=sorted(observed),
-                details={"failed_clauses": failed},
+            wrong(
+                cid,
+                f"is reported dead but fails the clause(s) {', '.join(failed)}",
+                {"failed_clauses": failed},
             )
         )
     for cid in sorted(expected - set(observed)):
-        out.append(
-            Violation(
-                "U4",
-                f"{cid!r} meets every clause of provably dead but is not reported",
-                ids=(cid,),
-                positions=tuple(p for p, i in enumerate(window) if cid in session[i].call_ids),
-                expected=sorted(expected),
-                observed=sorted(observed),
-            )
-        )
+        out.append(wrong(cid, "meets every clause of provably dead but is not reported"))
     return out
 
 

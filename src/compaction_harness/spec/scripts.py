@@ -30,9 +30,10 @@ nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from .invariants import PIPELINE_INVARIANTS
 from .model import ModelError
@@ -57,11 +58,21 @@ __all__ = [
     "Skew",
     "Text",
     "Tie",
+    "at_resolution",
 ]
 
 #: Clock resolutions a script may draw, in seconds: a fine clock (ties are
 #: rare), a millisecond clock (Windows-like), a coarse one-second clock.
 CLOCK_RESOLUTIONS = (1e-6, 1e-3, 1.0)
+
+
+def at_resolution(seconds: float, resolution: float) -> float:
+    """``seconds`` as a clock of ``resolution`` seconds shows it: the last
+    whole tick (a nanosecond of slack for float error), to the microsecond."""
+    ticks = math.floor(seconds / resolution + 1e-9)
+    return round(ticks * resolution, 6)
+
+
 #: How long the summariser's summaries are: ``tiny`` (a few words), ``large``
 #: (larger than the token threshold by itself), ``grows`` (half the size of
 #: what it was given).
@@ -268,6 +279,15 @@ class Calls(Operation):
     usage: bool = True
 
 
+class _OfInvocation(Protocol):
+    @property
+    def invocation(self) -> str: ...
+
+
+#: A driver's record of a call an :class:`Answer` may pick (its invocation id).
+_Call = TypeVar("_Call", bound=_OfInvocation)
+
+
 @dataclass(frozen=True)
 class Answer(Operation):
     """A client answers pending calls in one function-response message.
@@ -288,6 +308,23 @@ class Answer(Operation):
     domain: ClassVar[Mapping[str, Any]] = {"picks": [0, 63], "again": (False, True)}
     picks: tuple[int, ...] = (0,)
     again: bool = False
+
+    def pick(self, every: Sequence[_Call]) -> tuple[list[_Call], list[_Call]]:
+        """(the calls of ``every`` of the invocation the first pick chooses,
+        those the message answers), ``every`` being the pending calls (the
+        answered ones with ``again``), oldest first; both empty when
+        ``every`` is."""
+        if not every:
+            return [], []
+        invocations = list(dict.fromkeys(p.invocation for p in every))
+        target = invocations[self.picks[0] % len(invocations)]
+        pool = [p for p in every if p.invocation == target]
+        chosen: list[_Call] = []
+        for pick in self.picks[1:] or (0,):
+            item = pool[pick % len(pool)]
+            if item not in chosen:
+                chosen.append(item)
+        return pool, chosen
 
 
 @dataclass(frozen=True)

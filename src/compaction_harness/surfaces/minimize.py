@@ -454,21 +454,21 @@ def helper_calls(
         finally:
             counterfactual[0] = False
 
-    try:
+    def install(prefix_helper, token_helper, summariser_called) -> None:
+        # A helper the installed release lacks stays absent.
         if prefix is not None:
-            _compaction._longest_self_contained_prefix = recorded_prefix
+            _compaction._longest_self_contained_prefix = prefix_helper
         if token is not None:
-            _compaction._events_to_compact_for_token_threshold = recorded_token
-        adk.summariser_called = not_adks
+            _compaction._events_to_compact_for_token_threshold = token_helper
+        adk.summariser_called = summariser_called
+
+    try:
+        install(recorded_prefix, recorded_token, not_adks)
         replayed = run_pipeline_case(case, triage=False)
         if differs is not None and "recorded_differs" in replayed.observed:
             differs.append(replayed.observed["recorded_differs"])
     finally:
-        if prefix is not None:
-            _compaction._longest_self_contained_prefix = prefix
-        if token is not None:
-            _compaction._events_to_compact_for_token_threshold = token
-        adk.summariser_called = counting
+        install(prefix, token, counting)
     return calls
 
 

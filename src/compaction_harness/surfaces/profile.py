@@ -102,24 +102,18 @@ CONFIGS: dict[str, ScriptConfig] = {
         system_chars=_SYSTEM_CHARS,
         tools_chars=_TOOLS_CHARS,
     ),
-    "token-small": ScriptConfig(
-        compaction_interval=_NEVER,
-        overlap_size=0,
-        token_threshold=_THRESHOLD,
-        event_retention_size=_RETENTION,
-        summary="tiny",
-        system_chars=_SYSTEM_CHARS,
-        tools_chars=_TOOLS_CHARS,
-    ),
-    "token-large": ScriptConfig(
-        compaction_interval=_NEVER,
-        overlap_size=0,
-        token_threshold=_THRESHOLD,
-        event_retention_size=_RETENTION,
-        summary="large",
-        system_chars=_SYSTEM_CHARS,
-        tools_chars=_TOOLS_CHARS,
-    ),
+    **{
+        name: ScriptConfig(
+            compaction_interval=_NEVER,
+            overlap_size=0,
+            token_threshold=_THRESHOLD,
+            event_retention_size=_RETENTION,
+            summary=summary,
+            system_chars=_SYSTEM_CHARS,
+            tools_chars=_TOOLS_CHARS,
+        )
+        for name, summary in (("token-small", "tiny"), ("token-large", "large"))
+    },
 }
 #: The workload :func:`standard_costs` runs every configuration on.
 STANDARD_SEED = 0

@@ -64,14 +64,7 @@ def _pipeline_timeline(fixture: Fixture) -> list[str]:
     lines.append(f"config: {dict(case.config)}")
     if getattr(case, "agents", ()):
         lines.append(f"agents: {', '.join(case.agents)} (root first)")
-    prompt = fixture.observed.get("prompt")
-    if isinstance(prompt, list) and prompt:
-        lines.append("prompt at the last check (role: parts):")
-        for content in prompt:
-            role, parts = content[0], content[1]
-            shown = "; ".join(_one_line(" ".join(str(x) for x in part)) for part in parts)
-            lines.append(f"  {role}: {shown}")
-    return lines
+    return lines + _prompt_lines(fixture)
 
 
 def _script_timeline(fixture: Fixture) -> list[str]:
@@ -111,13 +104,20 @@ def _script_timeline(fixture: Fixture) -> list[str]:
             continue
         op = f"op {made_by}" if isinstance(made_by, int) else "    "
         lines.append(f"#{position:<4}{op:<7}{render_step(step, stored.origin)}")
+    return lines + _prompt_lines(fixture, width=120)
+
+
+def _prompt_lines(fixture: Fixture, width: int | None = None) -> list[str]:
+    """The prompt the fixture recorded at its last check, a line a content
+    (each part cut to ``width`` characters when given); none when it has none."""
     prompt = fixture.observed.get("prompt")
-    if isinstance(prompt, list) and prompt:
-        lines.append("prompt at the last check (role: parts):")
-        for content in prompt:
-            role, parts = content[0], content[1]
-            shown = "; ".join(_one_line(" ".join(str(x) for x in part))[:120] for part in parts)
-            lines.append(f"  {role}: {shown}")
+    if not (isinstance(prompt, list) and prompt):
+        return []
+    lines = ["prompt at the last check (role: parts):"]
+    for content in prompt:
+        role, parts = content[0], content[1]
+        shown = "; ".join(_one_line(" ".join(str(x) for x in part))[:width] for part in parts)
+        lines.append(f"  {role}: {shown}")
     return lines
 
 

@@ -49,6 +49,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from ..protocol import patch_binary
+
 __all__ = [
     "INDEX",
     "JsFix",
@@ -156,12 +158,7 @@ def active() -> tuple[str, ...]:
 
 
 def _patch_binary() -> str:
-    found = shutil.which("patch")
-    if found is None:
-        raise JsFixError(
-            "applying an ADK-JS fix needs GNU patch on PATH (as root: apt-get install patch)"
-        )
-    return found
+    return patch_binary(shutil.which("patch"), "applying an ADK-JS fix", JsFixError)
 
 
 _HUNK = re.compile(r"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,9 +125,7 @@ class _Timeline:
             self._tie = False
         else:
             self._true += STEP
-        resolution = self.config.resolution
-        ticks = math.floor((self._true + self._offset) / resolution + 1e-9)
-        return round(ticks * resolution, 6)
+        return ops.at_resolution(self._true + self._offset, self.config.resolution)
 
     def new_id(self, kind: str) -> str:
         self._serial += 1
@@ -240,17 +237,9 @@ class _Timeline:
             self.running = None
 
     def _op_answer(self, op: ops.Answer) -> None:
-        every = self.answered if op.again else self.pending
-        if not every:
+        _, chosen = op.pick(self.answered if op.again else self.pending)
+        if not chosen:
             return
-        invocations = list(dict.fromkeys(p.invocation for p in every))
-        target = invocations[op.picks[0] % len(invocations)]
-        pool = [p for p in every if p.invocation == target]
-        chosen: list[_Pending] = []
-        for pick in op.picks[1:] or (0,):
-            item = pool[pick % len(pool)]
-            if item not in chosen:
-                chosen.append(item)
         self.think()
         # ADK-JS's Runner gives every run a new invocation id
         # (newInvocationContextId in runner/runner.js), a client's function

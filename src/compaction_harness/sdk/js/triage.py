@@ -184,6 +184,8 @@ def triage(run: JsRun) -> tuple[list[Violation], list[tuple[Violation, str]]]:
     fix: ``(new, known)``, ``known`` as (violation, fault id) pairs (a
     violation several fixes remove only together is paired with each of
     their faults)."""
+    from ...faults.classify import file_unfixed
+
     new: list[Violation] = []
     known: list[tuple[Violation, str]] = []
     if os.environ.get("HARNESS_KNOWN_FAULTS") == "off":
@@ -192,12 +194,7 @@ def triage(run: JsRun) -> tuple[list[Violation], list[tuple[Violation, str]]]:
         if not item.new:
             known.extend((item.violation, f) for f in item.faults)
             continue
-        fault = _pattern_fault(run, item.violation)
-        if fault is None:
-            new.append(item.violation)
-        else:
-            item.violation.details["evidence"] = "pattern"
-            known.append((item.violation, fault))
+        file_unfixed(item.violation, _pattern_fault(run, item.violation), new, known)
     return new, known
 
 

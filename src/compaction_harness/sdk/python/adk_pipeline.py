@@ -504,28 +504,13 @@ class Pipeline:
         ``usage_metadata.prompt_token_count`` is removed in the copy. Raises
         :class:`NotApplicable` on releases without token-threshold compaction.
         """
-        from google.adk.agents.llm_agent import LlmAgent
-
         run_token = _helper("_run_compaction_for_token_threshold")
         app = self.app
         agent_name = agent_name or self.AGENT
 
         async def entry_point(config: Any, session: Any, service: Any) -> None:
             if before_model_call:
-                fn = _helper("_run_compaction_for_token_threshold_config")
-                arguments: dict[str, Any] = {
-                    "config": config,
-                    "session": session,
-                    "session_service": service,
-                    "agent": app.root_agent
-                    if agent_name == self.AGENT
-                    else LlmAgent(name=agent_name, model="gemini-2.0-flash"),
-                    "agent_name": agent_name,
-                    "current_branch": branch,
-                }
-                if "isolation_scope" in inspect.signature(fn).parameters:
-                    arguments["isolation_scope"] = None
-                await fn(**arguments)
+                await self._token_compaction_for_agent(session, service, config, agent_name, branch)
             else:
                 await run_token(
                     app.model_copy(update={"events_compaction_config": config}), session, service

@@ -48,6 +48,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..protocol import patch_binary
 from . import python_fixes
 
 __all__ = [
@@ -192,14 +193,9 @@ def _installed_file(path: str) -> Path:
 
 def _patch_binary() -> str:
     """GNU patch on PATH; ``EnvError`` (one line) when there is none."""
-    found = shutil.which("patch")
-    if found is None:
-        from ...envs import EnvError
+    from ...envs import EnvError
 
-        raise EnvError(
-            "applying a known fault's fix needs GNU patch on PATH (as root: apt-get install patch)"
-        )
-    return found
+    return patch_binary(shutil.which("patch"), "applying a known fault's fix", EnvError)
 
 
 def diff_release(fix: Fix | str) -> str | None:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import sys
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -143,8 +142,7 @@ class Clock:
 
     def read(self, true: float) -> float:
         """``true`` as this host's clock shows it, at the script's resolution."""
-        ticks = math.floor((true + self.offset) / self.resolution + 1e-9)
-        return round(ticks * self.resolution, 6)
+        return ops.at_resolution(true + self.offset, self.resolution)
 
     def think(self) -> None:
         """A client's next message comes ``THINK`` seconds later."""
@@ -261,21 +259,10 @@ class Interpreter:
         """(the pending calls of the invocation ``op`` answers, those it
         answers), as :class:`~compaction_harness.spec.scripts.Answer` says;
         both empty when nothing is there to answer."""
-        every = self.answered if op.again else self.pending
-        if not every:
-            return [], []
         # One message answers calls of one invocation (the Runner refuses
         # "function responses resolve to multiple invocations"): the first
         # pick chooses the invocation, the others its calls (oldest first).
-        invocations = list(dict.fromkeys(p.invocation for p in every))
-        target = invocations[op.picks[0] % len(invocations)]
-        pool = [p for p in every if p.invocation == target]
-        chosen: list[Pending] = []
-        for pick in op.picks[1:] or (0,):
-            item = pool[pick % len(pool)]
-            if item not in chosen:
-                chosen.append(item)
-        return pool, chosen
+        return op.pick(self.answered if op.again else self.pending)
 
     def mark_answered(self, items: Sequence[Pending]) -> None:
         for item in items:

@@ -23,6 +23,7 @@ from typing import Any
 from ...faults.classify import (
     UNNAMED,
     classify,
+    file_unfixed,
     same_failure,
     telling_known_from_new_only,
 )
@@ -76,12 +77,7 @@ def by_fix(
                 v.details["evidence"] = "every fix together"
                 known.append((v, UNNAMED))
                 continue
-            pattern = _pattern_fault(case, v)
-            if pattern is None:
-                new.append(v)
-            else:
-                v.details["evidence"] = "pattern"
-                known.append((v, pattern))
+            file_unfixed(v, _pattern_fault(case, v), new, known)
         return new, known
     for item in classify(
         violations,
@@ -90,12 +86,7 @@ def by_fix(
         lambda n: FIXES[n].faults,
     ):
         if item.new:
-            pattern = _pattern_fault(case, item.violation)
-            if pattern is None:
-                new.append(item.violation)
-            else:
-                item.violation.details["evidence"] = "pattern"
-                known.append((item.violation, pattern))
+            file_unfixed(item.violation, _pattern_fault(case, item.violation), new, known)
             continue
         item.violation.details["evidence"] = "fix " + "+".join(item.fixes)
         known.extend((item.violation, f) for f in item.faults)
