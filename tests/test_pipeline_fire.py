@@ -752,6 +752,108 @@ def test_responses_are_attributed_by_id_and_tool_under_the_per_turn_fix():
                 assert (p[1], p[2]) in asked
 
 
+def test_the_per_turn_fix_keeps_a_restored_calls_answers_off_another_tools_call():
+    # Found by a FIXES=all campaign (tests/repros/P4-2.13.0-cbe1ab8566079b7c.json):
+    # ids numbered per turn; lookup's call_0 and call_1 are summarised, export's
+    # call_0 and call_1 (long-running) keep their interim results, then a second
+    # answer to lookup's call_0 and export's final call_0 arrive. The fix
+    # restores lookup's call before its second answer, after export's call_0;
+    # the latest-response rearrangement then gave export's answer to it by id
+    # alone, and the merge put lookup's call_1 result in place of export's:
+    # export's calls and results were lost (P4). Both now pair by id and tool.
+    from pathlib import Path
+
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.store.fixtures import load_fixture
+    from compaction_harness.surfaces.switch import parse
+
+    fixture = load_fixture(Path(__file__).parent / "repros" / "P4-2.13.0-cbe1ab8566079b7c.json")
+    for names in (["responses-follow-only-their-own-call-turn"], parse("all")):
+        requests: list = []
+
+        def keep(_, run, requests=requests) -> None:
+            requests[:] = run.run.requests
+
+        with fixes.applied(names):
+            outcome = run_script(fixture.case, triage=False, stop=keep)
+        assert outcome.violations == [], names
+        prompt = requests[-1][2]  # the model call after export's final answer
+        shown = [(role, [tuple(p[:3]) for p in parts]) for role, parts in prompt]
+        assert ("model", [("call", "call_0", "export"), ("call", "call_1", "export")]) in shown
+        for k, (_, parts) in enumerate(prompt):
+            for p in parts:
+                if p[0] == "response":
+                    asked = {(c[1], c[2]) for c in prompt[k - 1][1] if c[0] == "call"}
+                    assert (p[1], p[2]) in asked
+
+
+def test_the_per_turn_fix_pairs_the_latest_answer_and_merges_by_id_and_tool():
+    # The two steps of the contents assembly that paired by id alone under the
+    # fix (see the test above), on events built by hand: a call restored after
+    # another tool's call with the same id, and a response merge.
+    from google.adk.events.event import Event
+    from google.adk.flows.llm_flows.tools import _rearranger
+    from google.genai import types
+
+    from compaction_harness.sdk.python import fixes
+
+    def event(role: str, *parts: types.Part) -> Event:
+        return Event(
+            invocation_id="i",
+            author="agent" if role == "model" else "user",
+            content=types.Content(role=role, parts=list(parts)),
+        )
+
+    def fc(i: str, name: str) -> types.Part:
+        return types.Part(function_call=types.FunctionCall(id=i, name=name, args={}))
+
+    def fr(i: str, name: str, result: str) -> types.Part:
+        return types.Part(
+            function_response=types.FunctionResponse(id=i, name=name, response={"r": result})
+        )
+
+    def shown(events) -> list[list[tuple]]:
+        return [
+            [
+                ("call", p.function_call.id, p.function_call.name)
+                if p.function_call
+                else (
+                    "response",
+                    p.function_response.id,
+                    p.function_response.name,
+                    p.function_response.response["r"],
+                )
+                for p in e.content.parts
+            ]
+            for e in events
+        ]
+
+    export = event("model", fc("call_0", "export"), fc("call_1", "export"))
+    interim = event("user", fr("call_0", "export", "interim"), fr("call_1", "export", "interim"))
+    lookup = event("model", fc("call_0", "lookup"), fc("call_1", "lookup"))  # restored
+    looked = event("user", fr("call_0", "lookup", "first"), fr("call_1", "lookup", "first"))
+    final = event("user", fr("call_0", "export", "final"))
+    with fixes.applied(["responses-follow-only-their-own-call-turn"]):
+        merged = _rearranger.merge_function_response_events([interim, looked])
+        latest = _rearranger.rearrange_events_for_latest_function_response(
+            [export, interim, lookup, looked, final]
+        )
+    assert shown([merged]) == [
+        [
+            ("response", "call_0", "export", "interim"),
+            ("response", "call_1", "export", "interim"),
+            ("response", "call_0", "lookup", "first"),
+            ("response", "call_1", "lookup", "first"),
+        ]
+    ]
+    # export's final answer follows export's call, merged with its interim result.
+    assert shown(latest)[:2] == [
+        [("call", "call_0", "export"), ("call", "call_1", "export")],
+        [("response", "call_0", "export", "final"), ("response", "call_1", "export", "interim")],
+    ]
+
+
 def test_the_running_invocation_fix_restores_an_answer_hidden_from_a_surviving_call(
     monkeypatch,
 ):

@@ -84,7 +84,10 @@ ENTRIES: tuple[dict[str, Any], ...] = (
             "(a model that numbers calls per turn reuses ids), attributing each response to "
             "the newest call with its id and tool name, as _recover_compacted_function_calls "
             "does when it restores a summarised call: a client's message that answers calls of "
-            "several model turns is split between them, each response once"
+            "several model turns is split between them, each response once; the latest-response "
+            "rearrangement (_find_owning_call_event_index) and merge_function_response_events "
+            "pair by id and tool name too, so a restored call that follows another tool's call "
+            "with its id neither takes that call's answer nor replaces its results"
         ),
         diff="responses-follow-only-their-own-call-turn.diff",
     ),
