@@ -195,7 +195,7 @@ def test_a_loss_that_time_order_does_not_explain_is_not_taken_for_it(monkeypatch
     )
     config = ScriptConfig(compaction_interval=1, overlap_size=0)
     script = Script(config, (Open(), Text(), Text(), Skew(seconds=10), Open(), Text(), Open()))
-    found = [v for v in run_script(script, triage=False).violations if v.invariant == "P4"]
+    found = [v for v in run_script(script).violations if v.invariant == "P4"]
     assert found
     _, known = by_fix(script, found)
     assert "compaction-assumes-events-are-stored-in-time-order" not in {f for _, f in known}
@@ -213,7 +213,7 @@ def test_a_request_hidden_by_time_order_and_summarised_by_token_compaction_is_bo
 
     config = ScriptConfig(token_threshold=1, event_retention_size=0, driver="runner")
     script = Script(config, (Open(), Text(), Open(), Skew(seconds=10), Open(), Text()))
-    found = run_script_outcome(script, triage=False).violations
+    found = run_script_outcome(script).violations
     new, known = by_fix(script, found)
     assert not new
     faults = {f for v, f in known if v.invariant == "P2"}
@@ -238,10 +238,10 @@ def test_a_rerun_that_wastes_another_range_removed_this_waste():
         config,
         (Open(), interim, Open(), interim, Open(opener="agent"), Ask(), Answer(), Answer()),
     )
-    (violation,) = run_script(script, triage=False).violations
+    (violation,) = run_script(script).violations
     assert violation.invariant == "P6" and violation.positions == (0, 1, 2, 4, 5, 6)
     with applied(["dead-call-retry-at-every-boundary"]):
-        (elsewhere,) = run_script(script, triage=False).violations
+        (elsewhere,) = run_script(script).violations
     assert elsewhere.invariant == "P6" and elsewhere.positions != violation.positions
     _, known = by_fix(script, [violation])
     # The wasted range is a resumed invocation's window taking covered events
