@@ -312,3 +312,33 @@ def _assert_known_or_new_agrees(case) -> list[Violation]:
             assert fault == UNNAMED and v.details["evidence"] == "every fix together"
             assert copies[index[id(v)]].details["evidence"].startswith("fix ")
     return new
+
+
+def test_a_run_is_classified_after_it_the_first_operation_with_a_new_one_reported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A run records every violation, operation by operation, and classifies
+    # nothing; classification after it re-runs the case as far as the run went
+    # and reports what a campaign reports: the first operation's new ones.
+    from dataclasses import replace
+
+    from compaction_harness.sdk.python import triage
+    from compaction_harness.spec.outcome import UnitOutcome
+
+    known, first, second = (Violation(i, i) for i in ("P3", "P2", "P4"))
+    asked = []
+
+    def by_fix(case, found):
+        asked.append((case, found))
+        return [v for v in found if v is not known], [(known, "a-known-fault")]
+
+    monkeypatch.setattr(triage, "by_fix", by_fix)
+    recorded = UnitOutcome([known, first, second], {}, {}, batches=[1, 2], ran="as far as it ran")
+    judged = triage.judge("the case", recorded)
+    assert asked == [("as far as it ran", [known, first, second])]
+    assert judged.violations == [first, second] and judged.triaged
+    assert judged.known == [(known, "a-known-fault")]
+    assert recorded.violations == [known, first, second] and not recorded.triaged  # untouched
+    assert triage.judge("the case", replace(recorded, batches=[2, 1])).violations == [first]
+    # Not grouped by operation (the runner driver, unit cases): every new one.
+    assert triage.judge("the case", replace(recorded, batches=None)).violations == [first, second]
