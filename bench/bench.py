@@ -211,7 +211,7 @@ def _steps_for(storage: str, examples: int) -> dict:
         script = Script(replace(script.config, storage=storage), script.operations)
         counted["operations"] += len(script.operations)
         counted["scripts"] += 1
-        run_script(script, triage=False)
+        run_script(script)
 
     started = time.perf_counter()
     run()
@@ -499,7 +499,7 @@ def drivers(args: argparse.Namespace) -> dict:
         runner = time.perf_counter() - started
         started = time.perf_counter()
         for script in ran:
-            run_script(script, triage=False)
+            run_script(script)
         emulating = time.perf_counter() - started
         ops = sum(len(s.operations) for s in ran)
         results[tree] = {

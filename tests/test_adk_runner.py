@@ -22,6 +22,7 @@ from compaction_harness.sdk.python.adk_runner import (
     run_script_outcome,
     run_script_with_runner,
 )
+from compaction_harness.sdk.python.cases import by_fix, judge
 from compaction_harness.sdk.python.pipeline import chosen_invariants
 from compaction_harness.sdk.python.unit import InvariantViolation
 from compaction_harness.spec.scripts import (
@@ -110,13 +111,15 @@ def test_what_the_runner_cannot_run_is_refused_or_repaired() -> None:
 def test_the_runner_meets_known_upstream_faults() -> None:
     # P5: ParallelAgent sub-agents' branch events go into a summary every agent reads.
     run = run_script_with_runner(Script(SLIDING, (Open(), FanOut(), End())), tree="director")
-    assert "summary-leaks-branch-events-to-siblings" in {f for _, f in run.known}
+    _, known = by_fix(run.ran, run.violations)
+    assert "summary-leaks-branch-events-to-siblings" in {f for _, f in known}
     # P2: token compaction before the turn's second model call summarises the
     # turn's own request.
     config = ScriptConfig(token_threshold=20, event_retention_size=0, system_chars=400)
     run = run_script_with_runner(Script(config, (Open(), Calls(), Text())))
     if ADK_RELEASE in ("2.11.0", "2.13.0"):
-        assert "token-compaction-summarises-the-running-request" in {f for _, f in run.known}
+        _, known = by_fix(run.ran, run.violations)
+        assert "token-compaction-summarises-the-running-request" in {f for _, f in known}
 
 
 @pytest.mark.skipif(not prunes_orphaned_calls(), reason="the release sends orphaned calls")
@@ -129,7 +132,7 @@ def test_an_orphaned_call_with_a_reused_id_is_pruned_not_lost() -> None:
         replace(SLIDING, call_ids="per_turn"),
         (Open(), Calls(), Text(), Open(), Calls(fate="later"), Open(), Text()),
     )
-    run = run_script_with_runner(script, triage=False)
+    run = run_script_with_runner(script)
     last = run.calls[-1]
     orphan = ("call", "call_0", "lookup")
     assert orphan in {p for _, parts in last.baseline for p in parts}
@@ -144,7 +147,7 @@ def test_the_checks_fire_on_a_broken_runner(monkeypatch: pytest.MonkeyPatch) -> 
         compaction, "_longest_self_contained_prefix", lambda events, all_events=None: events
     )
     script = Script(SLIDING, (Open(), Calls(kind="long_running"), Answer(), Text()))
-    run = run_script_with_runner(script, triage=False)
+    run = run_script_with_runner(script)
     assert "P1" in {v.invariant for v in run.violations}
 
 
@@ -175,7 +178,7 @@ def test_runner_pipeline_scripts_meet_p0_to_p7(script: Script) -> None:
     script = narrowed(script)
     script = Script(replace(script.config, driver="runner"), script.operations)
     try:
-        outcome = run_script_outcome(script)
+        outcome = judge(script, run_script_outcome(script))
     except NotApplicable as exc:
         event(f"not applicable: {exc}")
         assume(False)
@@ -206,12 +209,12 @@ def test_p3_fires_when_the_runner_stops_compacting(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(compaction, "_run_compaction_for_sliding_window", idle)
     ops = (Open(), Text(), Open(), Text(), Open(), Text(), Open(), Text())
-    run = run_script_with_runner(Script(SLIDING, ops), triage=False)
+    run = run_script_with_runner(Script(SLIDING, ops))
     assert not run.summaries
     assert "P3" in {v.invariant for v in run.violations}
     # The same script with ADK's own compaction holds.
     monkeypatch.setattr(compaction, "_run_compaction_for_sliding_window", original)
-    assert not run_script_with_runner(Script(SLIDING, ops), triage=False).violations
+    assert not run_script_with_runner(Script(SLIDING, ops)).violations
 
 
 def test_p6_fires_when_the_token_trigger_reads_a_wrong_count(
@@ -220,7 +223,7 @@ def test_p6_fires_when_the_token_trigger_reads_a_wrong_count(
     # A trigger that always reads a huge prompt count summarises below the threshold.
     monkeypatch.setattr(compaction, "_latest_prompt_token_count", lambda *a, **k: 10**9)
     config = ScriptConfig(token_threshold=10_000, event_retention_size=0)
-    run = run_script_with_runner(Script(config, (Open(), Text(), Open(), Text())), triage=False)
+    run = run_script_with_runner(Script(config, (Open(), Text(), Open(), Text())))
     found = [v for v in run.violations if v.invariant == "P6"]
     assert found and "below the threshold" in found[0].message
 
@@ -249,7 +252,7 @@ def test_p6_fires_when_the_runners_token_trigger_reads_stale_counts(
     for broken in (False, True):
         if broken:
             monkeypatch.setattr(compaction, "_latest_prompt_token_count", reads_stale_counts)
-        run = run_script_with_runner(script, triage=False)
+        run = run_script_with_runner(script)
         assert run.triggers, "the trigger was consulted on stale counts"
         stale = [v for v in run.violations if "made stale" in v.message]
         assert bool(stale) == broken, run.violations
@@ -264,7 +267,7 @@ def test_p7_fires_when_the_database_reorders_the_session(
 
     config = ScriptConfig(compaction_interval=5, overlap_size=0, storage="database")
     ops = (Open(), Calls(), Text(), Open(), Text())
-    assert not run_script_with_runner(Script(config, ops), triage=False).violations
+    assert not run_script_with_runner(Script(config, ops)).violations
     original = DatabaseSessionService.get_session
 
     async def reversed_session(self, **kwargs):
@@ -274,5 +277,5 @@ def test_p7_fires_when_the_database_reorders_the_session(
         return session
 
     monkeypatch.setattr(DatabaseSessionService, "get_session", reversed_session)
-    run = run_script_with_runner(Script(config, ops), triage=False)
+    run = run_script_with_runner(Script(config, ops))
     assert "P7" in {v.invariant for v in run.violations}

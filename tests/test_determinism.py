@@ -52,7 +52,7 @@ def _emulated_events(script: Script) -> list:
 
 def _events(script: Script, driver: str) -> list:
     if driver == "runner":
-        return run_script_with_runner(script, repair=True, triage=False).events
+        return run_script_with_runner(script, repair=True).events
     return _emulated_events(script)
 
 

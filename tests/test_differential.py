@@ -36,6 +36,7 @@ from compaction_harness.sdk.python.adk_runner import (
     answers_continue_invocation,
     run_script_with_runner,
 )
+from compaction_harness.sdk.python.cases import by_fix
 from compaction_harness.sdk.python.differential import (
     compare_sessions,
     request_mismatches,
@@ -81,7 +82,7 @@ def emulated(script: Script) -> tuple[Session, list[str | None], list[tuple]]:
     """The session the emulating driver stores for ``script``, each event's
     role, and the requests it judged (agent, branch, contents)."""
     runs: list[ScriptRun] = []  # the one run, handed over after each operation
-    outcome = run_script(script, triage=False, stop=lambda _, run: runs.append(run))
+    outcome = run_script(script, stop=lambda _, run: runs.append(run))
     steps = Session.from_json(outcome.observed["session"])
     requests = runs[-1].run.requests if runs else []
     return steps, [_role(step) for step in steps], requests
@@ -111,14 +112,14 @@ def differences(run: RunnerRun) -> list[str]:
     return found
 
 
-def _label(run: RunnerRun) -> None:
+def _label(run: RunnerRun, new: list, known: list) -> None:
     for kind in sorted({run.script.operations[o].op for o in run.origin if isinstance(o, int)}):
         event(f"stored by: {kind}")
     event(f"repaired: {bool(run.repairs)}")
     event(f"summaries: {min(len(run.summaries), 3)}{'+' if len(run.summaries) >= 3 else ''}")
-    for v, fault in run.known:
+    for v, fault in known:
         event(f"runner met known fault {fault} ({v.invariant})")
-    for v in run.violations:
+    for v in new:
         event(f"runner violation {v.invariant} (new)")
 
 
@@ -149,9 +150,10 @@ def test_the_emulating_driver_stores_what_the_runner_stores(
         # the statistics are shown (make differential).
         with unnamed_in_the_gate(pytestconfig):
             run = run_script_with_runner(script, tree=tree, repair=True)
+            new, known = by_fix(run.ran, run.violations)
     except NotApplicable as exc:
         pytest.skip(str(exc))
-    _label(run)
+    _label(run, new, known)
     found = differences(run)
     assert not found, "\n".join(found)
 
@@ -237,9 +239,9 @@ def test_a_request_the_flow_builds_but_never_sends_is_not_judged() -> None:
         ScriptConfig(compaction_interval=1, overlap_size=0),
         (Open(), Calls(count=3, fate="later"), Answer(picks=[0, 0, 2]), Text()),
     )
-    run = run_script_with_runner(script, repair=True, triage=False)
+    run = run_script_with_runner(script, repair=True)
     assert not differences(run), "\n".join(differences(run))
-    judged = run_script(run.script, triage=False).violations
+    judged = run_script(run.script).violations
     assert not [v for v in judged + run.violations if v.invariant == "P2"], judged
 
 
@@ -270,7 +272,7 @@ def test_responses_adk_builds_name_their_event_in_every_prompt() -> None:
         ScriptConfig(compaction_interval=1, overlap_size=0, storage="database"),
         (Open(), Calls(kind="interim"), Ask(), Answer(), Ask()),
     )
-    outcome = run_script(script, triage=False)
+    outcome = run_script(script)
     assert not outcome.violations, outcome.violations
     responses = [p for _, parts in outcome.observed["prompt"] for p in parts if p[0] == "response"]
     assert responses and all(p[3] != "" for p in responses)

@@ -235,8 +235,8 @@ def test_the_second_fault_of_the_dead_retry_fixture_is_time_order():
 
     path = REPROS / "P6-2.13.0-77a17de9883c3f48.json"
     with fixes.applied([DEAD_RETRY]):
-        (left,) = run_script(_case(path), triage=False).violations
-        steady = run_script(_case(path), triage=False, monotonic=True).violations
+        (left,) = run_script(_case(path)).violations
+        steady = run_script(_case(path), monotonic=True).violations
     (before,) = _violations(path, ())
     assert left.invariant == before.invariant == "P6"
     assert "summary#3" in left.message and "summary#2" in before.message
@@ -451,7 +451,7 @@ def test_with_the_fix_the_confirmed_call_runs_after_the_reuse():
     logging.disable(logging.WARNING)
     try:
         with fixes.applied([CONFIRM]):
-            outcome = run_script_outcome(_case(CONFIRMED_REUSED_ID), triage=False)
+            outcome = run_script_outcome(_case(CONFIRMED_REUSED_ID))
     finally:
         logging.disable(logging.NOTSET)
     assert outcome.violations == []
@@ -572,9 +572,9 @@ def test_a_pending_call_left_out_beside_its_answered_sibling_is_not_lost():
     runs = []
     logging.disable(logging.WARNING)
     try:
-        (published,) = run_script(script, triage=False).violations
+        (published,) = run_script(script).violations
         with fixes.applied(AVAILABLE):
-            fixed = run_script(script, triage=False, stop=lambda _, run: runs.append(run))
+            fixed = run_script(script, stop=lambda _, run: runs.append(run))
     finally:
         logging.disable(logging.NOTSET)
     assert published.invariant == "P2" and published.ids == ("call_1",)

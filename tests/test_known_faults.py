@@ -195,7 +195,7 @@ def test_a_loss_that_time_order_does_not_explain_is_not_taken_for_it(monkeypatch
     )
     config = ScriptConfig(compaction_interval=1, overlap_size=0)
     script = Script(config, (Open(), Text(), Text(), Skew(seconds=10), Open(), Text(), Open()))
-    found = [v for v in run_script(script, triage=False).violations if v.invariant == "P4"]
+    found = [v for v in run_script(script).violations if v.invariant == "P4"]
     assert found
     _, known = by_fix(script, found)
     assert "compaction-assumes-events-are-stored-in-time-order" not in {f for _, f in known}
@@ -213,7 +213,7 @@ def test_a_request_hidden_by_time_order_and_summarised_by_token_compaction_is_bo
 
     config = ScriptConfig(token_threshold=1, event_retention_size=0, driver="runner")
     script = Script(config, (Open(), Text(), Open(), Skew(seconds=10), Open(), Text()))
-    found = run_script_outcome(script, triage=False).violations
+    found = run_script_outcome(script).violations
     new, known = by_fix(script, found)
     assert not new
     faults = {f for v, f in known if v.invariant == "P2"}
@@ -238,10 +238,10 @@ def test_a_rerun_that_wastes_another_range_removed_this_waste():
         config,
         (Open(), interim, Open(), interim, Open(opener="agent"), Ask(), Answer(), Answer()),
     )
-    (violation,) = run_script(script, triage=False).violations
+    (violation,) = run_script(script).violations
     assert violation.invariant == "P6" and violation.positions == (0, 1, 2, 4, 5, 6)
     with applied(["dead-call-retry-at-every-boundary"]):
-        (elsewhere,) = run_script(script, triage=False).violations
+        (elsewhere,) = run_script(script).violations
     assert elsewhere.invariant == "P6" and elsewhere.positions != violation.positions
     _, known = by_fix(script, [violation])
     # The wasted range is a resumed invocation's window taking covered events
@@ -312,3 +312,33 @@ def _assert_known_or_new_agrees(case) -> list[Violation]:
             assert fault == UNNAMED and v.details["evidence"] == "every fix together"
             assert copies[index[id(v)]].details["evidence"].startswith("fix ")
     return new
+
+
+def test_a_run_is_classified_after_it_the_first_operation_with_a_new_one_reported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A run records every violation, operation by operation, and classifies
+    # nothing; classification after it re-runs the case as far as the run went
+    # and reports what a campaign reports: the first operation's new ones.
+    from dataclasses import replace
+
+    from compaction_harness.sdk.python import triage
+    from compaction_harness.spec.outcome import UnitOutcome
+
+    known, first, second = (Violation(i, i) for i in ("P3", "P2", "P4"))
+    asked = []
+
+    def by_fix(case, found):
+        asked.append((case, found))
+        return [v for v in found if v is not known], [(known, "a-known-fault")]
+
+    monkeypatch.setattr(triage, "by_fix", by_fix)
+    recorded = UnitOutcome([known, first, second], {}, {}, batches=[1, 2], ran="as far as it ran")
+    judged = triage.judge("the case", recorded)
+    assert asked == [("as far as it ran", [known, first, second])]
+    assert judged.violations == [first, second] and judged.triaged
+    assert judged.known == [(known, "a-known-fault")]
+    assert recorded.violations == [known, first, second] and not recorded.triaged  # untouched
+    assert triage.judge("the case", replace(recorded, batches=[2, 1])).violations == [first]
+    # Not grouped by operation (the runner driver, unit cases): every new one.
+    assert triage.judge("the case", replace(recorded, batches=None)).violations == [first, second]

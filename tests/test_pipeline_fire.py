@@ -621,7 +621,7 @@ def test_p0_fires_when_adk_raises_during_prompt_assembly(monkeypatch):
         raise ValueError("No function call event found for function responses ids: {'c1'}")
 
     monkeypatch.setattr(_contents, "_get_contents", broken)
-    outcome = run_script(_script(SLIDING, Text()), triage=False)
+    outcome = run_script(_script(SLIDING, Text()))
     (crash,) = outcome.violations
     assert crash.invariant == "P0" and "ValueError" in crash.message
     assert "during operation 'text'" in crash.message
@@ -635,7 +635,7 @@ def test_p0_of_a_recorded_session_is_a_violation_not_a_traceback(monkeypatch):
 
     monkeypatch.setattr(_contents, "_get_contents", lambda *a, **k: 1 / 0)
     case = PipelineCase(SLIDING, Session((user("i1", 1), text("i1", 2))), (2,))
-    (crash,) = run_pipeline_case(case, triage=False).violations
+    (crash,) = run_pipeline_case(case).violations
     assert crash.invariant == "P0" and "ZeroDivisionError" in crash.message
 
 
@@ -650,13 +650,13 @@ def test_p2_strict_clause_fires_where_no_adapter_heals_the_request(monkeypatch):
 
     ops = (Calls(kind="long_running"), Open(), Text())
     strict = {**SLIDING, "compaction_interval": 100, "strict_provider": True}
-    assert run_script(_script(strict, *ops), triage=False).violations == []  # healed
+    assert run_script(_script(strict, *ops)).violations == []  # healed
     adk.litellm_heals_missing_tool_results.cache_clear()
     monkeypatch.setattr(adk, "litellm_heals_missing_tool_results", lambda: False)
-    found = run_script(_script(strict, *ops), triage=False).violations
+    found = run_script(_script(strict, *ops)).violations
     assert [v.details.get("cause") for v in found] == ["strict provider"]
     lenient = {**strict, "strict_provider": False}
-    assert run_script(_script(lenient, *ops), triage=False).violations == []
+    assert run_script(_script(lenient, *ops)).violations == []
 
 
 def test_p2_strict_clause_on_hand_made_prompts():
@@ -689,7 +689,7 @@ def test_p6_bound_fires_when_a_token_summary_leaves_the_prompt_over_the_threshol
         "event_retention_size": 0,
     }
     ops = (Text(chars=200), Text(chars=200), Text(chars=200))
-    found = run_script(_script(config, *ops), triage=False).violations
+    found = run_script(_script(config, *ops)).violations
     bound = [v for v in found if v.details.get("cause") == "bound"]
     assert bound and "left the prompt at" in bound[0].message
 
@@ -716,7 +716,7 @@ def test_p6_bound_counts_the_running_invocation_as_floor_before_a_model_call():
     with fixes.applied(
         ["token-compaction-keeps-the-running-invocation", "summary-leaves-out-branch-events"]
     ):
-        outcome = run_script(script, triage=False)
+        outcome = run_script(script)
     assert outcome.observed["summaries"], "the token threshold must fire for this to mean anything"
     assert outcome.violations == []
 
@@ -738,7 +738,7 @@ def test_responses_are_attributed_by_id_and_tool_under_the_per_turn_fix():
     repros = Path(__file__).parent / "repros"
     fixture = load_fixture(repros / "P4-2.13.0-9076ff5e8e4d5943.json")
     with fixes.applied(["responses-follow-only-their-own-call-turn"]):
-        outcome = run_script(fixture.case, triage=False)
+        outcome = run_script(fixture.case)
     assert outcome.violations == []
     prompt = outcome.observed["prompt"]
     answered = [(p[1], p[2]) for _, parts in prompt for p in parts if p[0] == "response"]
@@ -880,10 +880,10 @@ def test_the_running_invocation_fix_restores_an_answer_hidden_from_a_surviving_c
 
     published = contents._recover_compacted_function_calls
     with fixes.applied([name]):
-        whole = run_script(fixture.case, triage=False)
+        whole = run_script(fixture.case)
         # The same fix with ADK's own restoration of summarised calls only.
         monkeypatch.setattr(contents, "_recover_compacted_function_calls", published)
-        without_restoring = run_script(fixture.case, triage=False)
+        without_restoring = run_script(fixture.case)
     assert p4(without_restoring) == [8]
     assert p4(whole) == []
     # What is left is the partial answer the first answer alone gives (a known
@@ -916,9 +916,9 @@ def test_p6_bound_counts_a_restored_opener_as_floor(monkeypatch):
         "running-request-restored-after-compaction",
     ]
     with fixes.applied(names):
-        counted = run_script(script, triage=False)
+        counted = run_script(script)
         monkeypatch.setattr(PipelineRun, "_shows_opener", staticmethod(lambda step, prompt: False))
-        not_counted = run_script(script, triage=False)
+        not_counted = run_script(script)
     assert counted.observed["summaries"], "the token threshold must fire for this to mean anything"
     assert [v.invariant for v in counted.violations] == []
     assert [v.invariant for v in not_counted.violations] == ["P6"]
@@ -944,9 +944,9 @@ def test_p4_leaves_a_waiting_call_out_beside_its_answered_sibling(monkeypatch):
             "compaction-summarised-around-a-waiting-call",
         ]
     ):
-        exempt = run_script(fixture.case, triage=False)
+        exempt = run_script(fixture.case)
         monkeypatch.setattr(prompt_checks, "_waiting_beside_answered", lambda steps, parts: {})
-        required = run_script(fixture.case, triage=False)
+        required = run_script(fixture.case)
     assert [v.invariant for v in exempt.violations if v.invariant == "P4"] == []
     lost = [v for v in required.violations if v.invariant == "P4"]
     assert [v.positions for v in lost] == [(1,)]
@@ -970,7 +970,7 @@ def test_p6_bound_counts_a_call_adk_must_restore_as_floor():
         Calls(count=1, fate="later", chars=20),
         Answer(picks=(0,), again=True),
     )
-    outcome = run_script(_script(config, *ops), triage=False)
+    outcome = run_script(_script(config, *ops))
     assert outcome.observed["summaries"], "the token threshold must fire for this to mean anything"
     assert not [v for v in outcome.violations if v.invariant == "P6"]
 
@@ -1043,7 +1043,7 @@ def test_p3_gives_events_behind_an_answered_call_one_end_and_no_more(monkeypatch
     p3 = "P3"
     around = ["compaction-summarised-around-a-waiting-call"]
     with fixes.applied(around):
-        assert not [v for v in run_script(script, triage=False).violations if v.invariant == p3]
+        assert not [v for v in run_script(script).violations if v.invariant == p3]
     resumed = Script(script.config, script.operations[:-2])  # ends with the resumed invocation
     worth = compaction._is_range_worth_compacting
 
@@ -1053,9 +1053,9 @@ def test_p3_gives_events_behind_an_answered_call_one_end_and_no_more(monkeypatch
 
     monkeypatch.setattr(compaction, "_is_range_worth_compacting", refuses_the_answered_call)
     with fixes.applied(around):
-        assert not [v for v in run_script(resumed, triage=False).violations if v.invariant == p3]
+        assert not [v for v in run_script(resumed).violations if v.invariant == p3]
         longer = Script(script.config, (*script.operations, *turns, End()))
-        stalled = [v for v in run_script(longer, triage=False).violations if v.invariant == p3]
+        stalled = [v for v in run_script(longer).violations if v.invariant == p3]
     assert stalled and len(stalled[0].positions) > 4
 
 
@@ -1067,7 +1067,7 @@ def test_p3_holds_a_client_record_to_the_mark_adk_reads_it_as():
     from compaction_harness.spec.scripts import ClientRecord, Open, Text
 
     ops = (Text(), Text(), Text(), ClientRecord(back=1), Open(), Open())
-    found = run_script(_script(SLIDING, *ops), triage=False).violations
+    found = run_script(_script(SLIDING, *ops)).violations
     assert not [v for v in found if v.invariant == "P3"]
 
 
@@ -1080,7 +1080,7 @@ def test_p3_lets_compaction_wait_until_it_saves_prompt():
 
     ops = (Open(), Open(), Open(), Open())
     large = ScriptConfig(compaction_interval=1, overlap_size=0, summary="large")
-    assert not run_script(Script(large, ops), triage=False).violations
+    assert not run_script(Script(large, ops)).violations
 
 
 def test_p3_still_fires_for_a_stall_with_large_summaries(monkeypatch):
@@ -1094,7 +1094,7 @@ def test_p3_still_fires_for_a_stall_with_large_summaries(monkeypatch):
     )
     ops = (Open(), *(op for _ in range(6) for op in (Open(chars=2000), Text(chars=2000))))
     large = ScriptConfig(compaction_interval=1, overlap_size=0, summary="large")
-    found = run_script(Script(large, ops), triage=False).violations
+    found = run_script(Script(large, ops)).violations
     assert "P3" in invariants(found)
 
 
@@ -1109,7 +1109,7 @@ def test_p3_lets_the_root_wait_by_its_events_not_the_preamble_on_other_agents_re
 
     ops = (Open(), Open(), FanOut(), Text(chars=2000), Open(), FanOut(), Open())
     large = ScriptConfig(compaction_interval=1, overlap_size=0, summary="large")
-    found = run_script(Script(large, ops), triage=False).violations
+    found = run_script(Script(large, ops)).violations
     assert "P3" not in invariants(found)
 
 
@@ -1130,7 +1130,7 @@ def test_p3_fires_when_sub_agent_replies_outgrow_the_summary_and_compaction_stop
     monkeypatch.setattr(compaction, "_is_range_worth_compacting", only_the_first)
     turns = tuple(op for _ in range(4) for op in (Open(), FanOut(chars=1500), Text(chars=1500)))
     large = ScriptConfig(compaction_interval=1, overlap_size=0, summary="large")
-    found = run_script(Script(large, (Open(), Open(), *turns)), triage=False).violations
+    found = run_script(Script(large, (Open(), Open(), *turns))).violations
     assert "P3" in invariants(found)
 
 
@@ -1150,10 +1150,10 @@ def test_p3_fires_when_compaction_stops_while_a_call_waits():
         ScriptConfig(compaction_interval=1, overlap_size=0),
         (Open(), Calls(kind="long_running"), Text(), *turns),
     )
-    stalled = [v for v in run_script(script, triage=False).violations if v.invariant == "P3"]
+    stalled = [v for v in run_script(script).violations if v.invariant == "P3"]
     assert stalled and len(stalled[0].positions) > 4  # bound (1 + 1) * 2
     with fixes.applied(["compaction-summarised-around-a-waiting-call"]):
-        assert not run_script(script, triage=False).violations
+        assert not run_script(script).violations
 
 
 def test_the_fix_around_a_waiting_call_leaves_a_second_answer_with_its_call():
@@ -1191,7 +1191,7 @@ def test_the_fix_around_a_waiting_call_leaves_a_second_answer_with_its_call():
         ),
     )
     with fixes.applied(["compaction-summarised-around-a-waiting-call"]):
-        assert not run_script(script, triage=False).violations
+        assert not run_script(script).violations
 
 
 # -- summaries per branch (the fix summary-leaves-out-branch-events) ---------------
@@ -1226,7 +1226,7 @@ def test_p5_fires_for_a_fan_out_without_the_branch_fix():
     from compaction_harness.sdk.python.driver import run_script
 
     with fixes.applied(_every_fix_but(BRANCH_FIX)):
-        found = run_script(_fan_out_after_a_delegate(), triage=False).violations
+        found = run_script(_fan_out_after_a_delegate()).violations
     assert "P5" in invariants(found)
 
 
@@ -1239,7 +1239,7 @@ def test_the_branch_fix_holds_on_a_fan_out():
     from compaction_harness.sdk.python.driver import run_script
 
     with fixes.applied(_every_fix_but("")):
-        run = run_script(_fan_out_after_a_delegate(), triage=False)
+        run = run_script(_fan_out_after_a_delegate())
     assert run.violations == []
     # the branchless opener and helper's reply, a's reply, b's reply
     assert run.observed["summaries"] == [[0, 1], [2], [3]]
@@ -1265,10 +1265,10 @@ def test_p6_fires_when_a_compactor_writes_two_summaries_on_one_branch(trigger):
     else:
         script = _fan_out_after_a_delegate()
     with fixes.applied(_every_fix_but("")):
-        assert run_script(script, triage=False).violations == []
+        assert run_script(script).violations == []
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(compaction, "_summary_inputs_by_branch", _writes_each_summary_twice())
-            found = run_script(script, triage=False).violations
+            found = run_script(script).violations
     twice = [v for v in found if v.invariant == "P6" and AT_MOST_ONCE in v.message]
     assert {v.details["branch"] for v in twice} == {None, "team.a", "team.b"}
 
@@ -1285,7 +1285,7 @@ def test_the_runner_reads_each_summarys_branch_from_what_it_wrote():
 
     script = _script(SLIDING, FanOut(order="ab", chars=20))
     with fixes.applied(_every_fix_but("")):
-        run = run_script_with_runner(script, tree="director", triage=False)
+        run = run_script_with_runner(script, tree="director")
     assert run.violations == []
     stored = [s for s in run.session if s.compaction is not None]
     assert [s.branch for s in stored] == [None, "team.a", "team.b"]
@@ -1315,4 +1315,4 @@ def test_p6s_floor_counts_every_branchs_summary_made_at_one_point():
     )
     every = [name for name in fixes.FIXES if fixes.unavailable(name) is None]
     with fixes.applied(every):
-        assert not run_script(script, triage=False).violations
+        assert not run_script(script).violations

@@ -168,7 +168,7 @@ def test_a_resumed_invocation_ends_again_under_its_own_number() -> None:
 def test_the_profile_counts_the_summaries_the_judged_run_makes(script: Script) -> None:
     # The profile runs ADK without the checks; the checked run (triage off:
     # it never stops) must make exactly as many summariser calls.
-    judged = run_script(script, triage=False)
+    judged = run_script(script)
     profile = profile_script(script)
     assert profile.summariser_calls == len(judged.observed["summaries"])
 

@@ -430,6 +430,117 @@ def test_the_two_sdk_packages_meet_only_in_the_specification():
     assert _importers_of(("sdk.js",), among=_in("sdk.python")) == []
 
 
+#: The modules of each SDK that run a case and record and check what it did:
+#: the drivers and what they are made of (issue 23; DESIGN, part 9: running
+#: and checking never classify).
+RUNNING = {
+    "google-adk": tuple(
+        f"sdk.python.{m}"
+        for m in (
+            "interpreter",
+            "driver",
+            "pipeline",
+            "adk_runner",
+            "runner_driver",
+            "runner_app",
+            "runner_record",
+            "runner_checks",
+            "unit",
+            "metamorphic",
+            "drivers",
+        )
+    ),
+    "adk-js": tuple(
+        f"sdk.js.{m}"
+        for m in ("case", "node", "events", "timeline", "run", "checks", "trigger", "drivers")
+    ),
+}
+#: Classification by fix, and what re-exports it: it re-runs a case through a
+#: runner after the run, so no runner imports it, directly or through another
+#: module of the package.
+CLASSIFYING = (
+    "faults.classify",
+    "sdk.generic",
+    "sdk.python.triage",
+    "sdk.python.reruns",
+    "sdk.python.cases",
+    "sdk.python.known_faults",
+    "sdk.python.entry",
+    "sdk.js.triage",
+    "sdk.js.adk_js",
+    "sdk.js.entry",
+)
+#: Names a runner never imports, from any module: what classifies.
+CLASSIFYING_NAMES = frozenset(
+    {"Triage", "triage", "reruns", "rerun", "by_fix", "judge", "classify"}
+)
+
+
+def _classification_reached(imports: dict[str, list[_Import]]) -> list[str]:
+    """For each runner (:data:`RUNNING`) that reaches a classifying module
+    through the package's imports (module level or function-local), the
+    chain of imports that does."""
+    wrong = []
+    for module in (m for modules in RUNNING.values() for m in modules):
+        # module reached -> (the module importing it, where)
+        came: dict[str, tuple[str, str]] = {}
+        queue = [module]
+        while queue:
+            here = queue.pop(0)
+            for i in imports.get(here, ()):
+                if not i.inside or i.target == module or i.target in came:
+                    continue
+                came[i.target] = (here, i.where)
+                if i.target not in CLASSIFYING:
+                    queue.append(i.target)
+                    continue
+                chain, at = [], i.target
+                while at != module:
+                    chain.append(f"{came[at][1]} -> {at}")
+                    at = came[at][0]
+                wrong.append(f"{module} imports {i.target}: " + ", ".join(reversed(chain)))
+    return wrong
+
+
+def _classifying_names(source: str) -> list[str]:
+    """The names of :data:`CLASSIFYING_NAMES` that ``source`` imports."""
+    return sorted(
+        {
+            alias.name
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.ImportFrom | ast.Import)
+            for alias in node.names
+            if alias.name.rpartition(".")[2] in CLASSIFYING_NAMES
+        }
+    )
+
+
+def test_no_driver_module_of_either_sdk_imports_classification():
+    assert _classification_reached(_imports()) == []
+    modules = _modules()
+    named = {
+        module: names
+        for module in (m for ms in RUNNING.values() for m in ms)
+        if (names := _classifying_names(modules[module].read_text(encoding="utf-8")))
+    }
+    assert named == {}
+
+
+def test_the_classification_rule_fires_on_a_planted_import():
+    # A function-local import of the re-run registry in the Runner driver's
+    # checks: that module, and the drivers that import it, reach classification.
+    imports = _imports()
+    planted = _Import("sdk.python.reruns", True, True, "planted:1")
+    imports["sdk.python.runner_checks"] = [*imports["sdk.python.runner_checks"], planted]
+    reached = _classification_reached(imports)
+    assert "sdk.python.runner_checks imports sdk.python.reruns: planted:1 -> sdk.python.reruns" in (
+        reached
+    )
+    assert any(r.startswith("sdk.python.adk_runner imports sdk.python.reruns") for r in reached)
+    assert _classifying_names("from .pipeline import Triage\nfrom .. import faults") == ["Triage"]
+    assert _classifying_names("from .triage import judge") == ["judge"]
+
+
 def test_spec_imports_neither_an_sdk_package_nor_faults():
     assert _importers_of(("sdk", "faults"), among=_in("spec")) == []
 

@@ -28,6 +28,7 @@ from compaction_harness.sdk.python.adk import (
     session_from_json,
     to_adk_event,
 )
+from compaction_harness.sdk.python.cases import judge
 from compaction_harness.sdk.python.pipeline import (
     PipelineRun,
     ended_by_failure,
@@ -72,11 +73,11 @@ def test_a_recorded_session_names_its_agents(plain_token_session):
 def test_a_session_of_an_agent_named_assistant_replays_without_false_alarms(plain_token_session):
     # Every violation, known fault or not (triage off): the real run was right.
     case = recorded_case(plain_token_session, TOKEN_CONFIG)
-    assert summaries(run_pipeline_case(case, triage=False)) == []
+    assert summaries(run_pipeline_case(case)) == []
     # Judged as the harness's own agent `agent` (what replay did before the
     # case carried its agents), ADK reads assistant's events as another
     # agent's: four false "opener missing" alarms.
-    as_agent = run_pipeline_case(dataclasses.replace(case, agents=()), triage=False)
+    as_agent = run_pipeline_case(dataclasses.replace(case, agents=()))
     assert len(summaries(as_agent)) == 4
     assert all(
         "that opened the running invocation is not in the prompt" in s for s in summaries(as_agent)
@@ -86,12 +87,12 @@ def test_a_session_of_an_agent_named_assistant_replays_without_false_alarms(plai
 @on_2_13
 def test_the_recorded_fault_5_still_fires():
     case = recorded_case(session_from_json(record(TOKEN_CONFIG, FAULT5)), TOKEN_CONFIG)
-    found = summaries(run_pipeline_case(case, triage=False))
+    found = summaries(run_pipeline_case(case))
     assert found == [
         "P2: the user message 'And in Oslo?' that opened the running invocation is not in the "
         "prompt"
     ]
-    triaged = run_pipeline_case(case)
+    triaged = judge(case, run_pipeline_case(case))
     assert triaged.violations == []
     assert [f for _, f in triaged.known] == ["token-compaction-summarises-the-running-request"]
 
@@ -107,7 +108,7 @@ def test_a_model_that_repeats_its_reply_gets_no_false_p4():
     # held only the summary, as the run's own requests show.)
     case = recorded_case(session_from_json(record(TOKEN_CONFIG, LONG_RUNNING)), TOKEN_CONFIG)
     assert recorded_app.lost_openers() == ["Export again."]
-    assert summaries(run_pipeline_case(case, triage=False)) == [
+    assert summaries(run_pipeline_case(case)) == [
         "P2: the user message 'Export again.' that opened the running invocation is not in "
         "the prompt"
     ]
@@ -144,7 +145,7 @@ def test_a_tool_that_raises_gets_no_false_p2():
     errors = [(s.author, s.error, s.text, s.calls) for s in session if s.error is not None]
     assert errors == [("assistant", "LedgerUnreachable", None, ())]
     case = recorded_case(session, CRASH_CONFIG)
-    assert summaries(run_pipeline_case(case, triage=False)) == []
+    assert summaries(run_pipeline_case(case)) == []
     assert _replayed_requests(case) == len(recorded_app.REQUESTS)
 
 
@@ -155,7 +156,7 @@ def test_a_tool_that_raises_then_a_real_loss_is_reported():
     config = {**CRASH_CONFIG, "event_retention_size": 0}
     case = recorded_case(session_from_json(record(config, CRASH)), config)
     assert recorded_app.lost_openers() == ["Hello?"]
-    assert summaries(run_pipeline_case(case, triage=False)) == [
+    assert summaries(run_pipeline_case(case)) == [
         "P2: the user message 'Hello?' that opened the running invocation is not in the prompt"
     ]
 
@@ -171,7 +172,7 @@ def test_a_model_call_that_raises_ends_its_invocation_without_compaction():
     errors = [(s.author, s.error, s.text, s.calls) for s in session if s.error is not None]
     assert errors == [("assistant", "ModelUnreachable", None, ())]
     assert len(recorded_app.REQUESTS) == 7  # the raising call was sent
-    outcome = run_pipeline_case(recorded_case(session, config), triage=False)
+    outcome = run_pipeline_case(recorded_case(session, config))
     assert "recorded_differs" not in outcome.observed, outcome.observed.get("recorded_differs")
     assert summaries(outcome) == []
 
@@ -203,7 +204,7 @@ def test_a_paused_invocations_message_summarised_at_its_pause_is_the_waiting_inv
     # a resumed invocation's request removes each loss, so each is that fault.
     config = {"compaction_interval": interval, "overlap_size": 1}
     case = recorded_case(session_from_json(record(config, turns)), config)
-    found = run_pipeline_case(case, triage=False)
+    found = run_pipeline_case(case)
     lost = recorded_app.lost_openers()
     assert "recorded_differs" not in found.observed
     openers = [
@@ -213,7 +214,7 @@ def test_a_paused_invocations_message_summarised_at_its_pause_is_the_waiting_inv
     assert [s for s in (str(v).splitlines()[0] for v in found.violations) if s in openers] == (
         openers
     )
-    outcome = run_pipeline_case(case)
+    outcome = judge(case, run_pipeline_case(case))
     assert outcome.violations == []
     lost_by = {str(v).splitlines()[0]: f for v, f in outcome.known if v.expected in lost}
     assert lost_by == dict.fromkeys(openers, "compaction-summarises-a-waiting-invocations-request")
@@ -472,7 +473,7 @@ def test_a_recording_with_long_summaries_replays_the_summaries_it_stored():
     session = session_from_json(record(EVERY_TURN, PLAIN, summary=LONG_SUMMARY))
     stored = _recorded_ranges(session)
     assert len(stored) == 4
-    outcome = run_pipeline_case(recorded_case(session, EVERY_TURN), triage=False)
+    outcome = run_pipeline_case(recorded_case(session, EVERY_TURN))
     assert summaries(outcome) == []
     steps = [s for s in session if s.compaction is None]
     stored_as = outcome.observed["stored"]  # per stored position, the appended step's index
@@ -699,7 +700,7 @@ def test_a_pause_for_confirmation_ends_its_run_async():
     config = {"compaction_interval": 2, "overlap_size": 0}
     session = session_from_json(record(config, CONFIRM_AT_ONCE))
     case = recorded_case(session, config)
-    outcome = run_pipeline_case(case, triage=False)
+    outcome = run_pipeline_case(case)
     assert "recorded_differs" not in outcome.observed
     assert len(_confirmation_ends(case)) == 1
     # A summary sits at the pause: the run stored it before the answer.
@@ -717,7 +718,7 @@ def test_a_resumed_invocation_keeps_its_opener_for_p2():
     config = {"compaction_interval": 1, "overlap_size": 0}
     case = recorded_case(session_from_json(record(config, CONFIRM)), config)
     assert recorded_app.lost_openers() == ["Pay the bill."]
-    outcome = run_pipeline_case(case, triage=False)
+    outcome = run_pipeline_case(case)
     assert "recorded_differs" not in outcome.observed
     assert summaries(outcome) == [
         "P2: the user message 'Pay the bill.' that opened the running invocation is not in "
@@ -728,7 +729,7 @@ def test_a_resumed_invocation_keeps_its_opener_for_p2():
     config = {"compaction_interval": 2, "overlap_size": 0}
     case = recorded_case(session_from_json(record(config, CONFIRM_AT_ONCE)), config)
     assert recorded_app.lost_openers() == ["Pay the bill."]
-    assert summaries(run_pipeline_case(case, triage=False)) == [
+    assert summaries(run_pipeline_case(case)) == [
         "P2: the user message 'Pay the bill.' that opened the running invocation is not in "
         "the prompt"
     ]
@@ -740,5 +741,5 @@ def test_a_resumed_invocation_that_kept_its_opener_is_ok():
     case = recorded_case(session_from_json(record(config, CONFIRM_AT_ONCE)), config)
     assert recorded_app.lost_openers() == []
     assert _confirmation_ends(case)
-    outcome = run_pipeline_case(case, triage=False)
+    outcome = run_pipeline_case(case)
     assert summaries(outcome) == [] and "recorded_differs" not in outcome.observed

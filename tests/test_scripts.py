@@ -41,7 +41,7 @@ SLIDING = ScriptConfig(compaction_interval=100, overlap_size=0)
 
 def stored(script: Script) -> Session:
     """The events the driver stored for ``script`` (checks not judged)."""
-    outcome = run_script(script, triage=False)
+    outcome = run_script(script)
     return Session.from_json(outcome.observed["session"])
 
 
@@ -83,7 +83,7 @@ def test_deleting_any_operation_leaves_a_script_the_driver_runs(script, data) ->
     # violation; the harness itself never raises.
     k = data.draw(st.integers(0, len(script.operations) - 1))
     shorter = Script(script.config, script.operations[:k] + script.operations[k + 1 :])
-    outcome = run_script(shorter, triage=False)
+    outcome = run_script(shorter)
     assert not any(v.invariant == "P0" for v in outcome.violations)
 
 

@@ -95,7 +95,7 @@ def test_validating_reloaded_actions_removes_the_p0(driver, reload_copies_action
 
     script = replace_driver(SCRIPT, driver)
     run = run_script_outcome if driver == "runner" else run_script
-    found = run(script, triage=False).violations
+    found = run(script).violations
     assert [v.invariant for v in found] == ["P0"]
     with reloaded_actions_validated():
-        assert run(script, triage=False).violations == []
+        assert run(script).violations == []

@@ -116,8 +116,10 @@ class Trace:
         stored: the session as the SDK stored it when the run ended
             (summaries included), in the session model.
         violations: what the invariants' checkers found over the run, in the
-            order found (a google-adk driver stops at the first operation
-            that breaks an invariant; ADK-JS's checks the whole run).
+            order found, nothing classified (a driver runs and records;
+            classification by fix re-runs the case after the run). A run
+            may stop where going on means nothing (google-adk's drivers stop
+            where the SDK raised).
         exception: the SDK's exception (P0) in one line, or None.
     """
 

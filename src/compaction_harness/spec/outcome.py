@@ -21,11 +21,17 @@ __all__ = ["UnitOutcome"]
 class UnitOutcome:
     """What one run of a case produced.
 
-    ``violations``: what the checkers found (for a pipeline run: the new ones,
-    see ``triaged``). ``known``: (violation, known fault id) for violations a
-    run already recognised as known upstream faults and went on past.
-    ``triaged``: the runner sorted known from new itself (pipeline runs do,
-    as they go), so ``violations`` holds only new ones.
+    A run records; it never classifies. ``violations``: what the checkers
+    found, in the order found (a pipeline run: operation by operation).
+    ``batches``: how many of ``violations`` each operation that found any
+    found, in order (None: not grouped by operation). ``ran``: the case as far
+    as the run went, what a classification re-runs with fixes (None: the
+    case itself; a run that stopped at an exception ran a prefix of it).
+
+    Classification by fix, after the run, returns a copy with ``triaged``
+    set: ``violations`` then holds only new ones (of a grouped run, the new
+    ones of the first operation that found any), ``known`` (violation, known
+    fault id) for the rest.
     """
 
     violations: list[Violation]
@@ -36,3 +42,5 @@ class UnitOutcome:
     triaged: bool = False
     #: What the run did, for Hypothesis's statistics (pipeline scripts).
     labels: list[str] = field(default_factory=list)
+    batches: list[int] | None = None
+    ran: Any = None

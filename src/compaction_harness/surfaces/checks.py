@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import event
 from hypothesis.control import currently_in_test_context
 
-from ..sdk.python.cases import by_fix, run_case
+from ..sdk.python.cases import judge, run_case
 from ..sdk.python.unit import (
     Helpers,
     InvariantViolation,
@@ -47,7 +47,8 @@ def check_unit_case(
     """Run ``case`` and raise :class:`InvariantViolation` on any violation not
     explained by a known upstream fault of ``release`` (default: installed).
 
-    Returns the outcome (with the known violations) when nothing new failed.
+    Returns the outcome, classified by fix after the run (the known
+    violations in ``known``), when nothing new failed.
     """
     return _check(case, run_unit_case(case, helpers), injected=helpers is not None, release=release)
 
@@ -63,17 +64,15 @@ def check_token_case(
 
 def check_case(case: Any, *, release: str | None = None) -> UnitOutcome:
     """Run any case (see :mod:`compaction_harness.sdk.python.cases`) and raise on anything new."""
-    return _check(case, run_case(case, release=release), injected=False, release=release)
+    return _check(case, run_case(case), injected=False, release=release)
 
 
 def _check(case, outcome: UnitOutcome, *, injected: bool, release: str | None) -> UnitOutcome:
     release = release or installed_release()
-    if injected:  # a deliberately broken stand-in: nothing it does is a known fault
-        new, known = list(outcome.violations), []
-    elif outcome.triaged:  # a pipeline run sorted them as it went
-        new, known = list(outcome.violations), list(outcome.known)
-    else:
-        new, known = by_fix(case, outcome.violations)  # classification by fix
+    if not injected:  # classification by fix, after the run
+        outcome = judge(case, outcome)
+    # (a deliberately broken stand-in: nothing it does is a known fault)
+    new, known = list(outcome.violations), list(outcome.known)
     for fault, evidence in {f: v.details.get("evidence", "pattern") for v, f in known}.items():
         met(fault, evidence)
     if currently_in_test_context():

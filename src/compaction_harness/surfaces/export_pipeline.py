@@ -7,7 +7,7 @@ the invariant. :func:`trace` (of :mod:`.export_trace`, importable from here
 too) runs the fixture again on the installed ADK with the emulating driver
 (:mod:`compaction_harness.sdk.python.driver`, or
 :func:`compaction_harness.sdk.python.pipeline.run_pipeline_case` for recorded
-sessions), every known-fault triage off, and records each ADK call the driver
+sessions), nothing classified (a run never classifies), and records each ADK call the driver
 makes with the stored session before it (deep copies of the real ``Event``
 objects), the summaries it made and what the checks found after it.
 :func:`pipeline_module` picks the first call after which the fixture's

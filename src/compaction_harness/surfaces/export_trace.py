@@ -3,7 +3,7 @@
 :func:`trace` runs a ``script`` or ``pipeline`` fixture again with the
 emulating driver (:mod:`compaction_harness.sdk.python.driver`, or
 :func:`compaction_harness.sdk.python.pipeline.run_pipeline_case` for recorded
-sessions), every known-fault triage off, and records each ADK call the
+sessions), nothing classified (a run never classifies), and records each ADK call the
 driver makes (a :class:`TracedCall`): the stored session before it (deep
 copies of the real ``Event`` objects), the summaries it made and what the
 checks found after it. :func:`failing_call` picks the first call after which
@@ -158,9 +158,9 @@ def trace(fixture: Fixture) -> list[TracedCall]:
     case = fixture.case
     with _tracing(calls):
         if isinstance(case, Script):
-            run_script(case, triage=False)
+            run_script(case)
         else:
-            run_pipeline_case(case, triage=False)
+            run_pipeline_case(case)
     return calls
 
 

@@ -414,7 +414,7 @@ def helper_calls(
     ``_events_to_compact_for_token_threshold`` (as a :class:`TokenCase` of the
     events it was given and the retention it was asked for), in order. Calls
     on the copies that P6's counterfactual makes are not ADK's and are left
-    out; the replay runs without triage, so no known-fault predicate's
+    out; the replay classifies nothing (a run never does), so no known-fault predicate's
     counterfactual runs either.
 
     ``differs``: where the replay's summaries differ from those the recorded
@@ -464,7 +464,7 @@ def helper_calls(
 
     try:
         install(recorded_prefix, recorded_token, not_adks)
-        replayed = run_pipeline_case(case, triage=False)
+        replayed = run_pipeline_case(case)
         if differs is not None and "recorded_differs" in replayed.observed:
             differs.append(replayed.observed["recorded_differs"])
     finally:

@@ -8,9 +8,11 @@ which are new. This module is where that decision lives.
 
 * :func:`check` runs a case on the installed release of its SDK and
   classifies what it shows (the SDK's entry of the driver registry does,
-  ``sdk.protocol.Sdk.check``; no SDK is named here). A google-adk pipeline
-  run goes on past a violation of a known fault and stops at the first new
-  one, as the campaign does, so a replay meets exactly what the campaign met.
+  ``sdk.protocol.Sdk.check``; no SDK is named here). A run records every
+  violation and classifies nothing; after it, a google-adk pipeline run's
+  violations are classified by fix and the new ones of the first operation
+  that has any are reported, as the campaign reports them, so a replay
+  meets exactly what the campaign met.
 * :func:`judge_fixture` gives a fixture's verdict on the installed release:
 
   ========= =============================================================

@@ -14,9 +14,10 @@ interpreter of the script operations, whose backends the two drivers are),
 (the two compared), :mod:`.cases` (every case kind, by fixture ``kind``),
 :mod:`.known_faults` (google-adk's view of the fault catalogue, with the
 recognisers of faults that have no fix), :mod:`.triage` and :mod:`.reruns`
-(classification by fix: a case re-run with fixes, through the runner its
-kind registered), :mod:`.fixes`, :mod:`.python_fixes` and ``patches/`` (the
-fixes: diffs of ADK's own source, and how they are applied), :mod:`.drivers`
+(classification by fix, after a run: a case re-run with fixes, through its
+kind's runner; the runners run and record only, and import neither),
+:mod:`.fixes`, :mod:`.python_fixes` and ``patches/`` (the fixes: diffs of
+ADK's own source, and how they are applied), :mod:`.drivers`
 (the ``emulated`` and ``runner`` drivers behind the driver protocol),
 :mod:`.entry` (google-adk's entry of the registry of SDKs: its fixtures'
 fields, kinds and cases, its known faults, its verdicts). The only part

@@ -167,9 +167,8 @@ from typing import Any
 from google.adk.runners import Runner
 
 from ...spec import scripts as ops
-from ...spec.invariants import Violation
 from ...spec.model import Session
-from . import reruns, runner_app
+from . import runner_app
 from .adk import ADK_RELEASE, NotApplicable, UnreadableEvents, _dispose, from_adk_events
 from .interpreter import ScriptIds, sdk_ids
 from .pipeline import crash_violation, stale_counts
@@ -221,19 +220,19 @@ def run_script_with_runner(
     *,
     tree: str = "agent",
     repair: bool = False,
-    release: str | None = None,
-    triage: bool = True,
 ) -> RunnerRun:
-    """Run ``script`` through ADK's ``Runner`` and check what it did.
+    """Run ``script`` through ADK's ``Runner``, record what it did, and check
+    the record after the run (:func:`.runner_checks.check_run`).
 
     ``tree``: ``agent`` (root ``LlmAgent``) or ``director`` (see the module
     docstring). ``repair``: add or drop the operations the ``Runner`` needs
     to run the script (:attr:`RunnerRun.repairs`) instead of raising
-    :class:`Inexpressible`. With ``triage``, violations that a known upstream
-    fault of ``release`` (default: the installed one) explains go to
-    :attr:`RunnerRun.known`. An exception ADK raises ends the run and is a
-    P0 violation. Raises :class:`NotApplicable` on releases without what the
-    driver needs.
+    :class:`Inexpressible`. :attr:`RunnerRun.violations` holds every
+    violation of the invariants the script checks, nothing classified
+    (classification by fix re-runs the script after the run:
+    :func:`compaction_harness.sdk.python.triage.judge`). An exception ADK
+    raises ends the run and is a P0 violation. Raises :class:`NotApplicable`
+    on releases without what the driver needs.
     """
     if tree not in TREES:
         raise ValueError(f"tree: expected one of {', '.join(TREES)}")
@@ -278,7 +277,8 @@ def run_script_with_runner(
     if driver.crash is not None:
         record.crashed = driver.crash
         found.append(crash_violation(f"operation {driver.current}", driver.crash))
-    _triage(record, found, release, triage)
+    chosen = set(script.config.invariants or ()) or None
+    record.violations = [v for v in found if chosen is None or v.invariant in chosen]
     return record
 
 
@@ -352,19 +352,6 @@ async def _finish(driver: RunnerDriver) -> None:
             driver.crash = exc
 
 
-def _triage(record: RunnerRun, found: list[Violation], release: str | None, triage: bool) -> None:
-    chosen = set(record.script.config.invariants or ()) or None
-    found = [v for v in found if chosen is None or v.invariant in chosen]
-    if not triage:
-        record.violations = found
-        return
-    from .triage import by_fix
-
-    # Re-runs go through the Runner too, as the record was made.
-    rerun = ops.Script(replace(record.script.config, driver="runner"), record.script.operations)
-    record.violations, record.known = by_fix(rerun, found)
-
-
 def runner_script(script: ops.Script, *, tree: str = "agent") -> ops.Script:
     """``script`` run by this driver (``config.driver="runner"``), with the
     operations the ``Runner`` needs added or dropped (see :attr:`RunnerRun.script`):
@@ -373,20 +360,18 @@ def runner_script(script: ops.Script, *, tree: str = "agent") -> ops.Script:
         ops.Script(replace(script.config, driver="runner"), script.operations),
         tree=tree,
         repair=True,
-        triage=False,
     )
     return run.script
 
 
-def run_script_outcome(
-    script: ops.Script, *, release: str | None = None, triage: bool = True
-) -> UnitOutcome:
+def run_script_outcome(script: ops.Script) -> UnitOutcome:
     """Run ``script`` through the ``Runner`` (tree ``director`` when it has
     sub-agent operations, else ``agent``; repairing what it cannot run as
     given) and return what a fixture records, as
     :func:`compaction_harness.sdk.python.driver.run_script` does for the emulating
-    driver: ``violations`` (new ones; with ``triage``, known upstream faults
-    of ``release`` go to ``known``), ``observed`` with ``session`` (the
+    driver: ``violations`` (every one, nothing classified; ``ran``: the
+    script as run, on this driver, what classification by fix re-runs after
+    the run), ``observed`` with ``session`` (the
     events the ``Runner`` stored), ``origin`` (the operation of the script as
     run that stored each, or ``summary#N``), ``summaries`` (the stored
     positions each summary was given), ``script`` (the script as run, when
@@ -400,7 +385,7 @@ def run_script_outcome(
         if any(isinstance(op, ops.FanOut | ops.Delegate) for op in script.operations)
         else "agent"
     )
-    run = run_script_with_runner(script, tree=tree, repair=True, release=release, triage=triage)
+    run = run_script_with_runner(script, tree=tree, repair=True)
     ids = [e.id for e in run.events]
     last = run.calls[-1].sent if run.calls else []
     observed: dict[str, Any] = {
@@ -413,8 +398,7 @@ def run_script_outcome(
         observed["script"] = run.script.to_json()
         observed["repairs"] = list(run.repairs)
     outcome = UnitOutcome(list(run.violations), {}, observed)
-    outcome.known = list(run.known)
-    outcome.triaged = triage
+    outcome.ran = run.ran  # re-runs go through the Runner too
     operations = run.script.operations
     labels = {f"runner: stored by {operations[o].op}" for o in run.origin if isinstance(o, int)}
     labels.add("runner: summarised" if run.summaries else "runner: no summary")
@@ -422,9 +406,3 @@ def run_script_outcome(
         labels.add("runner: script repaired")
     outcome.labels = sorted(labels)
     return outcome
-
-
-# Classification by fix re-runs a runner-driver script through this (see reruns.py).
-reruns.register(
-    ops.Script, lambda script: run_script_outcome(script, triage=False), driver="runner"
-)

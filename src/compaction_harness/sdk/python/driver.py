@@ -67,7 +67,6 @@ from ...spec.model import (
     Response,
     Step,
 )
-from . import reruns
 from .interpreter import (
     AGENT,
     EPOCH,
@@ -82,7 +81,7 @@ from .interpreter import (
     sdk_ids,
     walk,
 )
-from .pipeline import PipelineRun, Triage, covered_by_kept, crash_violation
+from .pipeline import Findings, PipelineRun, covered_by_kept, crash_violation
 from .shortfall import shortfall
 from .unit import UnitOutcome
 
@@ -684,29 +683,28 @@ class ScriptRun(Interpreter):
 def run_script(
     script: ops.Script,
     *,
-    release: str | None = None,
-    triage: bool = True,
     stop: Callable[[int, ScriptRun], None] | None = None,
     monotonic: bool = False,
 ) -> UnitOutcome:
     """Execute ``script`` and check P0 to P7 after every operation.
 
-    As :func:`~compaction_harness.sdk.python.pipeline.run_pipeline_case`: with
-    ``triage`` violations of known upstream faults of ``release`` are
-    recorded and the run goes on; it stops at the first operation with a new
-    violation. An exception ADK raises while the script runs is a P0
-    violation, and ends the run. ``stop`` (for tests) is called after each
+    Runs and records, nothing classified: the outcome's ``violations`` hold
+    every violation of the invariants the script checks, operation by
+    operation (``batches``: how many each operation found), and ``ran`` the
+    script as far as it ran (classification by fix re-runs that, after the
+    run: :func:`compaction_harness.sdk.python.triage.judge`). An exception
+    ADK raises while the script runs is a P0 violation, and ends the run:
+    nothing after it can be judged. ``stop`` (for tests) is called after each
     operation. ``monotonic``: every event stamped later than the one stored
     before it (see :class:`ScriptRun`).
     """
     run = ScriptRun(script, monotonic=monotonic)
-    chosen = set(script.config.invariants) if script.config.invariants else None
-    judge = Triage(
-        lambda: ops.Script(script.config, script.operations[: run.current + 1]),
-        release,
-        chosen,
-        triage,
-    )
+    findings = Findings(set(script.config.invariants) if script.config.invariants else None)
+
+    def outcome() -> UnitOutcome:
+        ran = ops.Script(script.config, script.operations[: run.current + 1])
+        return findings.outcome(run.outcome, ran)
+
     try:
         for index, op, _ in walk(script.operations):
             try:
@@ -717,12 +715,11 @@ def run_script(
                 if isinstance(exc, NotApplicable):
                     raise
                 found = [crash(op, exc)]
-            if new := judge(found):
-                return judge.outcome(run.outcome, new)
+            findings(found)
             if stop is not None:
                 stop(index, run)
             if found and found[0].invariant == "P0":
-                return judge.outcome(run.outcome, [])
+                return outcome()
         try:
             found = run.finish()
         except Exception as exc:
@@ -731,7 +728,8 @@ def run_script(
             if isinstance(exc, NotApplicable):
                 raise
             found = [crash(ops.End(), exc)]
-        return judge.outcome(run.outcome, judge(found))
+        findings(found)
+        return outcome()
     finally:
         run.close()
 
@@ -751,8 +749,3 @@ __all__ += ["covered", "crash"]
 
 
 __all__ += ["shortfall"]
-
-
-# Classification by fix re-runs a script on the emulating driver through this
-# (see reruns.py), and the known faults' recognisers replay any script here.
-reruns.register(ops.Script, lambda script: run_script(script, triage=False), driver="emulated")

@@ -3,10 +3,11 @@
 ``emulated`` appends events as ADK's runtime does (:func:`.driver.run_script`)
 and ``runner`` runs ADK's own ``Runner`` with a scripted model
 (:func:`.adk_runner.run_script_outcome`), both on the installed release,
-with google-adk's fixes (:mod:`.fixes`) applied for the run. A run triages
-nothing: it stops at the first operation that breaks an invariant and
-reports what the checkers found there (classification by fix is the
-caller's, ``faults/``).
+with google-adk's fixes (:mod:`.fixes`) applied for the run. A run runs
+and records: its trace holds every violation the checkers found, in
+operation order (a run stops only where ADK raised, P0), nothing
+classified (classification by fix is the caller's: ``faults/``,
+:mod:`.triage`, which re-run a case through these drivers' runners).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ class EmulatedDriver(_GoogleAdkDriver):
     def _outcome(self, script: Script):
         from .driver import run_script
 
-        return run_script(script, triage=False)
+        return run_script(script)
 
 
 class RunnerDriver(_GoogleAdkDriver):
@@ -88,4 +89,4 @@ class RunnerDriver(_GoogleAdkDriver):
     def _outcome(self, script: Script):
         from .adk_runner import run_script_outcome
 
-        return run_script_outcome(script, triage=False)
+        return run_script_outcome(script)

@@ -4,9 +4,10 @@ The fixtures google-adk's properties and campaigns write (``sdk`` absent or
 ``"python"``): five kinds (``unit``, ``token``, ``metamorphic``,
 ``pipeline``, ``script``; :mod:`.cases`), found on the google-adk release
 in ``adk_release``; their known faults are :mod:`.known_faults`' (a view of
-the catalogue). A case runs on the installed release and is classified by
-its runners (:func:`.cases.run_case`, :func:`.cases.by_fix`); a script
-fixture can be replayed on the other driver (``replay --driver``).
+the catalogue). A case runs on the installed release (:func:`.cases.run_case`:
+run and recorded, nothing classified), and what the run recorded is
+classified by fix after it (:func:`.cases.judge`); a script fixture can be
+replayed on the other driver (``replay --driver``).
 
 Loading imports the case types (and with them google.adk's adapter) only;
 running imports the runners.
@@ -104,21 +105,18 @@ class GoogleAdk(DriverSdk):
         return ADK_RELEASE
 
     def check(self, case: Any, release: str | None = None) -> Checked:
-        """Run ``case`` on the installed google-adk and classify what it
-        shows: a pipeline run triages as it goes (on past a known fault, to
-        the first new one), any other case is classified by fix after it
-        (:func:`.cases.by_fix`). ``release`` names the release whose known
-        faults apply (default: the installed one; they differ in tests).
-        Raises :class:`~.adk.NotApplicable`."""
-        from .cases import by_fix, run_case
+        """Run ``case`` on the installed google-adk, then classify what the
+        run recorded by fix (:func:`.cases.judge`: a pipeline run's new
+        violations are those of the first operation that found any).
+        ``release`` names the release the verdict is on (default: the
+        installed one; they differ in tests). Raises
+        :class:`~.adk.NotApplicable`."""
+        from .cases import judge, run_case
         from .unit import UnitOutcome
 
         release = release or self.installed()
-        outcome = run_case(case, release=release)
-        if outcome.triaged:
-            new, known = list(outcome.violations), list(outcome.known)
-        else:
-            new, known = by_fix(case, outcome.violations)
+        outcome = judge(case, run_case(case))
+        new, known = list(outcome.violations), list(outcome.known)
         return Checked(
             release,
             tuple(new),

@@ -29,7 +29,6 @@ from typing import Any
 
 from ...spec.invariants import Violation
 from ...spec.model import Call, ModelError, Response, Session, Step
-from . import reruns
 from .unit import UnitCase, UnitOutcome, run_unit_case
 
 __all__ = [
@@ -309,7 +308,3 @@ def run_metamorphic_case(case: MetamorphicCase) -> UnitOutcome:
         after = run_unit_case(UnitCase(grown, shifted)).observed
         violations = check_added_response(before, after, case.call_id)
     return UnitOutcome(violations, dict(before), dict(after))
-
-
-# Classification by fix re-runs metamorphic cases through this (see reruns.py).
-reruns.register(MetamorphicCase, run_metamorphic_case)

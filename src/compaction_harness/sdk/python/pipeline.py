@@ -7,7 +7,8 @@ call, before which ADK's flow runs token-threshold compaction (2.2.0 and
 later). :func:`run_pipeline_case` replays it on a real
 ``InMemorySessionService`` session through :class:`~compaction_harness.sdk.python.adk.Pipeline`
 and checks P1 to P7 after every operation (:class:`PipelineRun`);
-:class:`Triage` classifies what they find; :func:`recorded_case` makes a case
+:class:`Findings` records what they find, nothing classified (classification by
+fix is :mod:`.triage`'s, after the run); :func:`recorded_case` makes a case
 of a session ADK's ``Runner`` recorded.
 
 The checkers are pure and belong to the specification:
@@ -70,11 +71,10 @@ from ...spec.prompt_checks import check_model_prompt
 from ...spec.prompt_checks import check_nothing_lost as check_nothing_lost
 from ...spec.prompt_checks import check_prompt as check_prompt
 from ...spec.prompt_checks import parts_of as parts_of
-from . import reruns
 
 __all__ = [
+    "Findings",
     "PipelineRun",
-    "Triage",
     "chosen_invariants",
     "crash_violation",
     "ended_by_failure",
@@ -522,100 +522,60 @@ class PipelineRun:
         self.pipeline.close()
 
 
-class Triage:
-    """Collects each operation's violations as a run goes, and classifies
-    them once the run is over, the way campaigns, replay and the gate do
-    (see :mod:`compaction_harness.surfaces.verdicts`).
+class Findings:
+    """Each operation's violations, recorded as a run goes: what the run
+    returns, nothing classified (classification by fix re-runs the case
+    after the run: :func:`compaction_harness.sdk.python.triage.judge`).
 
-    ``case_so_far``: the case as far as it has run (classification re-runs
-    it with the known faults' fixes). ``chosen``: the invariants checked
-    (None: all). Calling the object records a batch (one operation's
-    violations) and returns nothing: the run never stops at a violation,
-    only at an exception (P0). With ``triage``, :meth:`outcome` classifies
-    every violation by fix (:func:`compaction_harness.sdk.python.triage.by_fix`);
-    its ``known`` holds (violation, fault id) pairs and its ``violations``
-    the new violations of the first operation that has any (what a campaign
-    reports). Without ``triage`` nothing is classified and ``violations``
-    holds every violation of every operation (for re-runs under fixes).
-    ``release`` is accepted for the callers' sake: fixes, not release
-    lists, decide.
+    ``chosen``: the invariants checked (None: all); calling the object
+    records one operation's violations of those. :meth:`outcome` builds the
+    run's outcome with every violation in operation order, how many each
+    operation found (``batches``) and the case as far as it ran (``ran``).
     """
 
-    def __init__(
-        self,
-        case_so_far: Callable[[], Any],
-        release: str | None,
-        chosen: set[str] | None,
-        triage: bool = True,
-    ) -> None:
-        self.case_so_far = case_so_far
-        self.release = release
+    def __init__(self, chosen: set[str] | None) -> None:
         self.chosen = chosen
-        self.triage = triage
-        self.known: list[tuple[Violation, str]] = []
         self.batches: list[list[Violation]] = []
 
-    @property
-    def everything(self) -> list[Violation]:
-        return [v for batch in self.batches for v in batch]
-
-    def __call__(self, found: list[Violation]) -> list[Violation]:
+    def __call__(self, found: list[Violation]) -> None:
         found = [v for v in found if self.chosen is None or v.invariant in self.chosen]
         if found:
             self.batches.append(found)
-        return []
 
-    def outcome(self, make: Callable[[list[Violation]], UnitOutcome], new: list[Violation]):
-        """The run's outcome (``make`` builds it from violations)."""
-        everything = self.everything + list(new)
-        if not self.triage:
-            outcome = make(everything)
-        else:
-            from .triage import by_fix
-
-            fresh, self.known = by_fix(self.case_so_far(), everything) if everything else ([], [])
-            first = next(
-                (
-                    [v for v in batch if any(v is f for f in fresh)]
-                    for batch in [*self.batches, list(new)]
-                    if any(v is f for f in fresh for v in batch)
-                ),
-                [],
-            )
-            outcome = make(first)
-        outcome.known = list(self.known)
-        outcome.triaged = self.triage
+    def outcome(self, make: Callable[[list[Violation]], UnitOutcome], ran: Any) -> UnitOutcome:
+        """The run's outcome (``make`` builds it from violations); ``ran``:
+        the case as far as the run went."""
+        outcome = make([v for batch in self.batches for v in batch])
+        outcome.batches = [len(batch) for batch in self.batches]
+        outcome.ran = ran
         return outcome
 
 
-def run_pipeline_case(
-    case: PipelineCase, *, release: str | None = None, triage: bool = True
-) -> UnitOutcome:
+def run_pipeline_case(case: PipelineCase) -> UnitOutcome:
     """Replay ``case`` and check P1 to P7 after every operation.
 
     Only the invariants ``case.invariants`` names are checked (all when None).
-    With ``triage`` (the default, and what campaigns, replay and the gate
-    use), a violation that a known upstream fault of ``release`` (default:
-    the installed one) explains is recorded in the outcome's ``known`` and the
-    run goes on; the run stops at the first operation with a new violation,
-    which the outcome's ``violations`` hold (see :class:`Triage`). Without
-    ``triage`` nothing is classified and the run never stops: ``violations``
-    holds every violation of every operation (for counterfactual replays).
+    Nothing is classified: ``violations`` holds every violation of every
+    operation, in order (see :class:`Findings`); the run stops only where ADK
+    raised (P0), after which nothing can be judged.
     """
     sizes = {"summary_sizes": case.summary_sizes} if case.summary_sizes else {}
     run = PipelineRun(case.config, case.max_invocation_events, agents=case.agents, **sizes)
     chosen = set(case.invariants) if case.invariants else None
-    judge = Triage(lambda: run.case(), release, chosen, triage)
+    findings = Findings(chosen)
     complete = False
 
-    def outcome(violations: list[Violation]) -> UnitOutcome:
-        made = run.outcome(violations)
-        if case.recorded is not None:
-            upto = None if complete else len(run.appended)
-            differs = compaction_difference(case, run.readable_steps(), upto)
-            if differs:
-                made.observed["recorded_differs"] = differs
-        return made
+    def outcome() -> UnitOutcome:
+        def make(violations: list[Violation]) -> UnitOutcome:
+            made = run.outcome(violations)
+            if case.recorded is not None:
+                upto = None if complete else len(run.appended)
+                differs = compaction_difference(case, run.readable_steps(), upto)
+                if differs:
+                    made.observed["recorded_differs"] = differs
+            return made
+
+        return findings.outcome(make, run.case())
 
     def guarded(what: str, operation: Callable[[], list[Violation]]) -> list[Violation]:
         from .adk import NotApplicable
@@ -635,22 +595,25 @@ def run_pipeline_case(
                 ends.pop(0)
                 previous_inv = None
                 found = guarded("the end of an invocation", run.end_invocation)
-                if (new := judge(found)) or _crashed(found):
-                    return judge.outcome(outcome, new)
+                findings(found)
+                if _crashed(found):
+                    return outcome()
             opens = step.invocation != previous_inv
             previous_inv = step.invocation
             found = guarded(
                 f"appending step {k}", lambda s=step, o=opens: run.append(s, opens_invocation=o)
             )
-            if (new := judge(found)) or _crashed(found):
-                return judge.outcome(outcome, new)
+            findings(found)
+            if _crashed(found):
+                return outcome()
         while ends:
             ends.pop(0)
             found = guarded("the end of an invocation", run.end_invocation)
-            if (new := judge(found)) or _crashed(found):
-                return judge.outcome(outcome, new)
+            findings(found)
+            if _crashed(found):
+                return outcome()
         complete = True
-        return judge.outcome(outcome, [])
+        return outcome()
     finally:
         run.close()
 
@@ -776,7 +739,3 @@ def recorded_case(
         summary_sizes=recorded_summary_sizes(session, texts),
         recorded=tuple(summary_ranges(session)) if evidence else None,
     )
-
-
-# Classification by fix re-runs recorded sessions through this (see reruns.py).
-reruns.register(PipelineCase, lambda case: run_pipeline_case(case, triage=False))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from google.adk.events.event import Event
@@ -143,8 +143,8 @@ class RunnerRun:
         calls: every model call of an agent (not the summariser's).
         ends: every run that ended by itself.
         triggers: every token-trigger decision made on stale counts.
-        violations: P0, P1, P2, P4 and P5 violations no known upstream fault
-            of the release explains; ``known``: those one does, with its id.
+        violations: every violation the checks found over the record (P0 to
+            P7, of the invariants the script checks), nothing classified.
         repairs: one line per operation added or dropped.
         crashed: the exception ADK raised, if any (also a P0 violation).
     """
@@ -159,9 +159,14 @@ class RunnerRun:
     ends: list[RecordedEnd] = field(default_factory=list)
     triggers: list[RecordedTrigger] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
-    known: list[tuple[Violation, str]] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
     crashed: BaseException | None = None
+
+    @property
+    def ran(self) -> ops.Script:
+        """The script as run, on this driver (``config.driver="runner"``): what
+        classification by fix re-runs, after the run, as the record was made."""
+        return ops.Script(replace(self.script.config, driver="runner"), self.script.operations)
 
 
 # -- the prompt a model call received --------------------------------------------------

@@ -4,20 +4,23 @@ The rule is :mod:`compaction_harness.faults.classify`'s, whatever the SDK: a
 violation is fault X when the same case, re-run with X's fix applied, no
 longer shows it. This module applies it to google-adk: the candidates are
 the registered fixes (:mod:`compaction_harness.sdk.python.fixes`) the installed
-release can take, a re-run goes through the runner its case's kind
-registered (:mod:`compaction_harness.sdk.python.reruns`), and a violation no fix
+release can take, a re-run goes through its case kind's runner
+(:mod:`compaction_harness.sdk.python.reruns`), and a violation no fix
 removes may still be a fault without a fix, by its recogniser (pattern
 evidence, :func:`compaction_harness.sdk.python.known_faults.pattern_fault`).
 
-The drivers triage their runs as they go with :func:`by_fix`
-(:class:`compaction_harness.sdk.python.pipeline.Triage`); this module imports none of
-them, and re-runs through the registry they fill.
+Classification comes after a run, never during one: a runner (the drivers,
+the recorded-session replay, the unit cases) runs and records every
+violation, and :func:`judge` classifies what its outcome recorded, re-running
+the case as far as the run went. No runner imports this module; it imports
+them only through :mod:`.reruns`, when a case is re-run.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ...faults.classify import (
@@ -28,11 +31,12 @@ from ...faults.classify import (
     telling_known_from_new_only,
 )
 from ...spec.invariants import Violation
+from ...spec.outcome import UnitOutcome
 from .fixes import FIXES, active, applied, unavailable
 from .known_faults import EVERY_RELEASE, pattern_fault
 from .reruns import rerun
 
-__all__ = ["by_fix", "run_with_fixes"]
+__all__ = ["by_fix", "judge", "run_with_fixes"]
 
 
 def run_with_fixes(case: Any, names: Sequence[str]) -> list[Violation]:
@@ -98,3 +102,28 @@ def _pattern_fault(case: Any, violation: Violation) -> str | None:
     (pattern evidence), or None."""
     found = pattern_fault(case, violation, EVERY_RELEASE)
     return found.id if found else None
+
+
+def judge(case: Any, outcome: UnitOutcome) -> UnitOutcome:
+    """What a run of ``case`` recorded (``outcome``: its runner's, nothing
+    classified), classified by fix after the run (:func:`by_fix`, re-running
+    the case as far as the run went: ``outcome.ran``, else ``case``).
+
+    Returns a copy with ``triaged`` set, ``known`` holding (violation, fault
+    id) for every known violation and ``violations`` the new ones a verdict
+    reports: of a run grouped by operation (``outcome.batches``: the
+    pipeline drivers), the new ones of the first operation that found any,
+    as a campaign reports the first new violation; otherwise every new one.
+    """
+    found = list(outcome.violations)
+    ran = case if outcome.ran is None else outcome.ran
+    new, known = by_fix(ran, found) if found else ([], [])
+    if outcome.batches is not None:  # the first operation with a new one
+        fresh, start, first = {id(v) for v in new}, 0, []
+        for size in outcome.batches:
+            first = [v for v in found[start : start + size] if id(v) in fresh]
+            start += size
+            if first:
+                break
+        new = first
+    return replace(outcome, violations=new, known=known, triaged=True, batches=None)

@@ -24,7 +24,6 @@ from ...spec.invariants import (
 )
 from ...spec.model import ModelError, Session
 from ...spec.outcome import UnitOutcome
-from . import reruns
 
 __all__ = [
     "Helpers",
@@ -269,8 +268,3 @@ class TokenHelpers:
 
     safe_token_split: Callable[[list[Any], int], int]
     events_to_compact: Callable[[list[Any], int], list[Any]]
-
-
-# Classification by fix re-runs unit and token cases through these (see reruns.py).
-reruns.register(UnitCase, run_unit_case)
-reruns.register(TokenCase, run_token_case)
