@@ -854,6 +854,82 @@ def test_the_per_turn_fix_pairs_the_latest_answer_and_merges_by_id_and_tool():
     ]
 
 
+def test_the_per_turn_fix_restores_both_calls_one_message_answers_with_one_id():
+    # Found by a FIXES=all campaign (tests/repros/P4-2.13.0-559982f908d1158b.json):
+    # ids numbered per turn; export's long-running call_0 (interim result) and
+    # lookup's call_0 are summarised, export's final answer too, then one
+    # client message answers both calls with id call_0 again. The fix found
+    # each response's call by id and tool name, but kept it in a dict keyed by
+    # the response's event and id alone: export's call overwrote lookup's, only
+    # export's call was restored, and lookup's answer left the prompt with no
+    # summary given it (P4). Both calls are now restored, each before its answer.
+    from pathlib import Path
+
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.store.fixtures import load_fixture
+    from compaction_harness.surfaces.switch import parse
+
+    fixture = load_fixture(Path(__file__).parent / "repros" / "P4-2.13.0-559982f908d1158b.json")
+    for names in (["responses-follow-only-their-own-call-turn"], parse("all")):
+        requests: list = []
+
+        def keep(_, run, requests=requests) -> None:
+            requests[:] = run.run.requests
+
+        with fixes.applied(names):
+            outcome = run_script(fixture.case, triage=False, stop=keep)
+        assert outcome.violations == [], names
+        prompt = requests[-1][2]  # the model call after the message that answers both
+        shown = [(role, [tuple(p[:3]) for p in parts]) for role, parts in prompt]
+        assert shown[-4:] == [
+            ("model", [("call", "call_0", "lookup")]),
+            ("user", [("response", "call_0", "lookup")]),
+            ("model", [("call", "call_0", "export")]),
+            ("user", [("response", "call_0", "export")]),
+        ], names
+
+
+def test_the_per_turn_fix_restores_summarised_calls_by_event_id_and_tool():
+    # The step of the fix that keyed a response by its event and id alone
+    # (see the test above), on events built by hand: one event answers two
+    # summarised calls that share an id, each its own tool's.
+    from google.adk.events.event import Event
+    from google.adk.flows.llm_flows.context import _compaction
+    from google.genai import types
+
+    from compaction_harness.sdk.python import fixes
+
+    def event(t: float, role: str, *parts: types.Part) -> Event:
+        return Event(
+            invocation_id="i",
+            author="agent" if role == "model" else "user",
+            timestamp=t,
+            content=types.Content(role=role, parts=list(parts)),
+        )
+
+    def fc(name: str) -> types.Part:
+        return types.Part(function_call=types.FunctionCall(id="call_0", name=name, args={}))
+
+    def fr(name: str) -> types.Part:
+        return types.Part(
+            function_response=types.FunctionResponse(id="call_0", name=name, response={})
+        )
+
+    export = event(1, "model", fc("export"))
+    interim = event(2, "user", fr("export"))
+    lookup = event(3, "model", fc("lookup"))
+    looked = event(4, "user", fr("lookup"))
+    both = event(5, "user", fr("lookup"), fr("export"))
+    with fixes.applied(["responses-follow-only-their-own-call-turn"]):
+        restored = _compaction._recover_compacted_function_calls(
+            [both], [export, interim, lookup, looked, both]
+        )
+    # Each call once, before the message that answers it; no earlier answer
+    # comes back, since the message answers both calls.
+    assert [id(e) for e in restored] == [id(lookup), id(export), id(both)]
+
+
 def test_the_running_invocation_fix_restores_an_answer_hidden_from_a_surviving_call(
     monkeypatch,
 ):

@@ -87,7 +87,9 @@ ENTRIES: tuple[dict[str, Any], ...] = (
             "several model turns is split between them, each response once; the latest-response "
             "rearrangement (_find_owning_call_event_index) and merge_function_response_events "
             "pair by id and tool name too, so a restored call that follows another tool's call "
-            "with its id neither takes that call's answer nor replaces its results"
+            "with its id neither takes that call's answer nor replaces its results; and "
+            "_recover_compacted_function_calls keys each response by its event, id and tool "
+            "name, so one message that answers two tools' calls with one id restores both calls"
         ),
         diff="responses-follow-only-their-own-call-turn.diff",
     ),
