@@ -776,7 +776,7 @@ def test_the_per_turn_fix_keeps_a_restored_calls_answers_off_another_tools_call(
             requests[:] = run.run.requests
 
         with fixes.applied(names):
-            outcome = run_script(fixture.case, triage=False, stop=keep)
+            outcome = run_script(fixture.case, stop=keep)
         assert outcome.violations == [], names
         prompt = requests[-1][2]  # the model call after export's final answer
         shown = [(role, [tuple(p[:3]) for p in parts]) for role, parts in prompt]
@@ -878,7 +878,7 @@ def test_the_per_turn_fix_restores_both_calls_one_message_answers_with_one_id():
             requests[:] = run.run.requests
 
         with fixes.applied(names):
-            outcome = run_script(fixture.case, triage=False, stop=keep)
+            outcome = run_script(fixture.case, stop=keep)
         assert outcome.violations == [], names
         prompt = requests[-1][2]  # the model call after the message that answers both
         shown = [(role, [tuple(p[:3]) for p in parts]) for role, parts in prompt]
