@@ -190,20 +190,16 @@ def _enter_fixes(config: pytest.Config) -> None:
     config.add_cleanup(lambda: block.__exit__(None, None, None))
 
 
-#: The test files that run ADK-JS through Node (the Makefile's ADKJS_TESTS).
-ADKJS_TEST_FILES = (
-    "test_adk_js.py",
-    "test_adk_js_fixes.py",
-    "test_adk_js_recorded.py",
-    "test_differential_js.py",
-    "test_driver_conformance_js.py",
-)
+#: The name of the folders holding the tests that run ADK-JS through Node
+#: (``tests/*/adk_js/``: the Makefile's ADKJS_TESTS).
+ADKJS_TEST_FOLDER = "adk_js"
 
 
 def _adk_js_only(config: pytest.Config) -> bool:
-    """Whether the run names ADK-JS's test files alone (``make test SDK=js``)."""
+    """Whether the run names ADK-JS's tests alone (``make test SDK=js``): every
+    path given is in, or is, a folder named :data:`ADKJS_TEST_FOLDER`."""
     paths = [arg.split("::")[0] for arg in config.args if not arg.startswith("-")]
-    return bool(paths) and all(Path(p).name in ADKJS_TEST_FILES for p in paths)
+    return bool(paths) and all(ADKJS_TEST_FOLDER in Path(p).parts for p in paths)
 
 
 @pytest.hookimpl(tryfirst=True)

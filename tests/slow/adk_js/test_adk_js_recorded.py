@@ -46,7 +46,7 @@ from compaction_harness.spec.scripts import (
 from compaction_harness.store.fixtures import load_fixture
 from compaction_harness.surfaces import cross_sdk
 
-REPROS = Path(__file__).parent / "repros"
+REPROS = Path(__file__).parents[2] / "repros"
 
 
 def config(threshold=None, retention=None, interval=None, overlap=None) -> dict:

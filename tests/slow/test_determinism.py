@@ -22,7 +22,7 @@ from compaction_harness.spec.scripts import Calls, Open, Script, ScriptConfig, T
 from compaction_harness.store.fixtures import load_fixture
 from compaction_harness.surfaces.verdicts import check, judge_fixture
 
-REPROS = Path(__file__).parent / "repros"
+REPROS = Path(__file__).parents[1] / "repros"
 # A tie before the reply, the session reloaded from SQLite before the next
 # invocation: the tie goes the wrong way for this configuration's ids.
 TIES = REPROS / "P7-2.13.0-ecaecf05a54d0f74.json"

@@ -36,7 +36,7 @@ from compaction_harness.surfaces.profile import (
     standard_costs,
 )
 
-REPROS = Path(__file__).parent / "repros"
+REPROS = Path(__file__).parents[1] / "repros"
 # Named explicitly: a campaign may add fixtures to tests/repros at any time.
 SCRIPT_FIXTURE = REPROS / "P6-2.13.0-08ff11332ab3e1ae.json"
 PIPELINE_FIXTURE = REPROS / "P3-2.13.0-7ffc4f1865632824.json"

@@ -19,7 +19,7 @@ from compaction_harness.spec.pipeline_case import PipelineCase
 from compaction_harness.store.fixtures import load_fixture
 from compaction_harness.surfaces.verdicts import check
 
-REPROS = Path(__file__).parent / "repros"
+REPROS = Path(__file__).parents[1] / "repros"
 on_2_13 = pytest.mark.skipif(ADK_RELEASE != "2.13.0", reason="faults recorded on 2.13.0")
 
 

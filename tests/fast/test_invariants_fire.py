@@ -7,10 +7,8 @@ from dataclasses import replace
 
 import pytest
 from builders import answer, call, session, summary, text, user
-from hypothesis import HealthCheck, find, settings
 
 from compaction_harness.sdk.python import adk
-from compaction_harness.sdk.python.adk import ADK_RELEASE
 from compaction_harness.sdk.python.metamorphic import (
     MetamorphicCase,
     add_response,
@@ -19,7 +17,6 @@ from compaction_harness.sdk.python.metamorphic import (
 )
 from compaction_harness.sdk.python.unit import (
     Helpers,
-    InvariantViolation,
     TokenCase,
     TokenHelpers,
     UnitCase,
@@ -28,8 +25,6 @@ from compaction_harness.sdk.python.unit import (
 )
 from compaction_harness.spec import reference
 from compaction_harness.spec.model import Call, Step
-from compaction_harness.surfaces.checks import check_unit_case
-from strategies import unit_cases
 
 # The ADK issue 7236 shape: after a summary, an orphaned call opens the window.
 ORPHAN = session(
@@ -120,37 +115,6 @@ def test_u4_names_the_failed_clause_for_a_live_call():
     )
     (v,) = run_unit_case(LIVE_CASE, broken).violations
     assert v.details["failed_clauses"] == ["no_resolved_response"]
-
-
-def test_the_property_finds_a_planted_liveness_fault_and_shrinks_it():
-    # The whole pipeline of a unit property: generation, the checkers and
-    # shrinking, on a helper that behaves like google-adk 2.4.0 to 2.11.0.
-    def strict_helpers(case):
-        return Helpers(
-            lambda w, a: w[: reference.strict_self_contained_prefix(case.session, case.window)],
-            None,
-        )
-
-    def fails(case):
-        try:
-            check_unit_case(case, strict_helpers(case), release=ADK_RELEASE)
-        except InvariantViolation:
-            return True
-        return False
-
-    minimal = find(
-        unit_cases(),
-        fails,
-        settings=settings(
-            database=None,
-            derandomize=True,
-            max_examples=2000,
-            suppress_health_check=list(HealthCheck),
-        ),
-    )
-    assert len(minimal.window) == 2
-    assert reference.longest_self_contained_prefix(minimal.session, minimal.window) == 2
-    assert reference.strict_self_contained_prefix(minimal.session, minimal.window) == 0
 
 
 # -- U5: the token-threshold split and range -----------------------------------

@@ -40,7 +40,7 @@ def _has_database() -> bool:
     return True
 
 
-#: What the property labels, for tests/test_statistics.py (label -> examples).
+#: What the property labels, for tests/quality/test_statistics.py (label -> examples).
 SEEN: dict[str, int] = {}
 
 
@@ -77,5 +77,5 @@ def test_pipeline_scripts_meet_p0_to_p7(script: Script) -> None:
 
 
 # What the property's runs labelled, for the plugin: after the gate's run it
-# leaves the tally for tests/test_statistics.py (pytest_plugin.gate_labels).
+# leaves the tally for tests/quality/test_statistics.py (pytest_plugin.gate_labels).
 test_pipeline_scripts_meet_p0_to_p7.labels = lambda: dict(SEEN)  # type: ignore[attr-defined]

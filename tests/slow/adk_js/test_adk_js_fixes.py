@@ -28,7 +28,7 @@ from compaction_harness.spec.model import Session
 from compaction_harness.store.fixtures import load_fixture
 from compaction_harness.surfaces.verdicts import judge_fixture
 
-REPROS = Path(__file__).parent / "repros"
+REPROS = Path(__file__).parents[2] / "repros"
 JS_FIXTURES = sorted(REPROS.glob("*-adk-js-*.json"))
 
 

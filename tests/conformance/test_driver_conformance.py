@@ -18,7 +18,7 @@ from compaction_harness.spec.invariants import Violation
 from compaction_harness.spec.model import Session
 from compaction_harness.store.fixtures import load_fixture
 
-REPROS = Path(__file__).parent / "repros"
+REPROS = Path(__file__).parents[1] / "repros"
 
 
 def _fixture(name: str):
@@ -40,7 +40,8 @@ CASES = {
     ),
 }
 #: ADK-JS's driver needs Node and the npm package: its run is in
-#: tests/test_driver_conformance_js.py, with the ADK-JS gate (``make test SDK=js``).
+#: tests/conformance/adk_js/test_driver_conformance_js.py, with the ADK-JS gate
+#: (``make test SDK=js``).
 JS_CASES = (
     ["P4-adk-js-2.0.0-e24187cf9b6250bb.json", "P2-adk-js-2.0.0-93ecd1924cb47668.json"],
     ["P3-2.13.0-5b7603de3944ebea.json"],

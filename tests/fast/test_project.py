@@ -17,7 +17,7 @@ import pytest
 from compaction_harness import DEFAULT_ADK_RELEASE
 from compaction_harness.sdk.python.adk import ADK_RELEASE
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "compaction_harness"
 #: The ADK adapter: the modules that import google.adk at module level.
 ADAPTER = ("sdk.python.adk", "sdk.python.adk_runner")

@@ -28,10 +28,10 @@ from test_plugin import QUICK_STALL
 from compaction_harness.sdk.python.adk import ADK_RELEASE
 from compaction_harness.store.shared_db import key_prefix, redacted
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GUARD = 300  # seconds: a hang, never a timing expectation
 
-# The planted stall of tests/test_plugin.py, logging each example's outcome
+# The planted stall of tests/slow/test_plugin.py, logging each example's outcome
 # ("pass" or "fail", one line each) to $EXAMPLE_LOG. EXAMPLES_PER_ROUND=1 makes
 # a campaign that cannot find the stall by itself: each round generates only
 # Hypothesis's simplest example (the orphaned call alone, which holds), so the

@@ -23,7 +23,7 @@ from compaction_harness.store.fixtures import load_fixture
 from compaction_harness.surfaces import cli, switch
 from compaction_harness.surfaces.verdicts import FixtureVerdict, judge_fixture
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: fault dead-call-retry-skipped-at-invocation-boundary
 FAULT_FIXTURE = ROOT / "tests" / "repros" / "U3-2.13.0-e3f99bee2b15adeb.json"
 FIX = "dead-call-retry-at-every-boundary"
@@ -107,7 +107,7 @@ def test_under_all_a_fault_without_a_fix_fails_the_gate_unless_it_says_why() -> 
         ["-m", "compaction_harness", "replay", str(FAULT_FIXTURE)],
         ["-m", "compaction_harness", "minimize", "--fixes=no-such-fix", "--invariant=U3", "s.json"],
         ["-m", "compaction_harness.surfaces.switch", "no-such-fix"],  # what `make` checks with
-        ["-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/test_reference.py"],
+        ["-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/fast/test_reference.py"],
     ],
     ids=["replay", "show", "replay-env", "minimize", "make", "pytest"],
 )
@@ -232,9 +232,9 @@ def test_the_gate_under_all_holds_a_fixed_fault_fixture_and_fails_an_unfixed_one
         if ours and not fixes_for(fault.id) and not fault.no_fix_reason:
             unfixed = path
             break
-    items = [f"tests/test_repros.py::test_fixture_holds[{FAULT_FIXTURE.stem}]"]
+    items = [f"tests/corpus/test_repros.py::test_fixture_holds[{FAULT_FIXTURE.stem}]"]
     if unfixed is not None:
-        items.append(f"tests/test_repros.py::test_fixture_holds[{unfixed.stem}]")
+        items.append(f"tests/corpus/test_repros.py::test_fixture_holds[{unfixed.stem}]")
     done = _harness("-m", "pytest", "-p", "no:cacheprovider", "-rA", *items, fixes="all")
     assert f"PASSED {items[0]}" in done.stdout, done.stdout
     if unfixed is None:

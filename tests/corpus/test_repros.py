@@ -14,7 +14,7 @@ the classification `replay`, campaigns and `minimize` share:
 
 ADK-JS fixtures (``sdk: "adk-js"``, named ``*-adk-js-*``) are skipped here,
 with the reason: they run on Node, which plain ``make test`` does not need;
-``make test SDK=js`` replays them (``tests/test_adk_js.py``). A fixture of a
+``make test SDK=js`` replays them (``tests/corpus/adk_js/``). A fixture of a
 google-adk release newer than any the harness knows fails here: its verdict
 would rest on known faults never checked on that release.
 
@@ -45,7 +45,7 @@ from compaction_harness.store.fixtures import (
 from compaction_harness.surfaces import switch
 from compaction_harness.surfaces.verdicts import judge_fixture
 
-REPROS = Path(__file__).parent / "repros"
+REPROS = Path(__file__).parents[1] / "repros"
 FIXTURES = sorted(REPROS.glob("*.json"))
 
 

@@ -389,7 +389,7 @@ def test_loading_keeps_every_step_field(tmp_path: Path) -> None:
 
 def test_an_adk_session_given_for_a_fixture_names_the_command_that_reads_it(tmp_path: Path):
     # `show` or `replay` of what a session service stored: say what it is.
-    recorded = Path(__file__).parent / "data" / "recorded_session.json"
+    recorded = Path(__file__).parents[1] / "data" / "recorded_session.json"
     events = tmp_path / "events.json"
     events.write_text(json.dumps(json.loads(recorded.read_text())["events"]), encoding="utf-8")
     for path in (recorded, events):
@@ -401,7 +401,7 @@ def test_an_adk_session_given_for_a_fixture_names_the_command_that_reads_it(tmp_
 
 
 # -- ADK-JS fixtures (sdk "adk-js", schema version 3) ---------------------------------------
-REPROS = Path(__file__).parent / "repros"
+REPROS = Path(__file__).parents[1] / "repros"
 JS_FIXTURE = REPROS / "P5-adk-js-2.0.0-2d44fea12a2727a0.json"
 
 
@@ -581,7 +581,7 @@ def test_the_newest_known_release_is_the_pin_and_nothing_goes_further():
     def version(release):
         return tuple(int(x) for x in re.findall(r"\d+", release)[:3])
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     assert NEWEST_KNOWN_RELEASE == DEFAULT_ADK_RELEASE
     matrix = json.loads((root / "docs" / "release-matrix.json").read_text())
     # A column RELEASE+fixes runs RELEASE (matrix.FIXED).

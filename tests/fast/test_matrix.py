@@ -23,7 +23,7 @@ from compaction_harness.surfaces.matrix import (
     render_markdown,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LAST_MATRIX = ROOT / "docs" / "release-matrix.json"
 
 

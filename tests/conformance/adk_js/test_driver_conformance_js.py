@@ -1,7 +1,7 @@
 """ADK-JS's driver keeps the driver protocol: the conformance suite
 (``sdk/conformance.py``) on the ``adk-js`` driver, run with the ADK-JS gate
 (``make test SDK=js``: it needs Node and ``@google/adk``); the suite and the
-google-adk drivers are in ``tests/test_driver_conformance.py``."""
+google-adk drivers are in ``tests/conformance/test_driver_conformance.py``."""
 
 from __future__ import annotations
 

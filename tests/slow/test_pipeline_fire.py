@@ -735,7 +735,7 @@ def test_responses_are_attributed_by_id_and_tool_under_the_per_turn_fix():
     from compaction_harness.sdk.python.driver import run_script
     from compaction_harness.store.fixtures import load_fixture
 
-    repros = Path(__file__).parent / "repros"
+    repros = Path(__file__).parents[1] / "repros"
     fixture = load_fixture(repros / "P4-2.13.0-9076ff5e8e4d5943.json")
     with fixes.applied(["responses-follow-only-their-own-call-turn"]):
         outcome = run_script(fixture.case, triage=False)
@@ -770,7 +770,7 @@ def test_the_running_invocation_fix_restores_an_answer_hidden_from_a_surviving_c
     from compaction_harness.sdk.python.driver import run_script
     from compaction_harness.store.fixtures import load_fixture
 
-    fixture = load_fixture(Path(__file__).parent / "repros" / "P4-2.13.0-a8419d14ef6e4140.json")
+    fixture = load_fixture(Path(__file__).parents[1] / "repros" / "P4-2.13.0-a8419d14ef6e4140.json")
     name = "token-compaction-keeps-the-running-invocation"
 
     def p4(outcome) -> list[int]:
@@ -835,7 +835,7 @@ def test_p4_leaves_a_waiting_call_out_beside_its_answered_sibling(monkeypatch):
     from compaction_harness.spec import prompt_checks
     from compaction_harness.store.fixtures import load_fixture
 
-    fixture = load_fixture(Path(__file__).parent / "repros" / "P4-2.13.0-a18174061704bbf3.json")
+    fixture = load_fixture(Path(__file__).parents[1] / "repros" / "P4-2.13.0-a18174061704bbf3.json")
     with fixes.applied(
         [
             "pending-call-left-out-beside-answered-siblings",

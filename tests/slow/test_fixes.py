@@ -41,7 +41,7 @@ from compaction_harness.sdk.python.adk import ADK_RELEASE, NotApplicable
 from compaction_harness.sdk.python.cases import run_with_fixes
 from compaction_harness.store.fixtures import load_fixture
 
-REPROS = Path(__file__).parent / "repros"
+REPROS = Path(__file__).parents[1] / "repros"
 PYTHON_FIXTURES = sorted(p for p in REPROS.glob("*.json") if "-adk-js-" not in p.name)
 DEAD_RETRY = "dead-call-retry-at-every-boundary"
 NEWEST_CALL = "newest-invocation-call-never-dead"

@@ -22,7 +22,7 @@ from compaction_harness.faults.catalogue import FAULTS, JS, JS_FIX_INDEX, PYTHON
 from compaction_harness.sdk.python.fixes import FIXES
 from compaction_harness.surfaces import fault_pages
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = ROOT / "docs" / "faults"
 CORPUS = ROOT / "tests" / "repros"
 

@@ -21,7 +21,7 @@ from test_fixtures import BAD_FILES
 from compaction_harness.store.fixtures import load_fixture
 from compaction_harness.surfaces.cli import main
 
-REPROS = Path(__file__).parent / "repros"
+REPROS = Path(__file__).parents[1] / "repros"
 # Named explicitly: a campaign may add fixtures to tests/repros at any time.
 STALL_2_11 = [REPROS / "U3-2.11.0-fa8ad53970ec0bb0.json"]
 KNOWN_FAULT_FIXTURES = [
@@ -394,7 +394,7 @@ def test_export_of_a_fixture_of_an_older_release_names_the_release_to_use(capsys
 
 
 # -- minimize ---------------------------------------------------------------------------
-RECORDED = Path(__file__).parent / "data" / "recorded_session.json"
+RECORDED = Path(__file__).parents[1] / "data" / "recorded_session.json"
 ORIGINAL_WORDS = ("Paris", "weather", "Tomorrow", "call_", "e-7f3a", "get_weather", "user-4711")
 
 
@@ -505,7 +505,7 @@ def test_minimize_gives_the_same_fixture_for_the_same_session():
     # A session ADK 2.13.0's Runner wrote (token threshold, parallel calls),
     # exported with camelCase aliases; before minimize was derandomised, three
     # runs on it gave fixtures of 7, 9 and 6 events.
-    recorded = Path(__file__).parent / "data" / "runner_token_session.json"
+    recorded = Path(__file__).parents[1] / "data" / "runner_token_session.json"
     session = session_from_json(recorded.read_text(encoding="utf-8"))
     found = [minimize(session, "U5", max_examples=200) for _ in range(3)]
     assert found[0] is not None and found[0].shrunk
@@ -632,7 +632,7 @@ def test_times_print_exactly_relative_to_the_first_event(capsys, tmp_path: Path)
 
 
 def test_make_refuses_adk_together_with_adk_src(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
         ["make", "-n", "test", "ADK=2.11.0", f"ADK_SRC={tmp_path}"],
         cwd=root,

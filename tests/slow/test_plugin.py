@@ -12,7 +12,7 @@ import pytest
 from compaction_harness.sdk.python.adk import ADK_RELEASE
 
 pytest_plugins = ["pytester"]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # A planted stall: a prefix helper that behaves like google-adk 2.3.0 to 2.11.0
 # (no provably-dead retry).
@@ -539,9 +539,9 @@ def test_adk_js_tests_without_node_stop_in_one_line(tmp_path: Path):
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/test_adk_js.py"],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/slow/adk_js"],
         cwd=root,
         env={**os.environ, "PATH": str(tmp_path)},
         capture_output=True,
@@ -554,12 +554,17 @@ def test_adk_js_tests_without_node_stop_in_one_line(tmp_path: Path):
     assert "Traceback" not in done.stdout
 
 
-def test_the_plugin_knows_the_makefiles_adk_js_test_files():
+def test_the_plugin_knows_the_makefiles_adk_js_test_folders():
     from compaction_harness.surfaces import pytest_plugin
 
-    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
-    listed = re.search(r"^ADKJS_TESTS := (.*)$", makefile, re.M).group(1).split()
-    assert sorted(Path(p).name for p in listed) == sorted(pytest_plugin.ADKJS_TEST_FILES)
+    root = Path(__file__).resolve().parents[2]
+    makefile = (root / "Makefile").read_text()
+    listed = re.search(r"^ADKJS_TESTS := (.*)$", makefile, re.M).group(1)
+    folder = pytest_plugin.ADKJS_TEST_FOLDER
+    assert listed == f"$(wildcard tests/*/{folder})"
+    # What the wildcard finds: ADK-JS's tests of each purpose.
+    found = sorted(root.glob(f"tests/*/{folder}/test_*.py"))
+    assert found and {p.parts[-3] for p in found} >= {"slow", "corpus", "conformance"}
 
 
 def test_an_unwritable_repro_folder_stops_a_campaign_in_one_line(pytester, tmp_path):

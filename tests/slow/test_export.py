@@ -40,7 +40,7 @@ from compaction_harness.surfaces.export_head import ExportError, fault_fixes, na
 from compaction_harness.surfaces.verdicts import judge_fixture
 from strategies import scripts, token_cases, unit_cases
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REPROS = ROOT / "tests" / "repros"
 
 #: The known faults that have a fix the installed release can take (the registry's).

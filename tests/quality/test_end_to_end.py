@@ -23,7 +23,7 @@ from compaction_harness.sdk.python.adk import ADK_RELEASE
 from compaction_harness.store.fixtures import load_fixture
 from compaction_harness.surfaces.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(
     ADK_RELEASE != "2.13.0", reason="compares the pinned 2.13.0 with 2.11.0"
@@ -42,7 +42,7 @@ def test_campaign_show_export_across_releases(tmp_path: Path, capsys) -> None:
             "no:cacheprovider",
             "-m",
             "property",
-            "tests/test_unit_properties.py",
+            "tests/fast/test_unit_properties.py",
             "-k",
             "u1_to_u4",
             "--hypothesis-profile=fuzz",

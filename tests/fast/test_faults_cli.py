@@ -22,7 +22,7 @@ from compaction_harness.sdk.python.fixes import FIXES
 from compaction_harness.surfaces.cli import main
 from compaction_harness.surfaces.matrix import derived_releases
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RECORD = ROOT / "docs" / "release-matrix.json"
 
 

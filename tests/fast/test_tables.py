@@ -2,7 +2,7 @@
 
 ``python -m compaction_harness.surfaces.cross_sdk --write docs/drivers.md``
 (``make tables``) rewrites the cross-SDK summary and table between two
-markers; the JS gate (``tests/test_adk_js.py``) compares the page with what
+markers; the JS gate (``tests/slow/adk_js/test_adk_js.py``) compares the page with what
 it would write and, when they differ, says so in one line naming the page
 and ``make tables`` (a new fixture changes the table: a multi-kilobyte diff
 told no one what to run). Nothing here needs Node: the rows are made by
@@ -22,7 +22,7 @@ from compaction_harness.sdk.python.known_faults import KNOWN_FAULTS
 from compaction_harness.surfaces import cross_sdk, fault_headers
 from compaction_harness.surfaces.cross_sdk import BEGIN, END, CrossRow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 ROWS = [
     CrossRow("P1-2.13.0-0000000000000001.json", ("2.13.0",), "holds", "", "script"),
