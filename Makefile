@@ -112,7 +112,8 @@ NEED_PATCH = command -v patch >/dev/null || { apt-get update -qq && \
 	  { echo "error: classifying known faults by their fixes needs GNU patch and it could not be installed (as root: apt-get install patch)" >&2; exit 2; }
 
 # --maxschedchunk=1: pytest-xdist hands the items out one by one as workers free
-# up, in the plugin's order for the gate (the longest, marked gate_first, first).
+# up, in the gate's order: by folder, the slowest first (tests/conftest.py), then
+# the plugin moves the longest items, marked gate_first, to the front.
 test: $(SDK_PREREQ) ## the deterministic gate: derandomised properties, unit tests, fixture replay (SDK=js: ADK-JS's)
 	@$(NEED_REDIS_SERVER)
 	@$(NEED_PATCH)

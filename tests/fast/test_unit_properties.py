@@ -31,9 +31,17 @@ def _needs(name: str):
     return pytest.mark.skipif(missing is not None, reason=f"not applicable: {missing}")
 
 
+#: The episode kinds the examples of U1-U4 (UnitCase) and U5 (TokenCase) showed
+#: (kind -> examples), for tests/quality/test_statistics.py.
+SEEN: dict[str, dict[str, int]] = {"UnitCase": {}, "TokenCase": {}}
+
+
 def label(case: UnitCase | TokenCase | MetamorphicCase) -> None:
+    seen = SEEN.get(type(case).__name__)
     for kind in sorted(episode_kinds(case.origin or case.session)):
         event(f"episode: {kind}")
+        if seen is not None:
+            seen[kind] = seen.get(kind, 0) + 1
 
 
 # Releases 2.3.0 to 2.11.0: an orphaned call opening the window blocks it all.
@@ -79,6 +87,12 @@ def test_prefix_and_dead_ids_meet_u1_to_u4(case: UnitCase) -> None:
 def test_token_threshold_split_and_range_meet_u5(case: TokenCase) -> None:
     label(case)
     check_token_case(case)
+
+
+# What the two properties' runs labelled, for the plugin: after the gate's run
+# it leaves the tally for tests/quality/test_statistics.py (gate_labels).
+test_prefix_and_dead_ids_meet_u1_to_u4.labels = lambda: dict(SEEN["UnitCase"])  # type: ignore[attr-defined]
+test_token_threshold_split_and_range_meet_u5.labels = lambda: dict(SEEN["TokenCase"])  # type: ignore[attr-defined]
 
 
 # The relations this release can run (its token-threshold compaction may have

@@ -398,15 +398,28 @@ RECORDED = Path(__file__).parents[1] / "data" / "recorded_session.json"
 ORIGINAL_WORDS = ("Paris", "weather", "Tomorrow", "call_", "e-7f3a", "get_weather", "user-4711")
 
 
+@pytest.fixture(scope="module")
+def minimized(tmp_path_factory) -> tuple[int, str, str, Path]:
+    """``minimize RECORDED --invariant U3 --out DIR`` run once for the tests
+    that read what it printed and wrote (it is derandomised: the same run
+    each time): exit status, standard output and error, and DIR."""
+    import contextlib
+    import io
+
+    folder = tmp_path_factory.mktemp("minimized")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["minimize", str(RECORDED), "--invariant", "U3", "--out", str(folder)])
+    return code, out.getvalue(), err.getvalue(), folder
+
+
 @on_2_13
-def test_minimize_turns_a_50_event_session_into_a_small_anonymous_fixture(capsys, tmp_path):
+def test_minimize_turns_a_50_event_session_into_a_small_anonymous_fixture(minimized):
     recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
     assert len(recorded["events"]) == 50
-    code, out, err = run(
-        capsys, "minimize", str(RECORDED), "--invariant", "U3", "--out", str(tmp_path)
-    )
+    code, out, err, folder = minimized
     assert (code, err) == (0, ""), out
-    (path,) = tmp_path.glob("U3-*.json")
+    (path,) = folder.glob("U3-*.json")
     fixture = load_fixture(path)
     assert len(fixture.case.session) <= 6
     text = path.read_text(encoding="utf-8")
@@ -512,13 +525,13 @@ def test_minimize_gives_the_same_fixture_for_the_same_session():
     assert all(f is not None and f.smallest.case == found[0].smallest.case for f in found)
 
 
-def test_minimize_anonymises_times_and_names_no_file(capsys, tmp_path):
+def test_minimize_anonymises_times_and_names_no_file(minimized):
     recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
     stamps = sorted({repr(e["timestamp"]) for e in recorded["events"]})
-    code, _, _ = run(capsys, "minimize", str(RECORDED), "--invariant", "U3", "--out", str(tmp_path))
+    code, _, _, folder = minimized
     if code == 1:
         pytest.skip("the recorded session holds on this release")
-    (path,) = tmp_path.glob("U3-*.json")
+    (path,) = folder.glob("U3-*.json")
     text = path.read_text(encoding="utf-8")
     assert RECORDED.name not in text and "recorded_session" not in text
     for stamp in stamps:
