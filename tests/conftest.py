@@ -36,7 +36,10 @@ for folder in [TESTS, *sorted({p.parent for p in TESTS.glob("*/**/test_*.py")})]
 #: that pytest-xdist (``--maxschedchunk=1``: one item at a time, in this
 #: order, as workers free up) gives no worker a long item when the others
 #: are nearly done; the many short items of the fast folder fill the end.
-#: Folders not named here come before ``fast``. The plugin then moves the
+#: Folders not named here come before ``fast``. The properties (``property``)
+#: come before all of them, whatever their folder: the tests marked
+#: ``gate_last`` read the labels their gate runs leave (``gate_labels``), and
+#: run them again when a property has not finished. The plugin then moves the
 #: items marked ``gate_first`` to the front and ``gate_last`` to the end.
 GATE_ORDER = ("slow", "quality", "conformance", "corpus", "fast")
 
@@ -48,6 +51,8 @@ def pytest_collection_modifyitems(config, items) -> None:
         return
 
     def place(item) -> float:
+        if item.get_closest_marker("property"):
+            return -1
         try:
             folder = Path(item.path).resolve().relative_to(TESTS).parts[0]
         except ValueError:
