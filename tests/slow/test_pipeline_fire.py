@@ -779,9 +779,12 @@ def test_the_running_invocation_fix_restores_an_answer_hidden_from_a_surviving_c
     published = contents._recover_compacted_function_calls
     with fixes.applied([name]):
         whole = run_script(fixture.case, triage=False)
-        # The same fix with ADK's own restoration of summarised calls only.
-        monkeypatch.setattr(contents, "_recover_compacted_function_calls", published)
-        without_restoring = run_script(fixture.case, triage=False)
+        # The same fix with ADK's own restoration of summarised calls only,
+        # undone before the fix is (monkeypatch's own undo, at the test's end,
+        # would put the fix's function back after the fix had ended).
+        with monkeypatch.context() as patch:
+            patch.setattr(contents, "_recover_compacted_function_calls", published)
+            without_restoring = run_script(fixture.case, triage=False)
     assert p4(without_restoring) == [8]
     assert p4(whole) == []
     # What is left is the partial answer the first answer alone gives (a known
