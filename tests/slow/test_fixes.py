@@ -698,3 +698,38 @@ def test_on_2_4_0_the_restored_call_removes_the_raise():
     assert "No function call event found" in before[0].message
     after = _violations(path, ("summarised-call-restored-before-its-response",))
     assert after and not [v for v in after if v.invariant == "P0"]
+
+
+@pytest.mark.skipif(ADK_RELEASE != "2.13.0", reason="the fixture and its fixes are 2.13.0's")
+def test_a_module_first_imported_under_a_fix_keeps_none_of_it():
+    # An ADK module imported for the first time while a fix is on (here: by
+    # the script's run) binds the fixed functions by name; when the fix ends
+    # it must get ADK's own back. It kept them once: a later replay of
+    # P4-2.13.0-a8419d14ef6e4140 then met a known fault where alone it holds.
+    # A fresh interpreter, so that the run imports those modules under the fix.
+    import subprocess
+
+    script = f"""
+import sys, types
+from compaction_harness.sdk.python import fixes
+from compaction_harness.sdk.python.driver import run_script
+from compaction_harness.store.fixtures import load_fixture
+case = load_fixture({str(REPROS / "P4-2.13.0-a18174061704bbf3.json")!r}).case
+names = ["pending-call-left-out-beside-answered-siblings",
+         "compaction-summarised-around-a-waiting-call"]
+with fixes.applied(names):
+    run_script(case, triage=False)
+left = sorted(
+    f"{{m.__name__}}.{{k}}"
+    for m in list(sys.modules.values())
+    if (getattr(m, "__name__", None) or "").startswith("google.adk")
+    for k, v in list(vars(m).items())
+    if getattr(getattr(v, "__func__", v), "__harness_fix__", False)
+)
+print("left:", left)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("left: []"), done.stdout[-2000:]
