@@ -53,7 +53,10 @@ ADKJS_DIR := sdks/adk-js
 # when the lock file changes). It lives inside the package, so removing
 # @google/adk (or node_modules) installs again.
 ADKJS_STAMP := $(ADKJS_DIR)/node_modules/@google/adk/.harness-npm-ci
-ADKJS_TESTS := tests/test_adk_js.py tests/test_adk_js_fixes.py tests/test_adk_js_recorded.py tests/test_differential_js.py tests/test_driver_conformance_js.py
+# The tests that run ADK-JS through Node: every folder named adk_js under a
+# purpose folder of tests/ (the plugin's ADKJS_TEST_FOLDER; tests/conftest.py
+# says what each purpose folder holds).
+ADKJS_TESTS := $(wildcard tests/*/adk_js)
 # What the gate and the campaign collect: the JS tests alone with SDK=js;
 # without, everything else (the JS tests need Node and the npm package).
 SDK_PATHS := $(if $(filter js,$(SDK)),$(ADKJS_TESTS),$(addprefix --ignore=,$(ADKJS_TESTS)))
@@ -74,7 +77,7 @@ COVERAGE_MODULES := google.adk.apps.compaction,google.adk.flows.llm_flows.contex
 COVERAGE_REQUIRED := _longest_self_contained_prefix _provably_dead_call_ids \
   _safe_token_compaction_split_index
 
-.PHONY: help env js-env test fuzz fuzz-worker differential coverage bench gate-under-load matrix tables replay show lint format clean
+.PHONY: help env js-env test test-fast fuzz fuzz-worker differential coverage bench gate-under-load matrix tables replay show lint format clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -98,7 +101,7 @@ $(ADKJS_STAMP): $(ADKJS_DIR)/package.json $(ADKJS_DIR)/package-lock.json
 	  { echo "error: npm ci failed in $(ADKJS_DIR)" >&2; exit 2; }
 	@touch $@
 
-# tests/test_shared_database.py starts redis-server processes of its own.
+# tests/slow/test_shared_database.py starts redis-server processes of its own.
 NEED_REDIS_SERVER = command -v redis-server >/dev/null || { apt-get update -qq && \
 	  apt-get install -y -qq redis-server >/dev/null; } || \
 	  { echo "error: the gate needs redis-server and could not install it (as root: apt-get install redis-server)" >&2; exit 2; }
@@ -109,7 +112,8 @@ NEED_PATCH = command -v patch >/dev/null || { apt-get update -qq && \
 	  { echo "error: classifying known faults by their fixes needs GNU patch and it could not be installed (as root: apt-get install patch)" >&2; exit 2; }
 
 # --maxschedchunk=1: pytest-xdist hands the items out one by one as workers free
-# up, in the plugin's order for the gate (the longest, marked gate_first, first).
+# up, in the gate's order: by folder, the slowest first (tests/conftest.py), then
+# the plugin moves the longest items, marked gate_first, to the front.
 test: $(SDK_PREREQ) ## the deterministic gate: derandomised properties, unit tests, fixture replay (SDK=js: ADK-JS's)
 	@$(NEED_REDIS_SERVER)
 	@$(NEED_PATCH)
@@ -118,6 +122,10 @@ test: $(SDK_PREREQ) ## the deterministic gate: derandomised properties, unit tes
 	FUZZ_DB= $(FIXES_ENV) $$py $(PYTEST) -n $(JOBS) --maxschedchunk=1 --hypothesis-profile=gate $(SDK_PATHS) $(FIXED_GATE) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests: the gate ran nothing" >&2; fi; \
 	exit $$rc
+
+test-fast: ## the fast tests alone (tests/fast/: no SDK run beyond ADK's pure helpers), in seconds
+	@py=$$($(ENV_PY)) || exit $$?; \
+	$$py $(PYTEST) -q -n $(JOBS) --hypothesis-profile=gate tests/fast $(PYTEST_ARGS)
 
 fuzz: $(SDK_PREREQ) ## a random campaign of FUZZ_SECONDS against ADK (SDK=js: ADK-JS); failures become fixtures in tests/repros/ (FUZZ_DB= to share)
 	@$(NEED_PATCH)
@@ -140,17 +148,17 @@ differential: $(SDK_PREREQ) ## 300 derandomised scripts through both drivers: th
 	@py=$$($(ENV_PY)) || exit $$?; \
 	if [ "$(SDK)" = js ]; then \
 	  HARNESS_JS_DIFFERENTIAL_EXAMPLES=300 exec $$py $(PYTEST) --hypothesis-profile=gate \
-	    tests/test_differential_js.py -k the_emulating_mapping_stores --hypothesis-show-statistics $(PYTEST_ARGS); \
+	    tests/slow/adk_js/test_differential_js.py -k the_emulating_mapping_stores --hypothesis-show-statistics $(PYTEST_ARGS); \
 	fi; \
 	HARNESS_DIFFERENTIAL_EXAMPLES=150 $$py $(PYTEST) -n $(JOBS) --hypothesis-profile=gate \
-	  tests/test_differential.py -k the_emulating_driver_stores $(PYTEST_ARGS)
+	  tests/slow/test_differential.py -k the_emulating_driver_stores $(PYTEST_ARGS)
 
 coverage: ## branch coverage of ADK's compaction code per function; fails below 100% on the three helpers
 	@py=$$($(ENV_PY)) || exit $$?; \
 	rm -f .coverage .coverage.*; mkdir -p build; \
 	$$py -m coverage run --branch --source=$(COVERAGE_MODULES) -m pytest -p no:cacheprovider \
-	  -p no:xdist -q --hypothesis-profile=gate tests/test_unit_properties.py \
-	  tests/test_invariants_fire.py tests/test_repros.py $(PYTEST_ARGS) || exit $$?; \
+	  -p no:xdist -q --hypothesis-profile=gate tests/fast/test_unit_properties.py \
+	  tests/fast/test_invariants_fire.py tests/corpus/test_repros.py $(PYTEST_ARGS) || exit $$?; \
 	$$py -m coverage json -q -o build/coverage.json && \
 	$$py -m coverage html -q -d build/coverage-html && \
 	echo "HTML report: build/coverage-html/index.html" && \

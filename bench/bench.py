@@ -562,7 +562,7 @@ def shared_campaign(args: argparse.Namespace) -> dict:
                     env.update(FUZZ_DB=url, HARNESS_FUZZ_DB=f"{scratch}/db-{count}-{k}")
                     cmd = [
                         sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-                        "-m", "property", "tests/test_unit_properties.py", "-k", "u1_to_u4",
+                        "-m", "property", "tests/fast/test_unit_properties.py", "-k", "u1_to_u4",
                         "--hypothesis-profile=fuzz", f"--fuzz-seconds={args.seconds}",
                         "--fuzz-shards=1", f"--repro-dir={scratch}/repros-{count}-{k}",
                         *(["--fuzz-worker"] if k else []),

@@ -8,7 +8,7 @@ session builder (``_sessions.py``) stamps them when it places them, delivers
 follow-ups in later turns or invocations, out of order, several in one
 event, or never (orphans).
 
-Shapes verified against google-adk 2.13.0 (see ``tests/test_realism.py``,
+Shapes verified against google-adk 2.13.0 (see ``tests/fast/test_realism.py``,
 which rebuilds them with ADK's own helpers):
 
 * function call: the model's event holds one or several parallel

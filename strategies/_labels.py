@@ -2,7 +2,7 @@
 
 Labels are derived from the data, not recorded while building, so they work
 for fixtures and real sessions too. Properties report them with Hypothesis's
-``event()``; ``tests/test_statistics.py`` asserts that the gate's examples
+``event()``; ``tests/quality/test_statistics.py`` asserts that the gate's examples
 reach every kind.
 """
 

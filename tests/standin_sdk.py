@@ -7,7 +7,7 @@ naming its fixtures' fields and its known faults. It is registered by one
 line (``protocol.register_sdk("stand-in", "standin_sdk:StandIn")``, or
 ``HARNESS_SDKS=stand-in=standin_sdk:StandIn`` for a process), and verdicts,
 the store, the command line and the plugin then read, write, replay and
-classify its fixtures without naming it (``tests/test_third_sdk.py``).
+classify its fixtures without naming it (``tests/conformance/test_third_sdk.py``).
 
 Its one known fault: it never compacts, so a script whose configuration
 names a trigger grows without bound (P3). Its one fix, ``compacts``, makes

@@ -19,7 +19,7 @@ The package is split into parts, one folder each, and each folder's
 
 A part imports only the parts below it, save the exceptions its docstring
 names, and the import graph (function-local imports included) has no cycle
-(``tests/test_project.py`` checks both).
+(``tests/fast/test_project.py`` checks both).
 
 Importing this package imports nothing outside the standard library, so the
 environment bootstrapper (:mod:`compaction_harness.envs`) can run before any

@@ -62,8 +62,9 @@ class DriverSdk:
             (``"adk-js-"``): ``<invariant>-<tag><release>-<hash>.json``.
         fault_registry: where its known faults are registered (messages).
         faults: known fault id -> (title, what a user sees).
-        test_files: its own test files (by name): a run of them alone is a
-            run of this SDK (the pytest plugin).
+        test_folder: the name of the folder its own tests live in below
+            each purpose folder (``tests/*/<folder>/``), or None: a run of
+            them alone is a run of this SDK (the pytest plugin, the Makefile).
         unavailable_hint: how to install it, for a replay that cannot run.
         driver_name: the driver its cases run on.
         drivers: driver name -> ``module:attribute``, registered with it
@@ -80,7 +81,7 @@ class DriverSdk:
     file_tag = ""
     fault_registry = ""
     faults: dict[str, tuple[str, str]] = {}
-    test_files: tuple[str, ...] = ()
+    test_folder: str | None = None
     unavailable_hint = ""
     driver_name = ""
     drivers: dict[str, str] = {}

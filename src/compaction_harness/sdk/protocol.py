@@ -47,6 +47,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..spec.invariants import Violation
@@ -199,12 +200,12 @@ class Sdk(Protocol):
     member and gives every one from a driver)."""
 
     # naming: a fixture's `sdk`, the SDK in a sentence, its package, how the
-    # Makefile targets it, its own test files, how to install it
+    # Makefile targets it, the folder of its own tests, how to install it
     name: str
     title: str
     package: str
     make_target: str
-    test_files: tuple[str, ...]
+    test_folder: str | None
     unavailable_hint: str
     drivers: dict[str, str]
     applies_cli_fixes: bool
@@ -327,13 +328,15 @@ def sdk_of_case(case: Any) -> Sdk:
     raise TypeError(f"no registered SDK runs a {type(case).__name__}")
 
 
-def sdk_of_test_files(names: list[str]) -> Sdk | None:
-    """The SDK whose own test files (:attr:`Sdk.test_files`, by file name)
-    are all of ``names``, or None (no names, or not one SDK's alone)."""
-    if not names:
+def sdk_of_test_files(paths: list[str]) -> Sdk | None:
+    """The SDK whose own tests (:attr:`Sdk.test_folder`: a folder of that
+    name below each purpose folder, ``tests/*/<folder>/``) hold every one of
+    ``paths`` (test files, folders or node ids' files), or None (no paths,
+    or not one SDK's alone)."""
+    if not paths:
         return None
     for sdk in all_sdks():
-        if sdk.test_files and all(n in sdk.test_files for n in names):
+        if sdk.test_folder and all(sdk.test_folder in Path(p).parts for p in paths):
             return sdk
     return None
 

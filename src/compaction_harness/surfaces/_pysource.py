@@ -15,7 +15,7 @@ produced: :class:`Strings` writes a long run of one character as a
 repetition (``'x' * 300``) and any other long text as a module-level
 constant of ``+``-joined pieces.
 Whether the result is what pyink makes of it is checked by the test suite
-(``tests/test_export.py``), not assumed.
+(``tests/slow/test_export.py``), not assumed.
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -202,7 +201,7 @@ def _write_split(write, rows, config: pytest.Config) -> None:
 def _own_sdk(rows) -> protocol.Sdk | None:
     """The SDK whose own test files every campaign item comes from
     (``make fuzz SDK=js``: ADK-JS's), or None (google-adk's campaign)."""
-    files = sorted({Path(nodeid.split("::")[0]).name for nodeid, _, _ in rows})
+    files = sorted({nodeid.split("::")[0] for nodeid, _, _ in rows})
     return protocol.sdk_of_test_files(files)
 
 

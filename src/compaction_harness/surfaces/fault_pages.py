@@ -13,7 +13,7 @@ SDKs (:data:`compaction_harness.faults.catalogue.FAULTS`) and the index
 fault that is gone). ``--check DIR`` writes nothing: it exits 1 with one line
 naming each page that is stale, missing or unexpected when ``DIR`` differs
 from what ``--write`` would write, 0 when it is equal (the gate runs it
-through ``tests/test_fault_pages.py``). ``python -m compaction_harness faults
+through ``tests/fast/test_fault_pages.py``). ``python -m compaction_harness faults
 --pages DIR`` is ``--write DIR``.
 
 A page holds the fault's title; its SDK and the releases it shows on (as

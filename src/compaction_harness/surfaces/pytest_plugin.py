@@ -192,14 +192,14 @@ def _enter_fixes(config: pytest.Config) -> None:
 
 def _own_sdk(config: pytest.Config):
     """The SDK whose own test files the run names alone (``make test
-    SDK=js``: ADK-JS's, ``Sdk.test_files`` in the driver registry), or None
+    SDK=js``: ADK-JS's, ``Sdk.test_folder`` in the driver registry), or None
     (google-adk's run, in this process)."""
     paths = [arg.split("::")[0] for arg in config.args if not arg.startswith("-")]
     if not paths:
         return None
     from ..sdk import protocol
 
-    return protocol.sdk_of_test_files([Path(p).name for p in paths])
+    return protocol.sdk_of_test_files(paths)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -199,7 +199,7 @@ def translate_confirmations(case: PipelineCase) -> Translation:
     """``case`` with every recorded tool confirmation stored as ADK-JS's
     Runner stores the same conversation (``_Timeline._op_ask`` /
     ``_op_reply`` in :mod:`compaction_harness.sdk.js.timeline`, pinned against the
-    Runner by tests/test_differential_js.py; ``generateRequestConfirmationEvent``
+    Runner by tests/slow/adk_js/test_differential_js.py; ``generateRequestConfirmationEvent``
     in agents/functions.js and the confirmation request processor,
     agents/processors/request_confirmation_llm_request_processor.js).
 
@@ -403,7 +403,7 @@ def confirmation_problems(actions: list[dict[str, Any]]) -> list[str]:
     """Where the driver ``actions`` (as :func:`recorded_actions` builds
     them) store a tool confirmation otherwise than ADK-JS's Runner does
     (``_Timeline._op_ask`` / ``_op_reply``, pinned against the Runner by
-    tests/test_differential_js.py), one line each; empty when they agree:
+    tests/slow/adk_js/test_differential_js.py), one line each; empty when they agree:
 
     * ``requestedToolConfirmations`` only on a synthetic
       ``adk_request_confirmation`` call's event: author an agent, role

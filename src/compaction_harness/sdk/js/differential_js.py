@@ -40,7 +40,7 @@ strategy drops these operations, which leaves a valid script):
   difference left was a prompt of a script with ``Skew`` or ``Tie``.) The
   ties themselves are compared by hand: the Runner on a held clock
   (``step`` 0, no ``gap``) stores what the mapping stores with a ``Tie``
-  before each model call and message (``tests/test_differential_js.py``).
+  before each model call and message (``tests/slow/adk_js/test_differential_js.py``).
 * ``Reply`` with ids numbered per turn, when a later call reused the asked
   call's id (``reply-reused-id``): ADK-JS's Runner re-runs the newest call
   with that id, not the asked one (``AUTH_PREPROCESSOR`` searches the

@@ -34,14 +34,9 @@ class AdkJs(DriverSdk):
     kinds = ("script",)
     file_tag = "adk-js-"
     fault_registry = "adk_js.KNOWN_FAULTS"
-    #: The test files that run ADK-JS through Node (the Makefile's ADKJS_TESTS).
-    test_files = (
-        "test_adk_js.py",
-        "test_adk_js_fixes.py",
-        "test_adk_js_recorded.py",
-        "test_differential_js.py",
-        "test_driver_conformance_js.py",
-    )
+    #: The folders of the tests that run ADK-JS through Node: ``tests/*/adk_js/``
+    #: (the Makefile's ADKJS_TESTS).
+    test_folder = "adk_js"
     unavailable_hint = "no Node or no package: `make js-env`"
     make_target = "SDK=js"
     driver_name = "adk-js"

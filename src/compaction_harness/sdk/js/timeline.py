@@ -44,7 +44,7 @@ AGENT = "agent"
 #: Ask/Reply, as ADK-JS 2.0.0's Runner stores them (read from
 #: agents/llm_agent.js, agents/functions.js, auth/auth_preprocessor.js and
 #: agents/processors/request_confirmation_llm_request_processor.js, and
-#: pinned by tests/test_differential_js.py, which runs both flows through the
+#: pinned by tests/slow/adk_js/test_differential_js.py, which runs both flows through the
 #: Runner): see ``_Timeline._op_ask`` and ``_op_reply``.
 #: The tools the runner mode registers for Ask (``sdks/adk-js/driver.mjs``):
 #: ``transfer`` is a ``FunctionTool`` with ``requireConfirmation``,

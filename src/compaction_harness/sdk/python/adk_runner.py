@@ -8,7 +8,7 @@ client sends the messages the script's operations stand for. What the
 ``Runner`` stored, what ADK gave the summariser and every ``LlmRequest`` the
 model received are recorded, and P0, P1, P2, P4 and P5 are checked on them
 with the pure checkers of :mod:`compaction_harness.sdk.python.pipeline`.
-``tests/test_differential.py`` runs both drivers on the same scripts and
+``tests/slow/test_differential.py`` runs both drivers on the same scripts and
 compares what they stored.
 
 The application (one per run)

@@ -52,7 +52,7 @@ class GoogleAdk(DriverSdk):
     kinds = _KINDS
     file_tag = ""
     fault_registry = "known_faults.py"
-    test_files = ()
+    test_folder = None
     unavailable_hint = "google-adk is not installed: `make env`"
     driver_name = "emulated"
     applies_cli_fixes = True

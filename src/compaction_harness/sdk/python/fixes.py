@@ -336,6 +336,8 @@ def _compiled(path: str, text: str) -> Any:
 def _replaced(path: str, original: str, patched: str) -> Iterator[None]:
     module = importlib.import_module(_module_name(path))
     saved: list[tuple[Any, str, Any, bool]] = []
+    # Each module-level replacement (by identity) and ADK's own function.
+    own: dict[int, tuple[Any, Any]] = {}
     try:
         for owner, name, text in _changes(path, original, patched):
             code = _compiled(path, text)
@@ -364,6 +366,7 @@ def _replaced(path: str, original: str, patched: str) -> Iterator[None]:
             saved.append((holder, name, current, had))
             setattr(holder, name, replacement)
             if owner is None and current is not None:
+                own[id(replacement)] = (replacement, current)
                 # Every other name bound to the replaced function in ADK's
                 # modules (an import by name, or an alias such as
                 # _rearranger's ``_drop_orphaned_function_responses = ...``).
@@ -382,6 +385,15 @@ def _replaced(path: str, original: str, patched: str) -> Iterator[None]:
                 setattr(holder, name, current)
             else:
                 delattr(holder, name)
+        # A module of ADK first imported while the fix was on bound the fixed
+        # function by name (the loop above knows only the modules loaded when
+        # the fix began): give it ADK's own back, or it keeps the fix for good.
+        for other in list(sys.modules.values()) if own else ():
+            if not (getattr(other, "__name__", None) or "").startswith("google.adk"):
+                continue
+            for alias, value in list(vars(other).items()):
+                if id(value) in own and own[id(value)][0] is value:
+                    setattr(other, alias, own[id(value)][1])
 
 
 def _own(value: Any, module: Any) -> bool:

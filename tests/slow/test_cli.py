@@ -1,0 +1,877 @@
+"""`python -m compaction_harness {show,replay}`: output, exit status, bad input.
+
+Exit status: 0 all hold, 1 a fixture fails an invariant, 2 bad input -- with
+one line naming the problem and never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from builders import answer, call, text, user
+from test_fixtures import BAD_FILES
+
+from compaction_harness.store.fixtures import load_fixture
+from compaction_harness.surfaces.cli import main
+
+REPROS = Path(__file__).parents[1] / "repros"
+# Named explicitly: a campaign may add fixtures to tests/repros at any time.
+STALL_2_11 = [REPROS / "U3-2.11.0-fa8ad53970ec0bb0.json"]
+KNOWN_FAULT_FIXTURES = [
+    REPROS / "U2-2.13.0-956f68bc18ed9cfe.json",
+    REPROS / "U3-2.13.0-e3f99bee2b15adeb.json",
+]
+FIXTURES = [*STALL_2_11, *KNOWN_FAULT_FIXTURES]
+TIMELINE_LINE = re.compile(r"^(?P<mark>W?)\s*#(?P<index>\d+)\s+inv=")
+
+# The release-specific outcomes below were worked out on google-adk 2.13.0.
+on_2_13 = pytest.mark.skipif(
+    metadata.version("google-adk") != "2.13.0", reason="outcomes recorded for google-adk 2.13.0"
+)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def timeline(out: str) -> list[tuple[str, int]]:
+    return [(m["mark"], int(m["index"])) for m in map(TIMELINE_LINE.match, out.splitlines()) if m]
+
+
+def test_the_named_fixtures_exist() -> None:
+    assert all(p.is_file() for p in FIXTURES)
+    assert all(load_fixture(p).known_fault for p in KNOWN_FAULT_FIXTURES)
+
+
+# -- show ----------------------------------------------------------------------
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+def test_show_prints_one_timeline_line_per_step(capsys, path: Path) -> None:
+    fixture = load_fixture(path)
+    code, out, err = run(capsys, "show", str(path))
+    assert (code, err) == (0, "")
+    steps = len(fixture.case.session)
+    assert [index for _, index in timeline(out)] == list(range(steps))
+    for index in range(steps):
+        assert sum(f"#{index} " in line for line in out.splitlines()) == 1
+    # The window is marked W, and the header names the file and the invariant.
+    assert tuple(i for mark, i in timeline(out) if mark == "W") == fixture.case.window
+    assert f"fixture    {path}" in out
+    assert f"invariant  {fixture.invariant}" in out
+    for violation in fixture.violations:
+        assert violation in out
+
+
+# -- replay --------------------------------------------------------------------
+@on_2_13
+def test_replay_of_the_2_11_stall_holds_on_2_13(capsys) -> None:
+    (path,) = STALL_2_11
+    code, out, err = run(capsys, "replay", str(path))
+    assert (code, err) == (0, "")
+    assert out.startswith(f"ok    {path} on google-adk 2.13.0\n"), out
+    assert out.rstrip().endswith(
+        "1 held, 0 failed, 0 known upstream faults, 0 known faults no longer seen"
+    )
+    assert "FAIL" not in out
+
+
+@on_2_13
+@pytest.mark.parametrize("path", KNOWN_FAULT_FIXTURES, ids=[p.stem for p in KNOWN_FAULT_FIXTURES])
+def test_replay_of_a_known_fault_is_an_expected_failure(capsys, path: Path) -> None:
+    fixture = load_fixture(path)
+    code, out, err = run(capsys, "replay", str(path))
+    assert (code, err) == (0, "")
+    assert out.startswith(
+        f"XFAIL {path} on google-adk 2.13.0: known upstream fault {fixture.known_fault}"
+    ), out
+    assert re.search(rf"^      {fixture.invariant}: ", out, re.MULTILINE), out
+    assert out.rstrip().endswith(
+        "0 held, 0 failed, 1 known upstream faults, 0 known faults no longer seen"
+    )
+
+
+@on_2_13
+def test_an_unmarked_fixture_of_a_known_fault_is_an_expected_failure(capsys, tmp_path) -> None:
+    # One classification everywhere: what fails only as a known upstream fault of
+    # the installed release is XFAIL, whether or not the fixture says so.
+    data = json.loads(KNOWN_FAULT_FIXTURES[1].read_text(encoding="utf-8"))
+    del data["known_fault"]
+    path = tmp_path / "unmarked.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, out, _ = run(capsys, "replay", str(path))
+    assert code == 0
+    assert out.startswith(
+        f"XFAIL {path} on google-adk 2.13.0: known upstream fault "
+        "dead-call-retry-skipped-at-invocation-boundary"
+    ), out
+
+
+def test_replay_fails_when_a_fixture_breaks_an_invariant(capsys, monkeypatch) -> None:
+    # A prefix helper that never compacts: the 2.11.0 stall fixture fails, and
+    # no known fault explains a prefix of 0.
+    import google.adk.apps.compaction as compaction
+
+    monkeypatch.setattr(
+        compaction, "_longest_self_contained_prefix", lambda events, all_events=None: []
+    )
+    (path,) = STALL_2_11
+    code, out, _ = run(capsys, "replay", str(path))
+    assert code == 1
+    assert out.startswith(f"FAIL  {path} on google-adk"), out
+    assert re.search(r"^      U3: prefix stops at 0 events but 2", out, re.MULTILINE), out
+
+
+@on_2_13
+def test_replay_of_several_fixtures_counts_them(capsys) -> None:
+    paths = [*STALL_2_11, *KNOWN_FAULT_FIXTURES]
+    code, out, _ = run(capsys, "replay", *map(str, paths))
+    assert code == 0
+    assert out.rstrip().endswith(
+        f"1 held, 0 failed, {len(KNOWN_FAULT_FIXTURES)} known upstream faults, "
+        "0 known faults no longer seen"
+    )
+
+
+# -- bad input -------------------------------------------------------------------
+def write_bad(tmp_path: Path, kind: str) -> Path:
+    path = tmp_path / f"{kind}.json"
+    if kind == "invalid-json":
+        path.write_bytes(b'{"schema_version": 1,')
+    elif kind == "wrong-schema-version":
+        data = json.loads(STALL_2_11[0].read_text(encoding="utf-8"))
+        data["schema_version"] = 99
+        path.write_text(json.dumps(data), encoding="utf-8")
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        assert kind == "missing-file"
+    return path
+
+
+BAD_KINDS = ["invalid-json", "missing-file", "wrong-schema-version", "directory"]
+
+
+def assert_bad_input(code: int, out: str, err: str, path: Path) -> None:
+    assert code == 2
+    assert out == ""
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: ")
+    assert str(path) in lines[0]
+
+
+@pytest.mark.parametrize("kind", BAD_KINDS)
+@pytest.mark.parametrize("command", ["show", "replay"])
+def test_bad_input_exits_2_with_one_line(capsys, tmp_path: Path, command: str, kind: str) -> None:
+    path = write_bad(tmp_path, kind)
+    assert_bad_input(*run(capsys, command, str(path)), path)
+
+
+def test_replay_replays_every_readable_fixture_and_reports_each_bad_one(capsys, tmp_path):
+    bad = write_bad(tmp_path, "invalid-json")
+    empty = tmp_path / "empty.json"
+    empty.write_bytes(b"")
+    good = STALL_2_11[0]
+    code, out, err = run(capsys, "replay", str(good), str(bad), str(empty), str(good))
+    assert code == 2  # the worst status: bad input
+    assert [line.split()[1] for line in out.splitlines() if line.startswith(("ok", "FAIL"))] == [
+        str(good),
+        str(good),
+    ]
+    assert out.rstrip().endswith(", 2 not replayed (bad input)")
+    errors = err.splitlines()
+    assert len(errors) == 2 and str(bad) in errors[0] and str(empty) in errors[1]
+    assert "Traceback" not in err
+
+
+def test_show_and_replay_take_a_directory_of_fixtures(capsys, tmp_path) -> None:
+    for path in FIXTURES:
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    code, out, err = run(capsys, "show", str(tmp_path))
+    assert (code, err) == (0, "")
+    assert out.count("fixture    ") == len(FIXTURES)
+    code, out, err = run(capsys, "replay", str(tmp_path))
+    assert err == "" and code in (0, 1)
+    assert len([line for line in out.splitlines() if str(tmp_path) in line]) == len(FIXTURES)
+
+
+def test_an_unknown_command_is_a_usage_error(capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["frobnicate"])
+    assert info.value.code == 2
+    assert "invalid choice: 'frobnicate'" in capsys.readouterr().err
+
+
+def test_show_of_a_timestamp_too_large_for_a_float_exits_2(capsys, tmp_path: Path) -> None:
+    data = json.loads(STALL_2_11[0].read_text(encoding="utf-8"))
+    data["session"]["steps"][0]["timestamp"] = 10**400
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert_bad_input(*run(capsys, "show", str(path)), path)
+
+
+def test_show_keeps_each_step_on_its_line_whatever_the_strings(capsys, tmp_path: Path) -> None:
+    data = json.loads(STALL_2_11[0].read_text(encoding="utf-8"))
+    data["session"]["steps"][0]["author"] = "agent\nx"
+    path = tmp_path / "newline.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, out, _ = run(capsys, "show", str(path))
+    assert code == 0
+    lines = out.splitlines()
+    first = next(i for i, line in enumerate(lines) if TIMELINE_LINE.match(line))
+    # Each of the two window steps has its own line, and that line carries its note.
+    assert TIMELINE_LINE.match(lines[first + 1]), lines[first : first + 3]
+    assert lines[first].endswith("open={c0}")
+
+
+# -- help ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("argv", "mentions"),
+    [
+        ([], ["Exit status: show and export: 0 done, 2 bad input (show never re-checks", "replay"]),
+        (["show"], ["fixture", "timeline"]),
+        (["replay"], ["FIXTURE", "Exit 0", "--adk", "3 when --driver names a driver"]),
+    ],
+    ids=["top", "show", "replay"],
+)
+def test_help(capsys, argv: list[str], mentions: list[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([*argv, "--help"])
+    assert info.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal width
+    assert out.startswith("usage: python -m compaction_harness")
+    for word in mentions:
+        assert word in out
+
+
+# -- the real entry point --------------------------------------------------------
+def entry_point(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "compaction_harness", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def test_entry_point_show(tmp_path: Path) -> None:
+    path = STALL_2_11[0]
+    done = entry_point("show", str(path), cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    steps = len(load_fixture(path).case.session)
+    assert [index for _, index in timeline(done.stdout)] == list(range(steps))
+
+
+def test_entry_point_bad_input(tmp_path: Path) -> None:
+    path = write_bad(tmp_path, "invalid-json")
+    done = entry_point("replay", str(path), cwd=tmp_path)
+    assert_bad_input(done.returncode, done.stdout, done.stderr, path)
+    missing = tmp_path / "missing.json"
+    done = entry_point("show", str(missing), cwd=tmp_path)
+    assert_bad_input(done.returncode, done.stdout, done.stderr, missing)
+
+
+@on_2_13
+def test_replay_reports_a_known_fault_that_no_longer_shows(capsys, tmp_path: Path) -> None:
+    # Strict, like the gate: a known-fault fixture that holds means ADK changed.
+    data = json.loads(STALL_2_11[0].read_text(encoding="utf-8"))
+    data["known_fault"] = "dead-call-retry-skipped-at-invocation-boundary"
+    data["adk_release"] = "2.13.0"
+    path = tmp_path / "fixed.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, out, _ = run(capsys, "replay", str(path))
+    assert code == 1
+    assert out.startswith(f"XPASS {path} on google-adk 2.13.0"), out
+    assert "run `make matrix`: the fault's releases are derived from it" in out
+
+
+def test_replay_on_a_release_without_the_helper_is_a_one_line_error(
+    capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import google.adk.apps.compaction as compaction
+
+    monkeypatch.delattr(compaction, "_longest_self_contained_prefix", raising=False)
+    code, out, err = run(capsys, "replay", str(STALL_2_11[0]))
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("error: ")
+    assert "has no google.adk.apps.compaction._longest_self_contained_prefix" in err
+    assert "Traceback" not in out + err
+
+
+# -- every malformed fixture kind, through both commands --------------------------
+@pytest.mark.parametrize("command", ["show", "replay"])
+@pytest.mark.parametrize(("content", "part"), BAD_FILES.values(), ids=BAD_FILES.keys())
+def test_every_malformed_fixture_is_exit_2_and_one_line(
+    capsys, tmp_path: Path, command: str, content: bytes, part: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    code, out, err = run(capsys, command, str(path))
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith(f"error: {path}: "), err
+    assert part in err
+    assert "Traceback" not in out + err
+
+
+def test_there_are_at_least_20_kinds_of_malformed_fixture() -> None:
+    assert len(BAD_FILES) >= 20
+
+
+# -- export ---------------------------------------------------------------------------
+def _run_exported(tmp_path: Path, fixture: Path) -> subprocess.CompletedProcess:
+    code = subprocess.run(
+        [sys.executable, "-m", "compaction_harness", "export", str(fixture)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    test_file = tmp_path / "test_exported.py"
+    test_file.write_text(code, encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+
+
+def test_export_is_adk_style_and_self_contained(capsys) -> None:
+    code, out, err = run(capsys, "export", str(STALL_2_11[0]))
+    assert (code, err) == (0, "")
+    assert "compaction_harness" not in out.replace("compaction-harness fixture", "")
+    assert "\n  events = [\n      Event(\n" in out  # two-space indentation, Events built directly
+    compile(out, "exported.py", "exec")
+
+
+@on_2_13
+def test_exported_test_passes_on_a_fixed_release_and_fails_on_a_known_fault(tmp_path) -> None:
+    assert _run_exported(tmp_path, STALL_2_11[0]).returncode == 0
+    failing = _run_exported(tmp_path, KNOWN_FAULT_FIXTURES[1])
+    assert failing.returncode == 1, failing.stdout
+    assert "AssertionError" in failing.stdout or "assert" in failing.stdout
+
+
+def test_export_of_a_metamorphic_fixture_is_a_one_line_error(capsys, tmp_path) -> None:
+    data = json.loads(STALL_2_11[0].read_text(encoding="utf-8"))
+    data.update(kind="metamorphic", invariant="U6", call={"relation": "texts", "window": [0, 1]})
+    path = tmp_path / "meta.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, _, err = run(capsys, "export", str(path))
+    assert code == 2 and err.count("\n") == 1 and "cannot be exported" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("P7-2.13.0-7a9cab4d161903cc.json", "a runner-driver script"),
+        ("P4-2.13.0-350c2f39a3aa1b19.json", "database storage"),
+    ],
+)
+def test_export_of_a_fixture_without_an_upstream_form_is_a_one_line_error(
+    capsys, name: str, reason: str
+) -> None:
+    code, out, err = run(capsys, "export", str(REPROS / name))
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and "cannot be exported" in err and reason in err
+
+
+@on_2_13
+def test_export_of_a_fixture_of_an_older_release_names_the_release_to_use(capsys) -> None:
+    code, out, err = run(capsys, "export", str(REPROS / "P3-2.11.0-b05d345640cc27ad.json"))
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and "run export with google-adk 2.11.0" in err
+
+
+# -- minimize ---------------------------------------------------------------------------
+RECORDED = Path(__file__).parents[1] / "data" / "recorded_session.json"
+ORIGINAL_WORDS = ("Paris", "weather", "Tomorrow", "call_", "e-7f3a", "get_weather", "user-4711")
+
+
+@pytest.fixture(scope="module")
+def minimized(tmp_path_factory) -> tuple[int, str, str, Path]:
+    """``minimize RECORDED --invariant U3 --out DIR`` run once for the tests
+    that read what it printed and wrote (it is derandomised: the same run
+    each time): exit status, standard output and error, and DIR."""
+    import contextlib
+    import io
+
+    folder = tmp_path_factory.mktemp("minimized")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["minimize", str(RECORDED), "--invariant", "U3", "--out", str(folder)])
+    return code, out.getvalue(), err.getvalue(), folder
+
+
+@on_2_13
+def test_minimize_turns_a_50_event_session_into_a_small_anonymous_fixture(minimized):
+    recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
+    assert len(recorded["events"]) == 50
+    code, out, err, folder = minimized
+    assert (code, err) == (0, ""), out
+    (path,) = folder.glob("U3-*.json")
+    fixture = load_fixture(path)
+    assert len(fixture.case.session) <= 6
+    text = path.read_text(encoding="utf-8")
+    for word in ORIGINAL_WORDS:
+        assert word not in text, word
+    assert "U3: prefix stops at" in text
+
+
+def test_minimize_reports_a_session_that_does_not_fail(capsys, tmp_path):
+    healthy = [e for e in json.loads(RECORDED.read_text(encoding="utf-8"))["events"]][:4]
+    path = tmp_path / "healthy.json"
+    path.write_text(json.dumps(healthy), encoding="utf-8")
+    code, out, _ = run(
+        capsys,
+        "minimize",
+        str(path),
+        "--invariant",
+        "U3",
+        "--out",
+        str(tmp_path),
+        "--max-examples",
+        "50",
+    )
+    assert code == 1 and f"{path} holds: no call ADK's compaction makes on its 4 events" in out
+    assert not list(tmp_path.glob("U3-*.json"))
+
+
+def exported_session(tmp_path: Path, *steps) -> Path:
+    """``steps`` appended to a real InMemorySessionService session, exported as
+    ADK exports it (``Session.model_dump_json()``)."""
+    import asyncio
+
+    from google.adk.sessions.in_memory_session_service import InMemorySessionService
+
+    from compaction_harness.sdk.python.adk import to_adk_event
+
+    async def build() -> str:
+        service = InMemorySessionService()
+        stored = await service.create_session(app_name="app", user_id="user-4711")
+        for step in steps:
+            await service.append_event(stored, to_adk_event(step))
+        return stored.model_dump_json()
+
+    path = tmp_path / "exported.json"
+    path.write_text(asyncio.run(build()), encoding="utf-8")
+    return path
+
+
+def test_minimize_does_not_manufacture_a_failure_the_session_does_not_have(capsys, tmp_path):
+    # 11 real events: call a is answered two events later; call b, after a user
+    # message in the same invocation, never is. ADK's prefix helper returns the
+    # whole of every invocation-aligned window: the session holds. (Dropping
+    # a's answer would make a an orphan that opens a window: the known fault.)
+    path = exported_session(
+        tmp_path,
+        user("e-1", 1700000000.25, "weather?"),
+        call("e-1", 1700000000.5, "a"),
+        text("e-1", 1700000001.0, "checking"),
+        answer("e-1", 1700000001.25, "a"),
+        text("e-1", 1700000002.0, "sunny"),
+        user("e-2", 1700000010.0, "and tomorrow?"),
+        call("e-2", 1700000010.5, "b"),
+        text("e-2", 1700000011.0, "let me see"),
+        user("e-3", 1700000020.0, "thanks"),
+        text("e-3", 1700000021.0, "welcome"),
+        text("e-3", 1700000022.0, "bye"),
+    )
+    assert len(json.loads(path.read_text())["events"]) == 11
+    code, out, _ = run(capsys, "minimize", str(path), "--invariant", "U3", "--out", str(tmp_path))
+    assert code == 1, out
+    assert f"{path} holds: no call ADK's compaction makes on its 11 events" in out
+    assert "known upstream fault" not in out
+    assert not list(tmp_path.glob("U3-*.json"))
+
+
+@on_2_13
+def test_minimize_keeps_the_failure_it_found_as_given(capsys, tmp_path):
+    from compaction_harness.sdk.python.adk import session_from_json
+    from compaction_harness.surfaces.minimize import minimize
+
+    session = session_from_json(RECORDED.read_text(encoding="utf-8"))
+    found = minimize(session, "U3", max_examples=500)
+    assert found is not None and found.shrunk
+    assert found.smallest.signature == found.given.signature
+    assert found.given.fault == "dead-call-retry-skipped-at-invocation-boundary"
+    assert len(found.smallest.case.session) < len(found.given.case.session)
+
+
+@on_2_13
+def test_minimize_gives_the_same_fixture_for_the_same_session():
+    # A session exported twice (say, once with camelCase aliases) is one
+    # session: minimize must not name two fixtures for it.
+    from compaction_harness.sdk.python.adk import session_from_json
+    from compaction_harness.surfaces.minimize import minimize
+
+    # A session ADK 2.13.0's Runner wrote (token threshold, parallel calls),
+    # exported with camelCase aliases; before minimize was derandomised, three
+    # runs on it gave fixtures of 7, 9 and 6 events.
+    recorded = Path(__file__).parents[1] / "data" / "runner_token_session.json"
+    session = session_from_json(recorded.read_text(encoding="utf-8"))
+    found = [minimize(session, "U5", max_examples=200) for _ in range(3)]
+    assert found[0] is not None and found[0].shrunk
+    assert all(f is not None and f.smallest.case == found[0].smallest.case for f in found)
+
+
+def test_minimize_anonymises_times_and_names_no_file(minimized):
+    recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
+    stamps = sorted({repr(e["timestamp"]) for e in recorded["events"]})
+    code, _, _, folder = minimized
+    if code == 1:
+        pytest.skip("the recorded session holds on this release")
+    (path,) = folder.glob("U3-*.json")
+    text = path.read_text(encoding="utf-8")
+    assert RECORDED.name not in text and "recorded_session" not in text
+    for stamp in stamps:
+        assert stamp not in text
+    steps = load_fixture(path).case.session.steps
+    assert min(s.timestamp for s in steps) >= 1.0
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"{", "invalid JSON"),
+        (b'{"id": 1}', "expected an ADK Session object"),
+        (b'[{"timestamp": "soon"}]', "not an ADK session: timestamp"),
+        (b"\xff\xfe", "cannot read"),
+    ],
+)
+def test_minimize_bad_input_is_exit_2_and_one_line(capsys, tmp_path, content, problem):
+    path = tmp_path / "session.json"
+    path.write_bytes(content)
+    code, _, err = run(capsys, "minimize", str(path), "--invariant", "U3")
+    assert code == 2 and err.count("\n") == 1 and problem in err, err
+
+
+@pytest.mark.parametrize("how", ["read-only", "under a file"])
+def test_minimize_into_an_unwritable_folder_is_exit_2_and_one_line(
+    capsys, tmp_path, monkeypatch, how
+):
+    out = tmp_path / "repros"
+    if how == "read-only":
+        out.mkdir()
+        out.chmod(0o555)
+        if os.access(out, os.W_OK):  # root writes there anyway: refuse as the kernel would
+            import compaction_harness.store.fixtures as fixtures
+
+            def refused(*args, **kwargs):
+                raise PermissionError(13, "Permission denied")
+
+            monkeypatch.setattr(fixtures.tempfile, "mkstemp", refused)
+    else:
+        (tmp_path / "a-file").write_text("")
+        out = tmp_path / "a-file" / "repros"
+    code, out_text, err = run(
+        capsys, "minimize", str(RECORDED), "--invariant", "U3", "--out", str(out)
+    )
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"error: --out: the repro folder {out} is not writable"), err
+    assert "holds" not in out_text
+
+
+def test_show_of_a_pipeline_fixture_numbers_events_as_stored(capsys) -> None:
+    # Summaries appear where ADK stored them, with what each was given, in the
+    # numbering the violations use; the prompt that failed the check follows.
+    path = REPROS / "P2-2.13.0-3c3afe701381041f.json"
+    code, out, err = run(capsys, "show", str(path))
+    assert (code, err) == (0, "")
+    rows = [line for line in out.splitlines() if line.startswith("#")]
+    assert [row.split()[0] for row in rows] == ["#0", "#1", "#2", "#3"]
+    assert rows[2].startswith("#2   summary#0: a summary made before the next model call")
+    assert rows[2].endswith("given #0, #1")
+    assert "known upstream fault: token-compaction-summarises-the-running-request (" in out
+    assert out.rstrip().endswith("model: text summary#0")
+
+
+def test_show_reads_what_a_sized_summary_was_given(capsys, tmp_path: Path) -> None:
+    # A replay of a recorded session gives its summaries the run's sizes: the
+    # stored text is summary#N then filler, and the timeline still names what
+    # summary N was given (it said "given nothing").
+    data = json.loads((REPROS / "P2-2.13.0-3c3afe701381041f.json").read_text())
+    data["observed"]["stored"] = [0, 1, "summary#0\n" + "s" * 40, 2]
+    path = tmp_path / "sized.json"
+    path.write_text(json.dumps(data))
+    code, out, err = run(capsys, "show", str(path))
+    assert (code, err) == (0, "")
+    rows = [line for line in out.splitlines() if line.startswith("#2 ")]
+    assert len(rows) == 1 and rows[0].endswith("given #0, #1"), rows
+
+
+# -- pipes, times, targets ----------------------------------------------------------
+@pytest.mark.parametrize("command", ["replay", "show"])
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path, command: str) -> None:
+    # `replay ... | head -1`: the reader closes the pipe after one line.
+    paths = " ".join(str(p) for p in FIXTURES * 20)
+    done = subprocess.run(
+        f"{sys.executable} -m compaction_harness {command} {paths} | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        executable="/bin/bash",
+    )
+    assert done.returncode == 0
+    assert len(done.stdout.splitlines()) == 1
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+
+
+def test_times_print_exactly_relative_to_the_first_event(capsys, tmp_path: Path) -> None:
+    data = json.loads(STALL_2_11[0].read_text(encoding="utf-8"))
+    first, second = 1796080000.123, 1796080000.1230001
+    data["session"]["steps"][0]["timestamp"] = first
+    data["session"]["steps"][1]["timestamp"] = second
+    path = tmp_path / "epoch.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, out, _ = run(capsys, "show", str(path))
+    assert code == 0
+    assert f"its timestamp is {first!r}" in out
+    rows = [line for line in out.splitlines() if TIMELINE_LINE.match(line)]
+    assert " t=+0 " in rows[0] and " t=+0.0000001 " in rows[1], rows
+    assert "e+09" not in out
+
+
+def test_make_refuses_adk_together_with_adk_src(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        ["make", "-n", "test", "ADK=2.11.0", f"ADK_SRC={tmp_path}"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    (line,) = done.stderr.splitlines()
+    assert "ADK=2.11.0 and ADK_SRC=" in line and "give one of them" in line
+
+
+def test_warnings_that_older_releases_print_on_import_are_not_shown(tmp_path: Path) -> None:
+    # google-adk 1.16.0 imports Google Cloud libraries that print fourteen
+    # FutureWarning and UserWarning lines on every start; the command's own
+    # output says what matters. Emulated: the command warns as they do.
+    code = (
+        "import sys, warnings\n"
+        "import compaction_harness.surfaces.cli as cli\n"
+        "show = cli._cmd_show\n"
+        "def noisy(args):\n"
+        "    warnings.warn('You are using a Python version (3.11.7) which Google will stop"
+        " supporting', FutureWarning)\n"
+        "    warnings.warn_explicit('The vertexai.preview.rag module is deprecated',"
+        " UserWarning, 'vertex_ai_rag_memory_service.py', 27,"
+        " module='google.adk.memory.vertex_ai_rag_memory_service')\n"
+        "    return show(args)\n"
+        "cli._cmd_show = noisy\n"
+        f"sys.exit(cli.main(['show', {str(STALL_2_11[0])!r}]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+
+
+@on_2_13
+def test_replay_runs_a_script_fixture_on_the_driver_asked_for(capsys) -> None:
+    # Fault 7 needs no compaction and no repair: both drivers meet it.
+    fixture = str(REPROS / "P2-2.13.0-7b8b0df83536ea5d.json")
+    for driver in ("runner", "emulated"):
+        code, out, _ = run(capsys, "replay", "--driver", driver, fixture)
+        assert code == 0, out
+        assert out.startswith("XFAIL ") and "partial-answer-to-parallel-calls" in out
+
+
+# Fault 6 on the emulating driver, which reloads the session at every model
+# call; the Runner reloads it only when a request starts, and no request of
+# this script starts after the reordered replies are stored.
+ROUND_TRIP_MID_REQUEST = REPROS / "P7-2.13.0-5167e90ad3141661.json"
+
+
+@on_2_13
+def test_replay_on_a_driver_that_cannot_reproduce_the_shape_says_so(capsys) -> None:
+    code, out, _ = run(capsys, "replay", "--driver", "runner", str(ROUND_TRIP_MID_REQUEST))
+    assert code == 3, out
+    first = out.splitlines()[0]
+    assert first.startswith("NOREPRO "), out
+    assert "the runner driver cannot reproduce this fixture's shape: the Runner loads " in first
+    assert "no request of this script starts after steps 1 and 2" in first
+    assert "database-reload-reorders-events-by-timestamp: ADK fixed nothing" in first
+    assert "known_faults.py" not in out and "remove 2.13.0" not in out
+    assert out.rstrip().endswith(", 1 not reproducible on the runner driver")
+    # The fixture's own driver still shows the fault.
+    code, out, _ = run(capsys, "replay", str(ROUND_TRIP_MID_REQUEST))
+    assert code == 0 and out.startswith("XFAIL "), out
+
+
+@on_2_13
+@pytest.mark.parametrize(
+    ("driver", "name", "why"),
+    [
+        # The Runner ends the invocation at the final text the script goes on after.
+        (
+            "runner",
+            "P4-2.13.0-cec7225956fce657.json",
+            "the Runner could not run the script as written (op 2: added end",
+        ),
+        # A runner fixture whose replay the Runner repairs: the emulating driver
+        # runs the script as written.
+        (
+            "emulated",
+            "P0-2.13.0-1574f6cf381756d6.json",
+            "the Runner, where it shows, ran the script with operations added or dropped",
+        ),
+    ],
+)
+def test_a_script_one_driver_runs_repaired_is_not_reproducible_on_the_other(
+    capsys, driver: str, name: str, why: str
+) -> None:
+    code, out, _ = run(capsys, "replay", "--driver", driver, str(REPROS / name))
+    assert code == 3, out
+    assert out.startswith("NOREPRO ") and why in out.splitlines()[0], out
+    assert "known_faults.py" not in out
+
+
+@on_2_13
+def test_replay_on_another_driver_advises_an_edit_only_when_its_own_driver_holds_too(
+    capsys, monkeypatch
+) -> None:
+    from compaction_harness.sdk.python import adk
+
+    # As if ADK had fixed fault 6: a reload gives the session back as stored.
+    monkeypatch.setattr(
+        adk.Pipeline,
+        "database_prompt",
+        lambda self, agent_name="agent", branch=None: self.prompt(
+            agent_name=agent_name, branch=branch
+        ),
+    )
+    code, out, _ = run(capsys, "replay", "--driver", "runner", str(ROUND_TRIP_MID_REQUEST))
+    assert code == 1, out
+    assert out.startswith("XPASS ") and "run `make matrix`" in out
+
+
+def test_replay_on_the_runner_refuses_other_fixture_kinds_in_one_line(capsys) -> None:
+    code, out, err = run(capsys, "replay", "--driver", "runner", str(STALL_2_11[0]))
+    assert code == 2
+    assert err.count("\n") == 1 and "script fixtures only" in err and "unit fixture" in err
+    assert "Traceback" not in err + out
+
+
+# -- ADK-JS fixtures, in an environment without Node --------------------------------------
+JS_FIXTURE = REPROS / "P5-adk-js-2.0.0-2d44fea12a2727a0.json"
+
+
+def test_show_prints_an_adk_js_fixture_without_node(capsys, monkeypatch, tmp_path) -> None:
+    from compaction_harness.sdk.js import node
+
+    monkeypatch.setattr(node, "SDK_DIR", tmp_path)  # no package, and no process started
+    assert main(["show", str(JS_FIXTURE)]) == 0
+    out = capsys.readouterr().out
+    assert "found on @google/adk 2.0.0 (ADK for TypeScript)" in out
+    assert "known upstream fault: js-branch (ADK-JS" in out and "what a user sees:" in out
+    assert "ADK-JS compactor: {'name': 'token_based'" in out
+    assert "op 1   fan_out" in out and "<- given #0, #1" in out
+
+
+@pytest.mark.parametrize("missing", ["package", "node"])
+def test_replaying_an_adk_js_fixture_without_node_is_one_line_and_exit_2(
+    capsys, monkeypatch, tmp_path, missing
+) -> None:
+    from compaction_harness.sdk.js import node
+
+    monkeypatch.setattr(node, "_DRIVERS", {})  # no running process
+    monkeypatch.setattr(node, "_NODE", node._Node())
+    if missing == "package":
+        monkeypatch.setattr(node, "SDK_DIR", tmp_path)
+    else:
+        monkeypatch.setattr(node.shutil, "which", lambda name: None)
+    assert main(["replay", str(JS_FIXTURE)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "make js-env" in captured.err
+    assert "an ADK-JS fixture cannot be replayed here" in captured.err
+    assert "Traceback" not in captured.err + captured.out
+
+
+def test_replay_on_another_driver_refuses_an_adk_js_fixture(capsys) -> None:
+    assert main(["replay", "--driver", "runner", str(JS_FIXTURE)]) == 2
+    assert "an ADK-JS fixture (it runs on the Node driver)" in capsys.readouterr().err
+
+
+def test_profile_refuses_an_adk_js_fixture_in_one_line(capsys) -> None:
+    assert main(["profile", str(JS_FIXTURE)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "an ADK-JS fixture cannot be profiled" in err
+
+
+def test_replaying_a_folder_without_node_counts_its_adk_js_fixtures_apart(
+    capsys, monkeypatch, tmp_path
+) -> None:
+    # The newcomer review: a folder's summary called the JS fixtures "bad
+    # input" when only the environment was missing.
+    from compaction_harness.sdk.js import node
+
+    monkeypatch.setattr(node, "_DRIVERS", {})
+    monkeypatch.setattr(node, "_NODE", node._Node())
+    monkeypatch.setattr(node, "SDK_DIR", tmp_path / "none")
+    folder = tmp_path / "repros"
+    folder.mkdir()
+    python = sorted(REPROS.glob("P4-2.13.0-*.json"))[0]
+    for source in (JS_FIXTURE, python):
+        (folder / source.name).write_bytes(source.read_bytes())
+    assert main(["replay", str(folder)]) == 2
+    out = capsys.readouterr().out.rstrip()
+    assert out.endswith(", 1 ADK-JS fixtures not replayed (no Node or no package: `make js-env`)")
+    assert "bad input" not in out
+
+
+# -- who observed it ----------------------------------------------------------------
+def test_an_adk_js_violation_says_adk_js_observed_it(capsys, monkeypatch):
+    # No Node needed: the replay's check is replaced by one that reports a
+    # new violation, as @google/adk's run would.
+    from compaction_harness.sdk.python.unit import InvariantViolation
+    from compaction_harness.spec.invariants import Violation
+    from compaction_harness.spec.outcome import UnitOutcome
+    from compaction_harness.surfaces import verdicts
+
+    path = REPROS / "P0-adk-js-2.0.0-08ea5aac229385e5.json"
+    fixture = load_fixture(path)
+    violation = Violation("P0", "ADK-JS raised", expected=None, observed="Error")
+    outcome = UnitOutcome([violation], {}, {})
+    monkeypatch.setattr(
+        verdicts,
+        "check",
+        lambda case, release=None: verdicts.Verdict("2.0.0", (violation,), (), outcome),
+    )
+    code, out, _ = run(capsys, "replay", str(path))
+    assert code == 1, out
+    assert "observed (ADK-JS):" in out and "observed (ADK):" not in out
+    raised = str(InvariantViolation(fixture.case, outcome))
+    assert "observed (ADK-JS):" in raised and "observed (ADK):" not in raised
+    # A Python fixture's violations keep ADK's label.
+    python_fixture = load_fixture(REPROS / "U3-2.11.0-fa8ad53970ec0bb0.json")
+    assert "observed (ADK):" in str(InvariantViolation(python_fixture.case, outcome))
+
+
+@on_2_13
+def test_replay_without_gnu_patch_says_so_in_one_line(capsys, monkeypatch) -> None:
+    # Classification re-runs a fault fixture with its fix, a diff GNU patch applies.
+    from compaction_harness.sdk.python import fixes
+
+    monkeypatch.setattr(fixes.shutil, "which", lambda name: None)
+    fixes._apply.cache_clear()
+    code, _, err = run(capsys, "replay", str(REPROS / "U3-2.13.0-e3f99bee2b15adeb.json"))
+    fixes._apply.cache_clear()
+    assert code == 2
+    assert err.strip().count("\n") == 0 and "needs GNU patch" in err, err
