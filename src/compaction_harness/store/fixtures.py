@@ -336,7 +336,9 @@ def load_fixture(path: str | os.PathLike[str]) -> Fixture:
     if _looks_like_a_session(data):
         raise FixtureError(
             f"{name}: an ADK session (as a session service stores it), not a fixture: "
-            "`python -m compaction_harness minimize` turns it into one"
+            "judge it with `python -m compaction_harness replay FILE --config JSON` (or the "
+            "trigger flags: --compaction-interval, --token-threshold, ...), or make a fixture "
+            "of it with `python -m compaction_harness minimize`"
         )
     try:
         return _parse(data, path)

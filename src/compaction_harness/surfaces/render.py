@@ -141,7 +141,7 @@ def render_fixture(fixture: Fixture) -> str:
     ]
     if fixture.known_fault:
         fault = sdk.fault(fixture.known_fault)  # (title, what a user sees)
-        title = f" ({fault[0]}; see faults/catalogue.py)" if fault else ""
+        title = f" ({fault[0]}; see docs/faults/{fixture.known_fault}.md)" if fault else ""
         lines.append(f"known upstream fault: {fixture.known_fault}{title}")
         if fault and fault[1]:
             lines.append(f"  what a user sees: {fault[1]}")
