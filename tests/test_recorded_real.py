@@ -664,8 +664,8 @@ def test_the_case_a_run_hands_to_known_fault_checks_keeps_the_summary_sizes():
 
 
 def test_a_fixture_with_malformed_summary_sizes_is_refused_in_one_line():
-    from compaction_harness.spec.model import ModelError
     from compaction_harness.sdk.python.entry import _parse_pipeline
+    from compaction_harness.spec.model import ModelError
 
     config = {**EVERY_TURN, "token_threshold": None, "event_retention_size": None}
     case = _parse_pipeline(
