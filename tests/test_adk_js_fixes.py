@@ -669,3 +669,19 @@ def test_p6_calls_a_count_stale_only_when_an_event_it_measured_is_hidden(monkeyp
     # Every count stored before the latest summary read as stale: P6 fires.
     monkeypatch.setattr(trigger, "_measured_prompts", lambda run: {})
     assert [v.details["cause"] for v in trigger.check_trigger_counts(run)] == ["stale count"]
+
+
+def test_p6_rate_bound_counts_what_a_client_record_brings_back_into_view():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P6-adk-js-2.0.0-091055ee51290c47.json):
+    # a summary takes the first turn, the clock steps back, and a client's
+    # compacted event (hiding by time alone) becomes the latest: the first
+    # turn's events are in view again, and the trigger summarises them one
+    # call after a prompt below the threshold. The prompt grew by them.
+    run = _run_with_every_fix("P6-adk-js-2.0.0-091055ee51290c47.json")
+    assert adk_js.check_run(run) == []
+    assert trigger._added_tokens(run, 4) > 50 - 14
+    # Counting only the events stored in between (no view after a call's
+    # compaction to compare with), the rate bound fires.
+    for call in run.calls:
+        call.pop("active_after", None)
+    assert [v.details["cause"] for v in trigger.check_summary_rate(run)] == ["bound"]

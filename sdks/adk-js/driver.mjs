@@ -68,12 +68,14 @@
 // Answer (one line):
 //   {"id": ..., "ok": true, "events": {id: event JSON},
 //    "calls": [{"action": k, "agent": ..., "before": [ids], "active": [ids], "after": [ids],
+//               "active_after": [ids],
 //               "stored_before": [ids], "stored_after": [ids],
 //               "summaries": [{"input": [ids], "event": id}],
 //               "contents": [[role, [part, ...]]], "baseline": [...]}],
 //    "stored": [ids], "exception": null | {"name", "message", "action"}}
 // "active": the events the compactor's getActiveEvents keeps of "before"
 // (the anchored compactor's own method, else context/compaction_utils.js);
+// "active_after": what the same function keeps of "after";
 // "baseline": the contents of the stored raw events (no compaction).
 // A content part is ["text", text, event id] (["text", text] for a text no
 // event holds: a summary's, another agent's relayed message; see
@@ -542,6 +544,14 @@ async function runOn(service, request, actions, make, spec) {
         call.summaries = record.pending.splice(0);
         for (const e of session.events) record.seen(e);
         call.after = session.events.map((e) => e.id);
+        // The compactor's view once it has run ("active_after"): what the
+        // next call's view is compared with (an event a client's record
+        // brings back into view is new to the prompt, as a stored one is).
+        call.active_after = (
+          typeof compactor.getActiveEvents === "function"
+            ? compactor.getActiveEvents(session.events)
+            : getActiveEvents(session.events)
+        ).map((e) => e.id);
         const storedNow = await stored();
         call.stored_after = storedNow.map((e) => e.id);
         call.contents = contentsOf(llmRequest.contents);

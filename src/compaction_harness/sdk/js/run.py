@@ -60,6 +60,8 @@ class JsRun:
             (summaries included), as steps; ``ids`` their event ids.
         calls: one dict per model call, as the driver answers (``before``,
             ``after``, ``stored_before``, ``stored_after``: event ids;
+            ``active``, ``active_after``: the ids the compactor's
+            ``getActiveEvents`` keeps of ``before`` and of ``after``;
             ``summaries``: ``{"input": [ids], "event": id, "number": n}``;
             ``contents``, ``baseline``: prompts as [role, parts]), plus
             ``opener`` (the text that opened the running invocation, or None).
