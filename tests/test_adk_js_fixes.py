@@ -685,3 +685,22 @@ def test_p6_rate_bound_counts_what_a_client_record_brings_back_into_view():
     for call in run.calls:
         call.pop("active_after", None)
     assert [v.details["cause"] for v in trigger.check_summary_rate(run)] == ["bound"]
+
+
+def test_p4_baseline_leaves_out_what_a_client_record_claims():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P4-adk-js-2.0.0-18a3ca01afae11ac.json):
+    # after the clock steps back, a client's compacted event claims only the
+    # newest reply (#6), so the long-running call's final answer (#5) is the
+    # newest event in view, and getContents's latest-response rearrangement
+    # drops the model's reply (#4) between the call (#1) and it. That is the
+    # record's doing: the baseline (no compaction by ADK-JS) leaves out what
+    # the record claims and drops #4 too.
+    run = _run_with_every_fix("P4-adk-js-2.0.0-18a3ca01afae11ac.json")
+    assert adk_js.check_run(run) == []
+    last = run.calls[-1]
+    shown = {run.ids.index(p[-1]) for _, parts in last["baseline_unclaimed"] for p in parts}
+    assert shown == {0, 1, 5}  # the opener, the call, the answer (the interim result merged)
+    # With every stored raw event in the baseline, P4 calls #4 lost.
+    for call in run.calls:
+        call.pop("baseline_unclaimed", None)
+    assert [v.positions for v in adk_js.check_run(run)] == [(4,)]

@@ -116,8 +116,13 @@ def check_run(run: JsRun) -> list[Violation]:
     * P2 (strict clause with ``strict_provider``, on every call the contents
       leave unanswered but one that still waits: see :func:`waiting_call_ids`)
       and, for compactors that do not delete by design, P4 (:func:`pipeline.check_model_prompt`; the
-      baseline is ADK-JS's contents of the stored raw events); for the
-      truncating compactor, P4 is :func:`check_truncation` instead.
+      baseline is ADK-JS's contents of the stored raw events; where a
+      compaction record ADK-JS did not make is stored, of the raw events
+      no such record claims, ``baseline_unclaimed``: what the prompt
+      builder drops because of what a record hides, such as the events
+      between a call and an answer the record leaves newest in view, is the
+      record's doing); for the truncating compactor, P4 is
+      :func:`check_truncation` instead.
 
     A P2 or P4 violation's ``details["model_call"]`` is the index of its
     model call in ``run.calls``.
@@ -175,10 +180,13 @@ def check_run(run: JsRun) -> list[Violation]:
             if run.compactor.name in DELETING:
                 violations += check_truncation(run.compactor, call["before"], call["after"])
         else:
+            # The prompt of the session as the records' writers left it (see
+            # the docstring), where the driver could assemble it.
+            unclaimed = records and call.get("baseline_unclaimed") is not None
             violations, _ = check_model_prompt(
                 as_adk_js_reads(steps, records),
                 prompt,
-                run.prompt(call, "baseline"),
+                run.prompt(call, "baseline_unclaimed" if unclaimed else "baseline"),
                 summaries[:number],
                 call["opener"],
                 strict=strict,

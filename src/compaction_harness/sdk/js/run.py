@@ -63,7 +63,8 @@ class JsRun:
             ``active``, ``active_after``: the ids the compactor's
             ``getActiveEvents`` keeps of ``before`` and of ``after``;
             ``summaries``: ``{"input": [ids], "event": id, "number": n}``;
-            ``contents``, ``baseline``: prompts as [role, parts]), plus
+            ``contents``, ``baseline``, ``baseline_unclaimed``: prompts as
+            [role, parts]), plus
             ``opener`` (the text that opened the running invocation, or None).
         exception: ``{"name", "message", "action"}`` if ADK-JS raised.
         version: the installed package version.
