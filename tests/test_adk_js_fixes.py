@@ -704,3 +704,18 @@ def test_p4_baseline_leaves_out_what_a_client_record_claims():
     for call in run.calls:
         call.pop("baseline_unclaimed", None)
     assert [v.positions for v in adk_js.check_run(run)] == [(4,)]
+
+
+def test_p2_strict_clause_leaves_a_call_whose_answer_a_client_record_claims_to_the_adapter(
+    monkeypatch,
+):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P2-adk-js-2.0.0-f466d652604dd487.json):
+    # after the clock steps back, a long-running call's answer (#3) is stamped
+    # before it, and a client's compacted event claims that answer alone;
+    # ADK-JS hides it and keeps the call as pending, as it keeps any
+    # long-running call not answered yet: the adapter's placeholder answers it.
+    run = _run_with_every_fix("P2-adk-js-2.0.0-f466d652604dd487.json")
+    assert adk_js.check_run(run) == []
+    # Reading which calls wait from the stored session alone, P2 fires.
+    monkeypatch.setattr(checks, "covered_by_records", lambda *_, **__: set())
+    assert [v.details["cause"] for v in adk_js.check_run(run)] == ["strict provider"]

@@ -165,14 +165,21 @@ def check_run(run: JsRun) -> list[Violation]:
         steps = Session(stored[: len(call["stored_after"])])
         records = foreign_records(run, len(steps))
         prompt = run.prompt(call)
-        waiting = waiting_call_ids(steps)
+        # A long-running call whose answers a record ADK-JS did not make
+        # claims waits, in the session as the record's writer left it, like
+        # one not answered yet: ADK-JS keeps it as pending, and the strict
+        # clause leaves it to the model adapter (what a record hides is its
+        # writer's decision, P2 as P4).
+        claimed = covered_by_records(as_adk_js_reads(steps, records), records)
+        waiting = waiting_call_ids(steps) | waiting_call_ids(
+            Session(tuple(s for p, s in enumerate(steps) if p not in claimed))
+        )
         if run.compactor.name in DELETING or call.get("baseline") is None:
             # Without a baseline (ADK-JS's contents of the raw events raised:
             # another event is the newest there) P4 has nothing to compare.
             violations, _ = check_prompt(
                 prompt, call["opener"], strict=strict, adapter_answers=waiting
             )
-            claimed = covered_by_records(as_adk_js_reads(steps, records), records)
             if any(
                 steps[i].author == "user" and steps[i].text == call["opener"] for i in claimed
             ):  # a foreign record hides the opener: its writer's doing (check_model_prompt's rule)
