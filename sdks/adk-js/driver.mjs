@@ -68,13 +68,18 @@
 // Answer (one line):
 //   {"id": ..., "ok": true, "events": {id: event JSON},
 //    "calls": [{"action": k, "agent": ..., "before": [ids], "active": [ids], "after": [ids],
+//               "active_after": [ids],
 //               "stored_before": [ids], "stored_after": [ids],
 //               "summaries": [{"input": [ids], "event": id}],
-//               "contents": [[role, [part, ...]]], "baseline": [...]}],
+//               "contents": [[role, [part, ...]]], "baseline": [...],
+//               "baseline_unclaimed": [...]}],
 //    "stored": [ids], "exception": null | {"name", "message", "action"}}
 // "active": the events the compactor's getActiveEvents keeps of "before"
 // (the anchored compactor's own method, else context/compaction_utils.js);
-// "baseline": the contents of the stored raw events (no compaction).
+// "active_after": what the same function keeps of "after";
+// "baseline": the contents of the stored raw events (no compaction);
+// "baseline_unclaimed" (only where the request appended compacted events):
+// the same less the raw events those claim (stamped up to an endTime).
 // A content part is ["text", text, event id] (["text", text] for a text no
 // event holds: a summary's, another agent's relayed message; see
 // namedTexts), ["call", id, name, event id] (["call", id, name] outside the
@@ -467,6 +472,9 @@ async function runOn(service, request, actions, make, spec) {
   let invocationId = "";
   const stored = async () => (await service.getSession({ appName, userId, sessionId: "s" })).events;
   const calls = [];
+  // Compacted events the harness appended (a client's records, an older
+  // session's): not made by ADK-JS's compaction in this run ("baseline_unclaimed").
+  const foreign = new Set();
   let lastChars = 0;
   for (let k = 0; k < actions.length; k++) {
     const action = actions[k];
@@ -476,6 +484,7 @@ async function runOn(service, request, actions, make, spec) {
         invocationId = action.id ?? "";
       } else if (action.do === "append") {
         const event = createEvent(action.event);
+        if (isCompactedEvent(event)) foreign.add(event.id);
         if (action.usage === "last_call") {
           // The token model: the prompt the last model call sent, counted as
           // estimatePromptTokenCount (token_based_context_compactor.js)
@@ -542,6 +551,14 @@ async function runOn(service, request, actions, make, spec) {
         call.summaries = record.pending.splice(0);
         for (const e of session.events) record.seen(e);
         call.after = session.events.map((e) => e.id);
+        // The compactor's view once it has run ("active_after"): what the
+        // next call's view is compared with (an event a client's record
+        // brings back into view is new to the prompt, as a stored one is).
+        call.active_after = (
+          typeof compactor.getActiveEvents === "function"
+            ? compactor.getActiveEvents(session.events)
+            : getActiveEvents(session.events)
+        ).map((e) => e.id);
         const storedNow = await stored();
         call.stored_after = storedNow.map((e) => e.id);
         call.contents = contentsOf(llmRequest.contents);
@@ -562,6 +579,21 @@ async function runOn(service, request, actions, make, spec) {
           }
         };
         call.baseline = await hypothetical(storedNow.filter((e) => !isCompactedEvent(e)));
+        // Where the request appended compacted events of its own (a client's
+        // records, an older session's): the contents of the raw events none
+        // of them claims, read as ADK-JS's getActiveEvents reads one (every
+        // event stamped up to its endTime), the prompt of the session as its
+        // writers left it. What the prompt builder drops because of what a
+        // record hides (the events between a call and an answer the record
+        // leaves newest in view: the latest-response rearrangement) is the
+        // record's doing, not a loss by compaction (P4).
+        const records = storedNow.filter((e) => foreign.has(e.id));
+        if (records.length > 0) {
+          const claimedUntil = Math.max(...records.map((e) => e.endTime));
+          call.baseline_unclaimed = await hypothetical(
+            storedNow.filter((e) => !isCompactedEvent(e) && !(e.timestamp <= claimedUntil)),
+          );
+        }
       } else {
         throw new TypeError(`actions[${k}].do: unknown action ${JSON.stringify(action.do)}`);
       }

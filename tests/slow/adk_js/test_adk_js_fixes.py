@@ -669,3 +669,53 @@ def test_p6_calls_a_count_stale_only_when_an_event_it_measured_is_hidden(monkeyp
     # Every count stored before the latest summary read as stale: P6 fires.
     monkeypatch.setattr(trigger, "_measured_prompts", lambda run: {})
     assert [v.details["cause"] for v in trigger.check_trigger_counts(run)] == ["stale count"]
+
+
+def test_p6_rate_bound_counts_what_a_client_record_brings_back_into_view():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P6-adk-js-2.0.0-091055ee51290c47.json):
+    # a summary takes the first turn, the clock steps back, and a client's
+    # compacted event (hiding by time alone) becomes the latest: the first
+    # turn's events are in view again, and the trigger summarises them one
+    # call after a prompt below the threshold. The prompt grew by them.
+    run = _run_with_every_fix("P6-adk-js-2.0.0-091055ee51290c47.json")
+    assert adk_js.check_run(run) == []
+    assert trigger._added_tokens(run, 4) > 50 - 14
+    # Counting only the events stored in between (no view after a call's
+    # compaction to compare with), the rate bound fires.
+    for call in run.calls:
+        call.pop("active_after", None)
+    assert [v.details["cause"] for v in trigger.check_summary_rate(run)] == ["bound"]
+
+
+def test_p4_baseline_leaves_out_what_a_client_record_claims():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P4-adk-js-2.0.0-18a3ca01afae11ac.json):
+    # after the clock steps back, a client's compacted event claims only the
+    # newest reply (#6), so the long-running call's final answer (#5) is the
+    # newest event in view, and getContents's latest-response rearrangement
+    # drops the model's reply (#4) between the call (#1) and it. That is the
+    # record's doing: the baseline (no compaction by ADK-JS) leaves out what
+    # the record claims and drops #4 too.
+    run = _run_with_every_fix("P4-adk-js-2.0.0-18a3ca01afae11ac.json")
+    assert adk_js.check_run(run) == []
+    last = run.calls[-1]
+    shown = {run.ids.index(p[-1]) for _, parts in last["baseline_unclaimed"] for p in parts}
+    assert shown == {0, 1, 5}  # the opener, the call, the answer (the interim result merged)
+    # With every stored raw event in the baseline, P4 calls #4 lost.
+    for call in run.calls:
+        call.pop("baseline_unclaimed", None)
+    assert [v.positions for v in adk_js.check_run(run)] == [(4,)]
+
+
+def test_p2_strict_clause_leaves_a_call_whose_answer_a_client_record_claims_to_the_adapter(
+    monkeypatch,
+):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P2-adk-js-2.0.0-f466d652604dd487.json):
+    # after the clock steps back, a long-running call's answer (#3) is stamped
+    # before it, and a client's compacted event claims that answer alone;
+    # ADK-JS hides it and keeps the call as pending, as it keeps any
+    # long-running call not answered yet: the adapter's placeholder answers it.
+    run = _run_with_every_fix("P2-adk-js-2.0.0-f466d652604dd487.json")
+    assert adk_js.check_run(run) == []
+    # Reading which calls wait from the stored session alone, P2 fires.
+    monkeypatch.setattr(checks, "covered_by_records", lambda *_, **__: set())
+    assert [v.details["cause"] for v in adk_js.check_run(run)] == ["strict provider"]

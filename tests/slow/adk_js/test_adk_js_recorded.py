@@ -30,7 +30,7 @@ from compaction_harness.sdk.js import events as js_events
 from compaction_harness.sdk.js.adk_js import NotApplicable
 from compaction_harness.spec.model import Call, Compaction, Response, Session, Step
 from compaction_harness.spec.pipeline_case import PipelineCase
-from compaction_harness.spec.pipeline_checks import from_model
+from compaction_harness.spec.pipeline_checks import covered_by_records, from_model
 from compaction_harness.spec.scripts import (
     Answer,
     Ask,
@@ -521,8 +521,18 @@ def test_what_a_client_record_does_not_claim_is_still_judged(monkeypatch):
         (1,),
     ]
     monkeypatch.undo()
-    # Read with adk-python's [start, end] instead, the user message before the
-    # range is lost: the claim is ADK-JS's reading, no wider.
+    # P4's baseline where a record is stored (the driver's
+    # baseline_unclaimed) leaves out what the record claims in the same
+    # reading: both events, not the second invocation's message.
+    (last,) = [c for c in run.calls if c.get("baseline_unclaimed") is not None]
+    shown = {run.ids.index(p[-1]) for _, parts in last["baseline_unclaimed"] for p in parts}
+    claimed = covered_by_records(adk_js.as_adk_js_reads(run.stored, [2]), [2])
+    assert claimed == {0, 1} and shown == {3}
+    # Read with adk-python's [start, end] instead (and the baseline of every
+    # raw event), the user message before the range is lost: the claim is
+    # ADK-JS's reading, no wider.
+    for call in run.calls:
+        call.pop("baseline_unclaimed", None)
     for module in (checks, trigger):
         monkeypatch.setattr(module, "as_adk_js_reads", lambda steps, records: steps)
     assert [v.positions for v in adk_js.check_run(run)] == [(0,)]

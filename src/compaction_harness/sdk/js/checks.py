@@ -116,8 +116,13 @@ def check_run(run: JsRun) -> list[Violation]:
     * P2 (strict clause with ``strict_provider``, on every call the contents
       leave unanswered but one that still waits: see :func:`waiting_call_ids`)
       and, for compactors that do not delete by design, P4 (:func:`pipeline.check_model_prompt`; the
-      baseline is ADK-JS's contents of the stored raw events); for the
-      truncating compactor, P4 is :func:`check_truncation` instead.
+      baseline is ADK-JS's contents of the stored raw events; where a
+      compaction record ADK-JS did not make is stored, of the raw events
+      no such record claims, ``baseline_unclaimed``: what the prompt
+      builder drops because of what a record hides, such as the events
+      between a call and an answer the record leaves newest in view, is the
+      record's doing); for the truncating compactor, P4 is
+      :func:`check_truncation` instead.
 
     A P2 or P4 violation's ``details["model_call"]`` is the index of its
     model call in ``run.calls``.
@@ -160,14 +165,21 @@ def check_run(run: JsRun) -> list[Violation]:
         steps = Session(stored[: len(call["stored_after"])])
         records = foreign_records(run, len(steps))
         prompt = run.prompt(call)
-        waiting = waiting_call_ids(steps)
+        # A long-running call whose answers a record ADK-JS did not make
+        # claims waits, in the session as the record's writer left it, like
+        # one not answered yet: ADK-JS keeps it as pending, and the strict
+        # clause leaves it to the model adapter (what a record hides is its
+        # writer's decision, P2 as P4).
+        claimed = covered_by_records(as_adk_js_reads(steps, records), records)
+        waiting = waiting_call_ids(steps) | waiting_call_ids(
+            Session(tuple(s for p, s in enumerate(steps) if p not in claimed))
+        )
         if run.compactor.name in DELETING or call.get("baseline") is None:
             # Without a baseline (ADK-JS's contents of the raw events raised:
             # another event is the newest there) P4 has nothing to compare.
             violations, _ = check_prompt(
                 prompt, call["opener"], strict=strict, adapter_answers=waiting
             )
-            claimed = covered_by_records(as_adk_js_reads(steps, records), records)
             if any(
                 steps[i].author == "user" and steps[i].text == call["opener"] for i in claimed
             ):  # a foreign record hides the opener: its writer's doing (check_model_prompt's rule)
@@ -175,10 +187,13 @@ def check_run(run: JsRun) -> list[Violation]:
             if run.compactor.name in DELETING:
                 violations += check_truncation(run.compactor, call["before"], call["after"])
         else:
+            # The prompt of the session as the records' writers left it (see
+            # the docstring), where the driver could assemble it.
+            unclaimed = records and call.get("baseline_unclaimed") is not None
             violations, _ = check_model_prompt(
                 as_adk_js_reads(steps, records),
                 prompt,
-                run.prompt(call, "baseline"),
+                run.prompt(call, "baseline_unclaimed" if unclaimed else "baseline"),
                 summaries[:number],
                 call["opener"],
                 strict=strict,

@@ -60,8 +60,11 @@ class JsRun:
             (summaries included), as steps; ``ids`` their event ids.
         calls: one dict per model call, as the driver answers (``before``,
             ``after``, ``stored_before``, ``stored_after``: event ids;
+            ``active``, ``active_after``: the ids the compactor's
+            ``getActiveEvents`` keeps of ``before`` and of ``after``;
             ``summaries``: ``{"input": [ids], "event": id, "number": n}``;
-            ``contents``, ``baseline``: prompts as [role, parts]), plus
+            ``contents``, ``baseline``, ``baseline_unclaimed``: prompts as
+            [role, parts]), plus
             ``opener`` (the text that opened the running invocation, or None).
         exception: ``{"name", "message", "action"}`` if ADK-JS raised.
         version: the installed package version.

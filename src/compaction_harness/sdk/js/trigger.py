@@ -120,16 +120,31 @@ def _real_count(run: JsRun, k: int) -> int | None:
 
 
 def _added_tokens(run: JsRun, k: int) -> int:
-    """What the events stored between model call ``k - 1``'s compaction and
-    model call ``k`` add to the prompt, counted as ``estimatePromptTokenCount``
+    """What comes into the prompt between model call ``k - 1``'s compaction
+    and model call ``k``, counted as ``estimatePromptTokenCount``
     (``token_based_context_compactor.js``) counts contents: text characters
     plus ``JSON.stringify`` of each function call and response, four
-    characters a token, rounded up (tokens, int; 0 for ``k == 0``)."""
+    characters a token, rounded up (tokens, int; 0 for ``k == 0``).
+
+    That is the events stored in between, and the events stored before
+    that the compactor's view (``active``) holds at call ``k`` but did not
+    hold once call ``k - 1``'s compaction had run (``active_after``): a
+    client's compacted event read by time alone becomes the latest one, and
+    the events an earlier summary hid, stamped later than its range (a
+    skewed clock), are in view again (``getActiveEvents``,
+    ``context/compaction_utils.js``). Either way the prompt grows by them."""
     if k == 0:
         return 0
-    start = len(run.calls[k - 1]["stored_after"])
+    before = run.calls[k - 1]
+    start = len(before["stored_after"])
+    new = run.ids[start : len(run.calls[k]["stored_before"])]
+    back = []
+    if before.get("active_after") is not None and run.calls[k].get("active") is not None:
+        shown = set(before["active_after"])
+        earlier = set(before["stored_after"])
+        back = [i for i in run.calls[k]["active"] if i in earlier and i not in shown]
     chars = 0
-    for event_id in run.ids[start : len(run.calls[k]["stored_before"])]:
+    for event_id in [*new, *back]:
         for part in (run.events[event_id].get("content") or {}).get("parts") or []:
             chars += len(part.get("text") or "")
             for key in ("functionCall", "functionResponse"):
@@ -576,9 +591,10 @@ def check_summary_rate(run: JsRun) -> list[Violation]:
     (``tokenThreshold`` T) needs a count above T, and with turns of bounded
     size the prompt grows by at most S tokens per model call, S the largest
     rise of the real prompt count (:func:`_real_count`) between consecutive
-    model calls where the later made no summary, or of what the events stored
-    before each model call of the stretch add (:func:`_added_tokens`),
-    whichever is larger. After a summary whose model
+    model calls where the later made no summary, or of what comes into view
+    before each model call of the stretch (:func:`_added_tokens`: the events
+    stored since, and those a client's record brings back), whichever is
+    larger. After a summary whose model
     call sent P < T tokens, the prompt j calls later is at most P + j * S
     before compaction, so whatever the trigger measures (the newest count,
     an estimate, or the prompt itself) it cannot honestly exceed T before
