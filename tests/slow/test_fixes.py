@@ -718,7 +718,7 @@ case = load_fixture({str(REPROS / "P4-2.13.0-a18174061704bbf3.json")!r}).case
 names = ["pending-call-left-out-beside-answered-siblings",
          "compaction-summarised-around-a-waiting-call"]
 with fixes.applied(names):
-    run_script(case, triage=False)
+    run_script(case)
 left = sorted(
     f"{{m.__name__}}.{{k}}"
     for m in list(sys.modules.values())
