@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 
+from compaction_harness.sdk import protocol
 from compaction_harness.sdk.js import adk_js, checks, js_fixes, node, trigger
 from compaction_harness.sdk.js import events as js_events
 from compaction_harness.sdk.js import run as js_run
@@ -1930,10 +1931,13 @@ def test_an_adk_js_failure_that_replays_as_a_known_fault_is_not_written(pytester
 def test_an_adk_js_campaign_summary_names_the_package_it_ran_against(pytester) -> None:
     # `make fuzz SDK=js` collects the adk_js folders alone: the summary names
     # @google/adk, not google-adk, and no pipeline share (there is none).
-    pytester.makepyfile(
-        test_adk_js=JS_PROPERTY.replace("__ROOT__", repr(str(ROOT))).replace("__FORGET__", "()")
+    # (the SDK's own tests are those of a folder named as its registry entry says)
+    folder = pytester.mkdir(protocol.sdk_named("adk-js").test_folder)
+    (folder / "test_adk_js.py").write_text(
+        JS_PROPERTY.replace("__ROOT__", repr(str(ROOT))).replace("__FORGET__", "()")
     )
     result = pytester.runpytest_subprocess(
+        folder.name,
         "-p",
         "compaction_harness.surfaces.pytest_plugin",
         "--hypothesis-profile=fuzz",
