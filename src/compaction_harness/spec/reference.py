@@ -364,9 +364,19 @@ def _answers_from_before(
 
 
 # -- token-threshold compaction ------------------------------------------------
-def preceding_call(steps: Sequence[Step], position: int, call_id: str) -> int | None:
-    """The index of the latest step before ``position`` that calls ``call_id``, or None."""
-    return next((q for q in range(position - 1, -1, -1) if call_id in steps[q].call_ids), None)
+def preceding_call(
+    steps: Sequence[Step], position: int, call_id: str, name: str | None = None
+) -> int | None:
+    """The index of the latest step before ``position`` that calls ``call_id``
+    (with ``name``: a call of that tool with that id), or None."""
+    return next(
+        (
+            q
+            for q in range(position - 1, -1, -1)
+            if any(c.id == call_id and name in (None, c.name) for c in steps[q].calls)
+        ),
+        None,
+    )
 
 
 def safe_token_split(session: Session, candidates: Sequence[int], retention: int) -> int:

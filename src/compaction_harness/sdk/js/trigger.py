@@ -342,15 +342,9 @@ def _preceding_call_named(
     steps: Sequence[Step], position: int, call_id: str, name: str
 ) -> int | None:
     """The index of the latest step before ``position`` with a call of tool
-    ``name`` and id ``call_id``, or None."""
-    return next(
-        (
-            q
-            for q in range(position - 1, -1, -1)
-            if any(c.id == call_id and c.name == name for c in steps[q].calls)
-        ),
-        None,
-    )
+    ``name`` and id ``call_id``, or None (:func:`reference.preceding_call`;
+    a name of its own, so that a test can take the tool-name reading out)."""
+    return preceding_call(steps, position, call_id, name)
 
 
 def check_backlog(run: JsRun) -> list[Violation]:
