@@ -745,11 +745,41 @@ def test_responses_are_attributed_by_id_and_tool_under_the_per_turn_fix():
     # export's call is restored before its final answer; each answer follows
     # a call of its own tool.
     assert answered == [("call_0", "transfer"), ("call_0", "export"), ("call_0", "transfer")]
+    _assert_each_response_follows_a_call_of_its_own_tool(prompt)
+
+
+def _assert_each_response_follows_a_call_of_its_own_tool(prompt) -> None:
+    """In ``prompt`` (role, parts) pairs, every response part answers a call
+    (by id and tool) of the content right before it."""
     for k, (_, parts) in enumerate(prompt):
         for p in parts:
             if p[0] == "response":
                 asked = {(c[1], c[2]) for c in prompt[k - 1][1] if c[0] == "call"}
                 assert (p[1], p[2]) in asked
+
+
+def _last_prompts_under_the_per_turn_fix(name: str):
+    """Run the fixture ``tests/repros/<name>`` under
+    ``responses-follow-only-their-own-call-turn`` alone, then under every fix;
+    each run must hold. Yields (fix names, the last model call's prompt)."""
+    from pathlib import Path
+
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.store.fixtures import load_fixture
+    from compaction_harness.surfaces.switch import parse
+
+    fixture = load_fixture(Path(__file__).parents[1] / "repros" / name)
+    for names in (["responses-follow-only-their-own-call-turn"], parse("all")):
+        requests: list = []
+
+        def keep(_, run, requests=requests) -> None:
+            requests[:] = run.run.requests
+
+        with fixes.applied(names):
+            outcome = run_script(fixture.case, stop=keep)
+        assert outcome.violations == [], names
+        yield names, requests[-1][2]
 
 
 def test_the_per_turn_fix_keeps_a_restored_calls_answers_off_another_tools_call():
@@ -761,31 +791,13 @@ def test_the_per_turn_fix_keeps_a_restored_calls_answers_off_another_tools_call(
     # the latest-response rearrangement then gave export's answer to it by id
     # alone, and the merge put lookup's call_1 result in place of export's:
     # export's calls and results were lost (P4). Both now pair by id and tool.
-    from pathlib import Path
-
-    from compaction_harness.sdk.python import fixes
-    from compaction_harness.sdk.python.driver import run_script
-    from compaction_harness.store.fixtures import load_fixture
-    from compaction_harness.surfaces.switch import parse
-
-    fixture = load_fixture(Path(__file__).parents[1] / "repros" / "P4-2.13.0-cbe1ab8566079b7c.json")
-    for names in (["responses-follow-only-their-own-call-turn"], parse("all")):
-        requests: list = []
-
-        def keep(_, run, requests=requests) -> None:
-            requests[:] = run.run.requests
-
-        with fixes.applied(names):
-            outcome = run_script(fixture.case, stop=keep)
-        assert outcome.violations == [], names
-        prompt = requests[-1][2]  # the model call after export's final answer
+    # the prompt of the model call after export's final answer
+    for names, prompt in _last_prompts_under_the_per_turn_fix("P4-2.13.0-cbe1ab8566079b7c.json"):
         shown = [(role, [tuple(p[:3]) for p in parts]) for role, parts in prompt]
-        assert ("model", [("call", "call_0", "export"), ("call", "call_1", "export")]) in shown
-        for k, (_, parts) in enumerate(prompt):
-            for p in parts:
-                if p[0] == "response":
-                    asked = {(c[1], c[2]) for c in prompt[k - 1][1] if c[0] == "call"}
-                    assert (p[1], p[2]) in asked
+        assert ("model", [("call", "call_0", "export"), ("call", "call_1", "export")]) in shown, (
+            names
+        )
+        _assert_each_response_follows_a_call_of_its_own_tool(prompt)
 
 
 def test_the_per_turn_fix_pairs_the_latest_answer_and_merges_by_id_and_tool():
@@ -863,24 +875,8 @@ def test_the_per_turn_fix_restores_both_calls_one_message_answers_with_one_id():
     # the response's event and id alone: export's call overwrote lookup's, only
     # export's call was restored, and lookup's answer left the prompt with no
     # summary given it (P4). Both calls are now restored, each before its answer.
-    from pathlib import Path
-
-    from compaction_harness.sdk.python import fixes
-    from compaction_harness.sdk.python.driver import run_script
-    from compaction_harness.store.fixtures import load_fixture
-    from compaction_harness.surfaces.switch import parse
-
-    fixture = load_fixture(Path(__file__).parents[1] / "repros" / "P4-2.13.0-559982f908d1158b.json")
-    for names in (["responses-follow-only-their-own-call-turn"], parse("all")):
-        requests: list = []
-
-        def keep(_, run, requests=requests) -> None:
-            requests[:] = run.run.requests
-
-        with fixes.applied(names):
-            outcome = run_script(fixture.case, stop=keep)
-        assert outcome.violations == [], names
-        prompt = requests[-1][2]  # the model call after the message that answers both
+    # the prompt of the model call after the message that answers both
+    for names, prompt in _last_prompts_under_the_per_turn_fix("P4-2.13.0-559982f908d1158b.json"):
         shown = [(role, [tuple(p[:3]) for p in parts]) for role, parts in prompt]
         assert shown[-4:] == [
             ("model", [("call", "call_0", "lookup")]),
