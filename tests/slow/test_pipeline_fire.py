@@ -232,6 +232,44 @@ def test_p4_leaves_an_orphaned_call_to_adks_pruning():
     assert v.positions == (5,)
 
 
+def test_p4_orphan_is_not_answered_through_a_later_call_with_its_id():
+    # Call ids numbered per turn: lookup's "call_0" is never answered, and the
+    # next invocation's transfer call reuses "call_0" and is answered. The
+    # definitions close an obligation by the next response with its id, so the
+    # transfer's answer closes the transfer's call, not lookup's: lookup's call
+    # is an orphan, and a prompt builder that prunes it (ADK's
+    # drop_orphaned_function_calls, pairing as the definitions do) loses
+    # nothing. Found by the runner item of a 600 s `make fuzz FIXES=all`.
+    steps = Session(
+        (
+            user("i1", 1, "u1"),
+            call("i1", 2, "call_0", name="lookup"),
+            user("i2", 3, "u2"),
+            call("i2", 4, "call_0", name="transfer"),
+            Step("i2", "agent", 5, responses=(Response("call_0", "transfer"),)),
+        )
+    )
+    baseline = [
+        ("user", (("text", "u1"),)),
+        ("model", (("call", "call_0", "lookup"),)),
+        ("user", (("text", "u2"),)),
+        ("model", (("call", "call_0", "transfer"),)),
+        ("user", (("response", "call_0", "transfer", "3"),)),
+    ]
+    pruned = [row for row in baseline if row[1] != (("call", "call_0", "lookup"),)]
+    assert check_nothing_lost(steps, pruned, [], baseline, pruned=True) == []
+    # Answered before the id is reused, the same call left out is lost.
+    answered = Session(
+        (
+            *steps.steps[:2],
+            Step("i1", "agent", 2.5, responses=(Response("call_0", "lookup"),)),
+            *steps.steps[2:],
+        )
+    )
+    (lost,) = check_nothing_lost(answered, pruned, [], baseline, pruned=True)
+    assert lost.positions == (1,)
+
+
 def test_p4_tells_two_calls_with_one_id_apart():
     # The model numbers its call ids per turn: steps 1 and 4 both call "a"
     # and "b". The client answers step 4's "a" (step 5); "b" still runs. ADK

@@ -366,7 +366,14 @@ def _orphaned_calls(steps: Session) -> dict[int, set[tuple[str, ...]]]:
     the calls ADK's prompt builder prunes (see :func:`check_nothing_lost`). An
     older call's long-running mark on a reused id does not count: ADK reads
     the marks of the events it assembles, and a summary may have taken that
-    call."""
+    call.
+
+    A call is answered as the definitions close an obligation: by a response
+    with its id in a later event, before a later call reuses the id (that call
+    opens a new obligation, which the response closes instead); within one
+    event, responses count before calls. So with call ids numbered per turn,
+    another tool's answer to a later call with the id does not answer this one.
+    """
     answered_after: set[str] = set()
     out: dict[int, set[tuple[str, ...]]] = {}
     for i in range(len(steps) - 1, -1, -1):
@@ -378,7 +385,7 @@ def _orphaned_calls(steps: Session) -> dict[int, set[tuple[str, ...]]]:
         }
         if orphans:
             out[i] = orphans
-        answered_after |= {r.id for r in step.responses}
+        answered_after = (answered_after - set(step.call_ids)) | {r.id for r in step.responses}
     return out
 
 
