@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import os
 import re
@@ -277,7 +278,13 @@ def _modules() -> dict[str, Path]:
 def _imports() -> dict[str, list[_Import]]:
     """Each module's imports, module-level and function-local, relative and
     absolute: ``from X import name`` imports the module ``X.name`` when there
-    is one, else ``X``."""
+    is one, else ``X``. A fresh copy each call (a test may plant an import);
+    the source is parsed once per test process."""
+    return {module: list(found) for module, found in _parsed_imports().items()}
+
+
+@functools.cache
+def _parsed_imports() -> dict[str, tuple[_Import, ...]]:
     modules = _modules()
     out: dict[str, list[_Import]] = {}
     for module, path in modules.items():
@@ -316,7 +323,7 @@ def _imports() -> dict[str, list[_Import]]:
                 while inside and target not in modules:  # an attribute of a module
                     target = target.rpartition(".")[0]
                 found.append(_Import(target, inside, id(node) in local, where))
-    return out
+    return {module: tuple(found) for module, found in out.items()}
 
 
 def _inside(name: str) -> str:
