@@ -121,7 +121,9 @@ ENTRIES: tuple[dict[str, Any], ...] = (
             "a summary hides it, right before the invocation's first surviving event, as "
             "_recover_compacted_function_calls restores a compacted call whose response "
             "survives: a turn resumed after a long-running tool or a confirmation still "
-            "carries its request, and compaction stays free to summarise it"
+            "carries its request, and compaction stays free to summarise it (the user's "
+            "answer that resumed it is looked for among the stored events: the contents "
+            "leave a confirmation's answer out)"
         ),
         diff="running-request-restored-after-compaction.diff",
     ),
