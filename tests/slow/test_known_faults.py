@@ -328,3 +328,31 @@ def test_a_run_is_classified_after_it_the_first_operation_with_a_new_one_reporte
     assert triage.judge("the case", replace(recorded, batches=[2, 1])).violations == [first]
     # Not grouped by operation (the runner driver, unit cases): every new one.
     assert triage.judge("the case", replace(recorded, batches=None)).violations == [first, second]
+
+
+@pytest.mark.skipif(ADK_RELEASE != "2.13.0", reason="the fixture's fault is fixed by a 2.13.0 diff")
+def test_a_marked_fault_whose_fix_the_release_cannot_take_is_said_so(monkeypatch, capsys) -> None:
+    # On a release the fault's fix cannot be applied to (2.11.0 for this
+    # one), no re-run can tell the violation: it stays FAIL, and the reason
+    # names the fixture's fault and why its fix cannot run, instead of
+    # calling the violation unexplained.
+    from compaction_harness.sdk.python import fixes, triage
+    from compaction_harness.surfaces.cli import main
+
+    why = "its diff is written against another release"
+    real = fixes.unavailable
+
+    def unavailable(fix):
+        name = fix if isinstance(fix, str) else fix.name
+        return why if name == "summary-leaves-out-branch-events" else real(fix)
+
+    monkeypatch.setattr(fixes, "unavailable", unavailable)
+    monkeypatch.setattr(triage, "unavailable", unavailable)
+    path = REPROS / "P5-2.13.0-b9bd519d007d029a.json"
+    assert load_fixture(path).known_fault == "summary-leaks-branch-events-to-siblings"
+    assert main(["replay", str(path)]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("FAIL") and first.endswith(
+        "the fixture's fault summary-leaks-branch-events-to-siblings cannot be told by its fix "
+        f"here: {why}"
+    ), first

@@ -193,6 +193,12 @@ class DriverSdk:
         """What to do when a marked fault no longer shows (XPASS's advice)."""
         return f"remove it from {self.fault_registry}"
 
+    def unfixable(self, fault_id: str) -> str | None:
+        """Why no fix of ``fault_id`` can run on the installed release, so
+        that a violation of it cannot be told by fix there (None: one can,
+        or the fault has no fix at all). By default every fix applies."""
+        return None
+
     def describe(self, release: str) -> str:
         """A release of this SDK in a sentence (``@google/adk 2.0.0``)."""
         return f"{self.package} {release}"

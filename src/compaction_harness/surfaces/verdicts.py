@@ -182,6 +182,15 @@ def _judge(fixture: Any, release: str | None) -> FixtureVerdict:
     # SDK's (the matrix for google-adk, the pinned package for ADK-JS).
     expects = bool(marked_id) and sdk.expects(marked_id, fixture.case, verdict.release)
     if verdict.new:
+        if marked_id and (why := sdk.unfixable(marked_id)):
+            # The marked fault may be what shows, but its fix cannot run here:
+            # without it no re-run can tell, and a guess is not evidence.
+            return FixtureVerdict(
+                "FAIL",
+                verdict,
+                f"a violation no fix this release can take removes; the fixture's fault "
+                f"{marked_id} cannot be told by its fix here: {why}",
+            )
         return FixtureVerdict("FAIL", verdict, "a violation no known upstream fault explains")
     if expects and marked_id not in verdict.faults:
         where = sdk.when_fixed()

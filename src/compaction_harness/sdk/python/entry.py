@@ -135,6 +135,15 @@ class GoogleAdk(DriverSdk):
     def when_fixed(self) -> str:
         return "run `make matrix`: the fault's releases are derived from it"
 
+    def unfixable(self, fault_id: str) -> str | None:
+        from .fixes import fixes_for, unavailable
+
+        fixes = fixes_for(fault_id)
+        why = [unavailable(f) for f in fixes]
+        if not fixes or any(w is None for w in why):
+            return None
+        return "; ".join(w for w in why if w)
+
     def describe(self, release: str) -> str:
         return f"google-adk {release}"
 
