@@ -279,3 +279,27 @@ def test_p7_fires_when_the_database_reorders_the_session(
     monkeypatch.setattr(DatabaseSessionService, "get_session", reversed_session)
     run = run_script_with_runner(Script(config, ops))
     assert "P7" in {v.invariant for v in run.violations}
+
+
+@pytest.mark.skipif(ADK_RELEASE != "2.13.0", reason="the fixture's violations are 2.13.0's")
+def test_a_runner_verdict_reports_the_new_violations_of_the_first_operation(monkeypatch) -> None:
+    # As the emulating driver's: the Runner driver checks the whole record
+    # after the run, orders what it found by the operation running when it
+    # was recorded, and a verdict reports the new violations of the first
+    # operation that found any. (Known faults off: every violation is new.)
+    from pathlib import Path
+
+    from compaction_harness.sdk.python.adk_runner import run_script_outcome
+    from compaction_harness.store.fixtures import load_fixture
+
+    monkeypatch.setenv("HARNESS_KNOWN_FAULTS", "off")
+    path = Path(__file__).parents[1] / "repros" / "P3-2.13.0-cb0dec0b808de2d3.json"
+    script = load_fixture(path).case
+    outcome = run_script_outcome(script)
+    assert outcome.batches is not None and len(outcome.batches) > 1
+    assert sum(outcome.batches) == len(outcome.violations)
+    # The P3 judged at the run's last end comes after the model calls' P2s.
+    assert [v.invariant for v in outcome.violations][-1] == "P3"
+    judged = judge(script, outcome)
+    assert judged.violations == outcome.violations[: outcome.batches[0]]
+    assert len(judged.violations) < len(outcome.violations)

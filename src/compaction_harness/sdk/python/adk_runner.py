@@ -162,6 +162,7 @@ import importlib
 import inspect
 import tempfile
 from dataclasses import replace
+from itertools import groupby
 from typing import Any
 
 from google.adk.runners import Runner
@@ -172,7 +173,7 @@ from . import runner_app
 from .adk import ADK_RELEASE, NotApplicable, UnreadableEvents, _dispose, from_adk_events
 from .interpreter import ScriptIds, sdk_ids
 from .pipeline import crash_violation, stale_counts
-from .runner_checks import _summaries_in, check_run
+from .runner_checks import _summaries_in, check_run, operation_of
 from .runner_driver import Inexpressible, RunnerDriver
 from .runner_record import RecordedCall, RecordedEnd, RecordedSummary, RecordedTrigger, RunnerRun
 from .unit import UnitOutcome
@@ -397,7 +398,13 @@ def run_script_outcome(script: ops.Script) -> UnitOutcome:
     if run.repairs:
         observed["script"] = run.script.to_json()
         observed["repairs"] = list(run.repairs)
-    outcome = UnitOutcome(list(run.violations), {}, observed)
+    # By operation, as the emulating driver records them: a verdict reports
+    # the new violations of the first operation that found any.
+    ordered = sorted(run.violations, key=lambda v: operation_of(run, v))  # stable
+    outcome = UnitOutcome(ordered, {}, observed)
+    outcome.batches = [
+        len(list(group)) for _, group in groupby(ordered, key=lambda v: operation_of(run, v))
+    ]
     outcome.ran = run.ran  # re-runs go through the Runner too
     operations = run.script.operations
     labels = {f"runner: stored by {operations[o].op}" for o in run.origin if isinstance(o, int)}

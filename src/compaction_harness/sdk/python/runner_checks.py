@@ -196,6 +196,23 @@ def _check_stale(record: RunnerRun) -> list[Violation]:
     return out
 
 
+def operation_of(record: RunnerRun, violation: Violation) -> int:
+    """The index of the operation of ``record.script`` that was running when
+    what ``violation`` judges was recorded (a summariser call, a model call, a
+    run's end, a trigger decision); an exception, which ends the run, and
+    anything else come after every operation."""
+    details = violation.details
+    if "op" in details:
+        return details["op"]
+    if "end_op" in details:
+        return details["end_op"]
+    if "model_call" in details:
+        return record.calls[details["model_call"]].op
+    if "summary" in details:
+        return record.summaries[details["summary"]].op
+    return len(record.script.operations)
+
+
 def check_run(record: RunnerRun, config: Any) -> list[Violation]:
     """Every invariant on what the run recorded: P1, P5 and P6 on the
     summariser's inputs, P2, P4 and P7 on the requests the model received,
