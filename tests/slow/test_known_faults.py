@@ -356,3 +356,22 @@ def test_a_marked_fault_whose_fix_the_release_cannot_take_is_said_so(monkeypatch
         "the fixture's fault summary-leaks-branch-events-to-siblings cannot be told by its fix "
         f"here: {why}"
     ), first
+
+
+@pytest.mark.skipif(ADK_RELEASE != "2.13.0", reason="the fault's fix is written for 2.13.0")
+@pytest.mark.parametrize("driver", ["emulated", "runner"])
+def test_a_turn_resumed_by_the_users_approval_is_checked_for_its_request(driver: str) -> None:
+    # The shape a newcomer's app met through ADK's Runner: a tool that needs
+    # confirmation pauses the invocation, the token trigger summarises the
+    # user's request at that pause, and the approval resumes the invocation.
+    # P2 wants the request at the resumed turn's model calls as at the first:
+    # both drivers keep each invocation's opener for the turns that resume it.
+    from compaction_harness.spec.scripts import Ask, Open, Reply, Script, ScriptConfig, Text
+
+    config = ScriptConfig(
+        token_threshold=150, event_retention_size=2, system_chars=2000, driver=driver
+    )
+    script = Script(config, (Open(chars=400), Ask(kind="confirmation"), Reply(0), Text()))
+    verdict = check(script)
+    assert not verdict.new
+    assert set(verdict.faults) == {"compaction-summarises-a-waiting-invocations-request"}

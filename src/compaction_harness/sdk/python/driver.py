@@ -311,7 +311,8 @@ class ScriptRun(Interpreter):
             self.run.pipeline.reload()
             self.labels.add("storage: reloaded before an invocation")
         self.running = invocation
-        self.run.opener = opener
+        # A resumed invocation keeps the opener it was opened with.
+        self.run.opener = self.openers.setdefault(invocation, opener)
         if invocation not in self.invocations:
             self.invocations.append(invocation)
 

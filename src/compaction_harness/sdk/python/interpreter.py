@@ -207,6 +207,11 @@ class Interpreter:
         self.pending: list[Pending] = []
         self.answered: list[Pending] = []
         self.asked: list[Asked] = []
+        #: Each invocation's opener: the text of the user message that opened
+        #: it (None: an agent, a client's answer or a rewind opened it). A turn
+        #: a reply or an answer resumes runs in the invocation that asked, and
+        #: P2 wants that message at each of its model calls too.
+        self.openers: dict[str, str | None] = {}
         #: User messages and model replies so far (their texts are numbered).
         self.counts = {"user": 0, "model": 0}
 

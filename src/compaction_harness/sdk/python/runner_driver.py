@@ -435,8 +435,11 @@ class RunnerDriver(Recording, Interpreter):
         self.mark_answered([p for p in self.pending if p.call.id in ids])
 
     def _started(self, invocation: str | None) -> None:
-        """A run for ``invocation`` (None: the one the run reports) is going on."""
+        """A run for ``invocation`` (None: the one the run reports, a new
+        invocation, whose opener is :attr:`opener`) is going on."""
         self.running = invocation or self.run_invocation
+        if invocation is None and self.running is not None:
+            self.openers.setdefault(self.running, self.opener)
         if self.running is not None and self.running not in self.invocations:
             self.invocations.append(self.running)
 
@@ -562,7 +565,7 @@ class RunnerDriver(Recording, Interpreter):
             answer = (request.id, REQUEST_CONFIRMATION_CALL, {"confirmed": True})
         else:
             answer = (request.id, REQUEST_CREDENTIAL_CALL, _credential_response(asked.args))
-        self.opener = None
+        self.opener = self.openers.get(asked.invocation)  # the invocation that asked goes on
         await self._start_run(self._responses([answer]))
         self._started(asked.invocation)
         self.answered.append(Pending(asked.call, asked.invocation, False))
@@ -587,7 +590,7 @@ class RunnerDriver(Recording, Interpreter):
             self.ran[self.current] = ops.End()  # the run ended above, as an End ends it
             return
         self.clock.think()
-        self.opener = None
+        self.opener = self.openers.get(chosen[0].invocation)  # the answered invocation goes on
         answers = [(p.call.id, p.call.name, _result(20)) for p in chosen]
         await self._start_run(self._responses(answers))
         self._started(chosen[0].invocation)
