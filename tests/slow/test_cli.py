@@ -130,6 +130,39 @@ def test_replay_fails_when_a_fixture_breaks_an_invariant(capsys, monkeypatch) ->
 
 
 @on_2_13
+def test_a_failing_replay_names_the_known_faults_it_also_met(capsys, monkeypatch) -> None:
+    # As on google-adk 2.11.0, which cannot take the fix summary-leaves-out-branch-events:
+    # the summary's branch leak (P5) is new, while the fixture's two faults still show.
+    # The text says what --json says about them: each fault and the fix that removes it.
+    from compaction_harness.sdk.python import triage
+
+    can_take = triage.unavailable
+    monkeypatch.setattr(
+        triage,
+        "unavailable",
+        lambda name: "not here" if name == "summary-leaves-out-branch-events" else can_take(name),
+    )
+    path = REPROS / "P7-2.13.0-5167e90ad3141661.json"
+    code, out, _ = run(capsys, "replay", "--json", str(path))
+    (entry,) = json.loads(out)["fixtures"]
+    assert (code, entry["label"]) == (1, "FAIL")
+    assert entry["faults"] == [
+        "database-reload-reorders-events-by-timestamp",
+        "compaction-assumes-events-are-stored-in-time-order",
+    ]
+    code, out, err = run(capsys, "replay", str(path))
+    assert (code, err) == (1, "")
+    assert out.startswith(f"FAIL  {path} on google-adk 2.13.0: a violation "), out
+    assert re.search(r"^      P5: the summary is read by every agent", out, re.MULTILINE), out
+    met = [line for line in out.splitlines() if line.startswith("      also met ")]
+    assert met == [
+        f"      also met known upstream fault {fault} (P7): {entry['evidence'][fault]}"
+        for fault in entry["faults"]
+    ], out
+    assert all(entry["evidence"][f].startswith("fix ") for f in entry["faults"])
+
+
+@on_2_13
 def test_replay_of_several_fixtures_counts_them(capsys) -> None:
     paths = [*STALL_2_11, *KNOWN_FAULT_FIXTURES]
     code, out, _ = run(capsys, "replay", *map(str, paths))

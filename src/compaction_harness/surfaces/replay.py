@@ -162,6 +162,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         observer = getattr(fixture.case, "observer", "ADK")  # "ADK-JS" for ADK-JS's
         for violation in shown:
             print("      " + violation.render(observer).replace("\n", "\n      "))
+        for line in _faults_also_met(judged):
+            print(f"      {line}")
         for repair in verdict.outcome.observed.get("repairs", []):
             print(f"      runner: {repair}")
         for reason in verdict.outcome.not_applicable:
@@ -208,6 +210,28 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         )
     )
     return status
+
+
+def _faults_also_met(judged: Any) -> list[str]:
+    """One line per known upstream fault the run met, with what shows it is
+    that fault (the fix that removes it, or its pattern), where the verdict's
+    own line does not name them so: every label but ``XFAIL``, whose reason
+    lists them with their fixes. A ``FAIL`` prints only its new violations,
+    so without these lines the text would hide what ``--json`` says in
+    ``faults`` and ``evidence``."""
+    if judged.label == "XFAIL":
+        return []
+    verdict = judged.verdict
+    broken: dict[str, list[str]] = {}
+    for violation, fault in verdict.known:
+        names = broken.setdefault(fault, [])
+        if violation.invariant not in names:
+            names.append(violation.invariant)
+    lines = []
+    for fault, evidence in verdict.evidence.items():
+        how = "no fix yet, known by its pattern" if evidence == "pattern" else evidence
+        lines.append(f"also met known upstream fault {fault} ({', '.join(broken[fault])}): {how}")
+    return lines
 
 
 #: Which exit status of ``replay`` wins when fixtures differ: bad input, then a
