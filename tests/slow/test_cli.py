@@ -237,6 +237,52 @@ def test_show_and_replay_take_a_directory_of_fixtures(capsys, tmp_path) -> None:
     assert len([line for line in out.splitlines() if str(tmp_path) in line]) == len(FIXTURES)
 
 
+@pytest.mark.parametrize(
+    ("name", "close"),
+    [
+        ("nonesuch", None),
+        ("dead-call-retry-at-every-boundry", "dead-call-retry-at-every-boundary"),
+        ("calls-retained-with-answers", "calls-retained-with-their-answers"),  # ADK-JS's
+    ],
+)
+def test_an_unknown_fix_is_one_short_line(capsys, monkeypatch, name: str, close: str | None):
+    # Not the ~1,500 characters of every fix's name: the name given, the
+    # registered one closest to it, and the command that lists them all.
+    fixture = str(KNOWN_FAULT_FIXTURES[0])
+    runs = [
+        ("--fixes", ["replay", "--fixes", name, fixture]),
+        ("--fixes", ["show", "--fixes", name, fixture]),
+        ("--fixes", ["minimize", "--fixes", name, "--invariant", "U3", str(RECORDED)]),
+        ("HARNESS_FIXES", ["replay", fixture]),
+        ("HARNESS_FIXES", ["show", fixture]),
+    ]
+    for origin, argv in runs:
+        with monkeypatch.context() as patch:
+            patch.setenv("HARNESS_FIXES", name if origin == "HARNESS_FIXES" else "none")
+            code, out, err = run(capsys, *argv)
+        assert (code, out) == (2, ""), argv
+        (line,) = err.splitlines()
+        assert len(line) < 200, line
+        hint = f" (did you mean {close!r}?)" if close else ""
+        assert line == (
+            f"error: {origin}: no fix named {name!r}{hint}; "
+            "`python -m compaction_harness faults` lists them"
+        ), argv
+
+
+def test_an_unknown_adk_js_fix_of_make_is_one_short_line(capsys) -> None:
+    # `make ... SDK=js FIXES=...` checks its fixes against ADK-JS's index alone.
+    from compaction_harness.surfaces import switch
+
+    assert switch.main(["--sdk=js", "summaries-hide-what-they-were-givn"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        "error: FIXES: no ADK-JS fix named 'summaries-hide-what-they-were-givn' (did you mean "
+        "'summaries-hide-what-they-were-given'?); `python -m compaction_harness faults --sdk "
+        "adk-js` lists them"
+    )
+
+
 def test_an_unknown_command_is_a_usage_error(capsys) -> None:
     with pytest.raises(SystemExit) as info:
         main(["frobnicate"])

@@ -26,9 +26,10 @@ fix the installed release cannot take).
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -42,6 +43,7 @@ __all__ = [
     "own_fixes",
     "parse",
     "parse_js",
+    "unknown_fix",
 ]
 
 #: The environment variable that carries ``FIXES=`` to pytest and subprocesses.
@@ -74,15 +76,29 @@ def parse(spec: str | None, *, origin: str = ENV) -> tuple[str, ...]:
         if name not in FIXES and name in js:
             continue  # an ADK-JS fix: the Node driver reads HARNESS_FIXES itself
         if name not in FIXES:
-            known = ", ".join(sorted(FIXES)) or "none"
-            also = f"; ADK-JS's: {', '.join(sorted(js))}" if js else ""
-            raise FixesError(f"{origin}: no fix named {name!r} (known: {known}{also})")
+            raise unknown_fix(origin, name, [*FIXES, *js], "faults")
         why = unavailable(name)
         if why is not None:
             raise FixesError(
                 f"{origin}: google-adk {ADK_RELEASE} cannot take the fix {name}: {why}"
             )
     return tuple(dict.fromkeys(n for n in names if n in FIXES))
+
+
+def unknown_fix(
+    origin: str, name: str, known: Iterable[str], listing: str, *, noun: str = "fix"
+) -> FixesError:
+    """The one-line error for a fix name that is not registered: the name,
+    the closest registered one (if any is close), and the command that lists
+    them all (``python -m compaction_harness <listing>``), not the list
+    itself, which runs to some 1,500 characters."""
+    shown = name if len(name) <= 50 else name[:47] + "..."
+    close = difflib.get_close_matches(name, sorted(set(known)), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return FixesError(
+        f"{origin}: no {noun} named {shown!r}{hint}; "
+        f"`python -m compaction_harness {listing}` lists them"
+    )
 
 
 def _js_fix_names() -> set[str]:
@@ -236,8 +252,7 @@ def parse_js(spec: str | None, *, origin: str = ENV) -> tuple[str, ...]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     for name in names:
         if name not in fixes:
-            known = ", ".join(sorted(fixes)) or "none"
-            raise FixesError(f"{origin}: no ADK-JS fix named {name!r} (known: {known})")
+            raise unknown_fix(origin, name, fixes, "faults --sdk adk-js", noun="ADK-JS fix")
     return tuple(dict.fromkeys(names))
 
 
