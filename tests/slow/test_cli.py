@@ -624,7 +624,12 @@ def test_minimize_anonymises_times_and_names_no_file(minimized):
     [
         (b"{", "invalid JSON"),
         (b'{"id": 1}', "expected an ADK Session object"),
-        (b'[{"timestamp": "soon"}]', "not an ADK session: timestamp"),
+        # pydantic's first problem in one line, its path led by the event's index
+        (b'[{"timestamp": "soon"}]', "not an ADK session: [0].timestamp: Input should be a valid"),
+        (
+            b'[{"author": "user"}, {"author": "user", "timestamp": "soon"}]',
+            "not an ADK session: [1].timestamp: Input should be a valid number",
+        ),
         (b"\xff\xfe", "cannot read"),
     ],
 )
@@ -633,6 +638,57 @@ def test_minimize_bad_input_is_exit_2_and_one_line(capsys, tmp_path, content, pr
     path.write_bytes(content)
     code, _, err = run(capsys, "minimize", str(path), "--invariant", "U3")
     assert code == 2 and err.count("\n") == 1 and problem in err, err
+
+
+@pytest.mark.parametrize("command", ["show", "replay", "export", "profile"])
+def test_a_session_given_as_a_fixture_is_one_short_line(capsys, command: str) -> None:
+    code, out, err = run(capsys, command, str(RECORDED))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {RECORDED}: an ADK session, not a fixture: judge it with `replay FILE --config "
+        "JSON` (or the trigger flags), or make a fixture of it with `minimize`\n"
+    )
+    assert len(err) - len(str(RECORDED)) < 160
+
+
+def test_a_session_pydantic_refuses_is_one_line_with_the_field_path(capsys, tmp_path):
+    data = json.loads(RECORDED.read_text(encoding="utf-8"))
+    data["events"][3]["timestamp"] = "soon"
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    problem = (
+        "not an ADK session: events[3].timestamp: Input should be a valid number, unable to "
+        "parse string as a number"
+    )
+    for argv in (
+        ["minimize", str(path), "--invariant", "U3", "--out", str(tmp_path / "out")],
+        ["replay", str(path), "--compaction-interval", "2", "--overlap-size", "1"],
+    ):
+        code, out, err = run(capsys, *argv)
+        assert (code, out) == (2, ""), argv
+        assert err == f"error: {path}: {problem}\n", argv
+
+
+@on_2_13
+def test_a_fixture_adk_refuses_is_one_line_naming_the_file_and_the_problem(capsys, tmp_path):
+    # A token threshold without event_retention_size: ADK's EventsCompactionConfig
+    # refuses it by a validator of the whole model, whose error has no field path.
+    data = json.loads((REPROS / "P2-2.13.0-232a5d4418c2b7a8.json").read_text(encoding="utf-8"))
+    data["call"]["config"]["event_retention_size"] = None
+    path = tmp_path / "refused.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    refused = (
+        "google-adk 2.13.0 refuses this configuration: token_threshold and "
+        "event_retention_size must be set together."
+    )
+    for command, why in [
+        ("replay", "cannot be replayed here: "),
+        ("profile", ""),
+        ("export", "cannot be exported on google-adk 2.13.0: "),
+    ]:
+        code, out, err = run(capsys, command, str(path))
+        assert (code, out) == (2, ""), command
+        assert err == f"error: {path}: {why}{refused}\n", command
 
 
 @pytest.mark.parametrize("how", ["read-only", "under a file"])

@@ -276,7 +276,10 @@ def _cmd_profile(args: argparse.Namespace) -> int:
                     f"{args.fixture}: {noun} cannot be profiled: profile measures "
                     f"google-adk's compaction (replay runs it on {sdk.package})"
                 )
-            profile = profile_case(fixture.case, source=str(args.fixture))
+            try:
+                profile = profile_case(fixture.case, source=str(args.fixture))
+            except ProfileError as exc:  # the release refuses what the fixture asks of it
+                raise CliError(f"{args.fixture}: {exc}") from None
         else:
             name = args.config or "sliding"
             script = seeded_script(seed, invocations or 50, name)
