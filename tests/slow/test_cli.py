@@ -604,6 +604,61 @@ def test_minimize_gives_the_same_fixture_for_the_same_session():
     assert all(f is not None and f.smallest.case == found[0].smallest.case for f in found)
 
 
+@on_2_13
+def test_a_recorded_session_a_fix_compacts_otherwise_is_not_judged_with_it(
+    capsys, monkeypatch, tmp_path
+) -> None:
+    # A session ADK 2.13.0's Runner wrote with a token threshold: replayed as the
+    # release is published it compacts as its run did, so it is judged. The fix
+    # of token compaction moves the ranges, and a recorded session is judged only
+    # where its replay makes the run's summaries: NOREPRO, saying the fix is why,
+    # not that --config or --agent may be wrong.
+    session = str(Path(__file__).parents[1] / "data" / "runner_token_session.json")
+    config = ["--token-threshold", "110", "--event-retention-size", "2"]
+    fix = "token-compaction-keeps-the-running-invocation"
+    code, out, _ = run(capsys, "replay", session, *config, "--fixes", "none")
+    assert code in (0, 1) and "NOREPRO" not in out, out
+    moved = (
+        "; the fixes change where ADK compacts (without them the replay compacts as the run "
+        f"did), and a recorded session is judged only where it does: not with fix {fix}"
+    )
+    for origin in ("--fixes", "HARNESS_FIXES"):
+        with monkeypatch.context() as patch:
+            patch.setenv("HARNESS_FIXES", fix if origin == "HARNESS_FIXES" else "none")
+            flag = ["--fixes", fix] if origin == "--fixes" else []
+            code, out, err = run(capsys, "replay", session, *config, *flag)
+        assert (code, err) == (3, ""), origin
+        verdict, total = out.splitlines()
+        assert verdict.startswith(
+            f"NOREPRO {session} on google-adk 2.13.0 with fix {fix}: the replay's compactions "
+            "differ from the recorded run's: recorded 12, "
+        ), verdict
+        assert verdict.endswith(moved), verdict
+        assert "check --config" not in out
+        assert total.endswith(", 1 not judged with these fixes (they move where ADK compacts)")
+    code, out, err = run(
+        capsys, "minimize", session, *config, "--fixes", fix, "--out", str(tmp_path)
+    )
+    assert (code, err) == (3, "")
+    assert out.startswith(f"{session} cannot be judged on google-adk 2.13.0 with fix {fix}: ")
+    assert out.endswith(moved + "\n"), out
+    # A sliding window it never ran with: the replay differs without the fix too,
+    # and the advice to check the configuration stands.
+    code, out, _ = run(
+        capsys,
+        "replay",
+        session,
+        "--compaction-interval",
+        "2",
+        "--overlap-size",
+        "0",
+        "--fixes",
+        fix,
+    )
+    assert code == 3 and "; check --config / --agent (if they are right" in out
+    assert "the fixes change" not in out and "1 not replayed as recorded (check --config" in out
+
+
 def test_minimize_anonymises_times_and_names_no_file(minimized):
     recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
     stamps = sorted({repr(e["timestamp"]) for e in recorded["events"]})

@@ -88,6 +88,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     replayed: dict[str, tuple[str, tuple[str, ...]]] = {}  # sdk -> (release, fixes)
     counts = {"ok": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "NOREPRO": 0, "bad": 0}
     unavailable: dict[str, int] = {}  # of counts["bad"]: fixtures whose SDK is not installed
+    moved = 0  # of counts["NOREPRO"]: recorded sessions whose compactions the fixes move
     status = 0
     report: list[dict[str, Any]] = []
     config = _minimize_config(args)
@@ -137,6 +138,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             status = 2
             report.append({**_about(path, fixture), "label": "n/a", "reason": str(exc)})
             continue
+        if applied_here and "recorded_differs" in judged.verdict.outcome.observed:
+            judged = _unless_the_fixes_moved_it(fixture, judged, applied_here)
+            moved += judged.reason != judged.verdict.outcome.observed["recorded_differs"]
         counts[judged.label] += 1
         replayed[sdk.name] = (judged.verdict.release, applied_here)
         if judged.failed:
@@ -194,10 +198,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         + (
             f", {counts['NOREPRO']} not reproducible on the {args.driver} driver"
             if counts["NOREPRO"] and args.driver
-            else f", {counts['NOREPRO']} not replayed as recorded (check --config / --agent)"
-            if counts["NOREPRO"]
+            else f", {counts['NOREPRO'] - moved} not replayed as recorded "
+            "(check --config / --agent)"
+            if counts["NOREPRO"] > moved
             else ""
         )
+        + (f", {moved} not judged with these fixes (they move where ADK compacts)" if moved else "")
         + (
             f", {counts['bad'] - missing} not replayed (bad input)"
             if counts["bad"] > missing
@@ -278,6 +284,27 @@ def _replay_entry(path: Path, fixture: Fixture, judged: Any) -> dict[str, Any]:
         "invariants": sorted({v.invariant for v in broken}),
         "not_applicable": list(verdict.outcome.not_applicable),
     }
+
+
+def _unless_the_fixes_moved_it(fixture: Fixture, judged: Any, names: tuple[str, ...]) -> Any:
+    """A recorded session whose replay with the fixes ``names`` made other
+    summaries than its run stored (``NOREPRO``, advising to check --config
+    and --agent): replayed again as the release is published, it tells
+    whether the fixes moved the compactions (it makes the run's summaries
+    then: the reason says so, :func:`.switch.moved_by_fixes`) or the
+    advice holds (it differs without them too: ``judged`` as it is)."""
+    from dataclasses import replace
+
+    from ..sdk.python.fixes import withheld
+    from ..sdk.python.pipeline import run_pipeline_case
+    from .switch import moved_by_fixes
+
+    with withheld():
+        published = run_pipeline_case(fixture.case)
+    if "recorded_differs" in published.observed:
+        return judged
+    differs = judged.verdict.outcome.observed["recorded_differs"]
+    return replace(judged, reason=moved_by_fixes(differs, names))
 
 
 def _with_driver(fixture, driver: str):

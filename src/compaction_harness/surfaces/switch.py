@@ -40,6 +40,7 @@ __all__ = [
     "from_environment",
     "gate_expectation",
     "judged_with_fixes",
+    "moved_by_fixes",
     "own_fixes",
     "parse",
     "parse_js",
@@ -188,6 +189,27 @@ def judged_with_fixes(fixture: Any, judged: Any, names: Sequence[str]) -> Any:
             "XFAIL", verdict, f"holds with fix {fix} but for known upstream fault {shown}"
         )
     return replace(judged, label="ok", reason=f"holds with fix {fix}")
+
+
+def moved_by_fixes(differs: str, names: Sequence[str]) -> str:
+    """Why a recorded session replayed with the fixes ``names`` is not judged
+    (``NOREPRO``), when the replay without them makes the summaries the run
+    stored and with them makes others (``differs``:
+    :func:`~compaction_harness.spec.pipeline_case.compaction_difference`'s
+    line): the fixes move ADK's compactions. The run's summaries are the
+    evidence that the replay is the run (the events and token counts after a
+    summary are those the published release's compaction left), so no
+    configuration brings such a replay back, and checking --config /
+    --agent, the advice for a replay that differs without fixes, would
+    mislead."""
+    from ..spec.pipeline_case import CHECK_CONFIGURATION
+
+    fact = differs.removesuffix(f"; {CHECK_CONFIGURATION}")
+    return (
+        f"{fact}; the fixes change where ADK compacts (without them the replay compacts as the "
+        f"run did), and a recorded session is judged only where it does: not "
+        f"{described(names, short=True)}"
+    )
 
 
 def gate_expectation(
