@@ -130,6 +130,39 @@ def test_replay_fails_when_a_fixture_breaks_an_invariant(capsys, monkeypatch) ->
 
 
 @on_2_13
+def test_a_failing_replay_names_the_known_faults_it_also_met(capsys, monkeypatch) -> None:
+    # As on google-adk 2.11.0, which cannot take the fix summary-leaves-out-branch-events:
+    # the summary's branch leak (P5) is new, while the fixture's two faults still show.
+    # The text says what --json says about them: each fault and the fix that removes it.
+    from compaction_harness.sdk.python import triage
+
+    can_take = triage.unavailable
+    monkeypatch.setattr(
+        triage,
+        "unavailable",
+        lambda name: "not here" if name == "summary-leaves-out-branch-events" else can_take(name),
+    )
+    path = REPROS / "P7-2.13.0-5167e90ad3141661.json"
+    code, out, _ = run(capsys, "replay", "--json", str(path))
+    (entry,) = json.loads(out)["fixtures"]
+    assert (code, entry["label"]) == (1, "FAIL")
+    assert entry["faults"] == [
+        "database-reload-reorders-events-by-timestamp",
+        "compaction-assumes-events-are-stored-in-time-order",
+    ]
+    code, out, err = run(capsys, "replay", str(path))
+    assert (code, err) == (1, "")
+    assert out.startswith(f"FAIL  {path} on google-adk 2.13.0: a violation "), out
+    assert re.search(r"^      P5: the summary is read by every agent", out, re.MULTILINE), out
+    met = [line for line in out.splitlines() if line.startswith("      also met ")]
+    assert met == [
+        f"      also met known upstream fault {fault} (P7): {entry['evidence'][fault]}"
+        for fault in entry["faults"]
+    ], out
+    assert all(entry["evidence"][f].startswith("fix ") for f in entry["faults"])
+
+
+@on_2_13
 def test_replay_of_several_fixtures_counts_them(capsys) -> None:
     paths = [*STALL_2_11, *KNOWN_FAULT_FIXTURES]
     code, out, _ = run(capsys, "replay", *map(str, paths))
@@ -202,6 +235,52 @@ def test_show_and_replay_take_a_directory_of_fixtures(capsys, tmp_path) -> None:
     code, out, err = run(capsys, "replay", str(tmp_path))
     assert err == "" and code in (0, 1)
     assert len([line for line in out.splitlines() if str(tmp_path) in line]) == len(FIXTURES)
+
+
+@pytest.mark.parametrize(
+    ("name", "close"),
+    [
+        ("nonesuch", None),
+        ("dead-call-retry-at-every-boundry", "dead-call-retry-at-every-boundary"),
+        ("calls-retained-with-answers", "calls-retained-with-their-answers"),  # ADK-JS's
+    ],
+)
+def test_an_unknown_fix_is_one_short_line(capsys, monkeypatch, name: str, close: str | None):
+    # Not the ~1,500 characters of every fix's name: the name given, the
+    # registered one closest to it, and the command that lists them all.
+    fixture = str(KNOWN_FAULT_FIXTURES[0])
+    runs = [
+        ("--fixes", ["replay", "--fixes", name, fixture]),
+        ("--fixes", ["show", "--fixes", name, fixture]),
+        ("--fixes", ["minimize", "--fixes", name, "--invariant", "U3", str(RECORDED)]),
+        ("HARNESS_FIXES", ["replay", fixture]),
+        ("HARNESS_FIXES", ["show", fixture]),
+    ]
+    for origin, argv in runs:
+        with monkeypatch.context() as patch:
+            patch.setenv("HARNESS_FIXES", name if origin == "HARNESS_FIXES" else "none")
+            code, out, err = run(capsys, *argv)
+        assert (code, out) == (2, ""), argv
+        (line,) = err.splitlines()
+        assert len(line) < 200, line
+        hint = f" (did you mean {close!r}?)" if close else ""
+        assert line == (
+            f"error: {origin}: no fix named {name!r}{hint}; "
+            "`python -m compaction_harness faults` lists them"
+        ), argv
+
+
+def test_an_unknown_adk_js_fix_of_make_is_one_short_line(capsys) -> None:
+    # `make ... SDK=js FIXES=...` checks its fixes against ADK-JS's index alone.
+    from compaction_harness.surfaces import switch
+
+    assert switch.main(["--sdk=js", "summaries-hide-what-they-were-givn"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        "error: FIXES: no ADK-JS fix named 'summaries-hide-what-they-were-givn' (did you mean "
+        "'summaries-hide-what-they-were-given'?); `python -m compaction_harness faults --sdk "
+        "adk-js` lists them"
+    )
 
 
 def test_an_unknown_command_is_a_usage_error(capsys) -> None:
@@ -525,6 +604,61 @@ def test_minimize_gives_the_same_fixture_for_the_same_session():
     assert all(f is not None and f.smallest.case == found[0].smallest.case for f in found)
 
 
+@on_2_13
+def test_a_recorded_session_a_fix_compacts_otherwise_is_not_judged_with_it(
+    capsys, monkeypatch, tmp_path
+) -> None:
+    # A session ADK 2.13.0's Runner wrote with a token threshold: replayed as the
+    # release is published it compacts as its run did, so it is judged. The fix
+    # of token compaction moves the ranges, and a recorded session is judged only
+    # where its replay makes the run's summaries: NOREPRO, saying the fix is why,
+    # not that --config or --agent may be wrong.
+    session = str(Path(__file__).parents[1] / "data" / "runner_token_session.json")
+    config = ["--token-threshold", "110", "--event-retention-size", "2"]
+    fix = "token-compaction-keeps-the-running-invocation"
+    code, out, _ = run(capsys, "replay", session, *config, "--fixes", "none")
+    assert code in (0, 1) and "NOREPRO" not in out, out
+    moved = (
+        "; the fixes change where ADK compacts (without them the replay compacts as the run "
+        f"did), and a recorded session is judged only where it does: not with fix {fix}"
+    )
+    for origin in ("--fixes", "HARNESS_FIXES"):
+        with monkeypatch.context() as patch:
+            patch.setenv("HARNESS_FIXES", fix if origin == "HARNESS_FIXES" else "none")
+            flag = ["--fixes", fix] if origin == "--fixes" else []
+            code, out, err = run(capsys, "replay", session, *config, *flag)
+        assert (code, err) == (3, ""), origin
+        verdict, total = out.splitlines()
+        assert verdict.startswith(
+            f"NOREPRO {session} on google-adk 2.13.0 with fix {fix}: the replay's compactions "
+            "differ from the recorded run's: recorded 12, "
+        ), verdict
+        assert verdict.endswith(moved), verdict
+        assert "check --config" not in out
+        assert total.endswith(", 1 not judged with these fixes (they move where ADK compacts)")
+    code, out, err = run(
+        capsys, "minimize", session, *config, "--fixes", fix, "--out", str(tmp_path)
+    )
+    assert (code, err) == (3, "")
+    assert out.startswith(f"{session} cannot be judged on google-adk 2.13.0 with fix {fix}: ")
+    assert out.endswith(moved + "\n"), out
+    # A sliding window it never ran with: the replay differs without the fix too,
+    # and the advice to check the configuration stands.
+    code, out, _ = run(
+        capsys,
+        "replay",
+        session,
+        "--compaction-interval",
+        "2",
+        "--overlap-size",
+        "0",
+        "--fixes",
+        fix,
+    )
+    assert code == 3 and "; check --config / --agent (if they are right" in out
+    assert "the fixes change" not in out and "1 not replayed as recorded (check --config" in out
+
+
 def test_minimize_anonymises_times_and_names_no_file(minimized):
     recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
     stamps = sorted({repr(e["timestamp"]) for e in recorded["events"]})
@@ -545,7 +679,12 @@ def test_minimize_anonymises_times_and_names_no_file(minimized):
     [
         (b"{", "invalid JSON"),
         (b'{"id": 1}', "expected an ADK Session object"),
-        (b'[{"timestamp": "soon"}]', "not an ADK session: timestamp"),
+        # pydantic's first problem in one line, its path led by the event's index
+        (b'[{"timestamp": "soon"}]', "not an ADK session: [0].timestamp: Input should be a valid"),
+        (
+            b'[{"author": "user"}, {"author": "user", "timestamp": "soon"}]',
+            "not an ADK session: [1].timestamp: Input should be a valid number",
+        ),
         (b"\xff\xfe", "cannot read"),
     ],
 )
@@ -554,6 +693,57 @@ def test_minimize_bad_input_is_exit_2_and_one_line(capsys, tmp_path, content, pr
     path.write_bytes(content)
     code, _, err = run(capsys, "minimize", str(path), "--invariant", "U3")
     assert code == 2 and err.count("\n") == 1 and problem in err, err
+
+
+@pytest.mark.parametrize("command", ["show", "replay", "export", "profile"])
+def test_a_session_given_as_a_fixture_is_one_short_line(capsys, command: str) -> None:
+    code, out, err = run(capsys, command, str(RECORDED))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {RECORDED}: an ADK session, not a fixture: judge it with `replay FILE --config "
+        "JSON` (or the trigger flags), or make a fixture of it with `minimize`\n"
+    )
+    assert len(err) - len(str(RECORDED)) < 160
+
+
+def test_a_session_pydantic_refuses_is_one_line_with_the_field_path(capsys, tmp_path):
+    data = json.loads(RECORDED.read_text(encoding="utf-8"))
+    data["events"][3]["timestamp"] = "soon"
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    problem = (
+        "not an ADK session: events[3].timestamp: Input should be a valid number, unable to "
+        "parse string as a number"
+    )
+    for argv in (
+        ["minimize", str(path), "--invariant", "U3", "--out", str(tmp_path / "out")],
+        ["replay", str(path), "--compaction-interval", "2", "--overlap-size", "1"],
+    ):
+        code, out, err = run(capsys, *argv)
+        assert (code, out) == (2, ""), argv
+        assert err == f"error: {path}: {problem}\n", argv
+
+
+@on_2_13
+def test_a_fixture_adk_refuses_is_one_line_naming_the_file_and_the_problem(capsys, tmp_path):
+    # A token threshold without event_retention_size: ADK's EventsCompactionConfig
+    # refuses it by a validator of the whole model, whose error has no field path.
+    data = json.loads((REPROS / "P2-2.13.0-232a5d4418c2b7a8.json").read_text(encoding="utf-8"))
+    data["call"]["config"]["event_retention_size"] = None
+    path = tmp_path / "refused.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    refused = (
+        "google-adk 2.13.0 refuses this configuration: token_threshold and "
+        "event_retention_size must be set together."
+    )
+    for command, why in [
+        ("replay", "cannot be replayed here: "),
+        ("profile", ""),
+        ("export", "cannot be exported on google-adk 2.13.0: "),
+    ]:
+        code, out, err = run(capsys, command, str(path))
+        assert (code, out) == (2, ""), command
+        assert err == f"error: {path}: {why}{refused}\n", command
 
 
 @pytest.mark.parametrize("how", ["read-only", "under a file"])

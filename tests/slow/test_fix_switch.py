@@ -217,8 +217,11 @@ def test_an_adk_js_fix_name_is_left_to_the_node_driver(
     monkeypatch.setattr(catalogue, "JS_FIX_INDEX", index)
     monkeypatch.setattr(catalogue._js_fixes, "__defaults__", (index,))
     assert switch.parse(f"js-fix,{FIX}") == (FIX,)
-    with pytest.raises(switch.FixesError, match="ADK-JS's: js-fix"):
+    with pytest.raises(switch.FixesError, match=r"no fix named 'neither'; `python -m"):
         switch.parse("neither")
+    # The closest name is sought among ADK-JS's fixes too.
+    with pytest.raises(switch.FixesError, match=r"'js-fx' \(did you mean 'js-fix'\?\)"):
+        switch.parse("js-fx")
 
 
 def test_the_gate_under_all_holds_a_fixed_fault_fixture_and_fails_an_unfixed_one() -> None:

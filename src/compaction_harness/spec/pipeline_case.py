@@ -27,6 +27,7 @@ from .invariants import PIPELINE_INVARIANTS
 from .model import ModelError, Session, Step
 
 __all__ = [
+    "CHECK_CONFIGURATION",
     "CONFIG_KEYS",
     "PipelineCase",
     "check_agents",
@@ -189,9 +190,16 @@ def compaction_difference(case: PipelineCase, stored: Session, upto: int | None)
     return (
         f"the replay's compactions differ from the recorded run's: recorded {len(recorded)}, "
         f"replayed {len(replayed)}, first difference at summary {first + 1} (recorded "
-        f"covers {covers(recorded)}, replayed {covers(replayed)}); check --config / --agent "
-        "(if they are right, the replay itself differs: event sizes it does not carry, say)"
+        f"covers {covers(recorded)}, replayed {covers(replayed)}); {CHECK_CONFIGURATION}"
     )
+
+
+#: What :func:`compaction_difference` advises: the replay was given another
+#: configuration (or other agents) than the run had, or it differs itself.
+CHECK_CONFIGURATION = (
+    "check --config / --agent (if they are right, the replay itself differs: event sizes it "
+    "does not carry, say)"
+)
 
 
 def recorded_agents(session: Session) -> tuple[str, ...]:

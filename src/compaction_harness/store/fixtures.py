@@ -335,10 +335,8 @@ def load_fixture(path: str | os.PathLike[str]) -> Fixture:
         raise FixtureError(f"{name}: JSON nested too deeply") from None
     if _looks_like_a_session(data):
         raise FixtureError(
-            f"{name}: an ADK session (as a session service stores it), not a fixture: "
-            "judge it with `python -m compaction_harness replay FILE --config JSON` (or the "
-            "trigger flags: --compaction-interval, --token-threshold, ...), or make a fixture "
-            "of it with `python -m compaction_harness minimize`"
+            f"{name}: an ADK session, not a fixture: judge it with `replay FILE --config JSON` "
+            "(or the trigger flags), or make a fixture of it with `minimize`"
         )
     try:
         return _parse(data, path)

@@ -276,7 +276,10 @@ def _cmd_profile(args: argparse.Namespace) -> int:
                     f"{args.fixture}: {noun} cannot be profiled: profile measures "
                     f"google-adk's compaction (replay runs it on {sdk.package})"
                 )
-            profile = profile_case(fixture.case, source=str(args.fixture))
+            try:
+                profile = profile_case(fixture.case, source=str(args.fixture))
+            except ProfileError as exc:  # the release refuses what the fixture asks of it
+                raise CliError(f"{args.fixture}: {exc}") from None
         else:
             name = args.config or "sliding"
             script = seeded_script(seed, invocations or 50, name)
@@ -529,7 +532,10 @@ def build_parser() -> argparse.ArgumentParser:
         "summaries (their ranges) are not the run's, the verdict is NOREPRO (exit 3) in one "
         "line naming the first difference, and nothing the replay shows is judged as ADK's: "
         "check --config and --agent (if they are right, the harness's replay differs from the "
-        "run, e.g. in the sizes of events it does not carry: not a verdict on ADK).",
+        "run, e.g. in the sizes of events it does not carry: not a verdict on ADK). Fixes "
+        "apply to a recorded session only where they leave its compactions as the run made "
+        "them: when the session replays as recorded without them, the NOREPRO line says the "
+        "fixes change where ADK compacts.",
     )
     replay.add_argument(
         "fixtures", nargs="+", metavar="FIXTURE", help="fixture files, or directories of them"

@@ -88,6 +88,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     replayed: dict[str, tuple[str, tuple[str, ...]]] = {}  # sdk -> (release, fixes)
     counts = {"ok": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "NOREPRO": 0, "bad": 0}
     unavailable: dict[str, int] = {}  # of counts["bad"]: fixtures whose SDK is not installed
+    moved = 0  # of counts["NOREPRO"]: recorded sessions whose compactions the fixes move
     status = 0
     report: list[dict[str, Any]] = []
     config = _minimize_config(args)
@@ -137,6 +138,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             status = 2
             report.append({**_about(path, fixture), "label": "n/a", "reason": str(exc)})
             continue
+        if applied_here and "recorded_differs" in judged.verdict.outcome.observed:
+            judged = _unless_the_fixes_moved_it(fixture, judged, applied_here)
+            moved += judged.reason != judged.verdict.outcome.observed["recorded_differs"]
         counts[judged.label] += 1
         replayed[sdk.name] = (judged.verdict.release, applied_here)
         if judged.failed:
@@ -162,6 +166,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         observer = getattr(fixture.case, "observer", "ADK")  # "ADK-JS" for ADK-JS's
         for violation in shown:
             print("      " + violation.render(observer).replace("\n", "\n      "))
+        for line in _faults_also_met(judged):
+            print(f"      {line}")
         for repair in verdict.outcome.observed.get("repairs", []):
             print(f"      runner: {repair}")
         for reason in verdict.outcome.not_applicable:
@@ -192,10 +198,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         + (
             f", {counts['NOREPRO']} not reproducible on the {args.driver} driver"
             if counts["NOREPRO"] and args.driver
-            else f", {counts['NOREPRO']} not replayed as recorded (check --config / --agent)"
-            if counts["NOREPRO"]
+            else f", {counts['NOREPRO'] - moved} not replayed as recorded "
+            "(check --config / --agent)"
+            if counts["NOREPRO"] > moved
             else ""
         )
+        + (f", {moved} not judged with these fixes (they move where ADK compacts)" if moved else "")
         + (
             f", {counts['bad'] - missing} not replayed (bad input)"
             if counts["bad"] > missing
@@ -208,6 +216,28 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         )
     )
     return status
+
+
+def _faults_also_met(judged: Any) -> list[str]:
+    """One line per known upstream fault the run met, with what shows it is
+    that fault (the fix that removes it, or its pattern), where the verdict's
+    own line does not name them so: every label but ``XFAIL``, whose reason
+    lists them with their fixes. A ``FAIL`` prints only its new violations,
+    so without these lines the text would hide what ``--json`` says in
+    ``faults`` and ``evidence``."""
+    if judged.label == "XFAIL":
+        return []
+    verdict = judged.verdict
+    broken: dict[str, list[str]] = {}
+    for violation, fault in verdict.known:
+        names = broken.setdefault(fault, [])
+        if violation.invariant not in names:
+            names.append(violation.invariant)
+    lines = []
+    for fault, evidence in verdict.evidence.items():
+        how = "no fix yet, known by its pattern" if evidence == "pattern" else evidence
+        lines.append(f"also met known upstream fault {fault} ({', '.join(broken[fault])}): {how}")
+    return lines
 
 
 #: Which exit status of ``replay`` wins when fixtures differ: bad input, then a
@@ -254,6 +284,27 @@ def _replay_entry(path: Path, fixture: Fixture, judged: Any) -> dict[str, Any]:
         "invariants": sorted({v.invariant for v in broken}),
         "not_applicable": list(verdict.outcome.not_applicable),
     }
+
+
+def _unless_the_fixes_moved_it(fixture: Fixture, judged: Any, names: tuple[str, ...]) -> Any:
+    """A recorded session whose replay with the fixes ``names`` made other
+    summaries than its run stored (``NOREPRO``, advising to check --config
+    and --agent): replayed again as the release is published, it tells
+    whether the fixes moved the compactions (it makes the run's summaries
+    then: the reason says so, :func:`.switch.moved_by_fixes`) or the
+    advice holds (it differs without them too: ``judged`` as it is)."""
+    from dataclasses import replace
+
+    from ..sdk.python.fixes import withheld
+    from ..sdk.python.pipeline import run_pipeline_case
+    from .switch import moved_by_fixes
+
+    with withheld():
+        published = run_pipeline_case(fixture.case)
+    if "recorded_differs" in published.observed:
+        return judged
+    differs = judged.verdict.outcome.observed["recorded_differs"]
+    return replace(judged, reason=moved_by_fixes(differs, names))
 
 
 def _with_driver(fixture, driver: str):

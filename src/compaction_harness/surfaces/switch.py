@@ -26,9 +26,10 @@ fix the installed release cannot take).
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -39,9 +40,11 @@ __all__ = [
     "from_environment",
     "gate_expectation",
     "judged_with_fixes",
+    "moved_by_fixes",
     "own_fixes",
     "parse",
     "parse_js",
+    "unknown_fix",
 ]
 
 #: The environment variable that carries ``FIXES=`` to pytest and subprocesses.
@@ -74,15 +77,29 @@ def parse(spec: str | None, *, origin: str = ENV) -> tuple[str, ...]:
         if name not in FIXES and name in js:
             continue  # an ADK-JS fix: the Node driver reads HARNESS_FIXES itself
         if name not in FIXES:
-            known = ", ".join(sorted(FIXES)) or "none"
-            also = f"; ADK-JS's: {', '.join(sorted(js))}" if js else ""
-            raise FixesError(f"{origin}: no fix named {name!r} (known: {known}{also})")
+            raise unknown_fix(origin, name, [*FIXES, *js], "faults")
         why = unavailable(name)
         if why is not None:
             raise FixesError(
                 f"{origin}: google-adk {ADK_RELEASE} cannot take the fix {name}: {why}"
             )
     return tuple(dict.fromkeys(n for n in names if n in FIXES))
+
+
+def unknown_fix(
+    origin: str, name: str, known: Iterable[str], listing: str, *, noun: str = "fix"
+) -> FixesError:
+    """The one-line error for a fix name that is not registered: the name,
+    the closest registered one (if any is close), and the command that lists
+    them all (``python -m compaction_harness <listing>``), not the list
+    itself, which runs to some 1,500 characters."""
+    shown = name if len(name) <= 50 else name[:47] + "..."
+    close = difflib.get_close_matches(name, sorted(set(known)), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return FixesError(
+        f"{origin}: no {noun} named {shown!r}{hint}; "
+        f"`python -m compaction_harness {listing}` lists them"
+    )
 
 
 def _js_fix_names() -> set[str]:
@@ -174,6 +191,27 @@ def judged_with_fixes(fixture: Any, judged: Any, names: Sequence[str]) -> Any:
     return replace(judged, label="ok", reason=f"holds with fix {fix}")
 
 
+def moved_by_fixes(differs: str, names: Sequence[str]) -> str:
+    """Why a recorded session replayed with the fixes ``names`` is not judged
+    (``NOREPRO``), when the replay without them makes the summaries the run
+    stored and with them makes others (``differs``:
+    :func:`~compaction_harness.spec.pipeline_case.compaction_difference`'s
+    line): the fixes move ADK's compactions. The run's summaries are the
+    evidence that the replay is the run (the events and token counts after a
+    summary are those the published release's compaction left), so no
+    configuration brings such a replay back, and checking --config /
+    --agent, the advice for a replay that differs without fixes, would
+    mislead."""
+    from ..spec.pipeline_case import CHECK_CONFIGURATION
+
+    fact = differs.removesuffix(f"; {CHECK_CONFIGURATION}")
+    return (
+        f"{fact}; the fixes change where ADK compacts (without them the replay compacts as the "
+        f"run did), and a recorded session is judged only where it does: not "
+        f"{described(names, short=True)}"
+    )
+
+
 def gate_expectation(
     fixture: Any, judged: Any, names: Sequence[str], spec: str | None
 ) -> str | None:
@@ -236,8 +274,7 @@ def parse_js(spec: str | None, *, origin: str = ENV) -> tuple[str, ...]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     for name in names:
         if name not in fixes:
-            known = ", ".join(sorted(fixes)) or "none"
-            raise FixesError(f"{origin}: no ADK-JS fix named {name!r} (known: {known})")
+            raise unknown_fix(origin, name, fixes, "faults --sdk adk-js", noun="ADK-JS fix")
     return tuple(dict.fromkeys(names))
 
 

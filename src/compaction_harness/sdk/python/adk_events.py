@@ -274,15 +274,32 @@ def session_from_json(text: str) -> Session:
         data = json.loads(text)
     except ValueError as exc:
         raise ValueError(f"invalid JSON: {exc}") from None
-    try:
-        if isinstance(data, list):
-            events = [Event.model_validate(item) for item in data]
-        elif isinstance(data, dict) and "events" in data:
-            events = AdkSession.model_validate(data).events
-        else:
-            raise ValueError("expected an ADK Session object (with 'events') or a list of events")
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(x) for x in first.get("loc", ()))
-        raise ValueError(f"not an ADK session: {where}: {first.get('msg')}") from None
+    if isinstance(data, dict) and "events" in data:
+        documents = [((), AdkSession, data)]
+    elif isinstance(data, list):  # each event on its own: its index leads the path
+        documents = [((k,), Event, item) for k, item in enumerate(data)]
+    else:
+        raise ValueError("expected an ADK Session object (with 'events') or a list of events")
+    events: list[Event] = []
+    for within, model, document in documents:
+        try:
+            parsed = model.model_validate(document)
+        except ValidationError as exc:
+            raise ValueError(f"not an ADK session: {validation_problem(exc, within)}") from None
+        events.extend(parsed.events if model is AdkSession else [parsed])
     return from_adk_events(events)
+
+
+def validation_problem(error: Any, within: tuple[str | int, ...] = ()) -> str:
+    """The first problem of a pydantic ``ValidationError`` in one line: where
+    (its field path after ``within``, written as the fixture loader writes
+    one: ``events[0].timestamp``) and pydantic's message, without the
+    ``Value error,`` of a model's own validator; the message alone where the
+    model as a whole is refused. Pydantic's own text of the error runs over
+    several lines (one per problem, and a link)."""
+    first = error.errors()[0]
+    where = ""
+    for part in (*within, *first.get("loc", ())):
+        where += f"[{part}]" if isinstance(part, int) else f".{part}" if where else str(part)
+    message = " ".join(str(first.get("msg", "")).split()).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message

@@ -17,7 +17,13 @@ from google.adk.events.event_actions import EventActions, EventCompaction
 from google.genai import types
 
 from ...spec.model import Session, Step
-from .adk_events import ADK_RELEASE, NotApplicable, from_adk_events, to_adk_events
+from .adk_events import (
+    ADK_RELEASE,
+    NotApplicable,
+    from_adk_events,
+    to_adk_events,
+    validation_problem,
+)
 
 
 # -- the real helpers --------------------------------------------------------
@@ -225,10 +231,8 @@ def compaction_config(summarizer: Any, triggers: dict[str, int | None]) -> Any:
             summarizer=summarizer, **{k: v for k, v in triggers.items() if v is not None}
         )
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(x) for x in first.get("loc", ()))
         raise NotApplicable(
-            f"google-adk {ADK_RELEASE} refuses this configuration: {where}: {first.get('msg')}"
+            f"google-adk {ADK_RELEASE} refuses this configuration: {validation_problem(exc)}"
         ) from None
 
 

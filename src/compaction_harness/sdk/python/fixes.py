@@ -63,6 +63,7 @@ __all__ = [
     "patch_text",
     "patched_sources",
     "unavailable",
+    "withheld",
 ]
 
 PATCHES = Path(__file__).parent / "patches"
@@ -431,6 +432,37 @@ def unavailable(fix: Fix | str) -> str | None:
     return None
 
 
+class _Block:
+    """The fixes of one :func:`applied` block, put on and taken off (by the
+    block, and around a :func:`withheld` one)."""
+
+    def __init__(self, names: list[str], outer: list[str]) -> None:
+        self.fixes = [fix_named(n) for n in names]
+        self.outer = outer
+        self.on: contextlib.ExitStack | None = None
+
+    def put_on(self) -> None:
+        names = [f.name for f in self.fixes]
+        # Nested inside another ``applied``: the source is patched afresh with the
+        # outer fixes' diffs and these, so the replacements keep the outer fixes.
+        together = [f.name for f in map(fix_named, dict.fromkeys(self.outer + names)) if f.diff]
+        sources = patched_sources(together)
+        with contextlib.ExitStack() as stack:
+            for path, (original, patched) in sources.items():
+                stack.enter_context(_replaced(path, original, patched))
+            for fix in self.fixes:
+                if fix.change is not None and fix.name not in self.outer:
+                    stack.enter_context(fix.change.factory())
+            _ACTIVE.extend(n for n in names if n not in self.outer)
+            stack.callback(_ACTIVE.__init__, self.outer)
+            self.on = stack.pop_all()
+
+    def take_off(self) -> None:
+        on, self.on = self.on, None
+        if on is not None:
+            on.close()
+
+
 @contextlib.contextmanager
 def applied(names: Iterable[str]) -> Iterator[None]:
     """Within ``with``, the installed google-adk runs with the fixes ``names``.
@@ -438,22 +470,31 @@ def applied(names: Iterable[str]) -> Iterator[None]:
     Raises ``KeyError`` for an unknown name and
     :class:`~compaction_harness.sdk.python.adk.NotApplicable` when a fix's diff does not
     apply to the installed release (nothing stays patched then)."""
-    names = list(dict.fromkeys(names))
-    fixes = [fix_named(n) for n in names]
-    outer = list(_ACTIVE)
-    # Nested inside another ``applied``: the source is patched afresh with the
-    # outer fixes' diffs and these, so the replacements keep the outer fixes.
-    together = [f.name for f in map(fix_named, dict.fromkeys(outer + names)) if f.diff]
-    sources = patched_sources(together)
-    with contextlib.ExitStack() as stack:
-        for path, (original, patched) in sources.items():
-            stack.enter_context(_replaced(path, original, patched))
-        for fix in fixes:
-            if fix.change is not None and fix.name not in outer:
-                stack.enter_context(fix.change.factory())
-        _ACTIVE.extend(n for n in names if n not in outer)
-        stack.callback(_ACTIVE.__init__, outer)
+    block = _Block(list(dict.fromkeys(names)), list(_ACTIVE))
+    block.put_on()
+    _BLOCKS.append(block)
+    try:
         yield
+    finally:
+        _BLOCKS.remove(block)
+        block.take_off()
+
+
+@contextlib.contextmanager
+def withheld() -> Iterator[None]:
+    """Within ``with``, the installed google-adk runs as published, whatever
+    fixes the enclosing :func:`applied` blocks apply (:func:`active` is
+    empty); on exit they are applied again. What a run with fixes shows can
+    so be told from what the release itself does (``replay --fixes`` of a
+    recorded session: do the fixes move its compactions?)."""
+    blocks = list(_BLOCKS)
+    for block in reversed(blocks):
+        block.take_off()
+    try:
+        yield
+    finally:
+        for block in blocks:
+            block.put_on()
 
 
 def active() -> tuple[str, ...]:
@@ -463,6 +504,8 @@ def active() -> tuple[str, ...]:
 
 #: The names applied by the enclosing ``applied`` blocks.
 _ACTIVE: list[str] = []
+#: The enclosing ``applied`` blocks, outermost first.
+_BLOCKS: list[_Block] = []
 
 
 def patch_text(names: Iterable[str]) -> str:
