@@ -401,15 +401,15 @@ def _fixes_note(fixture: Fixture, names: Sequence[str]) -> str:
     from .switch import described, own_fixes
 
     if not fixture.known_fault:
-        return f"fixes: {described(names)[5:]}; the fixture is marked with no known fault"
+        return f"applied: {described(names)[5:]}; the fixture is marked with no known fault"
     own = own_fixes(fixture.known_fault, names)
     if own:
         return (
-            f"fixes: {described(names)[5:]}; the fault's own fix {'+'.join(own)} is among "
+            f"applied: {described(names)[5:]}; the fault's own fix {'+'.join(own)} is among "
             "them: `replay --fixes` expects the fixture to hold"
         )
     mine = [f.name for f in fixes_for(fixture.known_fault)]
-    return f"fixes: {described(names)[5:]}; the fault's own fix " + (
+    return f"applied: {described(names)[5:]}; the fault's own fix " + (
         f"{', '.join(mine)} is not among them" if mine else "does not exist yet"
     )
 

@@ -332,6 +332,8 @@ def _reexec_in_target(args: argparse.Namespace) -> int:
         argv += ["--agent", name]
     if args.fixes is not None:  # checked there, against that release
         argv += ["--fixes", args.fixes]
+    if args.json:
+        argv.append("--json")
     sys.stdout.flush()
     os.execv(str(python), argv)
     return 2  # unreachable
