@@ -408,21 +408,11 @@ def test_there_are_at_least_20_kinds_of_malformed_fixture() -> None:
 
 
 # -- export ---------------------------------------------------------------------------
-def _run_exported(tmp_path: Path, fixture: Path) -> subprocess.CompletedProcess:
-    code = subprocess.run(
-        [sys.executable, "-m", "compaction_harness", "export", str(fixture)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    test_file = tmp_path / "test_exported.py"
-    test_file.write_text(code, encoding="utf-8")
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+def _exported(capsys: pytest.CaptureFixture[str], fixture: Path, test_file: Path) -> None:
+    """``export FIXTURE`` (in this process: what it prints is the test) written to ``test_file``."""
+    code, out, err = run(capsys, "export", str(fixture))
+    assert code == 0, err
+    test_file.write_text(out, encoding="utf-8")
 
 
 def test_export_is_adk_style_and_self_contained(capsys) -> None:
@@ -434,11 +424,28 @@ def test_export_is_adk_style_and_self_contained(capsys) -> None:
 
 
 @on_2_13
-def test_exported_test_passes_on_a_fixed_release_and_fails_on_a_known_fault(tmp_path) -> None:
-    assert _run_exported(tmp_path, STALL_2_11[0]).returncode == 0
-    failing = _run_exported(tmp_path, KNOWN_FAULT_FIXTURES[1])
-    assert failing.returncode == 1, failing.stdout
-    assert "AssertionError" in failing.stdout or "assert" in failing.stdout
+def test_exported_test_passes_on_a_fixed_release_and_fails_on_a_known_fault(
+    capsys, tmp_path
+) -> None:
+    # Both exported tests in one pytest process, in a folder of their own, each
+    # judged by its own outcome: the fixed release's passes, the fault's fails.
+    _exported(capsys, STALL_2_11[0], tmp_path / "test_fixed.py")
+    _exported(capsys, KNOWN_FAULT_FIXTURES[1], tmp_path / "test_fault.py")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
+         "test_fixed.py", "test_fault.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout
+    outcomes = {
+        line.split("::")[0].split()[1]: line.split()[0]
+        for line in done.stdout.splitlines()
+        if line.startswith(("PASSED ", "FAILED ", "ERROR "))
+    }
+    assert outcomes == {"test_fixed.py": "PASSED", "test_fault.py": "FAILED"}, done.stdout
+    assert "AssertionError" in done.stdout or "assert" in done.stdout
 
 
 def test_export_of_a_metamorphic_fixture_is_a_one_line_error(capsys, tmp_path) -> None:
@@ -478,25 +485,38 @@ ORIGINAL_WORDS = ("Paris", "weather", "Tomorrow", "call_", "e-7f3a", "get_weathe
 
 
 @pytest.fixture(scope="module")
-def minimized(tmp_path_factory) -> tuple[int, str, str, Path]:
+def minimized(tmp_path_factory) -> tuple[int, str, str, Path, list]:
     """``minimize RECORDED --invariant U3 --out DIR`` run once for the tests
     that read what it printed and wrote (it is derandomised: the same run
-    each time): exit status, standard output and error, and DIR."""
+    each time): exit status, standard output and error, DIR, and what each
+    call of :func:`~compaction_harness.surfaces.minimize.minimize` the
+    command made returned (the search itself, for the tests of its result)."""
     import contextlib
     import io
 
+    import compaction_harness.surfaces.minimize as minimize_module
+
+    found = []
+    search = minimize_module.minimize
+
+    def recorded(*args, **kwargs):
+        found.append(search(*args, **kwargs))
+        return found[-1]
+
     folder = tmp_path_factory.mktemp("minimized")
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["minimize", str(RECORDED), "--invariant", "U3", "--out", str(folder)])
-    return code, out.getvalue(), err.getvalue(), folder
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(minimize_module, "minimize", recorded)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["minimize", str(RECORDED), "--invariant", "U3", "--out", str(folder)])
+    return code, out.getvalue(), err.getvalue(), folder, found
 
 
 @on_2_13
 def test_minimize_turns_a_50_event_session_into_a_small_anonymous_fixture(minimized):
     recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
     assert len(recorded["events"]) == 50
-    code, out, err, folder = minimized
+    code, out, err, folder, _ = minimized
     assert (code, err) == (0, ""), out
     (path,) = folder.glob("U3-*.json")
     fixture = load_fixture(path)
@@ -575,12 +595,11 @@ def test_minimize_does_not_manufacture_a_failure_the_session_does_not_have(capsy
 
 
 @on_2_13
-def test_minimize_keeps_the_failure_it_found_as_given(capsys, tmp_path):
-    from compaction_harness.sdk.python.adk import session_from_json
-    from compaction_harness.surfaces.minimize import minimize
-
-    session = session_from_json(RECORDED.read_text(encoding="utf-8"))
-    found = minimize(session, "U3", max_examples=500)
+def test_minimize_keeps_the_failure_it_found_as_given(minimized):
+    # The search `minimize RECORDED --invariant U3` made (the fixture's run):
+    # minimize(session_from_json(RECORDED's text), "U3", max_examples=2000).
+    *_, calls = minimized
+    (found,) = calls
     assert found is not None and found.shrunk
     assert found.smallest.signature == found.given.signature
     assert found.given.fault == "dead-call-retry-skipped-at-invocation-boundary"
@@ -596,10 +615,10 @@ def test_minimize_gives_the_same_fixture_for_the_same_session():
 
     # A session ADK 2.13.0's Runner wrote (token threshold, parallel calls),
     # exported with camelCase aliases; before minimize was derandomised, three
-    # runs on it gave fixtures of 7, 9 and 6 events.
+    # runs on it gave fixtures of 7, 9 and 6 events (any two of them differed).
     recorded = Path(__file__).parents[1] / "data" / "runner_token_session.json"
     session = session_from_json(recorded.read_text(encoding="utf-8"))
-    found = [minimize(session, "U5", max_examples=200) for _ in range(3)]
+    found = [minimize(session, "U5", max_examples=200) for _ in range(2)]
     assert found[0] is not None and found[0].shrunk
     assert all(f is not None and f.smallest.case == found[0].smallest.case for f in found)
 
@@ -662,7 +681,7 @@ def test_a_recorded_session_a_fix_compacts_otherwise_is_not_judged_with_it(
 def test_minimize_anonymises_times_and_names_no_file(minimized):
     recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
     stamps = sorted({repr(e["timestamp"]) for e in recorded["events"]})
-    code, _, _, folder = minimized
+    code, _, _, folder, _ = minimized
     if code == 1:
         pytest.skip("the recorded session holds on this release")
     (path,) = folder.glob("U3-*.json")

@@ -39,10 +39,26 @@ def _harness(*args: str, fixes: str | None = None, cwd: Path = ROOT):
     )
 
 
-def test_all_makes_a_fault_fixture_hold_under_replay() -> None:
-    published = _harness("-m", "compaction_harness", "replay", str(FAULT_FIXTURE))
-    assert published.returncode == 0, published.stderr
-    assert published.stdout.startswith("XFAIL"), published.stdout
+def _replay(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *argv: str, fixes=None
+) -> tuple[int, str]:
+    """``replay ARGV`` in this process with ``HARNESS_FIXES=fixes`` (None: unset):
+    exit status and standard output."""
+    if fixes is None:
+        monkeypatch.delenv(switch.ENV, raising=False)
+    else:
+        monkeypatch.setenv(switch.ENV, fixes)
+    code = cli.main(["replay", *argv])
+    return code, capsys.readouterr().out
+
+
+def test_all_makes_a_fault_fixture_hold_under_replay(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    published = _replay(capsys, monkeypatch, str(FAULT_FIXTURE))
+    assert published[0] == 0, published
+    assert published[1].startswith("XFAIL"), published
+    # HARNESS_FIXES as `make replay FIXES=all` hands it on: to the real entry point.
     fixed = _harness("-m", "compaction_harness", "replay", str(FAULT_FIXTURE), fixes="all")
     assert fixed.returncode == 0, fixed.stderr
     first = fixed.stdout.splitlines()[0]
@@ -51,12 +67,10 @@ def test_all_makes_a_fault_fixture_hold_under_replay() -> None:
     assert f"google-adk 2.13.0 {switch.described(every, short=True)}:" in first
     assert fixed.stdout.splitlines()[-1].endswith(f"(google-adk 2.13.0 {switch.described(every)})")
     # --fixes wins over the environment; none is the release as published.
-    again = _harness(
-        "-m", "compaction_harness", "replay", "--fixes", "none", str(FAULT_FIXTURE), fixes="all"
-    )
-    assert again.stdout.startswith("XFAIL"), again.stdout
-    named = _harness("-m", "compaction_harness", "replay", "--fixes", FIX, str(FAULT_FIXTURE))
-    assert named.stdout.startswith("ok "), named.stdout
+    again = _replay(capsys, monkeypatch, "--fixes", "none", str(FAULT_FIXTURE), fixes="all")
+    assert again[1].startswith("XFAIL"), again
+    named = _replay(capsys, monkeypatch, "--fixes", FIX, str(FAULT_FIXTURE))
+    assert named[1].startswith("ok "), named
 
 
 def test_without_the_switch_reading_a_held_fault_fixture_is_xpass() -> None:
@@ -99,20 +113,36 @@ def test_under_all_a_fault_without_a_fix_fails_the_gate_unless_it_says_why() -> 
         assert switch.gate_expectation(marked, xfail, list(FIXES), FIX) is None
 
 
+#: The commands that read the switch. The command line's --fixes runs in this
+#: process (its exit status and standard error are what it returns and
+#: prints); the real entry point is run with HARNESS_FIXES (replay-env), as
+#: are `make`'s check and the pytest plugin, each a process of its own.
+IN_PROCESS = "in process"
+
+
 @pytest.mark.parametrize(
     "command",
     [
-        ["-m", "compaction_harness", "replay", "--fixes", "no-such-fix", str(FAULT_FIXTURE)],
-        ["-m", "compaction_harness", "show", "--fixes", "no-such-fix", str(FAULT_FIXTURE)],
+        [IN_PROCESS, "replay", "--fixes", "no-such-fix", str(FAULT_FIXTURE)],
+        [IN_PROCESS, "show", "--fixes", "no-such-fix", str(FAULT_FIXTURE)],
         ["-m", "compaction_harness", "replay", str(FAULT_FIXTURE)],
-        ["-m", "compaction_harness", "minimize", "--fixes=no-such-fix", "--invariant=U3", "s.json"],
+        [IN_PROCESS, "minimize", "--fixes=no-such-fix", "--invariant=U3", "s.json"],
         ["-m", "compaction_harness.surfaces.switch", "no-such-fix"],  # what `make` checks with
         ["-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/fast/test_reference.py"],
     ],
     ids=["replay", "show", "replay-env", "minimize", "make", "pytest"],
 )
-def test_an_unknown_fix_is_one_line_and_exit_2(command: list[str]) -> None:
-    done = _harness(*command, fixes="no-such-fix")
+def test_an_unknown_fix_is_one_line_and_exit_2(
+    command: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if command[0] == IN_PROCESS:
+        monkeypatch.setenv(switch.ENV, "no-such-fix")
+        monkeypatch.chdir(ROOT)
+        code = cli.main(command[1:])
+        out, err = capsys.readouterr()
+        done = SimpleNamespace(returncode=code, stdout=out, stderr=err)
+    else:
+        done = _harness(*command, fixes="no-such-fix")
     assert done.returncode == 2, (done.stdout, done.stderr)
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "no fix named 'no-such-fix'" in lines[0], done.stderr

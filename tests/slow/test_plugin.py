@@ -114,7 +114,7 @@ def test_campaign_runs_rounds_until_the_budget_and_summarises(pytester: pytest.P
         "-p",
         "compaction_harness.surfaces.pytest_plugin",
         "--hypothesis-profile=fuzz",
-        "--fuzz-seconds=3",
+        "--fuzz-seconds=1",
         "--fuzz-shards=2",
         "-p",
         "no:cacheprovider",
@@ -125,7 +125,7 @@ def test_campaign_runs_rounds_until_the_budget_and_summarises(pytester: pytest.P
             "*fuzz campaign summary*",
             "PASSED*test_healthy[[]shard0[]]*rounds=*",
             "PASSED*test_healthy[[]shard1[]]*rounds=*",
-            "budget 3 s*of which the pipeline items 0 s (0%)",
+            "budget 1 s*of which the pipeline items 0 s (0%)",
             "nothing new: none of the 2 campaign items found a new failure",
             "known upstream faults met: none",
         ]

@@ -255,7 +255,7 @@ def test_without_a_shared_database_the_writer_finds_nothing(tmp_path: Path):
     clone = _clone(tmp_path, "alone")
     log = tmp_path / "alone.log"
     done = subprocess.run(
-        [*_campaign_args("build/test_shared_stall.py"), "--fuzz-seconds=3"],
+        [*_campaign_args("build/test_shared_stall.py"), "--fuzz-seconds=1"],
         cwd=clone,
         env=_env(None, log, EXAMPLES_PER_ROUND="1"),
         capture_output=True,
@@ -365,20 +365,37 @@ def test_a_shared_database_lost_mid_campaign_leaves_the_campaign_on_its_local_on
     assert [p for p in local.rglob("*") if p.is_file()], "the local database holds nothing"
 
 
+@pytest.fixture(scope="module")
+def worker_found(tmp_path_factory) -> dict[bytes, bytes]:
+    """What a worker's campaign put in Redis while Redis took writes (a
+    failure it found and shrank), run once for the tests that start from it:
+    every key, as ``DUMP`` gives it (``RESTORE`` puts it in another server)."""
+    tmp_path = tmp_path_factory.mktemp("worker-found")
+    server = RedisServer(tmp_path / "redis")
+    try:
+        found = subprocess.run(
+            _campaign_args("build/test_shared_stall.py", "--fuzz-worker"),
+            cwd=_clone(tmp_path, "worker"),
+            env=_env(server.url, tmp_path / "worker.log"),
+            capture_output=True,
+            text=True,
+            timeout=GUARD,
+        )
+        assert found.returncode == 1, found.stdout[-3000:]
+        assert server.members() >= 1
+        return {key: server.client.dump(key) for key in server.client.keys("*")}
+    finally:
+        server.stop()
+
+
 @pytest.mark.parametrize("refusal", ["full", "read-only"])
 def test_a_shared_database_that_refuses_writes_is_reported_not_fatal(
-    tmp_path: Path, redis_server: RedisServer, refusal: str
+    tmp_path: Path, redis_server: RedisServer, worker_found: dict[bytes, bytes], refusal: str
 ):
-    # A worker puts a failure in Redis while it still takes writes.
-    found = subprocess.run(
-        _campaign_args("build/test_shared_stall.py", "--fuzz-worker"),
-        cwd=_clone(tmp_path, "worker"),
-        env=_env(redis_server.url, tmp_path / "worker.log"),
-        capture_output=True,
-        text=True,
-        timeout=GUARD,
-    )
-    assert found.returncode == 1, found.stdout[-3000:]
+    # A worker put a failure in Redis while it still took writes (worker_found:
+    # its campaign ran once; this test's server holds what it wrote).
+    for key, dumped in worker_found.items():
+        redis_server.client.restore(key, 0, dumped)
     held = redis_server.members()
     assert held >= 1
     if refusal == "full":
