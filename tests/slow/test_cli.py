@@ -513,6 +513,7 @@ def minimized(tmp_path_factory) -> tuple[int, str, str, Path, list]:
 
 
 @on_2_13
+@pytest.mark.xdist_group("minimized")  # one worker runs the module's minimize
 def test_minimize_turns_a_50_event_session_into_a_small_anonymous_fixture(minimized):
     recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
     assert len(recorded["events"]) == 50
@@ -595,6 +596,7 @@ def test_minimize_does_not_manufacture_a_failure_the_session_does_not_have(capsy
 
 
 @on_2_13
+@pytest.mark.xdist_group("minimized")  # one worker runs the module's minimize
 def test_minimize_keeps_the_failure_it_found_as_given(minimized):
     # The search `minimize RECORDED --invariant U3` made (the fixture's run):
     # minimize(session_from_json(RECORDED's text), "U3", max_examples=2000).
@@ -678,6 +680,7 @@ def test_a_recorded_session_a_fix_compacts_otherwise_is_not_judged_with_it(
     assert "the fixes change" not in out and "1 not replayed as recorded (check --config" in out
 
 
+@pytest.mark.xdist_group("minimized")  # one worker runs the module's minimize
 def test_minimize_anonymises_times_and_names_no_file(minimized):
     recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
     stamps = sorted({repr(e["timestamp"]) for e in recorded["events"]})
@@ -1084,3 +1087,22 @@ def test_replay_without_gnu_patch_says_so_in_one_line(capsys, monkeypatch) -> No
     fixes._apply.cache_clear()
     assert code == 2
     assert err.strip().count("\n") == 0 and "needs GNU patch" in err, err
+
+
+def test_replay_in_another_release_keeps_json(monkeypatch, tmp_path) -> None:
+    # `replay --adk R --json` runs again in R's environment: the JSON must be
+    # asked for there too (it printed text).
+    from compaction_harness import envs
+    from compaction_harness.surfaces import replay
+
+    python = tmp_path / "python"
+    monkeypatch.setattr(envs, "ensure", lambda target: python)
+    ran: list[list[str]] = []
+    monkeypatch.setattr(replay.os, "execv", lambda path, argv: ran.append(argv))
+    fixture = str(REPROS / "U3-2.11.0-fa8ad53970ec0bb0.json")
+    main(["replay", "--json", "--adk", "2.11.0", fixture])
+    main(["replay", "--adk", "2.11.0", fixture])
+    assert ran == [
+        [str(python), "-m", "compaction_harness", "replay", fixture, "--json"],
+        [str(python), "-m", "compaction_harness", "replay", fixture],
+    ]
