@@ -28,6 +28,10 @@ pytestmark = pytest.mark.skipif(
     helper_availability()["_provably_dead_call_ids"] is not None,
     reason="drives the 2.12.0+ helpers",
 )
+PER_TURN = "responses-follow-only-their-own-call-turn"
+#: The waiting-invocation fault's fix: a client's answer or the user's approval
+#: resumes an invocation whose request a summary took at its pause (P2).
+RESTORED = "running-request-restored-after-compaction"
 SLIDING = {
     "compaction_interval": 1,
     "overlap_size": 0,
@@ -775,7 +779,9 @@ def test_responses_are_attributed_by_id_and_tool_under_the_per_turn_fix():
 
     repros = Path(__file__).parents[1] / "repros"
     fixture = load_fixture(repros / "P4-2.13.0-9076ff5e8e4d5943.json")
-    with fixes.applied(["responses-follow-only-their-own-call-turn"]):
+    # (With the waiting-invocation fault's fix: export's answer resumes the
+    # first invocation, whose request the window summarised.)
+    with fixes.applied([PER_TURN, RESTORED]):
         outcome = run_script(fixture.case)
     assert outcome.violations == []
     prompt = outcome.observed["prompt"]
@@ -798,8 +804,10 @@ def _assert_each_response_follows_a_call_of_its_own_tool(prompt) -> None:
 
 def _last_prompts_under_the_per_turn_fix(name: str):
     """Run the fixture ``tests/repros/<name>`` under
-    ``responses-follow-only-their-own-call-turn`` alone, then under every fix;
-    each run must hold. Yields (fix names, the last model call's prompt)."""
+    ``responses-follow-only-their-own-call-turn`` (with the fix of the
+    waiting-invocation fault that the client's answer meets beside it), then
+    under every fix; each run must hold. Yields (fix names, the last model
+    call's prompt)."""
     from pathlib import Path
 
     from compaction_harness.sdk.python import fixes
@@ -808,7 +816,7 @@ def _last_prompts_under_the_per_turn_fix(name: str):
     from compaction_harness.surfaces.switch import parse
 
     fixture = load_fixture(Path(__file__).parents[1] / "repros" / name)
-    for names in (["responses-follow-only-their-own-call-turn"], parse("all")):
+    for names in ([PER_TURN, RESTORED], parse("all")):
         requests: list = []
 
         def keep(_, run, requests=requests) -> None:
@@ -999,9 +1007,11 @@ def test_the_running_invocation_fix_restores_an_answer_hidden_from_a_surviving_c
             without_restoring = run_script(fixture.case)
     assert p4(without_restoring) == [8]
     assert p4(whole) == []
-    # What is left is the partial answer the first answer alone gives (a known
-    # fault of its own, with its own fix).
-    assert {v.details.get("cause") for v in whole.violations} == {"partial answer"}
+    # What is left is the partial answer the first answer alone gives, and the
+    # request of the invocation the answer resumes, summarised at its pause
+    # (known faults of their own, with their own fixes).
+    causes = {v.details.get("cause") for v in whole.violations}
+    assert causes == {"partial answer", "opener missing"}
 
 
 def test_p6_bound_counts_a_restored_opener_as_floor(monkeypatch):
@@ -1303,7 +1313,9 @@ def test_the_fix_around_a_waiting_call_leaves_a_second_answer_with_its_call():
             Ask(kind="confirmation"),
         ),
     )
-    with fixes.applied(["compaction-summarised-around-a-waiting-call"]):
+    # (With the waiting-invocation fault's fix: the answers resume the first
+    # invocation, whose request the window summarised.)
+    with fixes.applied(["compaction-summarised-around-a-waiting-call", RESTORED]):
         assert not run_script(script).violations
 
 

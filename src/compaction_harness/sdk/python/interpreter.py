@@ -288,7 +288,10 @@ class Interpreter:
 
     def forget_rewound(self, stored: Session) -> None:
         """After a rewind (``stored``: the session as stored then): calls and
-        requests of invocations the rewind undid wait for nothing."""
+        requests of invocations the rewind undid wait for nothing, and a turn
+        that resumes such an invocation later has no request to keep: the
+        rewind annulled the user message that opened it."""
         live = {s.invocation for s in reference.live_events(stored)}
         self.pending = [p for p in self.pending if p.invocation in live]
         self.asked = [a for a in self.asked if a.invocation in live]
+        self.openers = {i: (o if i in live else None) for i, o in self.openers.items()}
