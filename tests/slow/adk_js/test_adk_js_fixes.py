@@ -599,8 +599,9 @@ def test_p3_reads_a_request_as_answered_by_its_synthetic_call_not_its_key(monkey
     assert adk_js.check_run(run) == []
     # the second transfer (stored #6) and its request (#7) wait, at the summary (#11)
     assert {6, 7} <= trigger._pending_requests(run.stored.steps[:11])
-    # Read by the key alone, the result of the first transfer answers it, and P3 fires.
-    monkeypatch.setattr(trigger, "SYNTHETIC_HITL_CALL_NAMES", frozenset())
+    # Read as answered (by the key alone, the result of the first transfer
+    # answered it), nothing waits, and P3 fires.
+    monkeypatch.setattr(trigger, "_pending_requests", lambda steps: set())
     assert [v.invariant for v in trigger.check_backlog(run)] == ["P3"]
 
 
@@ -719,3 +720,21 @@ def test_p2_strict_clause_leaves_a_call_whose_answer_a_client_record_claims_to_t
     # Reading which calls wait from the stored session alone, P2 fires.
     monkeypatch.setattr(checks, "covered_by_records", lambda *_, **__: set())
     assert [v.details["cause"] for v in adk_js.check_run(run)] == ["strict provider"]
+
+
+def test_p3_finds_a_credential_requests_synthetic_call_in_its_own_event(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-e4aa7456e2b71ba8.json):
+    # calendar's call_0 waits for credentials; the synthetic
+    # adk_request_credential call is an event of its own, stored before the
+    # tool's placeholder response; a later turn's lookup reuses call_0 and is
+    # answered. The request still waits: its synthetic call has no answer.
+    run = _run_with_every_fix("P3-adk-js-2.0.0-e4aa7456e2b71ba8.json")
+    assert adk_js.check_run(run) == []
+    steps = run.stored.steps
+    placeholder = next(k for k, s in enumerate(steps) if s.auth_requests)
+    assert not any(c.name in trigger.SYNTHETIC_HITL_CALL_NAMES for c in steps[placeholder].calls)
+    assert placeholder in trigger._pending_requests(steps[:9])
+    # Read as answered (by the key alone, lookup's result answered it),
+    # nothing waits, and P3 fires.
+    monkeypatch.setattr(trigger, "_pending_requests", lambda steps: set())
+    assert {v.invariant for v in trigger.check_backlog(run)} == {"P3"}

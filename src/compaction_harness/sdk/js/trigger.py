@@ -218,23 +218,44 @@ def _pending_requests(steps: Sequence[Step]) -> set[int]:
     shield what comes after it.
 
     Answered means: the person answered it, a later response to the request's
-    synthetic call (its own ``adk-`` id, in the event that holds the request,
-    as ADK-JS stores it); without a synthetic call there, a later response
-    with the request's key. The key is the asked-about call's id, which with
-    ids numbered per turn another call of the same tool can carry (its result
-    answers the key, not this request)."""
+    synthetic call (its own ``adk-`` id, in the event that holds the request
+    or an event of its own between the asked-about call and it,
+    :func:`_synthetic_calls`), or the tool's result: a later response with
+    the request's key and the asked-about tool's name. The key is the
+    asked-about call's id, which with ids numbered per turn another tool's
+    call can carry (its result answers that call, not this request)."""
     out: set[int] = set()
     for k, step in enumerate(steps):
-        synthetic = {c.id for c in step.calls if c.name in SYNTHETIC_HITL_CALL_NAMES}
         for key in (*step.confirmations, *step.auth_requests):
-            asked = synthetic or {key}
-            if any(asked & set(later.response_ids) for later in steps[k + 1 :]):
+            made = preceding_call(steps, k + 1, key)
+            tool = next((r.name for r in step.responses if r.id == key), None)
+            synthetic = _synthetic_calls(steps, k, made)
+            if any(
+                synthetic & set(later.response_ids)
+                or any(r.id == key and r.name == tool for r in later.responses)
+                for later in steps[k + 1 :]
+            ):
                 continue
             out.add(k)
-            made = preceding_call(steps, k + 1, key)
             if made is not None:
                 out.add(made)
     return out
+
+
+def _synthetic_calls(steps: Sequence[Step], k: int, made: int | None) -> set[str]:
+    """The ids of the synthetic calls (``adk_request_confirmation``,
+    ``adk_request_credential``) that ask about the request held at ``k``: in
+    that event, or stored between the asked-about call (``made``) and it in
+    the same invocation (a credential request's synthetic call is an event of
+    its own, stored before the tool's placeholder response)."""
+    first = k if made is None else made + 1
+    return {
+        c.id
+        for step in steps[first : k + 1]
+        if step.invocation == steps[k].invocation
+        for c in step.calls
+        if c.name in SYNTHETIC_HITL_CALL_NAMES
+    }
 
 
 def _calls_closed_by(steps: Sequence[Step], position: int, call_id: str) -> list[int]:
