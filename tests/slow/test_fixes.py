@@ -165,6 +165,15 @@ MORE_FAULTS: dict[str, list[tuple[set[str], str, str]]] = {
     name: [({fix}, WAITING, "the approval or answer resumes a summarised request")]
     for name, fix in RESUMED.items()
 }
+MORE_FAULTS["P2-2.13.0-17d677ecb03a9246.json"] = [
+    (
+        {STAMPS},
+        fault,
+        "stamped in order, the skew hides nothing; the client's answers then resume the "
+        "summarised invocation (P2) and one answers calls of several turns (P2)",
+    )
+    for fault in (WAITING, "one-answer-to-several-turns-makes-an-invalid-request")
+]
 MORE_FAULTS["P1-2.13.0-2fee07590c2015ff.json"] = [
     (
         {NEWEST_CALL},

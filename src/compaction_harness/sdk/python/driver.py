@@ -289,7 +289,13 @@ class ScriptRun(Interpreter):
         ids = self.run.pipeline.calls_to_replay(self.running, TOOLS)
         if not ids:
             return False
-        rerun = [p for p in self.pending if p.call.id in ids and p.invocation == self.running]
+        # ADK re-runs the calls of one event, the newest that made them: with
+        # ids numbered per turn, an older turn's pending call with an id is
+        # not run again (the newest pending call with each id is).
+        newest = {
+            p.call.id: p for p in self.pending if p.call.id in ids and p.invocation == self.running
+        }
+        rerun = list(newest.values())
         calls = [p.call for p in rerun] or [
             c for s in reversed(self.run.appended) for c in s.calls if c.id in ids
         ][: len(ids)]
