@@ -111,16 +111,15 @@ NEED_PATCH = command -v patch >/dev/null || { apt-get update -qq && \
 	  apt-get install -y -qq patch >/dev/null; } || \
 	  { echo "error: classifying known faults by their fixes needs GNU patch and it could not be installed (as root: apt-get install patch)" >&2; exit 2; }
 
-# --dist loadgroup: pytest-xdist hands the items out one by one as workers free
-# up (the tests of one xdist_group, which share a module fixture, together and
-# first), in the gate's order: by folder, the slowest first (tests/conftest.py),
-# then the plugin moves the longest items, marked gate_first, to the front.
+# --maxschedchunk=1: pytest-xdist hands the items out one by one as workers free
+# up, in the gate's order: by folder, the slowest first (tests/conftest.py), then
+# the plugin moves the longest items, marked gate_first, to the front.
 test: $(SDK_PREREQ) ## the deterministic gate: derandomised properties, unit tests, fixture replay (SDK=js: ADK-JS's)
 	@$(NEED_REDIS_SERVER)
 	@$(NEED_PATCH)
 	@py=$$($(ENV_PY)) || exit $$?; \
 	$(CHECK_FIXES); \
-	FUZZ_DB= $(FIXES_ENV) $$py $(PYTEST) -n $(JOBS) --dist loadgroup --hypothesis-profile=gate $(SDK_PATHS) $(FIXED_GATE) $(PYTEST_ARGS); rc=$$?; \
+	FUZZ_DB= $(FIXES_ENV) $$py $(PYTEST) -n $(JOBS) --maxschedchunk=1 --hypothesis-profile=gate $(SDK_PATHS) $(FIXED_GATE) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests: the gate ran nothing" >&2; fi; \
 	exit $$rc
 

@@ -33,7 +33,7 @@ for folder in [TESTS, *sorted({p.parent for p in TESTS.glob("*/**/test_*.py")})]
         sys.path.insert(0, str(folder))
 
 #: The order the gate hands the folders' items out in: the longest first, so
-#: that pytest-xdist (``--dist loadgroup``: one item at a time, in this
+#: that pytest-xdist (``--maxschedchunk=1``: one item at a time, in this
 #: order, as workers free up) gives no worker a long item when the others
 #: are nearly done; the many short items of the fast folder fill the end.
 #: Folders not named here come before ``fast``. The properties (``property``)

@@ -513,7 +513,6 @@ def minimized(tmp_path_factory) -> tuple[int, str, str, Path, list]:
 
 
 @on_2_13
-@pytest.mark.xdist_group("minimized")  # one worker runs the module's minimize
 def test_minimize_turns_a_50_event_session_into_a_small_anonymous_fixture(minimized):
     recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
     assert len(recorded["events"]) == 50
@@ -596,7 +595,6 @@ def test_minimize_does_not_manufacture_a_failure_the_session_does_not_have(capsy
 
 
 @on_2_13
-@pytest.mark.xdist_group("minimized")  # one worker runs the module's minimize
 def test_minimize_keeps_the_failure_it_found_as_given(minimized):
     # The search `minimize RECORDED --invariant U3` made (the fixture's run):
     # minimize(session_from_json(RECORDED's text), "U3", max_examples=2000).
@@ -680,7 +678,6 @@ def test_a_recorded_session_a_fix_compacts_otherwise_is_not_judged_with_it(
     assert "the fixes change" not in out and "1 not replayed as recorded (check --config" in out
 
 
-@pytest.mark.xdist_group("minimized")  # one worker runs the module's minimize
 def test_minimize_anonymises_times_and_names_no_file(minimized):
     recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
     stamps = sorted({repr(e["timestamp"]) for e in recorded["events"]})

@@ -193,7 +193,6 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Exported:
     return Exported(folder, tests, skipped, refused, fixtures)
 
 
-@pytest.mark.xdist_group("exported")  # one worker builds the module's exports
 def test_every_committed_fixture_exports_or_is_refused_for_a_stated_reason(exported) -> None:
     names = {p.name for p in REPROS.glob("*.json")}
     done = {fixture for fixture, _, _ in exported.tests.values()}
@@ -240,7 +239,6 @@ def _upstream_checks(folder: Path) -> str:
     return "\n".join(said)
 
 
-@pytest.mark.xdist_group("exported")  # one worker builds the module's exports
 def test_exports_pass_adk_pythons_pyink_and_flake_checks(exported) -> None:
     said = _upstream_checks(exported.folder)
     assert not said, said
@@ -315,7 +313,6 @@ def test_exports_of_drawn_cases_pass_adk_pythons_pyink_and_flake_checks(tmp_path
     assert not said, said
 
 
-@pytest.mark.xdist_group("exported")  # one worker builds the module's exports
 def test_exports_carry_adk_pythons_license_header(exported) -> None:
     for path in exported.folder.glob("test_*.py"):
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -445,7 +442,6 @@ def _check_outcomes(exported: Exported) -> set[str]:
     return seen
 
 
-@pytest.mark.xdist_group("exported")  # one worker builds the module's exports
 def test_exports_fail_with_the_fault_and_pass_where_it_is_absent(exported) -> None:
     """Every export fails by its own assertion on its fixture's release (where
     the fault is); on the installed release, the newest, an export of a
@@ -500,7 +496,6 @@ def test_an_unmarked_fixture_of_an_older_release_fails_where_its_fault_persists(
     assert f"{path.name} fails on {ADK_RELEASE}" in _check_outcomes(one)
 
 
-@pytest.mark.xdist_group("exported")  # one worker builds the module's exports
 def test_every_fix_is_shown_by_an_export(exported) -> None:
     """Each fault that has a fix has an export that fails without it
     (checked above) and passes with every fix applied, unless export refuses

@@ -659,7 +659,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     In the gate, the items marked ``gate_first`` (the longest) come first, in
     collection order, and those marked ``gate_last`` last: with
-    ``--dist loadgroup`` (``make test``) pytest-xdist hands the items out in
+    ``--maxschedchunk=1`` (``make test``) pytest-xdist hands the items out in
     this order as workers free up, so no worker starts a long item when the
     others are nearly done."""
     if config.getoption("--fuzz-seconds") is None:
