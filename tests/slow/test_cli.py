@@ -1103,3 +1103,17 @@ def test_replay_in_another_release_keeps_json(monkeypatch, tmp_path) -> None:
         [str(python), "-m", "compaction_harness", "replay", fixture, "--json"],
         [str(python), "-m", "compaction_harness", "replay", fixture],
     ]
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_a_long_recorded_replay_says_on_a_terminal_that_it_started(monkeypatch, capsys, terminal):
+    # A recorded session of hundreds of events replays for minutes; on a
+    # terminal one line says it has started (never in a pipe or a log).
+    from compaction_harness.surfaces import replay
+
+    monkeypatch.setattr(replay, "LONG_SESSION", 6)
+    monkeypatch.setattr(replay, "_is_terminal", lambda: terminal)
+    path = str(REPROS / "P2-2.13.0-232a5d4418c2b7a8.json")  # a recorded session of 6 events
+    main(["replay", path])
+    said = capsys.readouterr().err
+    assert (f"replaying {path}: 6 events through the SDK's compaction" in said) == terminal

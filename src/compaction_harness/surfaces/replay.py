@@ -120,6 +120,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         if args.driver is not None:
             fixture = _with_driver(fixture, args.driver)
         applied_here = sdk.active_fixes(fixes_applied)
+        _say_when_long(path, fixture)
         try:
             judged = judge_fixture(recorded, driver=args.driver)
             if applied_here:
@@ -312,6 +313,30 @@ def _with_driver(fixture, driver: str):
     from dataclasses import replace
 
     return replace(fixture, case=fixture.sdk_entry().on_driver(fixture.case, driver))
+
+
+#: From this many events a recorded session's replay says on a terminal that
+#: it has started: ADK's compaction runs over every event, and classifying a
+#: violation runs it again under fixes (minutes for a few hundred events).
+LONG_SESSION = 200
+
+
+def _is_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+def _say_when_long(path: Any, fixture: Any) -> None:
+    """One line on stderr, on a terminal only, before a long recorded
+    session's replay starts (:data:`LONG_SESSION` events or more)."""
+    session = getattr(fixture.case, "session", None)
+    if session is None or len(session) < LONG_SESSION or not _is_terminal():
+        return
+    print(
+        f"replaying {path}: {len(session)} events through the SDK's compaction; "
+        "this can take minutes ...",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _reexec_in_target(args: argparse.Namespace) -> int:
