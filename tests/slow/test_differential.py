@@ -229,6 +229,34 @@ def test_a_call_left_by_a_dead_turn_is_run_again_where_the_runner_does() -> None
         assert len(rerun) == expected
 
 
+def test_a_client_cannot_answer_a_call_whose_id_a_later_turn_reused() -> None:
+    # Call ids numbered per turn: the first invocation's export call_0 waits,
+    # the second invocation's exports reuse call_0. A client's response with
+    # id call_0 continues the invocation of the newest call_0
+    # (Runner._resolve_invocation_id_from_fr), so the script's answer to the
+    # first invocation's call cannot be sent: the runner driver ends the run
+    # instead, and the emulating driver must not store an answer the Runner
+    # would never store (it once did, and wanted the first invocation's
+    # request in a prompt of a turn that could not happen: P2-2.13.0-be24c443).
+    script = Script(
+        ScriptConfig(compaction_interval=1, overlap_size=0, call_ids="per_turn"),
+        (
+            Open(),
+            Calls(kind="interim"),
+            Open(),
+            Calls(count=2, kind="interim"),
+            Answer(picks=(0,)),
+            Text(),
+        ),
+    )
+    run = run_script_with_runner(script, repair=True)
+    assert any("resolves its (reused) ids" in r for r in run.repairs), run.repairs
+    # Neither driver, given the script as written, stores the client's answer.
+    assert not any(s.author == "user" and s.responses for s in run.session)
+    steps, _, _ = emulated(script)
+    assert not any(s.author == "user" and s.responses for s in steps), steps.render()
+
+
 def test_a_request_the_flow_builds_but_never_sends_is_not_judged() -> None:
     # Three plain calls whose tools' process dies; a client answers two. The
     # next step of ADK's flow builds a request, then runs the third call

@@ -340,6 +340,26 @@ ROWS: tuple[tuple[str | None, ...], ...] = (
         "(the request processor runs there); the emulating driver does not model it.",
     ),
     (
+        "credential-grant-runs-another-turns-call",
+        None,
+        "P2",
+        "granting a credential runs the call of a later turn that reused the id, not the "
+        "call that asked for it",
+        "google/adk/auth/auth_preprocessor.py, _AuthLlmRequestProcessor.run_async: after "
+        "the user answers adk_request_credential, the processor looks for the call to run "
+        "again by searching the whole session backwards for the newest call with the "
+        "tool's id. When the model numbers call ids per turn (call_0, call_1, ... as some "
+        "providers do), a credential asked for in one invocation and granted after a later "
+        "invocation reused the id runs that later call's tool (its side effect again, with "
+        "the granted credential) instead of the tool the user authorised, and stores its "
+        "result as the answer of the resumed invocation. The prompt of the resumed "
+        "invocation's next model call then pairs that result with the later turn's call: "
+        "the user's request that opened the resumed invocation is not in the prompt, and "
+        "the model never learns what the authorised tool returned. Found only through "
+        "ADK's own Runner (the request processor runs there); the emulating driver does "
+        "not model it.",
+    ),
+    (
         "database-reload-leaves-event-actions-as-dicts",
         None,
         "P0",

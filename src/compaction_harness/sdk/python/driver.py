@@ -439,8 +439,17 @@ class ScriptRun(Interpreter):
         pool, chosen = self.pick_answer(op)
         if not chosen:
             return []
-        self._answer_labels(pool, chosen, op.again)
         found = self._end()
+        # A client's answer reaches the Runner, which continues the invocation
+        # of each id's newest call: an answer the model's reused ids send to
+        # another invocation ends the run instead, as the runner driver makes
+        # it. (The runner driver also refuses an answer to calls of several
+        # model turns of one invocation, which ADK's resume logic may re-run;
+        # the emulating driver stores it, the shape of a known fault.)
+        ids = [p.call.id for p in chosen]
+        if self.answer_resolves_elsewhere(self.run.pipeline.steps(), ids, chosen[0].invocation):
+            return found
+        self._answer_labels(pool, chosen, op.again)
         self.clock.think()
         invocation = chosen[0].invocation
         self._start(invocation, None)

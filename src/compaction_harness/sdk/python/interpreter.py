@@ -269,6 +269,22 @@ class Interpreter:
         # pick chooses the invocation, the others its calls (oldest first).
         return op.pick(self.answered if op.again else self.pending)
 
+    @staticmethod
+    def answer_resolves_elsewhere(stored: Session, ids: Sequence[str], invocation: str) -> bool:
+        """Whether a client's responses with ``ids`` would continue another
+        invocation than ``invocation``, the one the script means (the model
+        reused the ids: per-turn ids); ``stored``: the session as the Runner
+        loads it for the request (a database gives it back in timestamp
+        order). ``Runner._resolve_invocation_id_from_fr`` continues the
+        invocation of each id's newest live call in the session, and refuses
+        a message that spans several. Both drivers ask it before a client's
+        answer."""
+        live = reference.live_events(stored)
+        resolved = {
+            next((s.invocation for s in reversed(live) if i in s.call_ids), "") for i in ids
+        }
+        return resolved != {invocation}
+
     def mark_answered(self, items: Sequence[Pending]) -> None:
         for item in items:
             self.pending.remove(item)

@@ -193,6 +193,18 @@ ENTRIES: tuple[dict[str, Any], ...] = (
         ),
         diff="confirmation-resolves-the-call-it-asked-about.diff",
     ),
+    dict(
+        name="credential-resumes-the-call-it-asked-about",
+        faults=("credential-grant-runs-another-turns-call",),
+        summary=(
+            "_AuthLlmRequestProcessor.run_async looks for the call to run again from the "
+            "credential request backwards (the newest call with its id stored before the "
+            "request, the call the request asked about), not from the end of the session: "
+            "a later invocation that reuses the id (call ids numbered per turn) no longer "
+            "has its call run in place of the authorised one"
+        ),
+        diff="credential-resumes-the-call-it-asked-about.diff",
+    ),
     # -- fixes of faults of older releases (diffs under patches/<release>/) -----
     dict(
         name="orphaned-call-retries-past-dead-calls",

@@ -601,24 +601,19 @@ class RunnerDriver(Recording, Interpreter):
         """Why responses with ``ids`` (reused by the model: per-turn ids) would
         not answer the calls of ``invocation`` the script means, or None.
 
-        ``Runner._resolve_invocation_id_from_fr`` continues the invocation of
-        each id's newest live call in the session as the request loads it,
-        and refuses a message that spans several;
-        and within the invocation the flow's resume logic
-        (``core/_resume.py``) pairs a response with the newest call event,
-        re-running that event's calls when the response's name is not among
-        them."""
+        The Runner continues the invocation of each id's newest live call
+        (:meth:`~compaction_harness.sdk.python.interpreter.Interpreter.answer_resolves_elsewhere`,
+        asked on the session as the Runner will load it for the request); and
+        within the invocation the flow's resume logic (``core/_resume.py``)
+        pairs a response with the newest call event, re-running that event's
+        calls when the response's name is not among them."""
         from ...spec import reference
 
-        # As the Runner will load the session for the request (a database gives
-        # it back in timestamp order).
         loaded = await self.service.peek(app_name=APP, user_id=USER, session_id=self.session_id)
-        live = reference.live_events(from_adk_events(loaded.events))
-        resolved = {
-            next((s.invocation for s in reversed(live) if i in s.call_ids), "") for i in ids
-        }
-        if resolved != {invocation}:
+        stored = from_adk_events(loaded.events)
+        if self.answer_resolves_elsewhere(stored, ids, invocation):
             return "resolves its (reused) ids to another invocation"
+        live = reference.live_events(stored)
         makers = [s for s in live if s.invocation == invocation and set(ids) & s.call_ids]
         if len(makers) > 1:
             return "pairs its (reused) ids with the invocation's newest call of that id"
