@@ -312,3 +312,17 @@ def test_a_branch_summary_leaves_a_branchless_event_a_candidate():
     assert ref.token_candidates(s) == (0,)
     assert ref.token_threshold_range(s, 0) == (0,)
     assert ref.token_seeds(s, (0,)) == ()
+
+
+def test_the_token_range_before_a_model_call_stops_before_the_running_invocation():
+    # Campaign finding P6-2.13.0-fdfc18ac (ids numbered per turn): a call of
+    # invocation a is closed only by a response in invocation b, which runs.
+    # Over the whole session the range is self-contained to its end; kept out
+    # of it, invocation b's response cannot close the call, so the range
+    # stops before the call (the cut comes before the prefix).
+    s = session(user("a", 1), call("a", 2, "c0"), user("b", 3), answer("b", 4, "c0"))
+    assert ref.token_threshold_range(s, 0) == (0, 1, 2, 3)
+    assert ref.token_threshold_range(s, 0, running="b") == (0,)
+    # A running invocation with nothing open before it is cut off alone.
+    s = session(user("a", 1), call("a", 2, "c0"), answer("a", 3, "c0"), user("b", 4))
+    assert ref.token_threshold_range(s, 0, running="b") == (0, 1, 2)

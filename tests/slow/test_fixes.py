@@ -174,6 +174,21 @@ MORE_FAULTS["P2-2.13.0-17d677ecb03a9246.json"] = [
     )
     for fault in (WAITING, "one-answer-to-several-turns-makes-an-invalid-request")
 ]
+MORE_FAULTS["P4-2.13.0-7cfbc5401201b973.json"] = [
+    (
+        {"token-compaction-keeps-the-running-invocation"},
+        fault,
+        "with the running invocation kept and the latest update of the first export "
+        "re-injected, the client's answer to one of the two parallel exports is paired "
+        "with both calls (P2), the resumed invocation's summarised request stays out (P2), "
+        "and the sliding window stalls behind the waiting export (P3), each until its fix",
+    )
+    for fault in (
+        "partial-answer-to-parallel-calls-makes-an-invalid-request",
+        WAITING,
+        "compaction-stops-while-a-call-waits",
+    )
+]
 MORE_FAULTS["P1-2.13.0-2fee07590c2015ff.json"] = [
     (
         {NEWEST_CALL},

@@ -1033,7 +1033,13 @@ def test_p6_bound_counts_a_restored_opener_as_floor(monkeypatch):
         "token_threshold": 50,
         "event_retention_size": 0,
     }
-    script = _script(config, Open(chars=200), Calls(count=1), Answer(picks=(0,), again=True))
+    # (The campaign's script answered a plain call a second time; since the
+    # running-invocation fix re-injects a call's hidden latest update, the
+    # floor's own events restore the opener there, and the clause is shown
+    # with a long-running call the client answers after the invocation's end.)
+    script = _script(
+        config, Open(chars=200), Calls(count=1, kind="long_running"), Answer(picks=(0,))
+    )
     names = [
         "token-compaction-keeps-the-running-invocation",
         "running-request-restored-after-compaction",

@@ -470,16 +470,26 @@ def token_seeds(session: Session, taken: Sequence[int]) -> tuple[int, ...]:
     return tuple(i for i in found if i is not None)
 
 
-def token_threshold_range(session: Session, retention: int) -> tuple[int, ...]:
+def token_threshold_range(
+    session: Session, retention: int, running: str | None = None
+) -> tuple[int, ...]:
     """The events a token-threshold compaction summarises (without the seed).
 
     The candidates, split by :func:`safe_token_split` (not at all when
-    ``retention`` is 0), then cut to their longest self-contained prefix;
-    empty when no more than ``retention`` candidates exist.
+    ``retention`` is 0), cut before the first event of ``running`` (the
+    invocation still in flight before a model call, whose request P2 keeps in
+    the prompt) when given, then cut to their longest self-contained prefix;
+    empty when no more than ``retention`` candidates exist. The cut comes
+    before the prefix: an obligation opened before the running invocation
+    and closed only inside it keeps the range from passing it.
     """
     candidates = token_candidates(session)
     if len(candidates) <= retention:
         return ()
     split = len(candidates) if retention == 0 else safe_token_split(session, candidates, retention)
     window = candidates[:split]
+    if running is not None:
+        window = window[
+            : next((k for k, p in enumerate(window) if session[p].invocation == running), None)
+        ]
     return window[: longest_self_contained_prefix(session, window)]

@@ -707,6 +707,27 @@ def test_p4_baseline_leaves_out_what_a_client_record_claims():
     assert [v.positions for v in adk_js.check_run(run)] == [(4,)]
 
 
+@pytest.mark.parametrize(
+    ("name", "lost"),
+    [("P4-adk-js-2.0.0-00bea4e11581bc54.json", 6), ("P4-adk-js-2.0.0-e83a6b07b54cd68d.json", 7)],
+)
+def test_p4_requires_what_both_baselines_show(name, lost):
+    # Found by make fuzz SDK=js FIXES=all: a client's compacted event hides
+    # the calls of long-running exports (ADK-JS reads it as hiding everything
+    # stamped up to its end), and ADK-JS (with its fixes) brings them back for
+    # their live answers. The baseline of the raw events no record claims has
+    # no call, so the latest-response rearrangement does nothing there and it
+    # shows an event between call and answer that the prompt drops, and so
+    # does ADK-JS's prompt of every raw event, with no compaction at all.
+    run = _run_with_every_fix(name)
+    assert adk_js.check_run(run) == []
+    # With the unclaimed baseline alone, P4 calls that event lost.
+    for call in run.calls:
+        if call.get("baseline_unclaimed") is not None:
+            call["baseline"] = call["baseline_unclaimed"]
+    assert [v.positions for v in adk_js.check_run(run)] == [(lost,)]
+
+
 def test_p2_strict_clause_leaves_a_call_whose_answer_a_client_record_claims_to_the_adapter(
     monkeypatch,
 ):

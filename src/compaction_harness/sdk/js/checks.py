@@ -19,7 +19,7 @@ from ...spec.pipeline_checks import (
     check_range_safety,
     covered_by_records,
 )
-from ...spec.prompt_checks import check_model_prompt, check_prompt
+from ...spec.prompt_checks import check_model_prompt, check_prompt, parts_of
 from .case import DELETING, TRIGGERED, JsCompactor
 from .run import JsRun, as_adk_js_reads, foreign_records, summary_branch
 from .trigger import _waiting_calls, check_trigger
@@ -97,6 +97,27 @@ def waiting_call_ids(steps: Session) -> frozenset[str]:
     (with ids numbered per turn, ``call_0`` of one turn is not answered by
     the response to another turn's ``call_0``)."""
     return frozenset(call_id for _, call_id in _waiting_calls(steps))
+
+
+def shown_by_both(unclaimed: Prompt, raw: Prompt) -> Prompt:
+    """P4's baseline where compaction records ADK-JS did not make are stored:
+    the parts of ``unclaimed`` (ADK-JS's contents of the raw events no record
+    claims) that ``raw`` (its contents of every raw event) shows too.
+
+    Neither view holds a summary ADK-JS made, so an event either one leaves
+    out is not lost by compaction: what the prompt builder drops because of
+    what a record hides is the record's doing (a record that leaves an answer
+    newest in view makes the latest-response rearrangement drop the events
+    between its call and it), and what it drops with no compaction at all is
+    its design (the same rearrangement over every raw event). Once, a record
+    that hid a call made its answer's rearrangement a no-op in the unclaimed
+    view alone, which then showed a reply the raw view drops
+    (``P4-adk-js-00bea4e1``)."""
+    shown = parts_of(raw)
+    return [
+        (role, tuple(p for p in parts if parts_of([(role, (p,))]) <= shown))
+        for role, parts in unclaimed
+    ]
 
 
 def check_run(run: JsRun) -> list[Violation]:
@@ -190,10 +211,13 @@ def check_run(run: JsRun) -> list[Violation]:
             # The prompt of the session as the records' writers left it (see
             # the docstring), where the driver could assemble it.
             unclaimed = records and call.get("baseline_unclaimed") is not None
+            baseline = run.prompt(call, "baseline")
+            if unclaimed:
+                baseline = shown_by_both(run.prompt(call, "baseline_unclaimed"), baseline)
             violations, _ = check_model_prompt(
                 as_adk_js_reads(steps, records),
                 prompt,
-                run.prompt(call, "baseline_unclaimed" if unclaimed else "baseline"),
+                baseline,
                 summaries[:number],
                 call["opener"],
                 strict=strict,

@@ -353,12 +353,19 @@ class PipelineRun:
         retention = self.config["event_retention_size"] or 0
         live = reference.live_events(before)
         index = {id(s): k for k, s in enumerate(live)}
-        compactable = {id(live[k]) for k in reference.token_threshold_range(live, retention)}
         newest = next(
             (s.invocation for s in reversed(before) if s.invocation and s.compaction is None),
             None,
         )
         first = next((i for i, s in enumerate(before) if newest and s.invocation == newest), None)
+        # Before a model call the range ends before the running invocation,
+        # and an obligation only it closes stops the range earlier still.
+        compactable = {
+            id(live[k])
+            for k in reference.token_threshold_range(
+                live, retention, newest if running and first is not None else None
+            )
+        }
         if running and first is not None:
             compactable -= {id(step) for step in before.steps[first:]}
         # What stays when exactly the reference's range is compacted: every

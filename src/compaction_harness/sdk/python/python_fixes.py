@@ -71,7 +71,9 @@ ENTRIES: tuple[dict[str, Any], ...] = (
             "and _recover_compacted_function_calls re-injects the responses compaction "
             "removed from a call event that survived, right after it (an invocation resumed "
             "by one answer of two parallel calls leaves that answer to the summary made at "
-            "its end, and the second answer's rearrangement would drop that summary)"
+            "its end, and the second answer's rearrangement would drop that summary); when "
+            "an earlier response of the call survived, the call's hidden latest update goes "
+            "after the last surviving one, so that merging the call's responses keeps it"
         ),
         diff="token-compaction-keeps-the-running-invocation.diff",
     ),
