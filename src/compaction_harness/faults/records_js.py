@@ -240,6 +240,25 @@ ROWS: tuple[tuple[str | None, ...], ...] = (
         "of the same events without compaction break P2 the same way.",
     ),
     (
+        "js-latest-answer-drops-other-answers",
+        None,
+        "P2",
+        EVERY,
+        "the answer to a call is dropped when another call's later answer is the newest event",
+        "getContents (agents/processors/content_processor_utils.js), "
+        "rearrangeEventsForLatestFunctionResponse: when the newest event is a function "
+        "response, every event between its call and it is dropped except the responses to "
+        "that call. A response to another call stored in between goes with them: two "
+        "long-running tools started in two turns, the first finishes, then the second "
+        "reports (or a client sends an update of an answered call), and the model never "
+        "sees the first tool's result; its call stays in the request unanswered, which a "
+        "strict provider (Anthropic, OpenAI) rejects. Not a compaction fault: the contents "
+        "of the same events without compaction lose the answer the same way. google-adk "
+        "2.13.0's rearrange_events_for_latest_function_response drops it too, but there "
+        "the LiteLLM adapter answers the call with a placeholder and the harness's P2 sees "
+        "no invalid request (the lost result is visible to no invariant yet).",
+    ),
+    (
         "js-truncate-opener",
         "token-compaction-summarises-the-running-request",
         "P2",

@@ -610,11 +610,15 @@ def test_p4_tells_two_calls_with_one_id_and_tool_apart_by_their_events():
     # transfer's call_0 is made in two turns. Without compaction the prompt
     # shows the first (stored #1); a call part that named no event was taken
     # for the second (#8), which then looked lost with compaction (P4).
+    # With every fix, answers-between-a-call-and-its-latest-answer-kept keeps
+    # the second turn's transfer call and its answer, stored between export's
+    # call and export's newest answer, which the latest-response rearrangement
+    # dropped before: each call part names its own event.
     run = _run_with_every_fix("P4-adk-js-2.0.0-4d1f864195b7830a.json")
     assert adk_js.check_run(run) == []
     baseline = run.prompt(run.calls[-1], "baseline")
     shown = [p[2].event for _, parts in baseline for p in parts if p[0] == "call"]
-    assert "1" in shown and "8" not in shown
+    assert sorted(shown) == ["1", "6", "8"]
 
 
 def test_p3_holds_the_call_of_a_kept_answer_by_its_tool_as_well_as_its_id(monkeypatch):
