@@ -630,13 +630,16 @@ def test_p3_holds_the_call_of_a_kept_answer_by_its_tool_as_well_as_its_id(monkey
     run = _run_with_every_fix("P3-adk-js-2.0.0-50f912326c63fd1e.json")
     assert adk_js.check_run(run) == []
     # What P3's backlog may summarise of #6 to #11, before the reply's summary:
-    # the reply alone. Held back by the latest call with the id alone
-    # (transfer's), export's call and interim result counted too, and with
-    # them P3 fired where the compactor (rightly) left them.
+    # nothing yet. The reply (#11) is the newest event, and taking it would
+    # leave export's final result (#10) last in view away from its call, so
+    # it waits for one more event (see test_p3_lets_a_newest_range_wait_...).
+    # Held back by the latest call with the id alone (transfer's), export's
+    # call and interim result counted too, and with them P3 fired where the
+    # compactor (rightly) left them.
     before = Session(run.stored.steps[:12])
-    assert trigger._compactable(before, range(6, 12)) == [11]
+    assert trigger._compactable(before, range(6, 12)) == []
     monkeypatch.setattr(trigger, "_preceding_call_named", lambda *_: None)
-    assert trigger._compactable(before, range(6, 12)) == [6, 7, 11]
+    assert trigger._compactable(before, range(6, 12)) == [6, 7]
 
 
 def test_a_call_with_a_reused_id_is_closed_by_the_next_response_with_its_id():
@@ -730,6 +733,20 @@ def test_p4_requires_what_both_baselines_show(name, lost):
         if call.get("baseline_unclaimed") is not None:
             call["baseline"] = call["baseline_unclaimed"]
     assert [v.positions for v in adk_js.check_run(run)] == [(lost,)]
+
+
+def test_p3_lets_a_newest_range_wait_that_would_leave_an_answer_away_from_its_call(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-980d4e3ecb46f62a.json):
+    # the export's answer (#4) follows the new turn's message, not its call
+    # (#2); summarising the running turn's lookup pair (#5, #6), the newest
+    # events, would leave that answer last in view, and ADK-JS's
+    # latest-response rearrangement would drop the message between it and
+    # its call. ADK-JS with every fix waits for one more event: no stall.
+    run = _run_with_every_fix("P3-adk-js-2.0.0-980d4e3ecb46f62a.json")
+    assert adk_js.check_run(run) == []
+    # Counting that range as backlog now, P3's stall form fires on it.
+    monkeypatch.setattr(trigger, "_answers_away_from_its_call", lambda *_: False)
+    assert [(v.details["cause"], v.positions) for v in adk_js.check_run(run)] == [("stall", (5, 6))]
 
 
 def test_p2_strict_clause_leaves_a_call_whose_answer_a_client_record_claims_to_the_adapter(

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ...spec.invariants import Violation
-from ...spec.model import Session, Step
+from ...spec.model import REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL, Session, Step
 from ...spec.pipeline_checks import covered_by_records, once_per_branch
 from ...spec.reference import (
     SYNTHETIC_HITL_CALL_NAMES,
@@ -342,6 +342,27 @@ def _compactable(session: Session, uncovered: Sequence[int]) -> list[int]:
         )
     }
     held = [p for p in window if p not in chosen]
+    # ADK-JS shows summaries before the events they leave, and reads the last
+    # event in view as the response the model call answers when it is one
+    # (getContents's latest-response rearrangement drops what lies between
+    # it and its call). A range that ends at the newest event and would leave
+    # such a response last in view, not right after its own call, breaks the
+    # prompt (P2, P4) if it is taken now: it can be taken once one more event
+    # is stored after it, so it waits, boundedly, and is no stall.
+    if chosen and window:
+        start = window[-1]
+        while start - 1 in chosen:
+            start -= 1
+        if start in chosen:
+            in_view = [
+                q
+                for q in uncovered
+                if q < start and q not in chosen and not _request_event(session[q])
+            ]
+            if in_view and _answers_away_from_its_call(session, in_view):
+                held_back = set(range(start, window[-1] + 1)) & chosen
+                chosen -= held_back
+                held.extend(sorted(held_back))
     while held:
         p = held.pop()
         for response in session[p].responses:
@@ -357,6 +378,26 @@ def _compactable(session: Session, uncovered: Sequence[int]) -> list[int]:
                 chosen -= between
                 held.extend(between)
     return sorted(chosen)
+
+
+def _request_event(step: Step) -> bool:
+    """Whether ADK-JS's getContents leaves ``step`` out of the contents: a
+    synthetic request call (confirmation, credential) or its answer."""
+    names = {c.name for c in step.calls} | {r.name for r in step.responses}
+    return bool(names & {REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL})
+
+
+def _answers_away_from_its_call(session: Session, in_view: Sequence[int]) -> bool:
+    """Whether the last of the stored positions ``in_view`` holds function
+    responses and the one before it does not hold a call of each (by id and
+    tool name): the latest-response rearrangement would drop what lies
+    between that response and its call."""
+    last = session[in_view[-1]]
+    if not last.responses:
+        return False
+    before = session[in_view[-2]] if len(in_view) > 1 else None
+    made = {(c.id, c.name) for c in before.calls} if before is not None else set()
+    return not all((r.id, r.name) in made for r in last.responses)
 
 
 def _preceding_call_named(
