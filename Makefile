@@ -185,10 +185,11 @@ matrix: ## replay the fixtures and a seeded campaign on every release: build/mat
 	JOBS=$(JOBS) $(FIXES_ENV) $$py -m compaction_harness.surfaces.matrix --releases "$(RELEASES)" --seconds $(MATRIX_SECONDS) \
 	  --record docs/release-matrix.json
 
-tables: $(ADKJS_STAMP) ## rewrite the generated text: known faults' releases and fixes (docs/known-faults.md), the cross-SDK table (docs/drivers.md) (after adding fixtures or make matrix)
+tables: $(ADKJS_STAMP) ## rewrite the generated text: known faults' releases and fixes (docs/known-faults.md), the cross-SDK table (docs/drivers.md), the fault catalogue (docs/faults/) (after adding fixtures or make matrix)
 	@py=$$($(ENV_PY)) || exit $$?; \
 	$$py -m compaction_harness.surfaces.fault_headers --write docs/known-faults.md && \
-	$$py -m compaction_harness.surfaces.cross_sdk --write docs/drivers.md
+	$$py -m compaction_harness.surfaces.cross_sdk --write docs/drivers.md && \
+	$$py -m compaction_harness.surfaces.fault_pages --write docs/faults
 
 replay: ## re-check fixtures against the target: make replay FIXTURE=tests/repros/x.json
 	@$(NEED_PATCH)
