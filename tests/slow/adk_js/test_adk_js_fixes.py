@@ -664,6 +664,10 @@ def test_p3_bound_holds_the_call_a_retained_answer_names_by_its_tool(monkeypatch
     assert adk_js.check_run(run) == []
     # Reaching back by the id alone (to lookup's call), the bound calls it a stall.
     monkeypatch.setattr(trigger, "_preceding_call_named", lambda *_: None)
+    closed_by = trigger._calls_closed_by
+    monkeypatch.setattr(
+        trigger, "_calls_closed_by", lambda steps, at, i, name=None: closed_by(steps, at, i)
+    )
     assert [v.details["cause"] for v in trigger.check_stall(run)] == ["stall"]
 
 
@@ -747,6 +751,23 @@ def test_p3_lets_a_newest_range_wait_that_would_leave_an_answer_away_from_its_ca
     # Counting that range as backlog now, P3's stall form fires on it.
     monkeypatch.setattr(trigger, "_answers_away_from_its_call", lambda *_: False)
     assert [(v.details["cause"], v.positions) for v in adk_js.check_run(run)] == [("stall", (5, 6))]
+
+
+def test_p3_bound_holds_two_open_calls_of_one_tool_and_id_with_a_kept_answer(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-4c5d5a449485b017.json):
+    # export's call_0 (#1) waits; lookup's call_0 is answered (#5); export is
+    # called again as call_0 (#7), with an interim result (#8). By id,
+    # lookup's answer closes #1; paired by id and tool name, as ADK-JS's
+    # fixes pair, #1 and #7 are both open when #8 comes and cannot be told
+    # apart, so the retained #8 keeps both, and what lies between.
+    run = _run_with_every_fix("P3-adk-js-2.0.0-4c5d5a449485b017.json")
+    assert adk_js.check_run(run) == []
+    # With the bound reaching back by id alone, P3's stall form fires.
+    closed_by = trigger._calls_closed_by
+    monkeypatch.setattr(
+        trigger, "_calls_closed_by", lambda steps, at, i, name=None: closed_by(steps, at, i)
+    )
+    assert [v.details["cause"] for v in adk_js.check_run(run)] == ["stall"]
 
 
 def test_p2_strict_clause_leaves_a_call_whose_answer_a_client_record_claims_to_the_adapter(

@@ -192,6 +192,7 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
                 for r in backlog[j].responses
                 for made in (
                     *_calls_closed_by(backlog, j, r.id),
+                    *_calls_closed_by(backlog, j, r.id, r.name),
                     _preceding_call_named(backlog, j, r.id, r.name),
                 )
                 if made is not None
@@ -258,18 +259,27 @@ def _synthetic_calls(steps: Sequence[Step], k: int, made: int | None) -> set[str
     }
 
 
-def _calls_closed_by(steps: Sequence[Step], position: int, call_id: str) -> list[int]:
+def _calls_closed_by(
+    steps: Sequence[Step], position: int, call_id: str, name: str | None = None
+) -> list[int]:
     """Indexes of the events before ``position`` whose call with ``call_id``
     a response at ``position`` holds: the latest such call (a later answer,
     however late, is that call's), and every earlier one that no response
     with the id answers before ``position`` (the open calls it closes, as the
-    definitions close obligations by id)."""
+    definitions close obligations by id). With ``name``, calls and responses
+    count only with that tool name too: with ids numbered per turn, two calls
+    of one tool with one id open at once cannot be told apart by their
+    responses, and a compactor that pairs by id and tool name (ADK-JS's
+    fixes) keeps both with a response it keeps, though another tool's
+    response with the id came between."""
     out: list[int] = []
     answered = False
     for i in range(position - 1, -1, -1):
-        if any(c.id == call_id for c in steps[i].calls) and (not out or not answered):
+        if any(c.id == call_id and name in (None, c.name) for c in steps[i].calls) and (
+            not out or not answered
+        ):
             out.append(i)
-        if call_id in steps[i].response_ids:
+        if any(r.id == call_id and name in (None, r.name) for r in steps[i].responses):
             answered = True
     return out
 
