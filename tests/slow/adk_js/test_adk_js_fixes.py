@@ -770,6 +770,22 @@ def test_p3_bound_holds_two_open_calls_of_one_tool_and_id_with_a_kept_answer(mon
     assert [v.details["cause"] for v in adk_js.check_run(run)] == ["stall"]
 
 
+def test_p3_stall_form_reads_a_count_a_client_record_claims_as_stale(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-ec8b5acf149a1d76.json):
+    # on a one-second clock a client's record at +0 claims (by time) the
+    # exports' calls stored after it in the same second, whose prompt counts
+    # (13) measured a prompt the record replaced. ADK-JS with every fix reads
+    # them as stale and makes no summary; so does P3.
+    run = _run_with_every_fix("P3-adk-js-2.0.0-ec8b5acf149a1d76.json")
+    assert adk_js.check_run(run) == []
+    last = len(run.calls) - 1
+    assert run.stored.steps[4].prompt_tokens == 13
+    assert trigger._newest_count(run, last, set()) is None
+    # Taking the claimed call's count for the trigger's newest, P3 calls it a stall.
+    monkeypatch.setattr(trigger, "_newest_count", lambda _run, k, _given: 4 if k == last else None)
+    assert [v.details["cause"] for v in trigger.check_stall(run)] == ["stall"]
+
+
 def test_p2_strict_clause_leaves_a_call_whose_answer_a_client_record_claims_to_the_adapter(
     monkeypatch,
 ):

@@ -460,9 +460,16 @@ def _newest_count(run: JsRun, k: int, given: set[int]) -> int | None:
     since compacted), is stale (P6's second clause), so it is not the
     trigger's input. None if no such event carries a count: ADK-JS then
     estimates from the contents, without the system instruction and tool
-    declarations, and nothing says the prompt was over the threshold."""
-    steps = run.stored.steps[: len(run.calls[k]["stored_before"])]
+    declarations, and nothing says the prompt was over the threshold. A
+    count carried by an event that a compaction record ADK-JS did not make
+    claims (ADK-JS reads a record as hiding every event stamped up to its
+    end, stored before or after it) is stale too: like a summary's, the
+    record replaced the prompt it measured."""
+    length = len(run.calls[k]["stored_before"])
+    steps = run.stored.steps[:length]
     branch = run.calls[k].get("branch")
+    records = foreign_records(run, length)
+    claimed = covered_by_records(as_adk_js_reads(Session(steps), records), records)
     latest = max(
         (
             p
@@ -479,6 +486,7 @@ def _newest_count(run: JsRun, k: int, given: set[int]) -> int | None:
             and s.compaction is None
             and s.prompt_tokens is not None
             and p not in given
+            and p not in claimed
         ),
         None,
     )
