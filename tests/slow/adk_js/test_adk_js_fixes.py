@@ -786,6 +786,21 @@ def test_p3_stall_form_reads_a_count_a_client_record_claims_as_stale(monkeypatch
     assert [v.details["cause"] for v in trigger.check_stall(run)] == ["stall"]
 
 
+def test_p3_lets_a_range_after_the_one_a_summary_took_wait_for_the_next(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-14c05867584d988e.json):
+    # an export call (#5) waits; three user messages (#6 to #8) follow; before
+    # the sub-agent's model call the compactor summarises the first range
+    # around the waiting calls that holds something new (#3), and the
+    # messages, a range of their own beyond the waiting call, wait.
+    run = _run_with_every_fix("P3-adk-js-2.0.0-14c05867584d988e.json")
+    assert adk_js.check_run(run) == []
+    # Counting the later range as this compaction's backlog, P3 fires.
+    monkeypatch.setattr(trigger, "_before_a_later_range", lambda backlog, *_: backlog)
+    assert [(v.details["cause"], v.positions) for v in trigger.check_backlog(run)] == [
+        ("backlog", (6, 7, 8))
+    ]
+
+
 def test_p2_strict_clause_leaves_a_call_whose_answer_a_client_record_claims_to_the_adapter(
     monkeypatch,
 ):

@@ -303,9 +303,11 @@ def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[
     given: set[int] = set()
     number = 0
     for k, call in enumerate(run.calls):
+        now: set[int] = set()
         for _ in call["summaries"]:
-            given |= set(summaries[number][1])
+            now |= set(summaries[number][1])
             number += 1
+        given |= now
         length = len(call["stored_before"])
         records = foreign_records(run, length)
         claimed = covered_by_records(as_adk_js_reads(Session(steps[:length]), records), records)
@@ -319,6 +321,8 @@ def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[
             and branch_sees(call.get("branch"), steps[p].branch)
         ]
         backlog = _compactable(Session(steps[:length]), uncovered)
+        if now:
+            backlog = _before_a_later_range(backlog, uncovered, max(now))
         yield (
             k,
             call,
@@ -326,6 +330,24 @@ def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[
             backlog,
             backlog_bound(run.compactor, [steps[p] for p in backlog]),
         )
+
+
+def _before_a_later_range(backlog: list[int], uncovered: Sequence[int], last: int) -> list[int]:
+    """The part of ``backlog`` (stored positions) that a compaction whose
+    summaries were given events up to ``last`` had to take: around the calls
+    that wait, a compactor summarises one range at a time (the first that
+    holds something new, as google-adk's compaction-summarised-around-a-
+    waiting-call and ADK-JS's calls-retained-with-their-answers do), so a
+    range after the one it took, beyond an event that stays (an event of
+    ``uncovered`` outside the backlog: a call that waits), waits for the next
+    compaction. Nothing is starved: new events come after every range, and a
+    compaction that then takes nothing is the stall form's
+    (:func:`check_stall`), one that takes nothing new P6's."""
+    return [
+        p
+        for p in backlog
+        if p < last or not any(last < q < p and q not in backlog for q in uncovered)
+    ]
 
 
 def _compactable(session: Session, uncovered: Sequence[int]) -> list[int]:
