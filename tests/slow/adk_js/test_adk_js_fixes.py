@@ -48,12 +48,19 @@ FAULT_FIXTURES = [
 ]
 
 
-def _run_with_every_fix(name: str) -> adk_js.JsRun:
-    """The ADK-JS run of the fixture ``tests/repros/NAME`` with every fix applied."""
+def _run_with_every_fix(name: str, without: tuple[str, ...] = ()) -> adk_js.JsRun:
+    """The ADK-JS run of the fixture ``tests/repros/NAME`` with every fix
+    applied, but those named in ``without``."""
     fixture = load_fixture(REPROS / name)
-    return adk_js.run_script(
-        fixture.case.script, fixture.case.compactor, fixes=tuple(js_fixes.js_fixes())
-    )
+    fixes = tuple(n for n in js_fixes.js_fixes() if n not in without)
+    return adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=fixes)
+
+
+#: Without it, summaries hide by time, and calls-retained-with-their-answers
+#: keeps a prefix and compacts nothing around the calls that wait: the regime
+#: where some of P3's and P4's rules show (with it, ADK-JS summarises those
+#: shapes away before the rules are needed).
+BY_TIME = ("summaries-hide-what-they-were-given",)
 
 
 @pytest.fixture(autouse=True)
@@ -660,7 +667,7 @@ def test_p3_bound_holds_the_call_a_retained_answer_names_by_its_tool(monkeypatch
     # export's long-running call_0 (#1) has an interim result (#2); lookup's
     # call_0 (#4) is answered (#5); export's final result (#6) is retained,
     # and the fix keeps export's call, and what lies between, with it.
-    run = _run_with_every_fix("P3-adk-js-2.0.0-98b0f0219727d047.json")
+    run = _run_with_every_fix("P3-adk-js-2.0.0-98b0f0219727d047.json", without=BY_TIME)
     assert adk_js.check_run(run) == []
     # Reaching back by the id alone (to lookup's call), the bound calls it a stall.
     monkeypatch.setattr(trigger, "_preceding_call_named", lambda *_: None)
@@ -707,7 +714,7 @@ def test_p4_baseline_leaves_out_what_a_client_record_claims():
     # drops the model's reply (#4) between the call (#1) and it. That is the
     # record's doing: the baseline (no compaction by ADK-JS) leaves out what
     # the record claims and drops #4 too.
-    run = _run_with_every_fix("P4-adk-js-2.0.0-18a3ca01afae11ac.json")
+    run = _run_with_every_fix("P4-adk-js-2.0.0-18a3ca01afae11ac.json", without=BY_TIME)
     assert adk_js.check_run(run) == []
     last = run.calls[-1]
     shown = {run.ids.index(p[-1]) for _, parts in last["baseline_unclaimed"] for p in parts}
@@ -799,6 +806,17 @@ def test_p3_lets_a_range_after_the_one_a_summary_took_wait_for_the_next(monkeypa
     assert [(v.details["cause"], v.positions) for v in trigger.check_backlog(run)] == [
         ("backlog", (6, 7, 8))
     ]
+
+
+def test_a_range_around_a_waiting_call_may_start_after_a_call_answered_again_later():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-a2da3ce8cb979a2d.json):
+    # export's call_0 (#3, beside call_1, which waits) is answered (#4) and
+    # answered again (#8) after lookup's call_0 pair (#6, #7). The call's
+    # first answer comes before the pair and no answer to it falls inside,
+    # so the pair is a range of its own: the fix summarises it.
+    run = _run_with_every_fix("P3-adk-js-2.0.0-a2da3ce8cb979a2d.json")
+    assert adk_js.check_run(run) == []
+    assert [given for _, given, _ in run.summaries()][-1] == [6, 7]
 
 
 def test_p2_strict_clause_leaves_a_call_whose_answer_a_client_record_claims_to_the_adapter(
