@@ -56,6 +56,15 @@ def _run_with_every_fix(name: str, without: tuple[str, ...] = ()) -> adk_js.JsRu
     return adk_js.run_script(fixture.case.script, fixture.case.compactor, fixes=fixes)
 
 
+def _close_by_id_alone(monkeypatch) -> None:
+    """Make P3's bound reach back from a kept answer by its id alone, as the
+    definitions close obligations, not also by its id and tool name."""
+    closed_by = trigger._calls_closed_by
+    monkeypatch.setattr(
+        trigger, "_calls_closed_by", lambda steps, at, i, name=None: closed_by(steps, at, i)
+    )
+
+
 #: Without it, summaries hide by time, and calls-retained-with-their-answers
 #: keeps a prefix and compacts nothing around the calls that wait: the regime
 #: where some of P3's and P4's rules show (with it, ADK-JS summarises those
@@ -671,10 +680,7 @@ def test_p3_bound_holds_the_call_a_retained_answer_names_by_its_tool(monkeypatch
     assert adk_js.check_run(run) == []
     # Reaching back by the id alone (to lookup's call), the bound calls it a stall.
     monkeypatch.setattr(trigger, "_preceding_call_named", lambda *_: None)
-    closed_by = trigger._calls_closed_by
-    monkeypatch.setattr(
-        trigger, "_calls_closed_by", lambda steps, at, i, name=None: closed_by(steps, at, i)
-    )
+    _close_by_id_alone(monkeypatch)
     assert [v.details["cause"] for v in trigger.check_stall(run)] == ["stall"]
 
 
@@ -770,10 +776,7 @@ def test_p3_bound_holds_two_open_calls_of_one_tool_and_id_with_a_kept_answer(mon
     run = _run_with_every_fix("P3-adk-js-2.0.0-4c5d5a449485b017.json")
     assert adk_js.check_run(run) == []
     # With the bound reaching back by id alone, P3's stall form fires.
-    closed_by = trigger._calls_closed_by
-    monkeypatch.setattr(
-        trigger, "_calls_closed_by", lambda steps, at, i, name=None: closed_by(steps, at, i)
-    )
+    _close_by_id_alone(monkeypatch)
     assert [v.details["cause"] for v in adk_js.check_run(run)] == ["stall"]
 
 
