@@ -467,3 +467,21 @@ def test_the_truncating_compactor_splits_a_pair_through_adk_js_s_own_runner() ->
         ("P2", "js-truncate-splits-call-pairs")
     ]
     assert outcome.violations == []
+
+
+def test_the_dropped_answer_fixture_is_a_shape_adk_js_runner_stores() -> None:
+    # js-latest-answer-drops-other-answers (tests/repros/P2-adk-js-2.0.0-da8b3e25c77b1a5a.json):
+    # the script as ADK-JS's Runner can run it (its invocations end where the
+    # Runner ends them) stores what the Runner stores, and still shows the
+    # fault: the first export's answer is missing after its call.
+    from pathlib import Path
+
+    from compaction_harness.store.fixtures import load_fixture
+
+    fixture = load_fixture(
+        Path(__file__).parents[2] / "repros" / "P2-adk-js-2.0.0-da8b3e25c77b1a5a.json"
+    )
+    script = comparable(fixture.case.script)
+    assert compare_script(script, fixture.case.compactor) == []
+    run = adk_js.run_script(script, fixture.case.compactor, fixes=())
+    assert any(v.details.get("cause") == "strict provider" for v in adk_js.check_run(run))
