@@ -811,6 +811,25 @@ def test_p3_lets_a_range_after_the_one_a_summary_took_wait_for_the_next(monkeypa
     ]
 
 
+def test_p3_backlog_keeps_a_waiting_events_pair_whose_answer_its_tool_names(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-a531a46f9db7a4ae.json):
+    # export's call_1 (#3, beside call_2, which waits) is answered at #10,
+    # after lookup pairs that reuse call_0 and call_1 (#5 to #8). By id,
+    # lookup's answer (#6) closes export's call_1; by id and tool name, as
+    # ADK-JS's fixes pair, the call spans #4 to #10 and no range starts inside.
+    run = _run_with_every_fix("P3-adk-js-2.0.0-a531a46f9db7a4ae.json")
+    assert adk_js.check_run(run) == []
+    assert not any(set(given) & {5, 6, 7, 8, 9, 10} for _, given, _ in run.summaries())
+    # Following a call that stays only to its first answer by id, P3 fires.
+    following = trigger._following_answer
+    monkeypatch.setattr(
+        trigger, "_following_answer", lambda steps, at, i, name=None: following(steps, at, i)
+    )
+    assert [(v.details["cause"], v.positions[:4]) for v in trigger.check_backlog(run)] == [
+        ("backlog", (7, 8, 9, 10))
+    ]
+
+
 def test_a_range_around_a_waiting_call_may_start_after_a_call_answered_again_later():
     # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-a2da3ce8cb979a2d.json):
     # export's call_0 (#3, beside call_1, which waits) is answered (#4) and
