@@ -397,20 +397,13 @@ def _compactable(session: Session, uncovered: Sequence[int]) -> list[int]:
                 held.extend(sorted(held_back))
     while held:
         p = held.pop()
-        # A call that stays keeps the events up to its first answer: no range
-        # may start while a call before it is open and answered after its
-        # start (the reference's second clause). The reference closes by id;
-        # with ids numbered per turn another tool's response with the id can
-        # come first, and the answer ADK-JS pairs with the call (by id and
-        # tool name) is later: every event up to it stays too.
+        # A call that stays keeps every answer to it (a range may not hold an
+        # answer to a call that stays: the reference's third clause), and so
+        # what lies between (below): no range starts inside a pair.
         for call in session[p].calls:
-            for answer in {
-                _following_answer(session.steps, p, call.id),
-                _following_answer(session.steps, p, call.id, call.name),
-            } - {None}:
-                between = {q for q in chosen if p < q <= answer}
-                chosen -= between
-                held.extend(between)
+            again = _later_answers(session.steps, p, call, chosen)
+            chosen -= again
+            held.extend(again)
         for response in session[p].responses:
             # With ids numbered per turn, the latest call with the id may be
             # another tool's: the call this answer answers is the latest with
@@ -426,17 +419,26 @@ def _compactable(session: Session, uncovered: Sequence[int]) -> list[int]:
     return sorted(chosen)
 
 
-def _following_answer(
-    steps: Sequence[Step], position: int, call_id: str, name: str | None = None
-) -> int | None:
-    """The index of the first step after ``position`` with a response to
-    ``call_id`` (and of tool ``name``, when given), or None: the answer that
-    closes the call made at ``position`` (a later call with the id and tool
-    cannot be told apart from it, so its answer counts for both)."""
-    for j in range(position + 1, len(steps)):
-        if any(r.id == call_id and name in (None, r.name) for r in steps[j].responses):
-            return j
-    return None
+def _later_answers(steps: Sequence[Step], position: int, call: Any, among: set[int]) -> set[int]:
+    """The positions of ``among`` after ``position`` with a response that
+    answers ``call`` (a call made at ``position``): the latest call with the
+    response's id before it, or the latest with its id and tool name (with
+    ids numbered per turn, a later call of another tool with the id does not
+    open it again for ADK-JS's fixes, which pair by id and tool name)."""
+    return {
+        q
+        for q in among
+        if q > position
+        and any(
+            r.id == call.id
+            and position
+            in (
+                preceding_call(steps, q, r.id),
+                _preceding_call_named(steps, q, r.id, r.name),
+            )
+            for r in steps[q].responses
+        )
+    }
 
 
 def _request_event(step: Step) -> bool:
