@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given
 
 from compaction_harness.sdk import protocol
-from compaction_harness.sdk.js import adk_js, checks, js_fixes, node, trigger
+from compaction_harness.sdk.js import adk_js, backlog, checks, js_fixes, node, trigger
 from compaction_harness.sdk.js import events as js_events
 from compaction_harness.sdk.js import run as js_run
 from compaction_harness.sdk.js import timeline as js_timeline
@@ -1253,7 +1253,7 @@ def test_p3_holds_when_every_summary_leaves_only_the_retained_events() -> None:
     assert [len(c["summaries"]) for c in result.calls] == [0, 0, 0, 0, 1, 0, 0, 1]
     assert trigger.check_backlog(result) == []
     # Right after each summary the backlog is the two retained events (R = 2).
-    assert trigger.backlog_bound(result.compactor, []) == 3
+    assert backlog.backlog_bound(result.compactor, []) == 3
 
 
 def test_p3_fires_on_a_backlog_beyond_the_retention_the_configuration_states() -> None:
@@ -1283,7 +1283,7 @@ def test_p3_backlog_is_what_the_definitions_allow_to_compact(monkeypatch) -> Non
     fixture = load_fixture(ROOT / "tests" / "repros" / "P3-adk-js-2.0.0-41f09be095c7484e.json")
     result = run_with(fixture.case.script, fixture.case.compactor, *js_fixes.js_fixes())
     assert trigger_violations(result, "P3", "stall") == []
-    monkeypatch.setattr(trigger, "_compactable", lambda session, uncovered: list(uncovered))
+    monkeypatch.setattr(backlog, "compactable", lambda session, uncovered: list(uncovered))
     assert [v.observed for v in trigger_violations(result, "P3", "stall")] == [3]
 
 
@@ -1514,11 +1514,11 @@ def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one()
     text = Step(invocation="i", author="agent", text="x")
     answer = Step(invocation="j", author="user", responses=(Response("a", "t"),))
     # The retained answer keeps its call and the two events between them.
-    assert trigger.backlog_bound(compactor, [call, text, text, answer]) == 1 + 3
+    assert backlog.backlog_bound(compactor, [call, text, text, answer]) == 1 + 3
     # A call still waiting keeps nothing: R and the one step back.
-    assert trigger.backlog_bound(compactor, [call, text, text, text]) == 1 + 1
+    assert backlog.backlog_bound(compactor, [call, text, text, text]) == 1 + 1
     # An answer before the retained part keeps nothing either.
-    assert trigger.backlog_bound(compactor, [call, answer, text, text]) == 1 + 1
+    assert backlog.backlog_bound(compactor, [call, answer, text, text]) == 1 + 1
     # Kept in turn: an answer among the events a retained answer holds
     # holds its own call (a second answer to a call answered early reaches
     # back to it; found by a FIXES=all campaign,
@@ -1527,9 +1527,9 @@ def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one()
     answer_b = Step(invocation="k", author="user", responses=(Response("b", "t"),))
     chain = [call, answer, call_b, answer_b, answer, text, answer_b]
     # answer_b (6) holds call_b (2); answer (4) among them holds call (0).
-    assert trigger.backlog_bound(compactor, chain) == 1 + 6
+    assert backlog.backlog_bound(compactor, chain) == 1 + 6
     # Without the first call in the backlog, the step back ends at call_b.
-    assert trigger.backlog_bound(compactor, chain[2:]) == 1 + 4
+    assert backlog.backlog_bound(compactor, chain[2:]) == 1 + 4
     # Ids numbered per turn: an older turn's call_0 that died unanswered is
     # closed, by the definitions, by the next response with its id, so a
     # retained answer to a later call_0 holds it too (found by a FIXES=all
@@ -1537,7 +1537,7 @@ def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one()
     orphan = Step(invocation="i", author="agent", calls=(Call("call_0", "lookup"),))
     later = Step(invocation="j", author="agent", calls=(Call("call_0", "transfer"),))
     reply = Step(invocation="j", author="agent", responses=(Response("call_0", "transfer"),))
-    assert trigger.backlog_bound(compactor, [orphan, text, later, reply]) == 1 + 3
+    assert backlog.backlog_bound(compactor, [orphan, text, later, reply]) == 1 + 3
     # A credential request that waits for a person (found by a FIXES=all
     # campaign, tests/repros/P3-adk-js-2.0.0-e959632be0bf0b76.json): the
     # tool's call, the synthetic request call, the placeholder holding the
@@ -1554,10 +1554,10 @@ def test_p3s_bound_keeps_a_call_with_its_retained_answer_and_not_a_waiting_one()
         invocation="i", author="agent", responses=(Response("c", "calendar"),), auth_requests=("c",)
     )
     user = Step(invocation="j", author="user", text="u")
-    assert trigger.backlog_bound(zero, [tool, ask, placeholder, user]) == 0 + 1 + 3
+    assert backlog.backlog_bound(zero, [tool, ask, placeholder, user]) == 0 + 1 + 3
     given = Step(invocation="k", author="user", responses=(Response("c", "calendar"),))
     # Answered, the request waits no more (the synthetic call still does).
-    assert trigger.backlog_bound(zero, [tool, ask, placeholder, user, given]) == 0 + 1 + 1
+    assert backlog.backlog_bound(zero, [tool, ask, placeholder, user, given]) == 0 + 1 + 1
 
 
 def test_p3s_backlog_keeps_a_call_with_an_answer_that_must_stay() -> None:
@@ -1578,7 +1578,7 @@ def test_p3s_backlog_keeps_a_call_with_an_answer_that_must_stay() -> None:
     session = Session((user, call_a, interim, call_b, final))
     window = (0, 1, 2, 3, 4)
     assert reference.compactable_around_waiting_calls(session, window) == (0, 1, 2)
-    assert trigger._compactable(session, window) == [0]
+    assert backlog.compactable(session, window) == [0]
 
 
 def test_each_known_fault_minimal_script_is_a_fixture_marked_with_it() -> None:

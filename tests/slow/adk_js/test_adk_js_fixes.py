@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from compaction_harness.faults.classify import same_failure
-from compaction_harness.sdk.js import adk_js, checks, js_fixes, node, trigger
+from compaction_harness.sdk.js import adk_js, backlog, checks, js_fixes, node, trigger
 from compaction_harness.sdk.js import run as js_run
 from compaction_harness.spec.model import Session
 from compaction_harness.store.fixtures import load_fixture
@@ -59,9 +59,9 @@ def _run_with_every_fix(name: str, without: tuple[str, ...] = ()) -> adk_js.JsRu
 def _close_by_id_alone(monkeypatch) -> None:
     """Make P3's bound reach back from a kept answer by its id alone, as the
     definitions close obligations, not also by its id and tool name."""
-    closed_by = trigger._calls_closed_by
+    closed_by = backlog._calls_closed_by
     monkeypatch.setattr(
-        trigger, "_calls_closed_by", lambda steps, at, i, name=None: closed_by(steps, at, i)
+        backlog, "_calls_closed_by", lambda steps, at, i, name=None: closed_by(steps, at, i)
     )
 
 
@@ -372,9 +372,9 @@ def test_p3_allows_the_waiting_call_itself_and_nothing_after_it():
     waits = Step("i1", "agent", 1.0, calls=(Call("w", "export"),), long_running=("w",))
     text = Step("i1", "agent", 2.0, text="model 1")
     answer = Step("i2", "user", 3.0, responses=(Response("w", "export"),))
-    assert trigger.backlog_bound(compactor, [waits, text]) == 2  # 0 + the step back's 1 + w
-    assert trigger.backlog_bound(compactor, [waits, text, answer]) == 1
-    assert trigger.backlog_bound(compactor, [text, text]) == 1
+    assert backlog.backlog_bound(compactor, [waits, text]) == 2  # 0 + the step back's 1 + w
+    assert backlog.backlog_bound(compactor, [waits, text, answer]) == 1
+    assert backlog.backlog_bound(compactor, [text, text]) == 1
 
 
 def test_p3_counts_the_backlog_an_agent_sees_and_fires_on_its_own_events_left_out():
@@ -590,7 +590,7 @@ def test_p3_holds_a_kept_confirmation_request_with_the_pairs_that_span_it(monkey
     run = _run_with_every_fix("P3-adk-js-2.0.0-0255614165602a24.json")
     assert adk_js.check_run(run) == []
     # Read as the definitions alone read it (the request dead), the backlog fires.
-    monkeypatch.setattr(trigger, "_pending_requests", lambda steps: set())
+    monkeypatch.setattr(backlog, "_pending_requests", lambda steps: set())
     assert [v.invariant for v in trigger.check_backlog(run)] == ["P3"]
 
 
@@ -614,10 +614,10 @@ def test_p3_reads_a_request_as_answered_by_its_synthetic_call_not_its_key(monkey
     run = _run_with_every_fix("P3-adk-js-2.0.0-00d2ed9d69e05048.json")
     assert adk_js.check_run(run) == []
     # the second transfer (stored #6) and its request (#7) wait, at the summary (#11)
-    assert {6, 7} <= trigger._pending_requests(run.stored.steps[:11])
+    assert {6, 7} <= backlog._pending_requests(run.stored.steps[:11])
     # Read as answered (by the key alone, the result of the first transfer
     # answered it), nothing waits, and P3 fires.
-    monkeypatch.setattr(trigger, "_pending_requests", lambda steps: set())
+    monkeypatch.setattr(backlog, "_pending_requests", lambda steps: set())
     assert [v.invariant for v in trigger.check_backlog(run)] == ["P3"]
 
 
@@ -653,9 +653,9 @@ def test_p3_holds_the_call_of_a_kept_answer_by_its_tool_as_well_as_its_id(monkey
     # call and interim result counted too, and with them P3 fired where the
     # compactor (rightly) left them.
     before = Session(run.stored.steps[:12])
-    assert trigger._compactable(before, range(6, 12)) == []
-    monkeypatch.setattr(trigger, "_preceding_call_named", lambda *_: None)
-    assert trigger._compactable(before, range(6, 12)) == [6, 7]
+    assert backlog.compactable(before, range(6, 12)) == []
+    monkeypatch.setattr(backlog, "_preceding_call_named", lambda *_: None)
+    assert backlog.compactable(before, range(6, 12)) == [6, 7]
 
 
 def test_a_call_with_a_reused_id_is_closed_by_the_next_response_with_its_id():
@@ -679,7 +679,7 @@ def test_p3_bound_holds_the_call_a_retained_answer_names_by_its_tool(monkeypatch
     run = _run_with_every_fix("P3-adk-js-2.0.0-98b0f0219727d047.json", without=BY_TIME)
     assert adk_js.check_run(run) == []
     # Reaching back by the id alone (to lookup's call), the bound calls it a stall.
-    monkeypatch.setattr(trigger, "_preceding_call_named", lambda *_: None)
+    monkeypatch.setattr(backlog, "_preceding_call_named", lambda *_: None)
     _close_by_id_alone(monkeypatch)
     assert [v.details["cause"] for v in trigger.check_stall(run)] == ["stall"]
 
@@ -762,7 +762,7 @@ def test_p3_lets_a_newest_range_wait_that_would_leave_an_answer_away_from_its_ca
     run = _run_with_every_fix("P3-adk-js-2.0.0-980d4e3ecb46f62a.json")
     assert adk_js.check_run(run) == []
     # Counting that range as backlog now, P3's stall form fires on it.
-    monkeypatch.setattr(trigger, "_answers_away_from_its_call", lambda *_: False)
+    monkeypatch.setattr(backlog, "_answers_away_from_its_call", lambda *_: False)
     assert [(v.details["cause"], v.positions) for v in adk_js.check_run(run)] == [("stall", (5, 6))]
 
 
@@ -805,7 +805,7 @@ def test_p3_lets_a_range_after_the_one_a_summary_took_wait_for_the_next(monkeypa
     run = _run_with_every_fix("P3-adk-js-2.0.0-14c05867584d988e.json")
     assert adk_js.check_run(run) == []
     # Counting the later range as this compaction's backlog, P3 fires.
-    monkeypatch.setattr(trigger, "_before_a_later_range", lambda backlog, *_: backlog)
+    monkeypatch.setattr(backlog, "before_a_later_range", lambda backlog, *_: backlog)
     assert [(v.details["cause"], v.positions) for v in trigger.check_backlog(run)] == [
         ("backlog", (6, 7, 8))
     ]
@@ -821,9 +821,10 @@ def test_p3_backlog_keeps_a_waiting_events_pair_whose_answer_its_tool_names(monk
     assert adk_js.check_run(run) == []
     assert not any(set(given) & {5, 6, 7, 8, 9, 10} for _, given, _ in run.summaries())
     # Without the rule (a held call's later answers may be summarised), P3 fires.
-    monkeypatch.setattr(trigger, "_later_answers", lambda *_: set())
+    monkeypatch.setattr(backlog, "_later_answers", lambda *_: set())
     assert [(v.details["cause"], v.positions) for v in trigger.check_backlog(run)] == [
         ("backlog", (7, 8, 9, 10, 16)),
+        ("backlog", (4, 5, 6, 7, 8, 9, 10, 18, 19)),
         ("backlog", (7, 8, 9, 10, 21)),
     ]
 
@@ -837,8 +838,26 @@ def test_p3_backlog_keeps_a_second_answer_to_a_call_that_stays(monkeypatch):
     run = _run_with_every_fix("P3-adk-js-2.0.0-f5f1116b141ce7bf.json")
     assert adk_js.check_run(run) == []
     # Without the rule (a held call's later answers may be summarised), P3 fires.
-    monkeypatch.setattr(trigger, "_later_answers", lambda *_: set())
+    monkeypatch.setattr(backlog, "_later_answers", lambda *_: set())
     assert [(v.details["cause"], v.positions) for v in adk_js.check_run(run)] == [("stall", (6, 7))]
+
+
+def test_p3_backlog_keeps_a_call_that_waits_by_its_tool_though_its_id_is_answered(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-b7f9e7680f835205.json):
+    # export's long-running call_0 and call_1 (#2); call_0 answered (#4);
+    # lookup's call_0 and call_1 pair (#5, #6). By id lookup's answer closes
+    # export's call_1; by id and tool name it still waits, so #2 stays, and
+    # the lookup pair, the newest range, would leave #4 last in view away
+    # from its call: it waits for one more event.
+    run = _run_with_every_fix("P3-adk-js-2.0.0-b7f9e7680f835205.json")
+    assert adk_js.check_run(run) == []
+    with monkeypatch.context() as patch:
+        patch.setattr(backlog, "_waits_by_tool", lambda *_: False)
+        assert [(v.details["cause"], v.positions) for v in adk_js.check_run(run)] == [
+            ("stall", (2, 3, 4, 5, 6))
+        ]
+    monkeypatch.setattr(backlog, "_answers_away_from_its_call", lambda *_: False)
+    assert [(v.details["cause"], v.positions) for v in adk_js.check_run(run)] == [("stall", (5, 6))]
 
 
 def test_a_range_around_a_waiting_call_may_start_after_a_call_answered_again_later():
@@ -878,8 +897,8 @@ def test_p3_finds_a_credential_requests_synthetic_call_in_its_own_event(monkeypa
     steps = run.stored.steps
     placeholder = next(k for k, s in enumerate(steps) if s.auth_requests)
     assert not any(c.name in trigger.SYNTHETIC_HITL_CALL_NAMES for c in steps[placeholder].calls)
-    assert placeholder in trigger._pending_requests(steps[:9])
+    assert placeholder in backlog._pending_requests(steps[:9])
     # Read as answered (by the key alone, lookup's result answered it),
     # nothing waits, and P3 fires.
-    monkeypatch.setattr(trigger, "_pending_requests", lambda steps: set())
+    monkeypatch.setattr(backlog, "_pending_requests", lambda steps: set())
     assert {v.invariant for v in trigger.check_backlog(run)} == {"P3"}

@@ -20,9 +20,10 @@ from ...spec.pipeline_checks import (
     covered_by_records,
 )
 from ...spec.prompt_checks import check_model_prompt, check_prompt, parts_of
+from .backlog import waiting_calls
 from .case import DELETING, TRIGGERED, JsCompactor
 from .run import JsRun, as_adk_js_reads, foreign_records, summary_branch
-from .trigger import _waiting_calls, check_trigger
+from .trigger import check_trigger
 
 __all__ = [
     "PRUNES_ORPHANED_CALLS",
@@ -96,7 +97,7 @@ def waiting_call_ids(steps: Session) -> frozenset[str]:
     A response answers the latest call before it with its id and tool name
     (with ids numbered per turn, ``call_0`` of one turn is not answered by
     the response to another turn's ``call_0``)."""
-    return frozenset(call_id for _, call_id in _waiting_calls(steps))
+    return frozenset(call_id for _, call_id in waiting_calls(steps))
 
 
 def shown_by_both(unclaimed: Prompt, raw: Prompt) -> Prompt:
