@@ -860,6 +860,24 @@ def test_p3_backlog_keeps_a_call_that_waits_by_its_tool_though_its_id_is_answere
     assert [(v.details["cause"], v.positions) for v in adk_js.check_run(run)] == [("stall", (5, 6))]
 
 
+def test_p1_lets_a_summary_take_an_orphan_whose_id_another_tools_waiting_call_carries(
+    monkeypatch,
+):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P1-adk-js-2.0.0-d684f2f0c165abc2.json):
+    # export's long-running call_1 (#2) waits; lookup's call_1 (#5), of an
+    # older invocation by the time #5 and #6 are summarised, is never
+    # answered. By id the long-running mark protects call_1; by id and tool
+    # name lookup's call_1 is an orphan the definitions let a summary take.
+    run = _run_with_every_fix("P1-adk-js-2.0.0-d684f2f0c165abc2.json")
+    assert adk_js.check_run(run) == []
+    assert [5, 6] in [list(given) for _, given, _ in run.summaries()]
+    # Reading every split by id alone, P1 fires on lookup's call_1.
+    monkeypatch.setattr(checks, "_splits_by_tool", lambda *_: True)
+    assert [(v.invariant, v.ids, v.positions) for v in adk_js.check_run(run)] == [
+        ("P1", ("call_1",), (5,))
+    ]
+
+
 def test_a_range_around_a_waiting_call_may_start_after_a_call_answered_again_later():
     # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-a2da3ce8cb979a2d.json):
     # export's call_0 (#3, beside call_1, which waits) is answered (#4) and

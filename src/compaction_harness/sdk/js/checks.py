@@ -8,6 +8,7 @@ Checking never classifies (:mod:`.triage` does)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ...spec.invariants import Violation
@@ -20,6 +21,7 @@ from ...spec.pipeline_checks import (
     covered_by_records,
 )
 from ...spec.prompt_checks import check_model_prompt, check_prompt, parts_of
+from ...spec.reference import dead_id_clauses, newest_invocation
 from .backlog import waiting_calls
 from .case import DELETING, TRIGGERED, JsCompactor
 from .run import JsRun, as_adk_js_reads, foreign_records, summary_branch
@@ -121,6 +123,45 @@ def shown_by_both(unclaimed: Prompt, raw: Prompt) -> Prompt:
     ]
 
 
+def _splits_by_tool(snapshot: Session, taken: Sequence[int], violation: Violation) -> bool:
+    """Whether a P1 violation (a call at ``violation.positions[0]`` that the
+    summariser input ``taken`` splits from its answer) still splits a live
+    pair when a call's long-running mark is read as its own: ``Event.
+    longRunningToolIds`` marks the calls of its event, and with ids numbered
+    per turn another tool's long-running call may carry the id. By the
+    definitions' clauses read by id (a response with the id anywhere, a
+    call of the newest invocation, a pending request with the key in it)
+    the call stays live, as ``js-reused-id-orphan-summarised`` has it;
+    protected only by another event's mark, it is an orphan of an older
+    invocation, which a summary may take (ADK-JS's fixes read the mark of
+    the call's own event). A request's key (a confirmation, a credential)
+    has no call here: always True."""
+    (position,) = violation.positions
+    step = snapshot[position]
+    call_id = violation.ids[0]
+    if call_id not in step.call_ids or call_id in step.long_running:
+        return True
+    clauses = dead_id_clauses(snapshot, [position], call_id)
+    if not (clauses["no_resolved_response"] and clauses["called_outside_newest_invocation"]):
+        return True
+    # Protected by id (else no violation): by a long-running mark elsewhere,
+    # or by a pending request with the key in the newest invocation.
+    marked_elsewhere = any(call_id in s.long_running for s in snapshot)
+    return not marked_elsewhere or _requested(snapshot, call_id)
+
+
+def _requested(snapshot: Session, key: str) -> bool:
+    """Whether an event of the newest invocation (or of none) holds a
+    confirmation or credential request with ``key`` (the definitions'
+    protection of a pending request)."""
+    newest = newest_invocation(snapshot)
+    return any(
+        key in (*s.confirmations, *s.auth_requests)
+        for s in snapshot
+        if not s.invocation or s.invocation == newest
+    )
+
+
 def check_run(run: JsRun) -> list[Violation]:
     """The invariants that apply to ``run.compactor``, at every model call:
 
@@ -163,7 +204,11 @@ def check_run(run: JsRun) -> list[Violation]:
         for made in call["summaries"]:
             taken = summaries[number][1]
             number += 1
-            found += check_range_safety(snapshot, taken)
+            found += [
+                v
+                for v in check_range_safety(snapshot, taken)
+                if _splits_by_tool(snapshot, taken, v)
+            ]
             found += check_branch_view(snapshot, taken, summary_branch(run, made))
             if run.compactor.name in TRIGGERED:
                 # P6 (first clause): ADK-JS rolls every summary forward into
