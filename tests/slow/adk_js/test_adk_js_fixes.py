@@ -878,6 +878,19 @@ def test_p1_lets_a_summary_take_an_orphan_whose_id_another_tools_waiting_call_ca
     ]
 
 
+def test_p1_lets_a_summary_take_a_call_whose_answers_a_client_record_claims(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P1-adk-js-2.0.0-5492fbe9ba1d6636.json):
+    # after the clock steps back, transfer's confirmed result (#5) is stamped
+    # before its call (#2), and a client's compacted event (#6) claims it; in
+    # ADK-JS's view the call, of an older invocation, has no answer.
+    run = _run_with_every_fix("P1-adk-js-2.0.0-5492fbe9ba1d6636.json")
+    assert adk_js.check_run(run) == []
+    assert [2, 8] in [list(given) for _, given, _ in run.summaries()]
+    # Reading the stored session, where the answer exists, P1 fires.
+    monkeypatch.setattr(checks, "_splits_in_view", lambda *_: True)
+    assert [(v.invariant, v.positions) for v in adk_js.check_run(run)] == [("P1", (2,))]
+
+
 def test_a_range_around_a_waiting_call_may_start_after_a_call_answered_again_later():
     # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-a2da3ce8cb979a2d.json):
     # export's call_0 (#3, beside call_1, which waits) is answered (#4) and

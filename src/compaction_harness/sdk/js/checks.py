@@ -150,6 +150,33 @@ def _splits_by_tool(snapshot: Session, taken: Sequence[int], violation: Violatio
     return not marked_elsewhere or _requested(snapshot, call_id)
 
 
+def _splits_in_view(run: JsRun, snapshot: Session, violation: Violation) -> bool:
+    """Whether a P1 violation (a call at ``violation.positions[0]``) splits a
+    live pair in the session as ADK-JS reads it: where every response with
+    the call's id is among the events a compaction record ADK-JS did not
+    make claims (:func:`run.foreign_records`, read as ADK-JS reads a record),
+    the record's writer took the answer away from the call (its decision,
+    as P2, P3 and P4 count it), and the call is live only if it still waits
+    without one: long-running, of the newest invocation, or asked about by a
+    pending request."""
+    (position,) = violation.positions
+    step = snapshot[position]
+    call_id = violation.ids[0]
+    records = foreign_records(run, len(snapshot))
+    answers = [q for q in range(len(snapshot)) if call_id in snapshot[q].response_ids]
+    if call_id not in step.call_ids or not records or not answers:
+        return True
+    claimed = covered_by_records(as_adk_js_reads(snapshot, records), records)
+    if not set(answers) <= claimed:
+        return True
+    newest = newest_invocation(snapshot)
+    return (
+        call_id in step.long_running
+        or step.invocation in (newest, None, "")
+        or _requested(snapshot, call_id)
+    )
+
+
 def _requested(snapshot: Session, key: str) -> bool:
     """Whether an event of the newest invocation (or of none) holds a
     confirmation or credential request with ``key`` (the definitions'
@@ -207,7 +234,7 @@ def check_run(run: JsRun) -> list[Violation]:
             found += [
                 v
                 for v in check_range_safety(snapshot, taken)
-                if _splits_by_tool(snapshot, taken, v)
+                if _splits_by_tool(snapshot, taken, v) and _splits_in_view(run, snapshot, v)
             ]
             found += check_branch_view(snapshot, taken, summary_branch(run, made))
             if run.compactor.name in TRIGGERED:
