@@ -99,6 +99,39 @@ def test_within_known_or_new_only_one_rerun_tells_known_from_new():
     assert p2.fixes == ("b",)
 
 
+def test_asking_about_one_fix_names_its_fault_in_one_rerun_and_tells_the_rest_known_or_new():
+    # minimize's shrinking: is this candidate the failure whose evidence is fix b?
+    from compaction_harness.faults.classify import UNNAMED, asking_about
+
+    calls = []
+
+    def rerun(names):
+        calls.append(tuple(names))
+        return {("b",): [P3], ("a", "b", "c"): [P3]}.get(tuple(names), [P2, P3])
+
+    with asking_about(["b"]):
+        (p2,) = classify([P2], rerun, ["a", "b", "c"], _faults)
+        assert p2.fixes == ("b",) and p2.faults == ("fault-b",) and calls == [("b",)]
+        calls.clear()
+        (p2, p3) = classify([P2, P3], rerun, ["a", "b", "c"], _faults)
+        assert calls == [("b",), ("a", "b", "c")]  # P3: b leaves it, and so does every fix
+        assert p3.new and p2.fixes == ("b",)
+    # A known violation another fix removes is known, not named: fix a removes P2 here.
+    with asking_about(["c"]):
+        (p2,) = classify([P2], _reruns({("a",): [], ("a", "b", "c"): []}), ["a", "b", "c"], _faults)
+    assert p2.faults == (UNNAMED,) and not p2.new
+    # Seeking a new failure (no fix): every fix together, once.
+    calls.clear()
+    with asking_about([]):
+        (p3,) = classify([P3], rerun, ["a", "b", "c"], _faults)
+    assert p3.new and calls == [("a", "b", "c")]
+    # Evidence of several fixes together is asked in full: the smallest set.
+    table = {("a", "b", "c"): [], ("a", "c"): [], ("a", "b"): [P3], ("b", "c"): [P3]}
+    with asking_about(["a", "c"]):
+        (p3,) = classify([P3], _reruns(table), ["a", "b", "c"], _faults)
+    assert p3.fixes == ("a", "c")
+
+
 def test_two_fixes_that_each_remove_a_violation_name_both_faults():
     rerun = _reruns({("a", "b", "c"): [], ("b",): [], ("c",): []})
     (p2,) = classify([P2], rerun, ["a", "b", "c"], _faults)

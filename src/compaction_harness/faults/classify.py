@@ -35,6 +35,7 @@ from ..spec.invariants import Violation
 __all__ = [
     "UNNAMED",
     "Classified",
+    "asking_about",
     "classify",
     "file_unfixed",
     "known_or_new_only",
@@ -140,6 +141,8 @@ def classify(
             Classified(v, () if any(same_failure(v, w) for w in left) else (UNNAMED,), ())
             for v in violations
         ]
+    if _ASKING and _ASKING[-1] is not None and candidates:
+        return _asked(violations, rerun, candidates, faults_of, _ASKING[-1])
     memo: dict[tuple[str, ...], list[Violation]] = {}
 
     def shown(names: Sequence[str]) -> list[Violation]:
@@ -166,6 +169,52 @@ def classify(
         faults = tuple(dict.fromkeys(f for n in chosen for f in faults_of(n)))
         out.append(Classified(v, faults, tuple(chosen)))
     return out
+
+
+def _asked(
+    violations: list[Violation],
+    rerun: Callable[[Sequence[str]], list[Violation]],
+    candidates: Sequence[str],
+    faults_of: Callable[[str], tuple[str, ...]],
+    asked: tuple[str, ...],
+) -> list[Classified]:
+    """:func:`classify` within :func:`asking_about`: a violation the fix
+    ``asked`` (one, or none) removes is its faults (as :func:`classify` names
+    them: the fix alone removes it); any other is known (:data:`UNNAMED`)
+    when every fix together removes it, else new. One or two re-runs."""
+    out: list[Classified] = []
+    left = rerun(asked) if asked and set(asked) <= set(candidates) else None
+    together: list[Violation] | None = None
+    for v in violations:
+        if left is not None and not any(same_failure(v, w) for w in left):
+            out.append(Classified(v, tuple(dict.fromkeys(faults_of(asked[0]))), asked))
+            continue
+        if together is None:
+            together = rerun(tuple(sorted(candidates)))
+        removed = not any(same_failure(v, w) for w in together)
+        out.append(Classified(v, (UNNAMED,) if removed else (), ()))
+    return out
+
+
+@contextlib.contextmanager
+def asking_about(fixes: Sequence[str]) -> Iterator[None]:
+    """Within ``with``, :func:`classify` asks of each violation only what a
+    search for one failure needs (``minimize`` shrinking towards the failure
+    it was given): whether the fix ``fixes`` names (the evidence of the
+    failure sought: one fix; none for a new failure) removes it, then
+    whether every fix together does. A violation the fix removes is that
+    fix's faults, as :func:`classify` would name among them; another known
+    one is :data:`UNNAMED`, and new stays new. One or two re-runs instead of
+    one per fix. Evidence of several fixes together is asked in full."""
+    _ASKING.append(tuple(fixes) if len(fixes) <= 1 else None)
+    try:
+        yield
+    finally:
+        _ASKING.pop()
+
+
+#: The fix asked about in each enclosing :func:`asking_about` (None: ask in full).
+_ASKING: list[tuple[str, ...] | None] = []
 
 
 #: The fault id :func:`~compaction_harness.sdk.python.triage.by_fix` pairs a known

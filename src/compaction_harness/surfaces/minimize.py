@@ -58,6 +58,7 @@ does the search and the shrinking.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -67,6 +68,7 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from ..faults.classify import asking_about
 from ..sdk.python.metamorphic import canonical_names, rename
 from ..sdk.python.pipeline import recorded_case
 from ..sdk.python.unit import TokenCase, UnitCase
@@ -337,9 +339,21 @@ def _shrink(
     finds failing as ``given`` does (the same signature among ``failures``),
     within ``examples`` examples; ``given`` itself when none is smaller."""
     target = given.signature
+    # Shrinking asks of each candidate only whether it is this failure: the
+    # fix that names the given one removes it (or, for a new or pattern-known
+    # one, every fix together leaves it), not which fixes remove it each.
+    evidence = str(given.violation.details.get("evidence", ""))
+    asked: tuple[str, ...] | None = (
+        ()
+        if given.fault is None or evidence == "pattern"
+        else (evidence[4:],)
+        if evidence.startswith("fix ") and "+" not in evidence
+        else None
+    )
 
     def same_failure(candidate: Any) -> bool:
-        return any(found.signature == target for found in failures(candidate))
+        with asking_about(asked) if asked is not None else contextlib.nullcontext():
+            return any(found.signature == target for found in failures(candidate))
 
     try:
         case = find(

@@ -92,7 +92,9 @@ def by_fix(
         if item.new:
             file_unfixed(item.violation, _pattern_fault(case, item.violation), new, known)
             continue
-        item.violation.details["evidence"] = "fix " + "+".join(item.fixes)
+        item.violation.details["evidence"] = (
+            "fix " + "+".join(item.fixes) if item.fixes else "every fix together"
+        )
         known.extend((item.violation, f) for f in item.faults)
     return new, known
 
