@@ -891,6 +891,22 @@ def test_p1_lets_a_summary_take_a_call_whose_answers_a_client_record_claims(monk
     assert [(v.invariant, v.positions) for v in adk_js.check_run(run)] == [("P1", (2,))]
 
 
+def test_a_confirmation_key_is_an_obligation_the_fix_keeps_with_its_answer(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P1-adk-js-2.0.0-9556485c4559db13.json):
+    # transfer's confirmation request (#5, the synthetic call's event, which
+    # carries requestedToolConfirmations) is confirmed (#11) and transfer's
+    # result (#12) arrives; the retained result keeps the request, by its key.
+    run = _run_with_every_fix("P1-adk-js-2.0.0-9556485c4559db13.json")
+    assert adk_js.check_run(run) == []
+    assert not any(5 in given for _, given, _ in run.summaries())
+    # P3's bound reaching back from a retained response to calls alone, not
+    # to the request with its key, calls that a stall.
+    monkeypatch.setattr(backlog, "_preceding_request", lambda *_: None)
+    assert [(v.details["cause"], v.positions) for v in adk_js.check_run(run)] == [
+        ("stall", (1, 2, 5, 6, 8, 9, 10, 11, 12))
+    ]
+
+
 def test_a_range_around_a_waiting_call_may_start_after_a_call_answered_again_later():
     # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-a2da3ce8cb979a2d.json):
     # export's call_0 (#3, beside call_1, which waits) is answered (#4) and
@@ -930,6 +946,10 @@ def test_p3_finds_a_credential_requests_synthetic_call_in_its_own_event(monkeypa
     assert not any(c.name in trigger.SYNTHETIC_HITL_CALL_NAMES for c in steps[placeholder].calls)
     assert placeholder in backlog._pending_requests(steps[:9])
     # Read as answered (by the key alone, lookup's result answered it),
-    # nothing waits, and P3 fires.
+    # nothing waits; and with that result not holding the request by its key
+    # either (the key's obligation, closed by id), P3 fires.
     monkeypatch.setattr(backlog, "_pending_requests", lambda steps: set())
-    assert {v.invariant for v in trigger.check_backlog(run)} == {"P3"}
+    monkeypatch.setattr(backlog, "_preceding_request", lambda *_: None)
+    assert [(v.details["cause"], v.positions) for v in adk_js.check_run(run)] == [
+        ("stall", (1, 3, 4, 6, 7))
+    ]

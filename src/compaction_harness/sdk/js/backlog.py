@@ -89,6 +89,7 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
                     *_calls_closed_by(backlog, j, r.id),
                     *_calls_closed_by(backlog, j, r.id, r.name),
                     _preceding_call_named(backlog, j, r.id, r.name),
+                    _preceding_request(backlog, j, r.id),
                 )
                 if made is not None
             ),
@@ -100,6 +101,21 @@ def backlog_bound(compactor: JsCompactor, backlog: Sequence[Step]) -> int:
     held = {k for k, _ in waiting_calls(backlog)} | _pending_requests(backlog)
     waiting = len({k for k in held if k < start})
     return retention + max(1, tail - start) + both + waiting
+
+
+def _preceding_request(steps: Sequence[Step], position: int, key: str) -> int | None:
+    """The index of the latest step before ``position`` that holds a tool
+    confirmation or credential request with ``key``, or None: a response with
+    the key closes that obligation (the definitions), and a compactor that
+    keeps the response keeps the request with it, as it keeps a call."""
+    return next(
+        (
+            k
+            for k in range(position - 1, -1, -1)
+            if key in steps[k].confirmations or key in steps[k].auth_requests
+        ),
+        None,
+    )
 
 
 def _pending_requests(steps: Sequence[Step]) -> set[int]:
