@@ -40,7 +40,6 @@ __all__ = [
     "file_unfixed",
     "known_or_new_only",
     "same_failure",
-    "telling_known_from_new_only",
 ]
 
 
@@ -135,12 +134,6 @@ def classify(
     violations = list(violations)
     if not violations:
         return []
-    if _KNOWN_OR_NEW_ONLY and candidates:
-        left = rerun(tuple(sorted(candidates)))
-        return [
-            Classified(v, () if any(same_failure(v, w) for w in left) else (UNNAMED,), ())
-            for v in violations
-        ]
     if _ASKING and _ASKING[-1] is not None and candidates:
         return _asked(violations, rerun, candidates, faults_of, _ASKING[-1])
     memo: dict[tuple[str, ...], list[Violation]] = {}
@@ -222,12 +215,8 @@ _ASKING: list[tuple[str, ...] | None] = []
 #: removes it, which of them was not asked.
 UNNAMED = "a known upstream fault, not named (the gate tells known from new only)"
 
-#: Depth of the enclosing :func:`known_or_new_only` blocks.
-_KNOWN_OR_NEW_ONLY: list[None] = []
 
-
-@contextlib.contextmanager
-def known_or_new_only() -> Iterator[None]:
+def known_or_new_only() -> contextlib.AbstractContextManager[None]:
     """Within ``with``, :func:`~compaction_harness.sdk.python.triage.by_fix` decides only
     whether each violation is known or new, as it always does: known when
     every fix together removes it (one re-run), else new unless a fault
@@ -237,13 +226,4 @@ def known_or_new_only() -> Iterator[None]:
     take one re-run per fix. For the gate's properties (the pytest plugin),
     whose verdict is whether anything is new; campaigns, replay, the
     fixture a failure writes and the command line name every fault."""
-    _KNOWN_OR_NEW_ONLY.append(None)
-    try:
-        yield
-    finally:
-        _KNOWN_OR_NEW_ONLY.pop()
-
-
-def telling_known_from_new_only() -> bool:
-    """Whether a :func:`known_or_new_only` block encloses the caller."""
-    return bool(_KNOWN_OR_NEW_ONLY)
+    return asking_about(())

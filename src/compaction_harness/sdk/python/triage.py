@@ -24,11 +24,8 @@ from dataclasses import replace
 from typing import Any
 
 from ...faults.classify import (
-    UNNAMED,
     classify,
     file_unfixed,
-    same_failure,
-    telling_known_from_new_only,
 )
 from ...spec.invariants import Violation
 from ...spec.outcome import UnitOutcome
@@ -73,16 +70,6 @@ def by_fix(
     candidates = [n for n in FIXES if n not in applied_now and unavailable(n) is None]
     new: list[Violation] = []
     known: list[tuple[Violation, str]] = []
-    if telling_known_from_new_only():
-        # classify()'s first question alone: does every fix together remove it?
-        left = run_with_fixes(case, sorted(candidates)) if candidates else []
-        for v in violations:
-            if candidates and not any(same_failure(v, w) for w in left):
-                v.details["evidence"] = "every fix together"
-                known.append((v, UNNAMED))
-                continue
-            file_unfixed(v, _pattern_fault(case, v), new, known)
-        return new, known
     for item in classify(
         violations,
         lambda names: run_with_fixes(case, names),
