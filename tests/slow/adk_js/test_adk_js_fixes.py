@@ -907,6 +907,22 @@ def test_a_confirmation_key_is_an_obligation_the_fix_keeps_with_its_answer(monke
     ]
 
 
+def test_a_restored_call_leaves_out_a_call_a_newer_one_in_view_reopens():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P2-adk-js-2.0.0-4b354b13b0d70fa1.json):
+    # export's call_0 and call_1 (#1) were summarised, export's call_0 was
+    # made again (#6), and a client answers both ids (#9): call_0 for #6,
+    # call_1 for #1. Restored verbatim after #6, #1 took #9's call_0 answer,
+    # and #6's call went unanswered (P2).
+    run = _run_with_every_fix("P2-adk-js-2.0.0-4b354b13b0d70fa1.json")
+    assert adk_js.check_run(run) == []
+    calls = [
+        [p[1:] for p in parts if p[0] == "call"]
+        for role, parts in run.prompt(run.calls[-1], "contents")
+        if role == "model"
+    ]
+    assert calls == [[("call_0", "export")], [("call_1", "export")]]
+
+
 def test_a_range_around_a_waiting_call_may_start_after_a_call_answered_again_later():
     # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-a2da3ce8cb979a2d.json):
     # export's call_0 (#3, beside call_1, which waits) is answered (#4) and
