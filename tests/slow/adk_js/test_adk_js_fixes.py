@@ -923,6 +923,17 @@ def test_a_restored_call_leaves_out_a_call_a_newer_one_in_view_reopens():
     assert calls == [[("call_0", "export")], [("call_1", "export")]]
 
 
+def test_the_anchored_trigger_reads_a_count_a_record_left_stale_as_stale():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P6-adk-js-2.0.0-42adaa67d5202f1b.json):
+    # after the clock steps back, a client's record stamped before the
+    # second reply (#3) hides #0 and #1; #3's count (60) measured them. Read
+    # by timestamp it was current, and the trigger fired at 12 tokens (P6).
+    run = _run_with_every_fix("P6-adk-js-2.0.0-42adaa67d5202f1b.json")
+    assert adk_js.check_run(run) == []
+    assert run.stored.steps[3].prompt_tokens == 60
+    assert len(run.summaries()) == 1  # the first turns', before the record
+
+
 def test_a_range_around_a_waiting_call_may_start_after_a_call_answered_again_later():
     # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-a2da3ce8cb979a2d.json):
     # export's call_0 (#3, beside call_1, which waits) is answered (#4) and
