@@ -934,6 +934,22 @@ def test_the_anchored_trigger_reads_a_count_a_record_left_stale_as_stale():
     assert len(run.summaries()) == 1  # the first turns', before the record
 
 
+def test_a_restored_copy_stands_at_its_originals_place_when_the_next_restoration_is_trimmed():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P2-adk-js-2.0.0-23b70d1e21322044.json):
+    # export's calls #4 (call_0 to call_2) and #6 (call_0, call_1) were
+    # summarised, #12 makes call_0 again, #14 answers all three ids. #6 is
+    # restored without call_0; #4, restored after it, must leave out call_1,
+    # which #6 reopens, though #6 is in view as a copy.
+    run = _run_with_every_fix("P2-adk-js-2.0.0-23b70d1e21322044.json")
+    assert adk_js.check_run(run) == []
+    calls = [
+        sorted(p[1] for p in parts if p[0] == "call")
+        for role, parts in run.prompt(run.calls[-1], "contents")
+        if role == "model" and any(p[0] == "call" for p in parts)
+    ]
+    assert ["call_2"] in calls and ["call_1"] in calls
+
+
 def test_a_range_around_a_waiting_call_may_start_after_a_call_answered_again_later():
     # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-a2da3ce8cb979a2d.json):
     # export's call_0 (#3, beside call_1, which waits) is answered (#4) and
