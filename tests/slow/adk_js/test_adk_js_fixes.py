@@ -872,7 +872,7 @@ def test_p1_lets_a_summary_take_an_orphan_whose_id_another_tools_waiting_call_ca
     assert adk_js.check_run(run) == []
     assert [5, 6] in [list(given) for _, given, _ in run.summaries()]
     # Reading every split by id alone, P1 fires on lookup's call_1.
-    monkeypatch.setattr(checks, "_splits_by_tool", lambda *_: True)
+    monkeypatch.setattr(checks, "_splits_as_adk_js_reads", lambda *_: True)
     assert [(v.invariant, v.ids, v.positions) for v in adk_js.check_run(run)] == [
         ("P1", ("call_1",), (5,))
     ]
@@ -887,7 +887,7 @@ def test_p1_lets_a_summary_take_a_call_whose_answers_a_client_record_claims(monk
     assert adk_js.check_run(run) == []
     assert [2, 8] in [list(given) for _, given, _ in run.summaries()]
     # Reading the stored session, where the answer exists, P1 fires.
-    monkeypatch.setattr(checks, "_splits_in_view", lambda *_: True)
+    monkeypatch.setattr(checks, "_splits_as_adk_js_reads", lambda *_: True)
     assert [(v.invariant, v.positions) for v in adk_js.check_run(run)] == [("P1", (2,))]
 
 

@@ -8,7 +8,7 @@ Checking never classifies (:mod:`.triage` does)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ...spec.invariants import Violation
@@ -21,7 +21,7 @@ from ...spec.pipeline_checks import (
     covered_by_records,
 )
 from ...spec.prompt_checks import check_model_prompt, check_prompt, parts_of
-from ...spec.reference import dead_id_clauses, newest_invocation
+from ...spec.reference import dead_id_clauses
 from .backlog import waiting_calls
 from .case import DELETING, TRIGGERED, JsCompactor
 from .run import JsRun, as_adk_js_reads, foreign_records, summary_branch
@@ -123,70 +123,42 @@ def shown_by_both(unclaimed: Prompt, raw: Prompt) -> Prompt:
     ]
 
 
-def _splits_by_tool(snapshot: Session, taken: Sequence[int], violation: Violation) -> bool:
-    """Whether a P1 violation (a call at ``violation.positions[0]`` that the
-    summariser input ``taken`` splits from its answer) still splits a live
-    pair when a call's long-running mark is read as its own: ``Event.
-    longRunningToolIds`` marks the calls of its event, and with ids numbered
-    per turn another tool's long-running call may carry the id. By the
-    definitions' clauses read by id (a response with the id anywhere, a
-    call of the newest invocation, a pending request with the key in it)
-    the call stays live, as ``js-reused-id-orphan-summarised`` has it;
-    protected only by another event's mark, it is an orphan of an older
-    invocation, which a summary may take (ADK-JS's fixes read the mark of
-    the call's own event). A request's key (a confirmation, a credential)
-    has no call here: always True."""
-    (position,) = violation.positions
-    step = snapshot[position]
-    call_id = violation.ids[0]
-    if call_id not in step.call_ids or call_id in step.long_running:
-        return True
-    clauses = dead_id_clauses(snapshot, [position], call_id)
-    if not (clauses["no_resolved_response"] and clauses["called_outside_newest_invocation"]):
-        return True
-    # Protected by id (else no violation): by a long-running mark elsewhere,
-    # or by a pending request with the key in the newest invocation.
-    marked_elsewhere = any(call_id in s.long_running for s in snapshot)
-    return not marked_elsewhere or _requested(snapshot, call_id)
+def _splits_as_adk_js_reads(run: JsRun, snapshot: Session, violation: Violation) -> bool:
+    """Whether a P1 violation (a call at ``violation.positions[0]`` that a
+    summariser input splits from its answer) is one in the session as ADK-JS
+    reads it: the definitions' provably dead, asked again of ``snapshot``
+    with two readings of ADK-JS's data.
 
+    * A long-running mark is its own event's: ``Event.longRunningToolIds``
+      marks the calls of its event, and with ids numbered per turn another
+      tool's long-running call may carry the id (ADK-JS's fixes read the
+      mark of the call's own event). Every other clause stays by id, so an
+      earlier response with the id keeps the call live
+      (``js-reused-id-orphan-summarised``).
+    * An answer a compaction record ADK-JS did not make claims
+      (:func:`run.foreign_records`, read as ADK-JS reads a record) is gone:
+      the record's writer took it away from the call, its decision, as P2,
+      P3 and P4 count it.
 
-def _splits_in_view(run: JsRun, snapshot: Session, violation: Violation) -> bool:
-    """Whether a P1 violation (a call at ``violation.positions[0]``) splits a
-    live pair in the session as ADK-JS reads it: where every response with
-    the call's id is among the events a compaction record ADK-JS did not
-    make claims (:func:`run.foreign_records`, read as ADK-JS reads a record),
-    the record's writer took the answer away from the call (its decision,
-    as P2, P3 and P4 count it), and the call is live only if it still waits
-    without one: long-running, of the newest invocation, or asked about by a
-    pending request."""
+    A request's key (a confirmation, a credential) has no call here: always
+    True."""
     (position,) = violation.positions
-    step = snapshot[position]
     call_id = violation.ids[0]
+    if call_id not in snapshot[position].call_ids:
+        return True
     records = foreign_records(run, len(snapshot))
-    answers = [q for q in range(len(snapshot)) if call_id in snapshot[q].response_ids]
-    if call_id not in step.call_ids or not records or not answers:
-        return True
-    claimed = covered_by_records(as_adk_js_reads(snapshot, records), records)
-    if not set(answers) <= claimed:
-        return True
-    newest = newest_invocation(snapshot)
-    return (
-        call_id in step.long_running
-        or step.invocation in (newest, None, "")
-        or _requested(snapshot, call_id)
+    claimed = covered_by_records(as_adk_js_reads(snapshot, records), records) if records else set()
+    read = Session(
+        tuple(
+            replace(
+                step,
+                long_running=tuple(i for i in step.long_running if i != call_id or p == position),
+                responses=tuple(r for r in step.responses if r.id != call_id or p not in claimed),
+            )
+            for p, step in enumerate(snapshot)
+        )
     )
-
-
-def _requested(snapshot: Session, key: str) -> bool:
-    """Whether an event of the newest invocation (or of none) holds a
-    confirmation or credential request with ``key`` (the definitions'
-    protection of a pending request)."""
-    newest = newest_invocation(snapshot)
-    return any(
-        key in (*s.confirmations, *s.auth_requests)
-        for s in snapshot
-        if not s.invocation or s.invocation == newest
-    )
+    return not all(dead_id_clauses(read, [position], call_id).values())
 
 
 def check_run(run: JsRun) -> list[Violation]:
@@ -234,7 +206,7 @@ def check_run(run: JsRun) -> list[Violation]:
             found += [
                 v
                 for v in check_range_safety(snapshot, taken)
-                if _splits_by_tool(snapshot, taken, v) and _splits_in_view(run, snapshot, v)
+                if _splits_as_adk_js_reads(run, snapshot, v)
             ]
             found += check_branch_view(snapshot, taken, summary_branch(run, made))
             if run.compactor.name in TRIGGERED:
