@@ -15,6 +15,7 @@ from ...spec.model import REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL, Se
 from ...spec.reference import (
     SYNTHETIC_HITL_CALL_NAMES,
     compactable_around_waiting_calls,
+    newest_invocation,
     preceding_call,
 )
 from ...spec.reference import live_events as reference_live_events
@@ -302,7 +303,7 @@ def _waits_by_tool(session: Session, position: int) -> bool:
     its id and tool name and waits for one: long-running, or made in the
     newest invocation (``calculateRetainStartIndex``'s reading, as
     calls-retained-with-their-answers fixes it)."""
-    newest = next((s.invocation for s in reversed(session.steps) if s.compaction is None), None)
+    newest = newest_invocation(session)
     step = session[position]
     return any(
         (call.id in step.long_running or step.invocation == newest)
