@@ -950,6 +950,23 @@ def test_a_restored_copy_stands_at_its_originals_place_when_the_next_restoration
     assert ["call_2"] in calls and ["call_1"] in calls
 
 
+def test_an_answer_partly_to_the_newest_responses_call_keeps_its_other_parts():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P4-adk-js-2.0.0-6e37e97c909d06dd.json):
+    # #11 answers call_1 of #9 and call_2 of the summarised #1, restored
+    # (call_2 alone) right before it; the newest event #12 answers #9. The
+    # latest-response rearrangement merges #11's answer to #9 and keeps its
+    # answer to call_2 after the restored call.
+    run = _run_with_every_fix("P4-adk-js-2.0.0-6e37e97c909d06dd.json")
+    assert adk_js.check_run(run) == []
+    prompt = run.prompt(run.calls[-1], "contents")
+    turns = [
+        sorted((p[0], p[1]) for p in parts if p[0] in ("call", "response"))
+        for _, parts in prompt
+    ]
+    at = turns.index([("call", "call_2")])
+    assert turns[at + 1] == [("response", "call_2")]
+
+
 def test_a_range_around_a_waiting_call_may_start_after_a_call_answered_again_later():
     # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-a2da3ce8cb979a2d.json):
     # export's call_0 (#3, beside call_1, which waits) is answered (#4) and
