@@ -960,8 +960,7 @@ def test_an_answer_partly_to_the_newest_responses_call_keeps_its_other_parts():
     assert adk_js.check_run(run) == []
     prompt = run.prompt(run.calls[-1], "contents")
     turns = [
-        sorted((p[0], p[1]) for p in parts if p[0] in ("call", "response"))
-        for _, parts in prompt
+        sorted((p[0], p[1]) for p in parts if p[0] in ("call", "response")) for _, parts in prompt
     ]
     at = turns.index([("call", "call_2")])
     assert turns[at + 1] == [("response", "call_2")]
