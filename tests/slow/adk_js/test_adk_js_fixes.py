@@ -655,6 +655,7 @@ def test_p3_holds_the_call_of_a_kept_answer_by_its_tool_as_well_as_its_id(monkey
     before = Session(run.stored.steps[:12])
     assert backlog.compactable(before, range(6, 12)) == []
     monkeypatch.setattr(backlog, "_preceding_call_named", lambda *_: None)
+    monkeypatch.setattr(backlog, "_open_at_once", lambda *_: [])
     assert backlog.compactable(before, range(6, 12)) == [6, 7]
 
 
@@ -829,6 +830,39 @@ def test_p3_backlog_keeps_a_waiting_events_pair_whose_answer_its_tool_names(monk
     ]
 
 
+def test_p3_backlog_keeps_the_first_answer_of_a_call_that_stays_though_its_call_is_made_again(
+    monkeypatch,
+):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-91e57351c606a615.json):
+    # export's call_0 to call_2 (#1, call_2 waits) stay; export's call_0 is
+    # made again (#4) before any answer to it, and #5 answers call_0. By id
+    # (the definitions) and by id and tool name (ADK-JS's fixes) #5 closes
+    # #1's call_0 too, so no range starts before #6, and #7 is retained.
+    run = _run_with_every_fix("P3-adk-js-2.0.0-91e57351c606a615.json")
+    assert adk_js.check_run(run) == []
+    # Reading #5 as #4's answer alone (the latest call with its id), P3 fires.
+    monkeypatch.setattr(backlog, "_first_answers", lambda *_: set())
+    assert [(v.details["cause"], v.positions) for v in trigger.check_stall(run)] == [
+        ("stall", (4, 5, 6, 7))
+    ]
+
+
+def test_p3_backlog_keeps_every_call_a_retained_answer_cannot_be_told_apart_from(monkeypatch):
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-b48d73648606421d.json):
+    # export's call_2 (#2) and again (#13) are open at once; #14, #15 and the
+    # retained #18 answer call_2. Paired by id and tool name, as ADK-JS's
+    # fixes pair, a response after both counts for both: #18 keeps #2, and
+    # everything after it, in view until it leaves the retained events.
+    run = _run_with_every_fix("P3-adk-js-2.0.0-b48d73648606421d.json")
+    assert adk_js.check_run(run) == []
+    assert all(2 not in given for _, given, _ in run.summaries())
+    # Holding the latest call of #18's id and tool name alone, P3 fires.
+    monkeypatch.setattr(backlog, "_open_at_once", lambda *_: [])
+    assert [(v.details["cause"], v.positions) for v in trigger.check_stall(run)] == [
+        ("stall", (2, 3, 4, 5, 7, 8, 9, 10, 11))
+    ]
+
+
 def test_p3_backlog_keeps_a_second_answer_to_a_call_that_stays(monkeypatch):
     # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-f5f1116b141ce7bf.json):
     # export's call_0 (#3, beside call_1, which waits) is answered (#4);
@@ -856,7 +890,12 @@ def test_p3_backlog_keeps_a_call_that_waits_by_its_tool_though_its_id_is_answere
         assert [(v.details["cause"], v.positions) for v in adk_js.check_run(run)] == [
             ("stall", (2, 3, 4, 5, 6))
         ]
+    # Without the newest-range rule P3 fires, once lookup's answer (#6) is
+    # not also read as the first answer by id of export's call_1, which stays
+    # (by id it closes that call, and no range may then start before it).
     monkeypatch.setattr(backlog, "_answers_away_from_its_call", lambda *_: False)
+    assert adk_js.check_run(run) == []
+    monkeypatch.setattr(backlog, "_first_answers", lambda *_: set())
     assert [(v.details["cause"], v.positions) for v in adk_js.check_run(run)] == [("stall", (5, 6))]
 
 

@@ -183,7 +183,13 @@ def _calls_closed_by(
     of one tool with one id open at once cannot be told apart by their
     responses, and a compactor that pairs by id and tool name (ADK-JS's
     fixes) keeps both with a response it keeps, though another tool's
-    response with the id came between."""
+    response with the id came between. Such a pairing also counts every
+    response up to the next call with the id and tool name for each call of
+    one tool with one id open at once (``calculateRetainStartIndex`` as
+    calls-retained-with-their-answers fixes it: a response after both counts
+    for both): with ``name``, an earlier call is held when no response with
+    its id and tool name comes between it and the next such call, even when
+    one comes between that call and ``position``."""
     out: list[int] = []
     answered = False
     for i in range(position - 1, -1, -1):
@@ -191,7 +197,9 @@ def _calls_closed_by(
             not out or not answered
         ):
             out.append(i)
-        if any(r.id == call_id and name in (None, r.name) for r in steps[i].responses):
+        if any(r.id == call_id and name in (None, r.name) for r in steps[i].responses) and (
+            name is None or out
+        ):
             answered = True
     return out
 
@@ -288,10 +296,13 @@ def _hold(session: Session, chosen: set[int], held: list[int]) -> None:
             # With ids numbered per turn, the latest call with the id may be
             # another tool's: the call this answer answers is the latest with
             # its id and tool name (ADK-JS's fixes pair so), and a compactor
-            # that pairs by id alone keeps the latest with the id. Both stay.
+            # that pairs by id alone keeps the latest with the id. Both stay,
+            # and with the latter every call of that tool with the id open at
+            # once with it (such a pairing cannot tell them apart).
             for made in {
                 preceding_call(session.steps, p, response.id),
                 _preceding_call_named(session.steps, p, response.id, response.name),
+                *_open_at_once(session.steps, p, response.id, response.name),
             } - {None}:
                 between = {q for q in chosen if made <= q < p}
                 chosen -= between
@@ -321,21 +332,52 @@ def _later_answers(steps: Sequence[Step], position: int, call: Any, among: set[i
     answers ``call`` (a call made at ``position``): the latest call with the
     response's id before it, or the latest with its id and tool name (with
     ids numbered per turn, a later call of another tool with the id does not
-    open it again for ADK-JS's fixes, which pair by id and tool name)."""
+    open it again for ADK-JS's fixes, which pair by id and tool name); and
+    the response that closes the call's obligation, the first with its id
+    (the definitions) or with its id and tool name (ADK-JS's fixes), even
+    after the same call is made again: two calls open at once with one id
+    cannot be told apart, so their first answer answers both."""
+    closers = _first_answers(steps, position, call)
     return {
         q
         for q in among
         if q > position
-        and any(
-            r.id == call.id
-            and position
-            in (
-                preceding_call(steps, q, r.id),
-                _preceding_call_named(steps, q, r.id, r.name),
+        and (
+            q in closers
+            or any(
+                r.id == call.id
+                and position
+                in (
+                    preceding_call(steps, q, r.id),
+                    _preceding_call_named(steps, q, r.id, r.name),
+                )
+                for r in steps[q].responses
             )
-            for r in steps[q].responses
         )
     }
+
+
+def _first_answers(steps: Sequence[Step], position: int, call: Any) -> set[int]:
+    """The positions of the responses that close ``call`` (made at
+    ``position``): the first later one with its id (the definitions close an
+    obligation so) and the first with its id and tool name (ADK-JS's fixes),
+    also when the same call is made again before it."""
+    return {
+        next((q for q in range(position + 1, len(steps)) if answers(steps[q])), None)
+        for answers in (
+            lambda step: any(r.id == call.id for r in step.responses),
+            lambda step: any((r.id, r.name) == (call.id, call.name) for r in step.responses),
+        )
+    } - {None}
+
+
+def _open_at_once(steps: Sequence[Step], position: int, call_id: str, name: str) -> list[int]:
+    """The calls of tool ``name`` with ``call_id`` that a response at
+    ``position`` answers as ADK-JS's fixes pair them: the latest such call
+    before it, and each earlier one open at once with it (no response with
+    the id and tool name between them), which that pairing cannot tell apart
+    (:func:`_calls_closed_by` with a name)."""
+    return _calls_closed_by(steps, position, call_id, name)
 
 
 def _request_event(step: Step) -> bool:
