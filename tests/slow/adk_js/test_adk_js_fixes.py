@@ -70,6 +70,9 @@ def _close_by_id_alone(monkeypatch) -> None:
 #: where some of P3's and P4's rules show (with it, ADK-JS summarises those
 #: shapes away before the rules are needed).
 BY_TIME = ("summaries-hide-what-they-were-given",)
+#: The latest-response rearrangement as published: it drops what lies between
+#: the newest response's call and it (the regime where P4's baselines show).
+DROPS_BETWEEN = ("answers-between-a-call-and-its-latest-answer-kept",)
 
 
 @pytest.fixture(autouse=True)
@@ -720,8 +723,11 @@ def test_p4_baseline_leaves_out_what_a_client_record_claims():
     # newest event in view, and getContents's latest-response rearrangement
     # drops the model's reply (#4) between the call (#1) and it. That is the
     # record's doing: the baseline (no compaction by ADK-JS) leaves out what
-    # the record claims and drops #4 too.
-    run = _run_with_every_fix("P4-adk-js-2.0.0-18a3ca01afae11ac.json", without=BY_TIME)
+    # the record claims and drops #4 too. (answers-between-a-call-and-its-
+    # latest-answer-kept keeps #4 in both; without it the baselines show.)
+    run = _run_with_every_fix(
+        "P4-adk-js-2.0.0-18a3ca01afae11ac.json", without=BY_TIME + DROPS_BETWEEN
+    )
     assert adk_js.check_run(run) == []
     last = run.calls[-1]
     shown = {run.ids.index(p[-1]) for _, parts in last["baseline_unclaimed"] for p in parts}
@@ -744,7 +750,9 @@ def test_p4_requires_what_both_baselines_show(name, lost):
     # no call, so the latest-response rearrangement does nothing there and it
     # shows an event between call and answer that the prompt drops, and so
     # does ADK-JS's prompt of every raw event, with no compaction at all.
-    run = _run_with_every_fix(name)
+    # (answers-between-a-call-and-its-latest-answer-kept keeps that event;
+    # without it the baselines show.)
+    run = _run_with_every_fix(name, without=DROPS_BETWEEN)
     assert adk_js.check_run(run) == []
     # With the unclaimed baseline alone, P4 calls that event lost.
     for call in run.calls:
@@ -1003,6 +1011,24 @@ def test_an_answer_partly_to_the_newest_responses_call_keeps_its_other_parts():
     ]
     at = turns.index([("call", "call_2")])
     assert turns[at + 1] == [("response", "call_2")]
+
+
+def test_a_message_between_a_call_and_its_newest_answer_reaches_the_model():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P4-adk-js-2.0.0-b38b8b8fbba396e9.json):
+    # a client's record claims the reply stamped before it after the clock
+    # stepped back, so the long-running call's final answer (#6) is the
+    # newest event in view; the user's message (#5) between the call (#2)
+    # and it, which no record claims, stays in the prompt, before the call.
+    run = _run_with_every_fix("P4-adk-js-2.0.0-b38b8b8fbba396e9.json")
+    assert adk_js.check_run(run) == []
+    shown = [
+        (role, p[1][:6]) for role, parts in run.prompt(run.calls[-1], "contents") for p in parts
+    ]
+    call = run.stored[2].calls[0].id[:6]
+    assert shown[-3:] == [("user", "user 2"), ("model", call), ("user", call)]
+    # As the rearrangement was published, the message goes (P4).
+    dropped = _run_with_every_fix("P4-adk-js-2.0.0-b38b8b8fbba396e9.json", without=DROPS_BETWEEN)
+    assert [(v.invariant, v.positions) for v in adk_js.check_run(dropped)] == [("P4", (5,))]
 
 
 def test_a_range_around_a_waiting_call_may_start_after_a_call_answered_again_later():
