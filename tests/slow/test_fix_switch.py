@@ -204,12 +204,13 @@ def test_the_plugin_applies_the_fixes_for_the_session_and_says_so(tmp_path: Path
     )
     plugin = ["-m", "pytest", "-p", "no:cacheprovider"]
     plugin += ["-p", "compaction_harness.surfaces.pytest_plugin"]
-    for workers in ([], ["-n", "1"]):  # in process, and in a pytest-xdist worker
-        done = _harness(*plugin, *workers, "test_inside.py", fixes="all", cwd=tmp_path)
-        assert done.returncode == 0, done.stdout + done.stderr
-        every = switch.described(switch.parse("all"))
-        header = f"compaction-harness: google-adk 2.13.0 {every} (HARNESS_FIXES=all)"
-        assert header in done.stdout
+    # In a pytest-xdist worker (the test asserts there) and its controller (the
+    # header), which configures itself as a plain pytest process does.
+    done = _harness(*plugin, "-n", "1", "test_inside.py", fixes="all", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    every = switch.described(switch.parse("all"))
+    header = f"compaction-harness: google-adk 2.13.0 {every} (HARNESS_FIXES=all)"
+    assert header in done.stdout
     plain = _harness(*plugin, "test_inside.py", cwd=tmp_path)
     assert plain.returncode == 1 and "compaction-harness: google-adk" not in plain.stdout
 

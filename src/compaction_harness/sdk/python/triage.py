@@ -103,8 +103,14 @@ def judge(case: Any, outcome: UnitOutcome) -> UnitOutcome:
     reports: of a run grouped by operation (``outcome.batches``: the
     pipeline drivers), the new ones of the first operation that found any,
     as a campaign reports the first new violation; otherwise every new one.
+    A replay of a recorded session that differs from its run
+    (``observed["recorded_differs"]``) is returned unclassified.
     """
     found = list(outcome.violations)
+    if "recorded_differs" in outcome.observed:
+        # A recorded session whose replay is not its run is not judged
+        # (NOREPRO, ``verdicts``): nothing of it is worth a re-run.
+        return replace(outcome, triaged=True, batches=None)
     ran = case if outcome.ran is None else outcome.ran
     new, known = by_fix(ran, found) if found else ([], [])
     if outcome.batches is not None:  # the first operation with a new one
