@@ -303,3 +303,45 @@ def test_a_runner_verdict_reports_the_new_violations_of_the_first_operation(monk
     judged = judge(script, outcome)
     assert judged.violations == outcome.violations[: outcome.batches[0]]
     assert len(judged.violations) < len(outcome.violations)
+
+
+def test_p3_prices_the_wait_by_the_summary_the_summariser_wrote_though_a_record_hides_it(
+    monkeypatch,
+):
+    # Found by make fuzz FIXES=all (tests/repros/P3-2.13.0-5b5ca993c5415245.json):
+    # a client's record with the range of ADK's large summary hides it from the
+    # prompt; the fixed ADK prices the next summary by the summariser's own
+    # last output (summary-priced-by-the-summarizers-own-output) and waits
+    # until the backlog outgrows it. P3 priced the wait by summaries shown in
+    # the prompt alone, found none, and called the wait a stall.
+    from pathlib import Path
+
+    from compaction_harness.sdk.python import runner_checks
+    from compaction_harness.sdk.python.fixes import applied
+    from compaction_harness.store.fixtures import load_fixture
+    from compaction_harness.surfaces import switch
+    from compaction_harness.surfaces.verdicts import check
+
+    monkeypatch.delenv("HARNESS_KNOWN_FAULTS", raising=False)
+    path = Path(__file__).parents[1] / "repros" / "P3-2.13.0-5b5ca993c5415245.json"
+    case = load_fixture(path).case
+    with applied(switch.parse("all")):
+        assert not check(case).new
+        # The emulating driver prices it so too.
+        assert not check(replace(case, config=replace(case.config, driver="emulated"))).new
+        # Priced by the summaries the prompt shows alone (none here), the wait
+        # is a stall.
+        priced = runner_checks._waits_to_save_prompt
+
+        def by_the_prompt(violation, end):
+            texts = [p[1] for _, ps in end.prompt for p in ps if p[0] == "text"]
+            shown = any(
+                s.compaction is not None
+                and runner_checks.summary_number(s.compaction.summary) is not None
+                and any(s.compaction.summary.split("\n", 1)[0] in t for t in texts)
+                for s in end.snapshot
+            )
+            return shown and priced(violation, end)
+
+        monkeypatch.setattr(runner_checks, "_waits_to_save_prompt", by_the_prompt)
+        assert [v.invariant for v in check(case).new] == ["P3"]

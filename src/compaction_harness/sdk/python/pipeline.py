@@ -283,15 +283,17 @@ class PipelineRun:
         about 430 characters a reply) is presentation, a bounded factor on
         each event, and leaves the delay bounded."""
         texts = [p[1] for _, ps in prompt for p in ps if p[0] == "text"]
-        kept = [
-            text
-            for text in self.pipeline.summary_texts
-            if any(_shows(t, text.split("\n", 1)[0]) for t in texts)
-        ]
-        if not kept:
+        written = self.pipeline.summary_texts
+        kept = [text for text in written if any(_shows(t, text.split("\n", 1)[0]) for t in texts)]
+        if not written:
             return False
+        # The latest summary the summariser wrote prices the next one even
+        # where a client's record hides it from the prompt (ADK's
+        # _previous_summary_chars as summary-priced-by-the-summarizers-own-
+        # output fixes it): its size is the summariser's, not the record's.
+        price = max(len(written[-1]), len(kept[-1]) if kept else 0)
         backlog = self.pipeline.content_chars_of(list(violation.positions))
-        return backlog <= len(kept[-1])
+        return backlog <= price
 
     def _compact(
         self,

@@ -154,18 +154,20 @@ def _waits_to_save_prompt(violation: Violation, end: RecordedEnd) -> bool:
     measured by the events' own content as ADK prices a range (see
     ``PipelineRun._waits_to_save_prompt`` and ``adk.Pipeline.content_chars_of``)."""
     texts = [p[1] for _, ps in end.prompt for p in ps if p[0] == "text"]
-    kept = [
+    written = [
         step.compaction.summary
         for step in end.snapshot
-        if step.compaction is not None
-        and summary_number(step.compaction.summary) is not None
-        and any(_shows(t, step.compaction.summary.split("\n", 1)[0]) for t in texts)
+        if step.compaction is not None and summary_number(step.compaction.summary) is not None
     ]
-    if not kept:
+    kept = [text for text in written if any(_shows(t, text.split("\n", 1)[0]) for t in texts)]
+    if not written:
         return False
+    # The latest summary the summariser wrote prices the next one, also where a
+    # client's record hides it from the prompt (see PipelineRun._waits_to_save_prompt).
+    price = max(len(written[-1]), len(kept[-1]) if kept else 0)
     chosen = [end.events[i] for i in sorted(violation.positions)]
     backlog = prompt_chars([e.content for e in chosen if e.content is not None])
-    return backlog <= len(kept[-1])
+    return backlog <= price
 
 
 def _check_stale(record: RunnerRun) -> list[Violation]:
