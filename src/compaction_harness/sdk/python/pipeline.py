@@ -91,6 +91,21 @@ def chosen_invariants() -> tuple[str, ...]:
     return tuple(os.environ.get("HARNESS_PIPELINE_INVARIANTS", "").replace(",", " ").split())
 
 
+def summary_price(written: Sequence[str], prompt: Prompt) -> int | None:
+    """The size (characters) a compaction that waits to save something is
+    priced by (P3): the latest summary the summariser wrote (``written``, its
+    texts in the order made), which prices the next one even where a client's
+    record hides it from the prompt (ADK's ``_previous_summary_chars`` as
+    summary-priced-by-the-summarizers-own-output fixes it: its size is the
+    summariser's, not the record's), or the latest one ``prompt`` shows, if
+    larger; None before any summary."""
+    if not written:
+        return None
+    texts = [p[1] for _, ps in prompt for p in ps if p[0] == "text"]
+    kept = [text for text in written if any(_shows(t, text.split("\n", 1)[0]) for t in texts)]
+    return max(len(written[-1]), len(kept[-1]) if kept else 0)
+
+
 class PipelineRun:
     """Operations applied one at a time, each followed by the checks.
 
@@ -282,16 +297,9 @@ class PipelineRun:
         prompt wraps around another agent's reply for the root (a preamble of
         about 430 characters a reply) is presentation, a bounded factor on
         each event, and leaves the delay bounded."""
-        texts = [p[1] for _, ps in prompt for p in ps if p[0] == "text"]
-        written = self.pipeline.summary_texts
-        kept = [text for text in written if any(_shows(t, text.split("\n", 1)[0]) for t in texts)]
-        if not written:
+        price = summary_price(self.pipeline.summary_texts, prompt)
+        if price is None:
             return False
-        # The latest summary the summariser wrote prices the next one even
-        # where a client's record hides it from the prompt (ADK's
-        # _previous_summary_chars as summary-priced-by-the-summarizers-own-
-        # output fixes it): its size is the summariser's, not the record's.
-        price = max(len(written[-1]), len(kept[-1]) if kept else 0)
         backlog = self.pipeline.content_chars_of(list(violation.positions))
         return backlog <= price
 

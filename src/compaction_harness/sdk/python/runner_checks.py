@@ -16,7 +16,6 @@ from .adk import (
     summariser_called,
 )
 from .pipeline import (
-    _shows,
     check_branch_view,
     check_liveness,
     check_model_prompt,
@@ -30,6 +29,7 @@ from .pipeline import (
     live_positions,
     newest_real_count,
     summary_branch,
+    summary_price,
 )
 from .runner_record import RecordedEnd, RecordedSummary, RecordedTrigger, RunnerRun
 
@@ -153,18 +153,14 @@ def _waits_to_save_prompt(violation: Violation, end: RecordedEnd) -> bool:
     """Whether a P3 backlog is no larger than the latest kept summary, both
     measured by the events' own content as ADK prices a range (see
     ``PipelineRun._waits_to_save_prompt`` and ``adk.Pipeline.content_chars_of``)."""
-    texts = [p[1] for _, ps in end.prompt for p in ps if p[0] == "text"]
     written = [
         step.compaction.summary
         for step in end.snapshot
         if step.compaction is not None and summary_number(step.compaction.summary) is not None
     ]
-    kept = [text for text in written if any(_shows(t, text.split("\n", 1)[0]) for t in texts)]
-    if not written:
+    price = summary_price(written, end.prompt)
+    if price is None:
         return False
-    # The latest summary the summariser wrote prices the next one, also where a
-    # client's record hides it from the prompt (see PipelineRun._waits_to_save_prompt).
-    price = max(len(written[-1]), len(kept[-1]) if kept else 0)
     chosen = [end.events[i] for i in sorted(violation.positions)]
     backlog = prompt_chars([e.content for e in chosen if e.content is not None])
     return backlog <= price
