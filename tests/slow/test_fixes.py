@@ -13,7 +13,7 @@ of a fix the installed release cannot take (its diffs are written against
 other releases, and none applies) skips, saying why: run it on the release
 the diff names (``make env ADK=2.11.0``).
 
-Six fixtures show a second fault once their first one is fixed
+Several fixtures show a second fault once their first one is fixed
 (:data:`SECOND_FAULT`), a fault that has a fix too: they hold only with
 both fixes.
 
@@ -86,6 +86,13 @@ SECOND_FAULT = {
         "the branch fix removes the leaks (P5); the summary made before the second model "
         "call still takes the running invocation's user message (P2) until that fault's fix "
         "keeps it out, and the wasted summary (P6) goes only with both",
+    ),
+    "P4-2.13.0-ec0ef013e096b78a.json": (
+        {"summary-leaves-out-branch-events"},
+        "token-compaction-summarises-the-running-request",
+        "the branch fix writes one summary per branch (P5 goes); the summary made before "
+        "a model call still takes the running invocation's user message (P2) until that "
+        "fault's fix keeps it out",
     ),
     "P1-2.13.0-2fee07590c2015ff.json": (
         {"token-compaction-keeps-the-running-invocation"},
@@ -679,6 +686,59 @@ def test_a_pending_call_left_out_beside_its_answered_sibling_is_not_lost():
     second = calls[-2:]  # the model calls after each answer
     assert second[0][-1:] == [("call_0", "4")]
     assert second[1][-2:] == [("call_0", "4"), ("call_1", "4")]
+
+
+def test_the_branch_fix_keeps_branch_summaries_stored_before_a_calls_latest_answer():
+    # Found by make fuzz FIXES=all: with one summary per branch, the branch
+    # summaries #8 and #9 are stored after lookup's call (#3) and before a
+    # client's second answer to it (#10). The latest-response rearrangement
+    # keeps the events up to #3 and merges the responses; before the branch
+    # fix kept what lies between, both summaries went, and the branch replies
+    # #1 and #2 they hide were lost (P4). The rearrangement as published is
+    # put back inside the fixes to show the loss.
+    from google.adk.flows.llm_flows.tools import _rearranger
+
+    from compaction_harness.sdk.python.driver import run_script
+
+    script = _case(REPROS / "P4-2.13.0-ec0ef013e096b78a.json")
+    both = ("summary-leaves-out-branch-events", "token-compaction-keeps-the-running-invocation")
+    published = _rearranger.rearrange_events_for_latest_function_response
+    runs = []
+    logging.disable(logging.WARNING)
+    try:
+        with fixes.applied(both):
+            kept = run_script(script, stop=lambda _, run: runs.append(run)).violations
+            patched = _rearranger.rearrange_events_for_latest_function_response
+            assert patched is not published
+            bound = [
+                (module, attr)
+                for name, module in list(sys.modules.items())
+                if name.startswith("google.adk") and module is not None
+                for attr, value in list(vars(module).items())
+                if value is patched
+            ]
+            for module, attr in bound:
+                setattr(module, attr, published)
+            try:
+                dropped = run_script(script).violations
+            finally:
+                for module, attr in bound:
+                    setattr(module, attr, patched)
+    finally:
+        logging.disable(logging.NOTSET)
+    assert kept == []
+    assert sorted(v.positions for v in dropped if v.invariant == "P4") == [(1,), (2,)]
+    prompt = [
+        (role, [p[1] if p[0] == "text" else p[0] for p in parts])
+        for role, parts in runs[-1].run.requests[-1][2]
+    ]
+    # both summaries (and the client's record) stay, in order, before the call
+    assert prompt[-4:] == [
+        ("model", ["summary#0"]),
+        ("model", ["summary#1"]),
+        ("model", ["call"]),
+        ("user", ["response"]),
+    ]
 
 
 #: Faults that only releases older than the pinned one have: (fixture, a

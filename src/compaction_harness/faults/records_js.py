@@ -256,7 +256,10 @@ ROWS: tuple[tuple[str | None, ...], ...] = (
         "of the same events without compaction lose the answer the same way. google-adk "
         "2.13.0's rearrange_events_for_latest_function_response drops it too, but there "
         "the LiteLLM adapter answers the call with a placeholder and the harness's P2 sees "
-        "no invalid request (the lost result is visible to no invariant yet).",
+        "no invalid request (the lost result is visible to no invariant yet); it also drops "
+        "a compaction summary stored in between, which google-adk writes there only once "
+        "summaries are per branch, so the fix of summary-leaks-branch-events-to-siblings "
+        "keeps such summaries.",
     ),
     (
         "js-truncate-opener",

@@ -56,7 +56,11 @@ ENTRIES: tuple[dict[str, Any], ...] = (
             "can see a branch read its summary; a sub-agent's token compaction sees only the "
             "branches it can see; token candidates and rolling seeds are per branch; and the "
             "prompt builder hides a raw event only by a kept summary of its own branch "
-            "(_get_compaction_ranges supersedes only ranges of the same branch)"
+            "(_get_compaction_ranges supersedes only ranges of the same branch); "
+            "rearrange_events_for_latest_function_response keeps a summary stored between the "
+            "latest call and the trailing response, in its order, before that call (a branch's "
+            "summary written after a sibling's call stands for events stored before it, which "
+            "dropping it would lose)"
         ),
         diff="summary-leaves-out-branch-events.diff",
     ),
