@@ -1188,6 +1188,39 @@ def test_p3_gives_events_behind_an_answered_call_one_end_and_no_more(monkeypatch
     assert stalled and len(stalled[0].positions) > 4
 
 
+def test_p3_lets_a_pair_wait_for_the_window_to_reach_its_closer(monkeypatch):
+    # Found by make fuzz FIXES=all (tests/repros/P3-2.13.0-14f11070b8ea17dc.json):
+    # calendar's placeholder (#12) asks for a credential under call_0, which
+    # export's answer #18 closes by id; #18 is an event of an invocation first
+    # seen before the newest one, resumed twice. ADK's window ends at the last
+    # event of the newest invocation by first appearance (#15), so #8 to #12,
+    # compactable only with #18, wait for the next invocation's end. P3 held
+    # them to the bound at once and called the wait a stall. A compactor that
+    # never compacts is still caught once new invocations end.
+    from pathlib import Path
+
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec import liveness_checks
+    from compaction_harness.spec.scripts import Open, Script, Text
+    from compaction_harness.store.fixtures import load_fixture
+    from compaction_harness.surfaces import switch
+
+    path = Path(__file__).parents[1] / "repros" / "P3-2.13.0-14f11070b8ea17dc.json"
+    script = load_fixture(path).case
+    with fixes.applied(switch.parse("all")):
+        assert not [v for v in run_script(script).violations if v.invariant == "P3"]
+        # (contexts: what they replace must be put back inside the fixes)
+        with monkeypatch.context() as m:  # the window taken as reaching every event
+            m.setattr(liveness_checks, "_window_end", lambda live, window: len(window))
+            assert [v.invariant for v in run_script(script).violations] == ["P3"]
+        longer = Script(script.config, (*script.operations, Open(), Text(), Open(), Text()))
+        assert not [v for v in run_script(longer).violations if v.invariant == "P3"]
+        with monkeypatch.context() as m:
+            m.setattr(compaction, "_longest_self_contained_prefix", lambda *a, **k: [])
+            assert [v for v in run_script(longer).violations if v.invariant == "P3"]
+
+
 def test_p3_holds_a_client_record_to_the_mark_adk_reads_it_as():
     # A client's record that ends at the end of an invocation covers, for ADK's
     # sliding window, everything stamped before its end: those events are the

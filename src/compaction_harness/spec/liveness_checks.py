@@ -104,7 +104,16 @@ def check_liveness(
     (its range ends at the last new invocation in order of first appearance,
     ``_run_compaction_for_sliding_window``). So only the part of the backlog
     that was compactable at the previous end too is held to the bound: a stall
-    carries it from end to end and is caught one end later."""
+    carries it from end to end and is caught one end later.
+
+    ADK's window ends at the last event of the newest invocation in order of
+    first appearance (:func:`_window_end`); a resumed older invocation's later
+    events beyond it wait for the next invocation's end (the bound counts
+    them). An event before that end that is compactable only with a closer
+    beyond it (a pair that a resumed invocation's later event completes, by
+    id) waits with that closer, however many resumptions of that invocation
+    end meanwhile: before the window's end, the backlog is what is
+    compactable both in the whole view and within the window."""
     bound = liveness_bound(config, steps)
     if bound is None:
         return [], frozenset()
@@ -123,9 +132,12 @@ def check_liveness(
         for i, s in enumerate(steps)
         if s.compaction is None and id(s) in index and i not in covered
     )
-    compactable = reference.compactable_around_waiting_calls(
-        live, tuple(index[id(steps[i])] for i in uncovered)
-    )
+    window = tuple(index[id(steps[i])] for i in uncovered)
+    compactable = reference.compactable_around_waiting_calls(live, window)
+    cut = _window_end(live, window)
+    if cut < len(window):
+        within = set(reference.compactable_around_waiting_calls(live, window[:cut]))
+        compactable = tuple(k for k in compactable if k >= cut or k in within)
     backlog = tuple(uncovered[k] for k in compactable)
     held = backlog if earlier is None else tuple(i for i in backlog if steps[i] in earlier)
     found = frozenset(steps[i] for i in backlog)
@@ -141,3 +153,26 @@ def check_liveness(
             observed=len(held),
         )
     ], found
+
+
+def _window_end(live: Session, window: Sequence[int]) -> int:
+    """How many events of ``window`` (indices into ``live``, the events no
+    summary covers) ADK's sliding window reaches at an invocation's end.
+
+    ``_run_compaction_for_sliding_window`` (2.13.0) orders invocations by
+    their first event and ends its range at the last event of the last new
+    one; an invocation with an event no summary covers is new. Events after
+    that one's last event belong to older invocations resumed since: the
+    window reaches them at the next invocation's end.
+    """
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for position, step in enumerate(live):
+        if step.compaction is None and step.invocation:
+            first.setdefault(step.invocation, position)
+            last[step.invocation] = position
+    new = {live[k].invocation for k in window if live[k].invocation}
+    if not new:
+        return len(window)
+    end = last[max(new, key=first.__getitem__)]
+    return sum(1 for k in window if k <= end)

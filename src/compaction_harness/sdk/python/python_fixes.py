@@ -95,7 +95,11 @@ ENTRIES: tuple[dict[str, Any], ...] = (
             "pair by id and tool name too, so a restored call that follows another tool's call "
             "with its id neither takes that call's answer nor replaces its results; and "
             "_recover_compacted_function_calls keys each response by its event, id and tool "
-            "name, so one message that answers two tools' calls with one id restores both calls"
+            "name, so one message that answers two tools' calls with one id restores both calls; "
+            "both it and _find_owning_call_event_index attribute a response to the newest such "
+            "call of the response's own invocation when there is one (a tool's result carries "
+            "the invocation of the call it ran), so a later invocation's call with its id and "
+            "tool does not take the answer to a resumed invocation's call"
         ),
         diff="responses-follow-only-their-own-call-turn.diff",
     ),
