@@ -1221,6 +1221,31 @@ def test_p3_lets_a_pair_wait_for_the_window_to_reach_its_closer(monkeypatch):
             assert [v for v in run_script(longer).violations if v.invariant == "P3"]
 
 
+def test_p4_reads_a_call_whose_only_answer_was_rewound_as_an_orphan(monkeypatch):
+    # Found by make fuzz FIXES=all (tests/repros/P4-2.13.0-80878a8044dc6810.json):
+    # lookup's call_0 (#7) is answered by #9, which a rewind (#10) removes. ADK
+    # applies rewinds before it prunes unanswered calls, so #7 goes from every
+    # prompt but the baseline's, where export's long-running call_0 (#1, hidden
+    # by a summary in the prompt) keeps the reused id. P4 exempts such a call
+    # as an orphan, but counted the rewound #9 as its answer and called #7 lost.
+    from pathlib import Path
+
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec import prompt_checks
+    from compaction_harness.store.fixtures import load_fixture
+    from compaction_harness.surfaces import switch
+
+    path = Path(__file__).parents[1] / "repros" / "P4-2.13.0-80878a8044dc6810.json"
+    script = load_fixture(path).case
+    with fixes.applied(switch.parse("all")):
+        assert run_script(script).violations == []
+        with monkeypatch.context() as m:  # rewound answers counted
+            m.setattr(prompt_checks, "_not_rewound", lambda steps: {id(s) for s in steps})
+            lost = run_script(script).violations
+    assert [(v.invariant, v.positions) for v in lost] == [("P4", (7,))]
+
+
 def test_p3_holds_a_client_record_to_the_mark_adk_reads_it_as():
     # A client's record that ends at the end of an invocation covers, for ADK's
     # sliding window, everything stamped before its end: those events are the

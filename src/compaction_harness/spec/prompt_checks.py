@@ -308,6 +308,15 @@ def _waiting_beside_answered(
     return out
 
 
+def _not_rewound(steps: Session) -> set[int]:
+    """Identities (``id``) of the events no rewind removed, in every isolation
+    scope: the events ADK's prompt builder assembles from (``_apply_rewinds``,
+    ``google/adk/events/_rewind_events.py``, 2.13.0). A rewound response
+    answers nothing in any prompt."""
+    scopes = {s.isolation_scope for s in steps}
+    return {id(s) for scope in scopes for s in reference.live_events(steps, scope)}
+
+
 def _answered_after(steps: Session, position: int, call_id: str) -> bool:
     """Whether an event after ``position`` answers ``call_id`` before a later
     call reuses the id."""
@@ -373,11 +382,17 @@ def _orphaned_calls(steps: Session) -> dict[int, set[tuple[str, ...]]]:
     opens a new obligation, which the response closes instead); within one
     event, responses count before calls. So with call ids numbered per turn,
     another tool's answer to a later call with the id does not answer this one.
+    Only events no rewind removed count (:func:`_not_rewound`): ADK prunes
+    after applying rewinds, so a call whose only answer was rewound is an
+    orphan, with compaction and without.
     """
+    kept = _not_rewound(steps)
     answered_after: set[str] = set()
     out: dict[int, set[tuple[str, ...]]] = {}
     for i in range(len(steps) - 1, -1, -1):
         step = steps[i]
+        if id(step) not in kept:
+            continue
         orphans = {
             ("call", c.id, c.name, str(i))
             for c in step.calls
