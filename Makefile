@@ -20,6 +20,12 @@ SDK ?= python
 # SDK=js, to the Node driver: ADK-JS's own fixes).
 FIXES ?= $(HARNESS_FIXES)
 
+# Python keeps compiled modules, and pytest the tests it rewrites for assertions, in
+# __pycache__/ (ignored by git). A machine that sets PYTHONDONTWRITEBYTECODE would have
+# every process compile the package and rewrite the tests again: each gate worker and
+# each of the CLI and pytest processes the gate's tests start (a second or more each).
+export PYTHONDONTWRITEBYTECODE :=
+
 # ADK and ADK_SRC name two different targets: refuse the pair rather than pick one.
 ifneq ($(ADK_SRC),)
 ifneq ($(filter command line environment environment override,$(origin ADK)),)
