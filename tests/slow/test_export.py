@@ -629,6 +629,36 @@ def _outcomes_of_groups(
     return out
 
 
+def _patched_files(patch: str) -> set[str]:
+    """The paths (``google/adk/...``) that the unified diff ``patch`` changes."""
+    return {
+        line.removeprefix("+++ b/").split("\t")[0].strip()
+        for line in patch.splitlines()
+        if line.startswith("+++ b/")
+    }
+
+
+def _linked_but(site: Path, patched: set[str]):
+    """A ``copytree`` copy function for a copy of the installed google-adk in
+    ``site``: every file is a hard link to the installed one (its compiled
+    module too, so the copy imports as fast as the release does), except the
+    files the patch changes, which are copied (patching them leaves the
+    installed release alone; their stale compiled modules are recompiled)."""
+    import os
+    import shutil
+
+    def copy(src: str, dst: str) -> str:
+        if Path(dst).relative_to(site).as_posix() in patched:
+            return shutil.copy2(src, dst)
+        try:
+            os.link(src, dst)
+        except OSError:  # another file system: a copy
+            shutil.copy2(src, dst)
+        return dst
+
+    return copy
+
+
 @pytest.fixture(scope="module")
 def patched_exports(tmp_path_factory: pytest.TempPathFactory) -> PatchedExports:
     import contextlib
@@ -684,7 +714,7 @@ def patched_exports(tmp_path_factory: pytest.TempPathFactory) -> PatchedExports:
         shutil.copytree(
             Path(google.adk.__file__).parent,
             site / "google" / "adk",
-            ignore=shutil.ignore_patterns("__pycache__"),
+            copy_function=_linked_but(site, _patched_files(text)),
         )
         done = subprocess.run(
             ["patch", "-p1", "--batch", "--fuzz=0", "-d", str(site)],
