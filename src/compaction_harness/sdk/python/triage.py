@@ -23,10 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ...faults.classify import (
-    classify,
-    file_unfixed,
-)
+from ...faults.classify import classify, file_unfixed
 from ...spec.invariants import Violation
 from ...spec.outcome import UnitOutcome
 from .fixes import FIXES, active, applied, unavailable
