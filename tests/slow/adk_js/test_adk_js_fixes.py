@@ -1031,6 +1031,27 @@ def test_a_message_between_a_call_and_its_newest_answer_reaches_the_model():
     assert [(v.invariant, v.positions) for v in adk_js.check_run(dropped)] == [("P4", (5,))]
 
 
+def test_a_restored_calls_sibling_answer_brings_no_answer_to_a_call_made_again():
+    # Found by make fuzz SDK=js FIXES=all (tests/repros/P4-adk-js-2.0.0-5bd84363aa2e4279.json):
+    # export's call_0 to call_2 (#2) have interim answers in one event (#3);
+    # export's call_0 is made again (#7), and a client answers it (#12), then
+    # call_1 (#14). Restoring #2 for #14 leaves call_0 out of the copy (#7 is
+    # in view) and brings call_2's latest answer, #3, but #3 whole carried
+    # call_0's interim answer after #12, and #7 took it: #12 was lost (P4).
+    # A restored answer event now keeps only the restored calls' own parts.
+    run = _run_with_every_fix("P4-adk-js-2.0.0-5bd84363aa2e4279.json")
+    assert adk_js.check_run(run) == []
+    prompt = [
+        [(p[0], p[1], p[3]) for p in parts if p[0] == "response"]
+        for _, parts in run.prompt(run.calls[-1], "contents")
+    ]
+    assert prompt[-3:] == [
+        [("response", "call_0", "12")],
+        [],
+        [("response", "call_2", "3"), ("response", "call_1", "14")],
+    ]
+
+
 def test_a_range_around_a_waiting_call_may_start_after_a_call_answered_again_later():
     # Found by make fuzz SDK=js FIXES=all (tests/repros/P3-adk-js-2.0.0-a2da3ce8cb979a2d.json):
     # export's call_0 (#3, beside call_1, which waits) is answered (#4) and
