@@ -309,6 +309,16 @@ def test_a_missing_package_is_one_line_naming_the_make_target(monkeypatch, tmp_p
     assert "\n" not in str(caught.value) and "make js-env" in str(caught.value)
 
 
+def test_a_missing_package_with_fixes_asked_is_one_line_too(monkeypatch, tmp_path) -> None:
+    # The copy of the package with the fixes applied was made before Node and
+    # the package were checked: a FileNotFoundError traceback.
+    monkeypatch.setattr(node, "SDK_DIR", tmp_path)
+    monkeypatch.setattr(js_fixes, "PACKAGE_DIR", tmp_path / "node_modules" / "@google" / "adk")
+    with pytest.raises(adk_js.AdkJsUnavailable) as caught:
+        adk_js.run_script(CLEAN, None, fixes=tuple(js_fixes.js_fixes()))
+    assert "\n" not in str(caught.value) and "make js-env" in str(caught.value)
+
+
 # -- the invariants fire -------------------------------------------------------------------
 def clean_run() -> adk_js.JsRun:
     result = run(CLEAN)

@@ -161,6 +161,7 @@ class _Driver:
         from .js_fixes import patched_package
 
         if self.fixes and self._entry is None:
+            node_path()  # Node and the package first: one line when either is missing
             self._entry = patched_package(self.fixes)
         entry = self._entry
         return _NODE.request({**payload, "entry": None if entry is None else str(entry)})
