@@ -310,11 +310,9 @@ def _waiting_beside_answered(
 
 def _not_rewound(steps: Session) -> set[int]:
     """Identities (``id``) of the events no rewind removed, in every isolation
-    scope: the events ADK's prompt builder assembles from (``_apply_rewinds``,
-    ``google/adk/events/_rewind_events.py``, 2.13.0). A rewound response
-    answers nothing in any prompt."""
-    scopes = {s.isolation_scope for s in steps}
-    return {id(s) for scope in scopes for s in reference.live_events(steps, scope)}
+    scope (:func:`reference.unrewound`): the events ADK's prompt builder
+    assembles from. A rewound response answers nothing in any prompt."""
+    return {id(s) for s in reference.unrewound(steps).steps}
 
 
 def _answered_after(steps: Session, position: int, call_id: str) -> bool:

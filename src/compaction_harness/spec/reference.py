@@ -65,6 +65,7 @@ __all__ = [
     "token_candidates",
     "token_seeds",
     "token_threshold_range",
+    "unrewound",
     "waiting_ids",
 ]
 
@@ -99,14 +100,21 @@ def resolved_response_ids(step: Step) -> frozenset[str]:
 
 
 def live_events(session: Session, isolation_scope: str | None = None) -> Session:
-    """The events a compactor and the prompt builder work on.
+    """The events a compactor and the prompt builder work on: those no
+    rewind removed (:func:`unrewound`), of ``isolation_scope`` only."""
+    return Session(
+        tuple(s for s in unrewound(session).steps if s.isolation_scope == isolation_scope)
+    )
 
-    Rewinds applied: an event whose ``rewind_before`` names invocation X
-    removes itself and every event from the first event of X up to it; a
-    rewind that an later rewind removed has no effect, so rewinds are applied
-    from the newest back. A rewind naming an invocation that does not come
-    before it removes only itself. Then only the events of ``isolation_scope``
-    are kept.
+
+def unrewound(session: Session) -> Session:
+    """The events no rewind removed, in every isolation scope.
+
+    An event whose ``rewind_before`` names invocation X removes itself and
+    every event from the first event of X up to it; a rewind that a later
+    rewind removed has no effect, so rewinds are applied from the newest
+    back. A rewind naming an invocation that does not come before it removes
+    only itself (``_apply_rewinds``, ``google/adk/events/_rewind_events.py``).
     """
     steps = list(session.steps)
     first_of: dict[str, int] = {}
@@ -121,13 +129,7 @@ def live_events(session: Session, isolation_scope: str | None = None) -> Session
         start = first_of.get(step.rewind_before, index)
         for gone in range(min(start, index), index + 1):
             removed[gone] = True
-    return Session(
-        tuple(
-            s
-            for s, gone in zip(steps, removed, strict=True)
-            if not gone and s.isolation_scope == isolation_scope
-        )
-    )
+    return Session(tuple(s for s, gone in zip(steps, removed, strict=True) if not gone))
 
 
 def branch_sees(reader: str | None, branch: str | None) -> bool:
