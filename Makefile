@@ -11,6 +11,9 @@ PYTEST_ARGS ?=
 FIXTURE ?=
 RELEASES ?=
 MATRIX_SECONDS ?= 30
+APP ?=
+CHECK_SECONDS ?= 60
+CHECK_ARGS ?=
 FUZZ_DB ?=
 # Which SDK the gate and the campaign target: python (google-adk, the default)
 # or js (ADK for TypeScript, @google/adk, through the Node driver in sdks/adk-js).
@@ -83,7 +86,7 @@ COVERAGE_MODULES := google.adk.apps.compaction,google.adk.flows.llm_flows.contex
 COVERAGE_REQUIRED := _longest_self_contained_prefix _provably_dead_call_ids \
   _safe_token_compaction_split_index
 
-.PHONY: help env js-env test test-fast fuzz fuzz-worker differential coverage bench gate-under-load matrix tables replay show lint format clean
+.PHONY: help env js-env test test-fast fuzz fuzz-worker differential coverage bench gate-under-load matrix tables replay check show lint format clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -202,6 +205,12 @@ replay: ## re-check fixtures against the target: make replay FIXTURE=tests/repro
 	@py=$$($(ENV_PY)) || exit $$?; \
 	$(CHECK_FIXES); \
 	$(FIXES_ENV) $$py -m compaction_harness replay $(or $(FIXTURE),tests/repros)
+
+check: ## is compaction safe for your app? make check APP=module:attr (CHECK_SECONDS=, CHECK_ARGS='--price 0.3 2.5')
+	@$(NEED_PATCH)
+	@if [ -z "$(APP)" ]; then echo "error: make check needs APP=module:attr (your App, for example APP=examples.support:app)" >&2; exit 2; fi
+	@py=$$($(ENV_PY)) || exit $$?; \
+	$$py -m compaction_harness check "$(APP)" --seconds $(CHECK_SECONDS) $(CHECK_ARGS)
 
 show: ## print a fixture as a timeline: make show FIXTURE=tests/repros/x.json
 	@py=$$($(ENV_PY)) || exit $$?; \

@@ -14,12 +14,13 @@ from ._episodes import (
     tool_confirmation,
 )
 from ._labels import EPISODE_KINDS, episode_kinds
-from ._scripts import differential_scripts, operations, script_configs, scripts
+from ._scripts import app_scripts, differential_scripts, operations, script_configs, scripts
 from ._sessions import ID_POOL, metamorphic_cases, sessions, token_cases, unit_cases, windows
 
 __all__ = [
     "EPISODE_KINDS",
     "ID_POOL",
+    "app_scripts",
     "auth_request",
     "differential_scripts",
     "episode_kinds",

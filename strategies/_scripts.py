@@ -24,6 +24,7 @@ from functools import cache
 
 from hypothesis import strategies as st
 
+from compaction_harness.spec.app_shape import AppShape
 from compaction_harness.spec.scripts import (
     CLOCK_RESOLUTIONS,
     SUMMARY_SIZES,
@@ -237,3 +238,88 @@ def differential_scripts(
     return scripts(max_operations=max_operations, token=token, database=database).map(
         lambda script: _comparable(script, answers, final_text)
     )
+
+
+def _app_operations(app: AppShape, size: st.SearchStrategy) -> st.SearchStrategy:
+    """The operations a user's app can run (see :func:`app_scripts`), texts
+    and payloads of ``size`` characters."""
+    text = st.builds(Text, chars=size, usage=_USAGE)
+    opened = st.builds(Open, opener=st.sampled_from(("user", "agent")), chars=size)
+    kinds = [k for k, present in (("plain", "plain"), ("interim", "long_running"),
+             ("long_running", "long_running")) if app.tool(present)]  # fmt: skip
+    asks = [k for k, tool in (("confirmation", "confirmation"), ("auth", "credential"))
+            if app.tool(tool)]  # fmt: skip
+    weighted: list[tuple[st.SearchStrategy, int]] = [
+        (text, 4),
+        (opened, 5),
+        (st.just(End()), 1),
+        (st.builds(Rewind, back=st.integers(1, 3)), 1),
+        (st.just(Tie()), 1),
+    ]
+    if kinds:
+        weighted.append(
+            (
+                st.builds(
+                    Calls,
+                    count=st.integers(1, 3),
+                    kind=st.sampled_from(kinds),
+                    fate=st.sampled_from(("now", "later")),
+                    chars=size,
+                    usage=_USAGE,
+                ),
+                4,
+            )
+        )
+        weighted.append((_ANSWER, 2))
+    if asks:
+        weighted += [
+            (st.builds(Ask, kind=st.sampled_from(asks)), 1),
+            (st.builds(Reply, pick=st.integers(0, 3)), 1),
+        ]
+    if app.team is not None:
+        weighted.append((st.builds(FanOut, order=st.sampled_from(("ab", "ba")), chars=size), 1))
+    if app.helper is not None:
+        weighted.append((st.builds(Delegate, chars=size), 1))
+    pool = tuple(strategy for strategy, weight in weighted for _ in range(weight))
+    return st.sampled_from(pool).flatmap(lambda strategy: strategy)
+
+
+@st.composite
+def app_scripts(
+    draw, config: ScriptConfig, *, call_ids: bool = True, max_operations: int = 24
+) -> Script:
+    """Scripts on a user's app: ``config`` fixes what the app fixes (its
+    ``app`` shape, trigger values, instruction and declaration sizes, its
+    provider's strictness, the storage); the rest is drawn as :func:`scripts`
+    draws it: the clock's resolution, the summaries' size, the provider's call
+    ids (``call_ids=False``: ``config``'s, as a Gemini model gives none and
+    ADK makes unique ones). Only what the app has is drawn: calls of the
+    kinds of tool it has, confirmations and credential requests where it has
+    such tools, ``FanOut`` with a parallel agent, ``Delegate`` with a second
+    LLM agent; never a client's own compaction record nor a host's clock skew
+    (a harness shape, not an app's). Sizes are :data:`SIZES` and, with a
+    token threshold, half of it in characters: a few large tool results or
+    messages reach the app's own threshold, however large it is. Runs on
+    ADK's ``Runner`` (``driver="runner"``)."""
+    app = config.app
+    if app is None:
+        raise ValueError("app_scripts needs a config with an app shape (config.app)")
+    drawn = replace(
+        config,
+        driver="runner",
+        resolution=draw(st.sampled_from(CLOCK_RESOLUTIONS)),
+        summary=draw(st.sampled_from(SUMMARY_SIZES)),
+        call_ids=draw(st.sampled_from(("unique", "per_turn"))) if call_ids else config.call_ids,
+    )
+    sizes = SIZES
+    if config.token_threshold is not None:
+        sizes += (min(100_000, config.token_threshold * 2),)  # half the threshold, in characters
+    ops = draw(
+        st.lists(_app_operations(app, st.sampled_from(sizes)), min_size=1, max_size=max_operations)
+    )
+    followed: list = []
+    for op in ops:
+        followed.append(op)
+        if isinstance(op, Calls) and op.kind != "plain" and draw(_LATER) is not None:
+            followed.append(draw(_FOLLOW_UP))  # a client posts the result
+    return Script(drawn, (Open(), *followed))

@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol, TypeVar
 
+from .app_shape import AppShape
 from .invariants import PIPELINE_INVARIANTS
 from .model import ModelError
 
@@ -115,6 +116,9 @@ class ScriptConfig:
         driver: one of :data:`DRIVERS`: which driver runs the script (a
             fixture records the driver that found it; ``replay --driver``
             chooses another).
+        app: the shape of a user's app the script runs on (its agent and
+            tool names, its tree: :class:`~.app_shape.AppShape`; only the
+            runner driver builds it), or None: the harness's own app.
     """
 
     compaction_interval: int | None = None
@@ -130,6 +134,7 @@ class ScriptConfig:
     call_ids: str = "unique"
     invariants: tuple[str, ...] | None = None
     driver: str = "emulated"
+    app: AppShape | None = None
 
     def __post_init__(self) -> None:
         for key in TRIGGER_KEYS:
@@ -150,6 +155,8 @@ class ScriptConfig:
             raise ModelError("config.strict_provider: expected true or false")
         if self.driver not in DRIVERS:
             raise ModelError(f"config.driver: expected one of {', '.join(DRIVERS)}")
+        if self.app is not None and not isinstance(self.app, AppShape):
+            raise ModelError("config.app: expected an app shape")
         if self.call_ids not in CALL_IDS:
             raise ModelError(f"config.call_ids: expected one of {', '.join(CALL_IDS)}")
         if self.invariants is not None and (
@@ -183,7 +190,9 @@ class ScriptConfig:
             if f.name in TRIGGER_KEYS:
                 continue
             value = getattr(self, f.name)
-            if value != f.default:
+            if isinstance(value, AppShape):
+                out[f.name] = value.to_json()
+            elif value != f.default:
                 out[f.name] = list(value) if isinstance(value, tuple) else value
         return out
 
@@ -202,6 +211,8 @@ class ScriptConfig:
             ):
                 raise ModelError(f"{where}.invariants: expected a list of invariant ids")
             values["invariants"] = tuple(values["invariants"])
+        if values.get("app") is not None:
+            values["app"] = AppShape.from_json(values["app"], f"{where}.app")
         return cls(**values)
 
 

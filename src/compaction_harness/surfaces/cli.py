@@ -1,4 +1,5 @@
-"""Command line: ``python -m compaction_harness {show,replay,export,minimize,profile,faults}``.
+"""Command line: ``python -m compaction_harness COMMAND`` (show, replay, export, minimize,
+profile, faults, check).
 
 Exit status: 0 when every fixture holds (or fails only as a recorded known
 upstream fault of the installed release), 1 when one fails an invariant, 2 for
@@ -23,6 +24,7 @@ from ..envs import EnvError
 from ..sdk.protocol import RegistryError
 from ..spec.invariants import invariants_of
 from ..store.fixtures import Fixture, FixtureError, load_fixture
+from . import app_check
 from .cli_common import (
     CONFIG_FLAGS,
     MAX_SESSION_BYTES,
@@ -740,6 +742,7 @@ def build_parser() -> argparse.ArgumentParser:
         "other *.md files there are deleted); nothing is run",
     )
     faults.set_defaults(func=_cmd_faults)
+    app_check.add_parser(sub)
     return parser
 
 

@@ -504,6 +504,22 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     return True
 
 
+@pytest.fixture
+def compaction_check():
+    """``check`` from a team's own test suite: the function
+    :func:`~compaction_harness.surfaces.app_check.check_app`. For example::
+
+        def test_compaction_is_safe_for_our_app(compaction_check):
+            result = compaction_check("our_service.agent:app", seconds=120)
+            assert all(row["holds"] for row in result["invariants"].values()), result
+
+    It runs a campaign through ADK's ``Runner`` on the app's shape (a clone
+    of the harness is needed: the campaign runs its tests/slow/test_app_check.py)."""
+    from .app_check import check_app
+
+    return check_app
+
+
 def gate_run(config: pytest.Config) -> bool:
     """Whether the session is the deterministic gate (``make test``: the
     ``gate`` profile, no campaign budget)."""

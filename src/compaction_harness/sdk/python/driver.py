@@ -696,6 +696,13 @@ class ScriptRun(Interpreter):
             self._sdk_ids.close()
 
 
+#: Why the emulating driver refuses a script on a user's app's shape.
+EMULATES_NO_APP = (
+    "the emulating driver runs the harness's own app only; a script on a user's app "
+    "(config.app) runs through ADK's Runner (--driver runner)"
+)
+
+
 def run_script(
     script: ops.Script,
     *,
@@ -712,8 +719,14 @@ def run_script(
     ADK raises while the script runs is a P0 violation, and ends the run:
     nothing after it can be judged. ``stop`` (for tests) is called after each
     operation. ``monotonic``: every event stamped later than the one stored
-    before it (see :class:`ScriptRun`).
+    before it (see :class:`ScriptRun`). Raises :class:`.adk.NotApplicable`
+    for a script on a user's app (``config.app``: only the ``Runner`` builds
+    one).
     """
+    if script.config.app is not None:
+        from .adk import NotApplicable
+
+        raise NotApplicable(EMULATES_NO_APP)
     run = ScriptRun(script, monotonic=monotonic)
     findings = Findings(set(script.config.invariants) if script.config.invariants else None)
 

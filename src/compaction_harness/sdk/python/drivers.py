@@ -75,6 +75,15 @@ class EmulatedDriver(_GoogleAdkDriver):
 
     name = "emulated"
 
+    def cannot_run(self, case: Any) -> str | None:
+        """As every google-adk driver, and never a script on a user's app's
+        shape (``config.app``): only the ``Runner`` builds the user's app."""
+        if isinstance(case, Script) and case.config.app is not None:
+            from .driver import EMULATES_NO_APP
+
+            return EMULATES_NO_APP
+        return super().cannot_run(case)
+
     def _outcome(self, script: Script):
         from .driver import run_script
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from ...spec import reference
 from ...spec import scripts as ops
+from ...spec.app_shape import HARNESS_APP, AppShape
 from ...spec.model import Call, Session
 
 __all__ = [
@@ -200,6 +201,9 @@ class Interpreter:
 
     def __init__(self, config: ops.ScriptConfig) -> None:
         self.config = config
+        #: The app's agent and tool names (the harness's own unless the
+        #: script runs on a user's app: ``config.app``).
+        self.names: AppShape = config.app or HARNESS_APP
         #: The invocation the script's operations act in, if one runs.
         self.running: str | None = None
         #: The invocations, in the order they were opened.
@@ -244,15 +248,17 @@ class Interpreter:
     def reply_text(self, agent: str, chars: int) -> str:
         """The text of ``agent``'s next reply (replies are numbered across agents)."""
         self.counts["model"] += 1
-        prefix = "model" if agent == AGENT else f"{agent} says"
+        prefix = "model" if agent == self.names.agent else f"{agent} says"
         return self.text(f"{prefix} {self.counts['model']}", chars)
 
-    @staticmethod
-    def tool_of(op: ops.Calls | ops.Ask) -> str:
-        """The tool the model calls for ``op``."""
+    def tool_of(self, op: ops.Calls | ops.Ask) -> str | None:
+        """The tool the model calls for ``op`` (None: the app has no tool of
+        that kind, and ``op`` does nothing)."""
         if isinstance(op, ops.Ask):
-            return "transfer" if op.kind == "confirmation" else "calendar"
-        return "lookup" if op.kind == "plain" else "export"
+            kind = "confirmation" if op.kind == "confirmation" else "credential"
+        else:
+            kind = "plain" if op.kind == "plain" else "long_running"
+        return self.names.tool(kind)
 
     def model_call_id(self, k: int) -> str | None:
         """The id the model gives its k-th call of a reply: the provider's

@@ -9,6 +9,7 @@ the objects ADK holds: the node runtime copies agents.
 
 from __future__ import annotations
 
+import types
 import warnings
 from typing import Any
 
@@ -23,10 +24,9 @@ from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.adk.tools.tool_context import ToolContext
 
 from ...spec import scripts as ops
+from ...spec.app_shape import HARNESS_APP, AppShape
 from .adk import _EVENT_KEY, compaction_config, request_text_chars, summary_reply, summary_text
-from .interpreter import AGENT
 
-APP = "harness"
 USER = "u"
 
 # -- the harness's side of the app: models, tools, the director --------------------
@@ -196,42 +196,58 @@ def _credential_response(args: dict) -> dict:
     return config.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-def build_app(config: ops.ScriptConfig, tree: str) -> App:
-    """The ``App`` of one run: tree ``agent`` or ``director`` (see :mod:`.adk_runner`)."""
+def _renamed(func: Any, name: str) -> Any:
+    """``func`` under the user's tool name ``name`` (``FunctionTool`` names a
+    tool, and declares it, after its function): same code, same signature."""
+    if func.__name__ == name:
+        return func
+    copy = types.FunctionType(
+        func.__code__, func.__globals__, name, func.__defaults__, func.__closure__
+    )
+    copy.__doc__, copy.__annotations__ = func.__doc__, dict(func.__annotations__)
+    copy.__qualname__ = name
+    return copy
+
+
+def build_app(config: ops.ScriptConfig, tree: str, names: AppShape = HARNESS_APP) -> App:
+    """The ``App`` of one run: tree ``agent`` or ``director`` (see
+    :mod:`.adk_runner`), its agents and tools named as ``names`` says (the
+    harness's own app, or a user's app's shape: only the kinds of tool it has)."""
     summarizer = _RecordingSummarizer(llm=_SummaryLlm(model="harness-summary"))
     compaction = compaction_config(summarizer, dict(config.triggers))
+    made = {
+        "plain": lambda n: FunctionTool(_renamed(lookup, n)),
+        "long_running": lambda n: LongRunningFunctionTool(_renamed(export, n)),
+        "confirmation": lambda n: FunctionTool(_renamed(transfer, n), require_confirmation=True),
+        "credential": lambda n: FunctionTool(_renamed(calendar, n)),
+    }
     agent = LlmAgent(
-        name=AGENT,
-        model=_ScriptedLlm(model=AGENT),
-        tools=[
-            FunctionTool(lookup),
-            LongRunningFunctionTool(export),
-            FunctionTool(transfer, require_confirmation=True),
-            FunctionTool(calendar),
-        ],
+        name=names.agent,
+        model=_ScriptedLlm(model=names.agent),
+        tools=[made[kind](name) for kind, name in names.tools],
         instruction=_gate,
         before_model_callback=_before_model,
     )
     if tree == "agent":
         root: BaseAgent = agent
     else:
-        sub_agents = [
-            LlmAgent(
-                name=n,
-                model=_ScriptedLlm(model=n),
+
+        def scripted(name: str) -> LlmAgent:
+            return LlmAgent(
+                name=name,
+                model=_ScriptedLlm(model=name),
                 instruction=_gate,
                 before_model_callback=_before_model,
             )
-            for n in "ab"
-        ]
-        with warnings.catch_warnings():  # deprecated in favour of Workflow (2.x)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            team = ParallelAgent(name="team", sub_agents=sub_agents)
-        helper = LlmAgent(
-            name="helper",
-            model=_ScriptedLlm(model="helper"),
-            instruction=_gate,
-            before_model_callback=_before_model,
-        )
-        root = _Director(name="director", sub_agents=[agent, helper, team])
-    return App(name=APP, root_agent=root, events_compaction_config=compaction)
+
+        sub_agents: list[BaseAgent] = [agent]
+        if names.helper is not None:
+            sub_agents.append(scripted(names.helper))
+        if names.team is not None:
+            with warnings.catch_warnings():  # deprecated in favour of Workflow (2.x)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                sub_agents.append(
+                    ParallelAgent(name=names.team, sub_agents=[scripted(n) for n in names.branches])
+                )
+        root = _Director(name=names.root or "director", sub_agents=sub_agents)
+    return App(name=names.name, root_agent=root, events_compaction_config=compaction)

@@ -27,8 +27,8 @@ from .adk import (
     _no_disk_waits,
     from_adk_events,
 )
-from .interpreter import AGENT, STEP, THINK, Asked, Clock, Interpreter, Pending, walk
-from .runner_app import APP, USER, _credential_response, _recording, _result, build_app
+from .interpreter import STEP, THINK, Asked, Clock, Interpreter, Pending, walk
+from .runner_app import USER, _credential_response, _recording, _result, build_app
 from .runner_record import Recording, RunnerRun
 
 #: Seconds the driver waits for the Runner to reach the next point where it
@@ -105,7 +105,7 @@ class RunnerDriver(Recording, Interpreter):
         #: Index of the operation being applied, once it is in ``ran``.
         self.applying: int | None = None
         # The Runner, its session service, the session it holds now.
-        self.app = build_app(self.config, tree)
+        self.app = build_app(self.config, tree, self.names)
         self.service: Any = None
         self.runner: Any = None
         self.session_id: str | None = None
@@ -138,7 +138,7 @@ class RunnerDriver(Recording, Interpreter):
         self.loaded: set[str] = set()
         #: The agent whose step runs now (its gate opened last); compaction
         #: before a model call runs for it.
-        self.stepping = AGENT
+        self.stepping = self.names.agent
 
     async def _service_for_request(self) -> None:
         """In memory: one service for the whole script. In a database: a fresh
@@ -163,7 +163,7 @@ class RunnerDriver(Recording, Interpreter):
             _no_disk_waits(self.service.db_engine)
         self.runner = Runner(app=self.app, session_service=self.service)
         if self.session_id is None:
-            session = await self.service.create_session(app_name=APP, user_id=USER)
+            session = await self.service.create_session(app_name=self.names.name, user_id=USER)
             self.session_id = session.id
             self.view = session
 
@@ -329,6 +329,12 @@ class RunnerDriver(Recording, Interpreter):
                 self._refuse(op, "tree 'agent' has no sub-agents")
             self._note(f"dropped {op.op}: tree 'agent' has no sub-agents")
             return
+        lacks = self._lacks(op)
+        if lacks is not None:
+            if not self.repair:
+                self._refuse(op, lacks)
+            self._note(f"dropped {op.op}: {lacks}")
+            return
         if inside and self.running is not None:
             state = await self.settle()
             if state in ("gate", "model") and (sub_agent or isinstance(op, ops.ClientRecord)):
@@ -350,6 +356,16 @@ class RunnerDriver(Recording, Interpreter):
                 await done
         finally:
             self.applying = None
+
+    def _lacks(self, op: ops.Operation) -> str | None:
+        """What the app (``config.app``) lacks to run ``op``, or None."""
+        if isinstance(op, ops.FanOut) and self.names.team is None:
+            return f"app {self.names.name} has no parallel agent"
+        if isinstance(op, ops.Delegate) and self.names.helper is None:
+            return f"app {self.names.name} has no second LLM agent"
+        if isinstance(op, ops.Calls | ops.Ask) and self.tool_of(op) is None:
+            return f"app {self.names.name} has no {op.kind} tool"
+        return None
 
     def stored_timestamps(self) -> Sequence[float]:
         return [e.timestamp for e in self.appended]
@@ -408,20 +424,21 @@ class RunnerDriver(Recording, Interpreter):
         if self.running is None or self.crash is not None:
             return False
         state = await self.settle()
+        agent = self.names.agent
         if state == "director":
-            self._direct(AGENT)
+            self._direct(agent)
             state = await self.settle()
-        while state == "gate" and AGENT in self.gated:
+        while state == "gate" and agent in self.gated:
             # (More than once when the Runner takes steps of its own first, such
             # as re-running the calls a resumed invocation left unanswered.)
             before = len(self.stored_events)
-            self._open_gate(AGENT)
+            self._open_gate(agent)
             state = await self.settle()
             self._replayed(before)
         if self.crash is not None:
             return False
-        if state != "model" or AGENT not in self.waiting:
-            self._refuse(op, f"agent's model is not waiting (the run is {state})")
+        if state != "model" or agent not in self.waiting:
+            self._refuse(op, f"{agent}'s model is not waiting (the run is {state})")
         return True
 
     def _replayed(self, before: int) -> None:
@@ -429,7 +446,7 @@ class RunnerDriver(Recording, Interpreter):
         ids = {
             r.id
             for event, _ in self.stored_events[before:]
-            if event.author == AGENT
+            if event.author == self.names.agent
             for r in event.get_function_responses()
         }
         self.mark_answered([p for p in self.pending if p.call.id in ids])
@@ -462,8 +479,8 @@ class RunnerDriver(Recording, Interpreter):
     async def _op_text(self, op: ops.Text, *, ended_by_caller: bool = False) -> None:
         if not await self._agent_waits(op):
             return
-        text = self.reply_text(AGENT, op.chars)
-        await self._reply(AGENT, [types.Part(text=text)], op.usage)
+        text = self.reply_text(self.names.agent, op.chars)
+        await self._reply(self.names.agent, [types.Part(text=text)], op.usage)
         if await self.settle() == "done" and not ended_by_caller and self.crash is None:
             # A final text ends the root agent's run (and a run a client's answer
             # resumed), with the Runner's compaction, before anything after it.
@@ -496,7 +513,7 @@ class RunnerDriver(Recording, Interpreter):
         ]
         invocation = self.running
         before = len(self.stored_events)
-        await self._reply(AGENT, parts, op.usage)
+        await self._reply(self.names.agent, parts, op.usage)
         state = await self.settle()
         made = self._calls_stored_since(before)
         if op.kind == "plain" and op.fate == "now":
@@ -527,7 +544,7 @@ class RunnerDriver(Recording, Interpreter):
         call = types.FunctionCall(id=self.model_call_id(0), name=name, args={"query": "q" * 20})
         invocation = self.running
         before = len(self.stored_events)
-        await self._reply(AGENT, [types.Part(function_call=call)])
+        await self._reply(self.names.agent, [types.Part(function_call=call)])
         await self.settle()
         made = self._calls_stored_since(before)
         request_name = REQUEST_CONFIRMATION_CALL if confirm else REQUEST_CREDENTIAL_CALL
@@ -609,7 +626,9 @@ class RunnerDriver(Recording, Interpreter):
         calls when the response's name is not among them."""
         from ...spec import reference
 
-        loaded = await self.service.peek(app_name=APP, user_id=USER, session_id=self.session_id)
+        loaded = await self.service.peek(
+            app_name=self.names.name, user_id=USER, session_id=self.session_id
+        )
         stored = from_adk_events(loaded.events)
         if self.answer_resolves_elsewhere(stored, ids, invocation):
             return "resolves its (reused) ids to another invocation"
@@ -662,27 +681,30 @@ class RunnerDriver(Recording, Interpreter):
         await self._until(lambda: len(self.stored_events) > before)
 
     async def _op_fan_out(self, op: ops.FanOut) -> None:
-        if not await self._director_runs(op, "team"):
+        team = self.names.team
+        if not await self._director_runs(op, team):
             return
         # Both sub-agents start, in order (compaction, then the event is built),
         # before either replies; they reply, and are stored, in the script's order.
-        for name in "ab":
+        first, second = self.names.branches
+        for name in (first, second):
             if not await self._sub_agent_called(op, name):
                 if self.crash is None:
                     self._refuse(op, f"{name}'s model was not called")
                 return
-        for name in op.order:
+        for name in (first, second) if op.order == "ab" else (second, first):
             await self._stored_reply(name, self.reply_text(name, op.chars))
         await self.settle()
 
     async def _op_delegate(self, op: ops.Delegate) -> None:
-        if not await self._director_runs(op, "helper"):
+        helper = self.names.helper
+        if not await self._director_runs(op, helper):
             return
-        if not await self._sub_agent_called(op, "helper"):
+        if not await self._sub_agent_called(op, helper):
             if self.crash is None:
-                self._refuse(op, "helper's model was not called")
+                self._refuse(op, f"{helper}'s model was not called")
             return
-        await self._stored_reply("helper", self.reply_text("helper", op.chars))
+        await self._stored_reply(helper, self.reply_text(helper, op.chars))
         await self.settle()
 
     async def _op_end(self, op: ops.End) -> None:

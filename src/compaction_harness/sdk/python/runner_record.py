@@ -17,7 +17,6 @@ from ...spec import scripts as ops
 from ...spec.invariants import Violation
 from ...spec.model import Session
 from .adk import _prompt_of, from_adk_events, named_copy, prompt_chars, seed_numbers
-from .interpreter import AGENT
 
 
 # -- what a run records ------------------------------------------------------------
@@ -282,7 +281,7 @@ class Recording:
                 event_ids=tuple(e.id for e in events if id(e) in position),
                 agent="" if at_end else self.stepping,
                 ids=tuple(e.id for e in held),
-                prompt=_assembled(tagged(held), held, AGENT, None),
+                prompt=_assembled(tagged(held), held, self.names.agent, None),
             )
         )
 
@@ -347,6 +346,6 @@ class Recording:
                 op=self.current,
                 events=tuple(held),
                 snapshot=from_adk_events(held),
-                prompt=_assembled(tagged(held), held, AGENT, None),
+                prompt=_assembled(tagged(held), held, self.names.agent, None),
             )
         )

@@ -1,0 +1,508 @@
+"""``python -m compaction_harness check MODULE:ATTR``: is compaction safe for my app?
+
+The command reads a team's own ``App`` (or root agent) as an app shape
+(:mod:`compaction_harness.sdk.python.user_app`: agent and tool names and
+kinds, trigger values, instruction and declaration sizes), then:
+
+1. prints the app as the harness reads it, and what the reading leaves out;
+2. warns where the configuration cannot work (a token threshold that the
+   system instruction and tool declarations alone reach);
+3. lists the known faults this configuration and release can meet at all,
+   judged by their fixtures (:func:`reachable_faults`);
+4. runs a campaign through ADK's ``Runner`` on the app's shape for
+   ``--seconds``: ``tests/slow/test_app_check.py``'s property under pytest
+   with the harness's plugin, every violation a failure (known faults
+   included: the excuse is off), each shrunk to a fixture of the app in
+   ``--out``; a round that finds a failing invariant is followed by rounds
+   that look for the others;
+5. reports, per invariant, whether it held, or the fixture that breaks it
+   and the known fault it is (classified by fix, as ``replay`` does);
+6. profiles what compaction costs on the app's configuration
+   (:mod:`.profile`'s seeded workload of 100 invocations, compacted against
+   never compacted), in money with ``--price``.
+
+Exit status: 0 every invariant held, 1 one failed (known fault or new), 2
+bad input (one line: an app that does not import, an attribute that is not
+an app or agent, an app without compaction, a clone without the tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..spec.invariants import invariants_of
+from ..spec.scripts import ScriptConfig
+from .cli_common import CliError
+
+__all__ = ["add_parser", "app_config", "check_app", "reachable_faults"]
+
+ROOT = Path(__file__).resolve().parents[3]
+#: The property a check runs, and where it lives in a clone of the harness.
+PROPERTY = "tests/slow/test_app_check.py::test_the_app_meets_p0_to_p7"
+PIPELINE = invariants_of("pipeline")
+#: Characters per token (ADK's estimate, and the harness's token model).
+TOKEN_CHARS = 4
+
+
+def app_config(
+    reading: Any, *, excluded: Iterable[str] = (), storage: str = "memory"
+) -> ScriptConfig:
+    """The script configuration an app fixes (see
+    :func:`strategies.app_scripts` for what is drawn around it): its trigger
+    values, sizes, provider, shape; ``excluded`` invariants left unchecked.
+    Raises :class:`CliError` for an app without compaction."""
+    if reading.triggers is None:
+        raise CliError(
+            f"{reading.shape.source or reading.shape.name}: no events_compaction_config "
+            "(an App without compaction, or a bare agent): nothing to check"
+        )
+    excluded = set(excluded)
+    chosen = tuple(i for i in PIPELINE if i not in excluded) if excluded else None
+    return ScriptConfig(
+        **reading.triggers,
+        storage=storage,
+        system_chars=min(reading.system_chars, 10_000_000),
+        tools_chars=min(reading.tools_chars, 10_000_000),
+        strict_provider=reading.strict_provider,
+        driver="runner",
+        app=reading.shape,
+        invariants=chosen or None,
+    )
+
+
+# -- what the configuration can meet -------------------------------------------------
+def _needs(fixture: Any) -> tuple[set[str], set[str]] | None:
+    """(trigger kinds, app features) a fixture needs to happen; None when
+    its case is no script or session of google-adk's pipeline."""
+    case = fixture.case
+    config = getattr(case, "config", None)
+    triggers: set[str] = set()
+    features: set[str] = set()
+    if fixture.kind == "token":
+        return {"token"}, features
+    if fixture.kind in ("unit", "metamorphic"):
+        return set(), features  # the shared prefix helper: any trigger reaches it
+    if config is None:
+        return None
+    values = config.triggers if hasattr(config, "triggers") else config
+    if not isinstance(values, dict):
+        return None
+    if values.get("compaction_interval") is not None:
+        triggers.add("sliding")
+    if values.get("token_threshold") is not None:
+        triggers.add("token")
+    for op in getattr(case, "operations", ()):
+        name = type(op).__name__
+        if name == "Calls":
+            features.add("plain" if op.kind == "plain" else "long_running")
+        elif name == "Ask":
+            features.add("confirmation" if op.kind == "confirmation" else "credential")
+        elif name == "FanOut":
+            features.add("team")
+        elif name == "Delegate":
+            features.add("helper")
+        elif name in ("ClientRecord", "Skew"):
+            features.add(name)
+    if getattr(config, "storage", "memory") == "database":
+        features.add("database")
+    return triggers, features
+
+
+def reachable_faults(config: ScriptConfig, release: str) -> list[tuple[Any, str]]:
+    """The google-adk known faults ``config`` (an app's) can meet on
+    ``release``, each with the fixture that shows it within the app's reach:
+    the fault's releases hold ``release`` (or the matrix has not placed it
+    yet), and one of its fixtures needs only the app's triggers (a fixture
+    with both triggers: one of them) and what the app has (its kinds of
+    tool, a parallel agent, a second LLM agent; never a client's own record,
+    a host's clock skew or a database: a check runs in memory). Judged from
+    the fixtures the harness holds: a fault may reach further than they do."""
+    from ..faults.catalogue import PYTHON, faults_of
+    from ..store.fixtures import FixtureError, load_fixture
+
+    app = config.app
+    have = {kind for kind, _ in app.tools} if app is not None else set()
+    if app is not None and app.team:
+        have.add("team")
+    if app is not None and app.helper:
+        have.add("helper")
+    kinds = set()
+    if config.compaction_interval is not None:
+        kinds.add("sliding")
+    if config.token_threshold is not None:
+        kinds.add("token")
+    by_fault: dict[str, list[Any]] = {}
+    for path in sorted((ROOT / "tests" / "repros").glob("*.json")):
+        try:
+            fixture = load_fixture(path)
+        except FixtureError:
+            continue
+        if getattr(fixture, "is_js", False) or not fixture.known_fault:
+            continue
+        by_fault.setdefault(fixture.known_fault, []).append((path.name, fixture))
+    out: list[tuple[Any, str]] = []
+    for fault in faults_of(PYTHON):
+        if fault.releases and release not in fault.releases:
+            continue
+        for name, fixture in by_fault.get(fault.id, []):
+            needs = _needs(fixture)
+            if needs is None:
+                continue
+            triggers, features = needs
+            if triggers and not (triggers & kinds):
+                continue
+            if features <= have:
+                out.append((fault, name))
+                break
+    return out
+
+
+# -- the campaign -----------------------------------------------------------------------
+def _campaign_round(
+    spec: str, seconds: float, out: Path, excluded: set[str], report: Path, cwd: str
+) -> tuple[int, str]:
+    """One pytest campaign of the check property; (exit status, its output's tail)."""
+    env = dict(os.environ)
+    env.update(
+        HARNESS_CHECK_APP=spec,
+        HARNESS_CHECK_EXCLUDE=",".join(sorted(excluded)),
+        HARNESS_CHECK_REPORT=str(report),
+        HARNESS_KNOWN_FAULTS="off",  # every violation is a failure: known faults too
+        PYTHONPATH=os.pathsep.join(
+            [cwd, str(ROOT / "src"), str(ROOT), *filter(None, [env.get("PYTHONPATH")])]
+        ),
+    )
+    env.pop("HARNESS_FIXES", None)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--rootdir={ROOT}",
+            "-c",
+            str(ROOT / "pyproject.toml"),
+            "--hypothesis-profile=fuzz",
+            f"--fuzz-seconds={max(1, int(seconds))}",
+            f"--repro-dir={out}",
+            str(ROOT / PROPERTY),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.returncode, (done.stdout + done.stderr)[-3000:]
+
+
+def _run_campaign(spec: str, seconds: float, out: Path, cwd: str) -> dict[str, Any]:
+    """Rounds of the campaign until ``seconds`` are spent or every invariant
+    failed: {"fixtures": {invariant: path}, "scripts": n, "rounds": n,
+    "problems": [...]}."""
+    out.mkdir(parents=True, exist_ok=True)
+    before = set(out.glob("*.json"))
+    found: dict[str, Path] = {}
+    problems: list[str] = []
+    end = time.monotonic() + seconds
+    rounds = 0
+    with tempfile.TemporaryDirectory() as folder:
+        report = Path(folder) / "report.jsonl"
+        while time.monotonic() < end - 5 and len(found) < len(PIPELINE):
+            rounds += 1
+            status, tail = _campaign_round(
+                spec, end - time.monotonic(), out, set(found), report, cwd
+            )
+            new = sorted(set(out.glob("*.json")) - before - set(found.values()))
+            for path in new:
+                invariant = path.name.split("-", 1)[0]
+                found.setdefault(invariant, path)
+            if status not in (0, 1) or (status == 1 and not new):
+                problems.append(tail.strip().splitlines()[-1] if tail.strip() else f"exit {status}")
+                break
+            if not new:
+                break  # the budget was spent without a failure
+        scripts = len(report.read_text(encoding="utf-8").splitlines()) if report.exists() else 0
+    return {"fixtures": found, "scripts": scripts, "rounds": rounds, "problems": problems}
+
+
+def _classify(path: Path) -> dict[str, Any]:
+    """What the fixture at ``path`` is, by fix (as ``replay`` says it); for a
+    violation no fix removes, ``unjudged``: the known faults of its
+    invariant whose fix this release cannot take (it may be one of them)."""
+    from ..faults.catalogue import PYTHON, fault_for, faults_of
+    from ..sdk.python.fixes import unavailable
+    from ..store.fixtures import load_fixture
+    from .verdicts import judge_fixture
+
+    fixture = load_fixture(path)
+    judged = judge_fixture(fixture)
+    faults = list(dict.fromkeys(f for _, f in judged.verdict.known))
+    out: dict[str, Any] = {"label": judged.label, "reason": judged.reason, "faults": []}
+    if not faults:
+        out["unjudged"] = [
+            f.id
+            for f in faults_of(PYTHON)
+            if fixture.invariant in f.invariants
+            and f.fix
+            and any(unavailable(name.strip()) for name in f.fix.split(","))
+        ]
+    for fault_id in faults:
+        fault = fault_for(fault_id)
+        out["faults"].append(
+            {
+                "id": fault_id,
+                "title": getattr(fault, "title", ""),
+                "user_sees": getattr(fault, "user_sees", ""),
+                "fix": getattr(fault, "fix", None),
+                "releases": list(getattr(fault, "releases", ()) or ()),
+            }
+        )
+    return out
+
+
+# -- cost ---------------------------------------------------------------------------
+def _costs(config: ScriptConfig, price: tuple[float, float] | None) -> dict[str, Any]:
+    """The seeded workload (100 invocations) on the app's configuration,
+    compacted and never compacted; tokens per invocation, and money per
+    1,000 invocations with ``price`` (input, output: per million tokens)."""
+    from dataclasses import replace
+
+    from .profile import ProfileError, profile_script, seeded_script
+
+    base = replace(config, app=None, driver="emulated", invariants=None)
+    never = replace(
+        base, compaction_interval=10_000, overlap_size=0, token_threshold=None,
+        event_retention_size=None,
+    )  # fmt: skip
+    figures: dict[str, Any] = {}
+    for name, chosen in (("compacted", base), ("not compacted", never)):
+        try:
+            profile = profile_script(seeded_script(0, 100, chosen), source=name)
+        except ProfileError as exc:
+            return {"error": str(exc)}
+        rows = profile.rows or ()
+        ends = max(1, len(rows))
+        totals = profile.totals()
+        model_in = sum(r.prompt_before for r in rows) / ends
+        summariser_in = totals["summariser_input"] / ends
+        summary_out = totals["summary_tokens"] / ends
+        entry = {
+            "summariser_calls_per_100": totals["summariser_calls_per_100"],
+            "model_input_per_invocation": round(model_in),
+            "summariser_input_per_invocation": round(summariser_in),
+            "summary_output_per_invocation": round(summary_out),
+            "steady_state_prompt": totals["steady_state_prompt"],
+        }
+        if price is not None:
+            cost = ((model_in + summariser_in) * price[0] + summary_out * price[1]) / 1e6
+            entry["money_per_1000_invocations"] = round(1000 * cost, 4)
+        figures[name] = entry
+    return figures
+
+
+def _warnings(config: ScriptConfig) -> list[str]:
+    fixed = (config.system_chars + config.tools_chars) // TOKEN_CHARS
+    out = []
+    if config.token_threshold is not None and config.token_threshold <= fixed:
+        out.append(
+            f"token_threshold {config.token_threshold} is at or below what the system "
+            f"instruction and tool declarations alone take ({fixed} tokens): every prompt "
+            "is over it, so the summariser runs at every invocation end"
+        )
+    if config.compaction_interval == 1 and config.overlap_size:
+        out.append(
+            "compaction_interval 1 with an overlap: every invocation summarises the "
+            "previous summary's events again"
+        )
+    return out
+
+
+# -- the command --------------------------------------------------------------------
+def check_app(
+    spec: str,
+    *,
+    seconds: float = 60.0,
+    out: str | Path = "build/check",
+    config: str | None = None,
+    price: tuple[float, float] | None = None,
+    say: Any = None,
+) -> dict[str, Any]:
+    """Check the app ``spec`` (``MODULE:ATTR``) as the ``check`` command does
+    and return its result (the JSON ``check --json`` prints): ``app``,
+    ``adk_release``, ``config``, ``tree``, ``left_out``, ``warnings``,
+    ``reachable_faults``, ``campaign``, ``invariants`` (each ``holds``, or a
+    ``fixture`` and what it is: ``label``, ``reason``, ``faults``) and
+    ``cost``. ``say`` (a function of one line) hears the progress. A team's
+    own test suite calls it through the plugin's fixture ``compaction_check``.
+    Raises :class:`CliError` (one line) for bad input."""
+    from ..sdk.python.adk import ADK_RELEASE
+    from ..sdk.python.user_app import AppError, load, read_app
+
+    say = say or (lambda *_: None)
+    cwd = os.getcwd()
+    try:
+        reading = read_app(load(spec), spec)
+    except AppError as exc:
+        raise CliError(str(exc)) from None
+    if config:
+        reading = _with_config(reading, config)
+    chosen = app_config(reading)
+    if not (ROOT / PROPERTY.split("::")[0]).is_file():
+        raise CliError(f"check runs from a clone of the harness: {PROPERTY} is not there")
+    result: dict[str, Any] = {
+        "app": reading.shape.to_json(),
+        "adk_release": ADK_RELEASE,
+        "config": {k: v for k, v in chosen.triggers.items() if v is not None},
+        "tree": list(reading.tree),
+        "left_out": list(reading.notes),
+        "warnings": _warnings(chosen),
+        "reachable_faults": [
+            {"id": f.id, "title": f.title, "fixture": name}
+            for f, name in reachable_faults(chosen, ADK_RELEASE)
+        ],
+    }
+    say(f"app {reading.shape.name} ({spec}) on google-adk {ADK_RELEASE}")
+    say("  " + "\n  ".join(reading.tree))
+    say("config: " + ", ".join(f"{k}={v}" for k, v in result["config"].items()))
+    for note in reading.notes:
+        say(f"left out: {note}")
+    for warning in result["warnings"]:
+        say(f"warning: {warning}")
+    say(f"known faults this configuration can meet on {ADK_RELEASE}:")
+    for entry in result["reachable_faults"] or [{"id": "none", "title": "", "fixture": ""}]:
+        say(f"  {entry['id']}" + (f": {entry['title']}" if entry["title"] else ""))
+    say(f"campaign: {seconds:g} s through ADK's Runner ...")
+    campaign = _run_campaign(spec, seconds, Path(out), cwd)
+    table: dict[str, Any] = {}
+    for invariant in PIPELINE:
+        path = campaign["fixtures"].get(invariant)
+        if path is None:
+            table[invariant] = {"holds": True}
+        else:
+            table[invariant] = {"holds": False, "fixture": os.path.relpath(path, cwd)}
+            table[invariant].update(_classify(path))
+    result["campaign"] = {
+        "scripts": campaign["scripts"],
+        "rounds": campaign["rounds"],
+        "problems": campaign["problems"],
+    }
+    result["invariants"] = table
+    say(f"{campaign['scripts']} scripts run (shrinking included), {campaign['rounds']} rounds")
+    for problem in campaign["problems"]:
+        say(f"problem: {problem}")
+    say("invariant  verdict")
+    for invariant, row in table.items():
+        if row["holds"]:
+            say(f"{invariant:<10} holds")
+            continue
+        named = ", ".join(f["id"] for f in row["faults"]) or "a new violation"
+        say(f"{invariant:<10} FAILS: {named} ({row['fixture']})")
+        if row.get("unjudged"):
+            say(
+                f"           (or one of {', '.join(row['unjudged'])}: their fixes do not "
+                f"apply to google-adk {ADK_RELEASE}, so the fixture cannot be tried under them)"
+            )
+        for fault in row["faults"]:
+            say(f"           {fault['title']}")
+            say(f"           fix: {fault['fix'] or 'none yet'} (see: faults --json)")
+    result["cost"] = _costs(chosen, price)
+    say("cost (seeded workload, 100 invocations; tokens per invocation):")
+    for name, row in result["cost"].items():
+        if name == "error":
+            say(f"  not profiled: {row}")
+            continue
+        money = row.get("money_per_1000_invocations")
+        say(
+            f"  {name:<14} summariser calls/100 {row['summariser_calls_per_100']:>5}, "
+            f"model input {row['model_input_per_invocation']:>6}, summariser input "
+            f"{row['summariser_input_per_invocation']:>5}, steady prompt "
+            f"{row['steady_state_prompt']:>6}"
+            + (f", {money} per 1,000 invocations" if money is not None else "")
+        )
+    return result
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    result = check_app(
+        args.app,
+        seconds=args.seconds,
+        out=args.out,
+        config=args.config,
+        price=tuple(args.price) if args.price else None,
+        say=None if args.json else (lambda text="": print(text, flush=True)),
+    )
+    if args.json:
+        print(json.dumps(result, indent=2, default=str))
+    failing = any(not row["holds"] for row in result["invariants"].values())
+    return 1 if failing or result["campaign"]["problems"] else 0
+
+
+def _with_config(reading: Any, text: str) -> Any:
+    from dataclasses import replace
+
+    from ..spec.scripts import TRIGGER_KEYS
+
+    try:
+        values = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"--config: not JSON ({exc.msg})") from None
+    if not isinstance(values, dict) or not set(values) <= set(TRIGGER_KEYS):
+        raise CliError(f"--config: expected an object of {', '.join(TRIGGER_KEYS)}")
+    return replace(reading, triggers={key: values.get(key) for key in TRIGGER_KEYS})
+
+
+def add_parser(sub: Any) -> None:
+    """The ``check`` subcommand, on the CLI's subparsers ``sub``."""
+    check = sub.add_parser(
+        "check",
+        help="check your own ADK app: fuzz scripts shaped to it through ADK's Runner",
+        description="Import MODULE:ATTR (a google-adk App, or a root agent with --config), "
+        "read what compaction sees of it (agent tree, tool names and kinds, trigger values, "
+        "instruction and declaration sizes), and fuzz scripts shaped to it through ADK's own "
+        "Runner: every model is replaced by a scripted one, every tool body by scripted "
+        "outcomes (answer now, answer later from a client, hang, interim results) and the "
+        "summariser by the harness's. Your code is imported, never copied, and nothing of it "
+        "runs beyond its import, the objects' construction and the tool declarations. Prints "
+        "the app as read and what the reading leaves out, warnings, the known faults the "
+        "configuration can meet on the installed release, a verdict per invariant (a failure "
+        "with a fixture of your app, classified by fix) and a cost profile. Runs from a clone "
+        "of the harness (the campaign is a pytest run of tests/slow/test_app_check.py).",
+        epilog="Exit status: 0 every invariant held, 1 one failed (a known fault or a new "
+        "violation), 2 bad input. Another release: make check APP=... ADK=2.11.0.",
+    )
+    check.add_argument("app", metavar="MODULE:ATTR", help="your App (or root agent)")
+    check.add_argument(
+        "--seconds", type=float, default=60.0, help="the campaign's budget (default 60)"
+    )
+    check.add_argument(
+        "--out",
+        default="build/check",
+        help="where fixtures of failures are written (default build/check)",
+    )
+    check.add_argument(
+        "--config",
+        metavar="JSON",
+        help="trigger values instead of the app's: "
+        '\'{"compaction_interval": 3, "overlap_size": 1}\' (needed for a bare agent)',
+    )
+    check.add_argument(
+        "--price",
+        nargs=2,
+        type=float,
+        metavar=("INPUT", "OUTPUT"),
+        help="money per million input and output tokens, for the cost profile",
+    )
+    check.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    check.set_defaults(func=_cmd_check)

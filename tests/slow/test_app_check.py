@@ -1,0 +1,183 @@
+"""A user's own app through ADK's ``Runner``: the property ``check`` runs.
+
+``python -m compaction_harness check MODULE:ATTR`` runs
+:func:`test_the_app_meets_p0_to_p7` as a campaign on the app it names
+(``HARNESS_CHECK_APP``); the gate and ``make fuzz`` run it on the example
+app (``examples.support:app``). The rest of the module holds the app
+reading and the runner driver on a user's app to what they claim.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+
+import pytest
+from hypothesis import assume, event, given, settings
+from hypothesis import strategies as st
+
+from compaction_harness.sdk.python.adk import NotApplicable, helper_availability
+from compaction_harness.sdk.python.adk_runner import run_script_outcome, run_script_with_runner
+from compaction_harness.sdk.python.cases import judge
+from compaction_harness.sdk.python.unit import InvariantViolation
+from compaction_harness.sdk.python.user_app import AppError, load, read_app
+from compaction_harness.spec.app_shape import AppShape
+from compaction_harness.spec.model import ModelError
+from compaction_harness.spec.scripts import (
+    Ask,
+    Calls,
+    Delegate,
+    FanOut,
+    Open,
+    Reply,
+    Script,
+    ScriptConfig,
+    Text,
+)
+from compaction_harness.surfaces.app_check import app_config
+from compaction_harness.surfaces.checks import met
+from strategies import app_scripts
+
+#: The app the property checks: ``check``'s, or the example app.
+APP = os.environ.get("HARNESS_CHECK_APP") or "examples.support:app"
+#: Invariants a ``check`` campaign already found failing (its later rounds
+#: look for the others).
+EXCLUDED = {i for i in os.environ.get("HARNESS_CHECK_EXCLUDE", "").split(",") if i}
+
+pytestmark = pytest.mark.skipif(
+    helper_availability()["_events_to_compact_for_token_threshold"] is not None,
+    reason="the example app uses token-threshold compaction (1.26.0 and later)",
+)
+
+
+def _config() -> ScriptConfig:
+    return app_config(read_app(load(APP), APP), excluded=EXCLUDED)
+
+
+def _report(script: Script, found: list) -> None:
+    """One line per script run in ``check``'s report (``HARNESS_CHECK_REPORT``)."""
+    path = os.environ.get("HARNESS_CHECK_REPORT")
+    if path:
+        line = {"operations": len(script.operations), "violations": [v.invariant for v in found]}
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(line) + "\n")
+
+
+@pytest.mark.property(weight=2)
+@settings(max_examples=12)
+@given(script=st.deferred(lambda: app_scripts(_config(), call_ids=False)))
+def test_the_app_meets_p0_to_p7(script: Script) -> None:
+    """P0 to P7 on the app's shape, through the ``Runner``; a failure's
+    fixture is a script on the app (``config.app``), as run."""
+    try:
+        outcome = judge(script, run_script_outcome(script))
+    except NotApplicable as exc:
+        event(f"not applicable: {exc}")
+        assume(False)
+        return
+    _report(script, [*outcome.violations, *(v for v, _ in outcome.known)])
+    for label in outcome.labels:
+        event(label)
+    for fault in dict.fromkeys(f for _, f in outcome.known):
+        met(fault)
+    if outcome.violations:
+        as_run = outcome.observed.get("script")
+        raise InvariantViolation(Script.from_json(as_run) if as_run else script, outcome)
+
+
+# -- reading an app ---------------------------------------------------------------
+def test_the_example_app_reads_as_its_agents_tools_and_triggers() -> None:
+    reading = read_app(load("examples.support:app"), "examples.support:app")
+    assert reading.shape == AppShape(
+        name="support_desk",
+        agent="support",
+        tools=(
+            ("plain", "lookup_order"),
+            ("long_running", "request_refund_approval"),
+            ("confirmation", "issue_store_credit"),
+        ),
+        team="specialists",
+        branches=("billing", "shipping"),
+        source="examples.support:app",
+    )
+    assert reading.triggers == {
+        "compaction_interval": 3,
+        "overlap_size": 1,
+        "token_threshold": 1_500,
+        "event_retention_size": 4,
+    }
+    assert reading.system_chars > 200 and reading.tools_chars > 300
+    assert any("credential" in note for note in reading.notes)
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("examples.support", "expected MODULE:ATTR"),
+        ("examples.nowhere:app", "does not import: ModuleNotFoundError"),
+        ("examples.support:nothing", "has no attribute 'nothing'"),
+        ("examples.support:MODEL", "is a str, not a google.adk App or agent"),
+    ],
+)
+def test_an_app_that_cannot_be_loaded_is_one_line(spec: str, said: str) -> None:
+    with pytest.raises(AppError, match=said) as refused:
+        load(spec)
+    assert "\n" not in str(refused.value)
+
+
+def test_shapes_refuse_names_adk_would_refuse() -> None:
+    with pytest.raises(ModelError, match="identifier"):
+        AppShape(agent="my agent")
+    with pytest.raises(ModelError, match="differ"):
+        AppShape(agent="a", helper="a")
+    with pytest.raises(ModelError, match="two branches"):
+        AppShape(team="t")
+    shape = AppShape(name="x", agent="y", tools=(("plain", "z"),), source="m:a")
+    assert AppShape.from_json(shape.to_json()) == shape
+
+
+# -- the runner driver on a user's app ----------------------------------------------
+SHOP = AppShape(
+    name="shop",
+    agent="clerk",
+    tools=(("plain", "find_item"), ("confirmation", "charge_card")),
+    helper="auditor",
+    root="front_desk",
+)
+
+
+def _on(shape: AppShape, *ops) -> Script:
+    config = ScriptConfig(compaction_interval=1, overlap_size=0, driver="runner", app=shape)
+    return Script(config, (Open(), *ops))
+
+
+def test_a_run_on_a_users_app_stores_its_agent_and_tool_names() -> None:
+    run = run_script_with_runner(
+        _on(SHOP, Calls(), Text(), Open(), Ask(), Reply(), Text(), Open(), Delegate(), Text()),
+        tree="director",
+    )
+    authors = {s.author for s in run.session if s.compaction is None}
+    assert authors == {"user", "clerk", "auditor"}
+    names = {c.name for s in run.session for c in s.calls}
+    assert names == {"find_item", "charge_card", "adk_request_confirmation"}
+    assert run.summaries, "the app's compaction ran"
+    assert not run.violations
+
+
+def test_what_the_app_lacks_is_dropped_and_said() -> None:
+    """No long-running tool, no credential tool, no parallel agent: those
+    operations do nothing, and the run says so (a script drawn for the app
+    never has them; a hand-edited one is repaired, never misnamed)."""
+    script = _on(SHOP, Calls(kind="long_running"), Ask(kind="auth"), FanOut(), Text())
+    run = run_script_with_runner(script, tree="director", repair=True)
+    assert [op.op for op in run.script.operations] == ["open", "text"]
+    assert any("has no long_running tool" in r for r in run.repairs)
+    assert any("has no parallel agent" in r for r in run.repairs)
+
+
+def test_the_emulating_driver_refuses_a_users_app() -> None:
+    from compaction_harness.sdk.python.driver import run_script
+
+    with pytest.raises(NotApplicable, match="runs through ADK's Runner"):
+        run_script(replace(_on(SHOP, Text()), config=replace(_on(SHOP).config, driver="emulated")))
