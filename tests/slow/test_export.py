@@ -292,7 +292,11 @@ def test_exports_of_drawn_cases_pass_adk_pythons_pyink_and_flake_checks(tmp_path
     def tokens(case) -> None:
         keep("token", case, "U5")
 
-    @settings(quick, max_examples=20 * DRAWN)
+    # About one drawn script in four breaks an invariant on 2.13.0 (the 40th
+    # comes at the 143rd example): eight per case wanted leaves twice that
+    # margin, and a strategy change that lowers the yield fails below, naming
+    # how many were found, never silently.
+    @settings(quick, max_examples=8 * DRAWN)
     @given(script=scripts(database=False))
     def pipelines(script) -> None:
         if drawn["script"] >= DRAWN:

@@ -9,8 +9,8 @@ its line stays there; otherwise its bracket opens the line, a call's
 arguments go on the next line, indented by four, when they fit there
 together (with no trailing comma), or else one item a line, each followed by
 a comma (a collection literal of several items always so); an item
-that is itself too long is split the same way, and a dict value too long
-for its line is wrapped in parentheses. Long strings are never
+that is itself too long is split the same way, and a dict value or a
+keyword argument too long for its line is wrapped in parentheses. Long strings are never
 produced: :class:`Strings` writes a long run of one character as a
 repetition (``'x' * 300``) and any other long text as a module-level
 constant of ``+``-joined pieces.
@@ -99,8 +99,9 @@ def render(node: Node, indent: str = "", lead: str = "", trail: str = "") -> lis
     """The lines of ``lead`` + ``node`` + ``trail`` at ``indent``, laid out as
     pyink lays them out at :data:`LINE_LENGTH` columns (see the module docstring)."""
     line = indent + lead + flat(node) + trail
-    if isinstance(node, Atom) and len(line) > LINE_LENGTH and lead.endswith(": "):
-        # A dict value too long for its line is wrapped in parentheses.
+    if isinstance(node, Atom) and len(line) > LINE_LENGTH and lead.endswith((": ", "=")):
+        # A dict value or keyword argument too long for its line is wrapped in
+        # parentheses (pyink's ``unstable`` style; a positional one is not).
         return [indent + lead + "(", indent + HANG + node.text, indent + ")" + trail]
     if isinstance(node, Atom) or not node.items:
         return [line]
@@ -111,7 +112,7 @@ def render(node: Node, indent: str = "", lead: str = "", trail: str = "") -> lis
     body = ", ".join(prefix + flat(item) for prefix, item in node.items)
     if len(node.items) == 1 and not node.explode:
         prefix, item = node.items[0]
-        if len(inner + body) <= LINE_LENGTH or isinstance(item, Atom):
+        if len(inner + body) <= LINE_LENGTH or (isinstance(item, Atom) and not prefix):
             lines.append(inner + body)
         else:
             lines += render(item, inner, prefix)

@@ -27,11 +27,6 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.adk.agents.base_agent import BaseAgent
-from google.adk.agents.llm_agent import LlmAgent
-from google.adk.agents.parallel_agent import ParallelAgent
-from google.adk.apps.app import App
-
 from ...spec.app_shape import TOOL_KINDS, AppShape
 from ...spec.scripts import TRIGGER_KEYS
 
@@ -88,6 +83,9 @@ def load(spec: str) -> Any:
         raise AppError(
             f"module {module_name!r} does not import: {type(exc).__name__}: {first}"
         ) from None
+    from google.adk.agents.base_agent import BaseAgent
+    from google.adk.apps.app import App
+
     target: Any = module
     for part in attr.split("."):
         if not hasattr(target, part):
@@ -101,11 +99,11 @@ def load(spec: str) -> Any:
     return target
 
 
-def _agents(root: BaseAgent) -> list[tuple[int, BaseAgent, BaseAgent | None]]:
+def _agents(root: Any) -> list[tuple[int, Any, Any]]:
     """Every agent of the tree, depth first: (depth, agent, its parent)."""
-    out: list[tuple[int, BaseAgent, BaseAgent | None]] = []
+    out: list[tuple[int, Any, Any]] = []
 
-    def walk(agent: BaseAgent, depth: int, parent: BaseAgent | None) -> None:
+    def walk(agent: Any, depth: int, parent: Any) -> None:
         out.append((depth, agent, parent))
         for sub in agent.sub_agents:
             walk(sub, depth + 1, agent)
@@ -158,8 +156,12 @@ def read_app(target: Any, source: str = "") -> AppReading:
     ``helper`` is another LLM agent outside parallel agents; ``team`` the
     first ``ParallelAgent`` with two more LLM sub-agents. Raises
     :class:`AppError` when the tree has no LLM agent."""
+    from google.adk.agents.llm_agent import LlmAgent
+    from google.adk.agents.parallel_agent import ParallelAgent
+    from google.adk.apps.app import App
+
     app = target if isinstance(target, App) else None
-    root: BaseAgent = app.root_agent if app is not None else target
+    root = app.root_agent if app is not None else target
     agents = _agents(root)
     llms = [a for _, a, _ in agents if isinstance(a, LlmAgent)]
     if not llms:
@@ -248,7 +250,7 @@ def read_app(target: Any, source: str = "") -> AppReading:
     return AppReading(shape, triggers, system, tools_chars, strict, tuple(tree), tuple(notes))
 
 
-def _depth(agents: list[tuple[int, BaseAgent, BaseAgent | None]], agent: BaseAgent) -> int:
+def _depth(agents: list[tuple[int, Any, Any]], agent: Any) -> int:
     return next(d for d, a, _ in agents if a is agent)
 
 
