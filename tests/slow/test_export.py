@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
+from builders import once_per_run
 from hypothesis import HealthCheck, given, settings
 
 from compaction_harness.faults.classify import known_or_new_only
@@ -148,7 +149,21 @@ def _export_elsewhere(python: Path, fixture: Path) -> str:
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Exported:
-    folder = tmp_path_factory.mktemp("exported")
+    """Every committed fixture exported (or refused), once per run: four
+    tests read it, on whichever workers (see ``builders.once_per_run``)."""
+
+    def dump(done: Exported) -> dict:
+        return {"tests": done.tests, "skipped": done.skipped, "refused": done.refused}
+
+    def load(data: dict, folder: Path) -> Exported:
+        tests = {name: tuple(entry) for name, entry in data["tests"].items()}
+        fixtures = {name: load_fixture(REPROS / entry[0]) for name, entry in tests.items()}
+        return Exported(folder, tests, data["skipped"], data["refused"], fixtures)
+
+    return once_per_run(tmp_path_factory, "exported", _export_all, dump, load)
+
+
+def _export_all(folder: Path) -> Exported:
     (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not the harness's
     tests: dict[str, tuple[str, str, str | None]] = {}
     skipped: dict[str, str] = {}
