@@ -181,3 +181,64 @@ def test_the_emulating_driver_refuses_a_users_app() -> None:
 
     with pytest.raises(NotApplicable, match="runs through ADK's Runner"):
         run_script(replace(_on(SHOP, Text()), config=replace(_on(SHOP).config, driver="emulated")))
+
+
+# -- a second app, written only for this test --------------------------------------
+def test_a_second_app_is_read_with_its_own_tree_and_tools() -> None:
+    reading = read_app(load("travel_app:app"), "travel_app:app")
+    assert reading.shape == AppShape(
+        name="travel",
+        agent="researcher",
+        tools=(("plain", "search_flights"), ("long_running", "hold_booking")),
+        helper="writer",
+        root="trip_planner",
+        source="travel_app:app",
+    )
+    assert reading.triggers["compaction_interval"] == 2
+    assert reading.triggers["token_threshold"] is None
+    notes = " ".join(reading.notes)
+    assert "search_hotels is plain" in notes and "critic" in notes and "SequentialAgent" in notes
+
+
+SECOND = []
+
+
+@settings(max_examples=8, derandomize=True, database=None, deadline=None)
+@given(
+    script=st.deferred(
+        lambda: app_scripts(app_config(read_app(load("travel_app:app"), "travel_app:app")))
+    )
+)
+def _second_app_scripts(script: Script) -> None:
+    outcome = judge(script, run_script_outcome(script))
+    SECOND.append((script, outcome))
+
+
+def test_a_second_app_runs_through_the_runner_under_its_own_names() -> None:
+    SECOND.clear()
+    _second_app_scripts()
+    stored = [s for _, o in SECOND for s in o.observed["session"]["steps"]]
+    authors = {s["author"] for s in stored}
+    assert authors == {"user", "researcher", "writer"}  # Delegate ran the writer
+    tools = {c["name"] for s in stored for c in s.get("calls", [])}
+    assert tools and tools <= {"search_flights", "hold_booking"}
+    assert not [v for _, o in SECOND for v in o.violations], "a new violation on a plain app"
+
+
+# -- the command's bad input: one line, exit 2 -------------------------------------
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["examples.nowhere:app"], "module 'examples.nowhere' does not import"),
+        (["examples.support:MODEL"], "is a str, not a google.adk App or agent"),
+        (["examples.support:support"], "no events_compaction_config"),
+        (["examples.support:app", "--config", "{"], "--config: not JSON"),
+        (["examples.support:app", "--config", '{"interval": 3}'], "--config: expected an object"),
+    ],
+)
+def test_check_refuses_bad_input_in_one_line(capsys, argv: list[str], said: str) -> None:
+    from compaction_harness.surfaces.cli import main
+
+    assert main(["check", *argv, "--seconds", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and said in err, err

@@ -192,7 +192,8 @@ def read_app(target: Any, source: str = "") -> AppReading:
     tree[at + 1 : at + 1] = tool_lines
     missing = [k for k in TOOL_KINDS if k not in tools]
     if missing:
-        notes.append(f"{agent.name} has no {', '.join(missing)} tool: such calls are not drawn")
+        kinds = " or ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1 else missing)
+        notes.append(f"{agent.name} has no {kinds} tool: such calls are not drawn")
     in_parallel = {
         id(sub) for _, a, _ in agents if isinstance(a, ParallelAgent) for sub in a.sub_agents
     }
@@ -209,7 +210,7 @@ def read_app(target: Any, source: str = "") -> AppReading:
     mapped = {agent.name} | {helper.name if helper else ""} | set(branches)
     others = [a.name for a in llms if a.name not in mapped]
     if others:
-        notes.append(f"LLM agents {', '.join(others)} are not run by the scripts")
+        notes.append(f"not run by the scripts (no role for them): {', '.join(others)}")
     if not isinstance(root, LlmAgent) and type(root) is not ParallelAgent:
         notes.append(
             f"root {root.name} ({type(root).__name__}): the harness runs the agents "
