@@ -242,3 +242,25 @@ def test_check_refuses_bad_input_in_one_line(capsys, argv: list[str], said: str)
     assert main(["check", *argv, "--seconds", "1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and said in err, err
+
+
+# -- the known faults a configuration can meet ---------------------------------------
+def test_reachable_faults_follow_the_apps_triggers_and_tools() -> None:
+    from compaction_harness.surfaces.app_check import reachable_faults
+
+    example = app_config(read_app(load("examples.support:app"), "examples.support:app"))
+    both = {f.id for f, _ in reachable_faults(example, "2.13.0")}
+    assert "token-compaction-summarises-the-running-request" in both
+    assert "summary-leaks-branch-events-to-siblings" in both
+    # The stall is a fault of 2.3.0 to 2.11.0 (the release matrix says so).
+    assert "orphaned-call-stalls-compaction-for-good" not in both
+    assert "orphaned-call-stalls-compaction-for-good" in {
+        f.id for f, _ in reachable_faults(example, "2.11.0")
+    }
+    # No token threshold: no fault whose every fixture needs one.
+    sliding = replace(example, token_threshold=None, event_retention_size=None)
+    assert "token-compaction-summarises-the-running-request" not in {
+        f.id for f, _ in reachable_faults(sliding, "2.13.0")
+    }
+    # A database's faults never: a check runs in memory.
+    assert "database-reload-reorders-events-by-timestamp" not in both

@@ -114,6 +114,10 @@ def _needs(fixture: Any) -> tuple[set[str], set[str]] | None:
             features.add(name)
     if getattr(config, "storage", "memory") == "database":
         features.add("database")
+    if getattr(config, "call_ids", "unique") == "per_turn":
+        features.add("per_turn")  # the model numbers its calls per turn
+    if getattr(config, "strict_provider", False):
+        features.add("strict")
     return triggers, features
 
 
@@ -121,10 +125,11 @@ def reachable_faults(config: ScriptConfig, release: str) -> list[tuple[Any, str]
     """The google-adk known faults ``config`` (an app's) can meet on
     ``release``, each with the fixture that shows it within the app's reach:
     the fault's releases hold ``release`` (or the matrix has not placed it
-    yet), and one of its fixtures needs only the app's triggers (a fixture
-    with both triggers: one of them) and what the app has (its kinds of
-    tool, a parallel agent, a second LLM agent; never a client's own record,
-    a host's clock skew or a database: a check runs in memory). Judged from
+    yet), and one of its fixtures needs only the app's triggers (all of
+    the fixture's: which of two did it is not recorded) and what the app has (its kinds of
+    tool, a parallel agent, a second LLM agent, the model's own per-turn call
+    ids or a strict provider where the app has them; never a client's own
+    record, a host's clock skew or a database: a check runs in memory). Judged from
     the fixtures the harness holds: a fault may reach further than they do."""
     from ..faults.catalogue import PYTHON, faults_of
     from ..store.fixtures import FixtureError, load_fixture
@@ -135,6 +140,10 @@ def reachable_faults(config: ScriptConfig, release: str) -> list[tuple[Any, str]
         have.add("team")
     if app is not None and app.helper:
         have.add("helper")
+    if config.call_ids == "per_turn":
+        have.add("per_turn")
+    if config.strict_provider:
+        have.add("strict")
     kinds = set()
     if config.compaction_interval is not None:
         kinds.add("sliding")
@@ -158,7 +167,7 @@ def reachable_faults(config: ScriptConfig, release: str) -> list[tuple[Any, str]
             if needs is None:
                 continue
             triggers, features = needs
-            if triggers and not (triggers & kinds):
+            if not triggers <= kinds:
                 continue
             if features <= have:
                 out.append((fault, name))
