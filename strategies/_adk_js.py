@@ -61,6 +61,9 @@ def js_cases(draw, *, max_operations: int = 20) -> tuple[Script, JsCompactor]:
     config = script.config
     config = dataclasses.replace(
         config,
+        # ADK-JS has no SqliteSessionService: a stored session is its
+        # DatabaseSessionService's (on SQLite).
+        storage="memory" if config.storage == "memory" else "database",
         compaction_interval=None,
         overlap_size=None,
         token_threshold=config.token_threshold or draw(st.integers(1, 400)),

@@ -52,7 +52,8 @@ pytestmark = pytest.mark.skipif(
 
 
 def _config() -> ScriptConfig:
-    return app_config(read_app(load(APP), APP), excluded=EXCLUDED)
+    storage = os.environ.get("HARNESS_CHECK_STORAGE") or "memory"
+    return app_config(read_app(load(APP), APP), excluded=EXCLUDED, storage=storage)
 
 
 def _report(script: Script, found: list) -> None:
@@ -234,6 +235,15 @@ def test_a_second_app_runs_through_the_runner_under_its_own_names() -> None:
         (["examples.support:support"], "no events_compaction_config"),
         (["examples.support:app", "--config", "{"], "--config: not JSON"),
         (["examples.support:app", "--config", '{"interval": 3}'], "--config: expected an object"),
+        (
+            ["examples.support:app", "--session-service-uri", "postgresql+asyncpg://u@h/db"],
+            "DatabaseSessionService on postgresql is not run by check yet",
+        ),
+        (
+            ["examples.support:app", "--session-service-uri", "redis://localhost"],
+            "unsupported scheme 'redis'",
+        ),
+        (["examples.support:app", "--session-service-uri", "session.db"], "expected SCHEME://"),
     ],
 )
 def test_check_refuses_bad_input_in_one_line(capsys, argv: list[str], said: str) -> None:
@@ -264,3 +274,35 @@ def test_reachable_faults_follow_the_apps_triggers_and_tools() -> None:
     }
     # A database's faults never: a check runs in memory.
     assert "database-reload-reorders-events-by-timestamp" not in both
+
+
+# -- the session service ------------------------------------------------------------
+def test_session_service_uris_as_adk_web_takes_them() -> None:
+    from compaction_harness.surfaces.app_check import storage_of
+
+    assert storage_of(None) == storage_of("memory://") == "memory"
+    assert storage_of("sqlite:///.adk/session.db") == "sqlite"
+    assert storage_of("sqlite://") == "memory"  # ADK's registry: no path, in memory
+
+
+def test_a_users_app_runs_on_sqlite_session_service_reloaded_at_every_request(monkeypatch) -> None:
+    """``SqliteSessionService`` (adk web's default store): a fresh service
+    reads the session at every request, and P7 compares it with memory."""
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+    loads = []
+    real = SqliteSessionService.get_session
+
+    async def get_session(self, **kwargs):
+        loads.append(kwargs["session_id"])
+        return await real(self, **kwargs)
+
+    monkeypatch.setattr(SqliteSessionService, "get_session", get_session)
+    shop = ScriptConfig(
+        compaction_interval=1, overlap_size=0, storage="sqlite", driver="runner", app=SHOP
+    )
+    script = Script(shop, (Open(), Calls(), Text(), Open(), Ask(), Reply(), Text(), Open(), Text()))
+    run = run_script_with_runner(script)
+    assert len(loads) >= 4  # a request per invocation, and the confirmation's answer
+    assert run.summaries and not run.violations
+    assert {s.author for s in run.session if s.compaction is None} == {"user", "clerk"}

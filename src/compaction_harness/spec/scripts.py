@@ -78,7 +78,7 @@ def at_resolution(seconds: float, resolution: float) -> float:
 #: (larger than the token threshold by itself), ``grows`` (half the size of
 #: what it was given).
 SUMMARY_SIZES = ("tiny", "large", "grows")
-STORAGES = ("memory", "database")
+STORAGES = ("memory", "database", "sqlite")
 CALL_IDS = ("unique", "per_turn")
 #: The drivers that execute a script: ``emulated`` (:mod:`compaction_harness.sdk.python.driver`)
 #: and ``runner`` (:mod:`compaction_harness.sdk.python.adk_runner`, ADK's own ``Runner``).
@@ -96,10 +96,12 @@ class ScriptConfig:
             ``EventsCompactionConfig`` (both None: off).
         token_threshold, event_retention_size: the token-threshold trigger
             (both None: off).
-        storage: ``memory`` (``InMemorySessionService``) or ``database``
-            (``DatabaseSessionService`` on SQLite, the session reloaded from
-            the database before every invocation, as a server that handles
-            each request afresh does).
+        storage: ``memory`` (``InMemorySessionService``), ``database``
+            (``DatabaseSessionService`` on SQLite) or ``sqlite``
+            (``SqliteSessionService``: what ``adk web`` and ``adk run`` use
+            by default, events stored as JSON); with either of the last two
+            the session is reloaded from its store before every invocation,
+            as a server that handles each request afresh does.
         resolution: the clock's resolution in seconds (timestamps are
             multiples of it, so a coarse clock gives ties).
         system_chars, tools_chars: the size of the system instruction and of

@@ -46,6 +46,11 @@ from .cli_common import CliError
 __all__ = ["add_parser", "app_config", "check_app", "reachable_faults"]
 
 ROOT = Path(__file__).resolve().parents[3]
+#: How each storage is named to the user.
+_STORES = {
+    "memory": "InMemorySessionService",
+    "sqlite": "SqliteSessionService (a fresh file per script, reloaded before every invocation)",
+}
 #: The property a check runs, and where it lives in a clone of the harness.
 PROPERTY = "tests/slow/test_app_check.py::test_the_app_meets_p0_to_p7"
 PIPELINE = invariants_of("pipeline")
@@ -76,6 +81,37 @@ def app_config(
         driver="runner",
         app=reading.shape,
         invariants=chosen or None,
+    )
+
+
+#: ``--session-service-uri`` schemes (as ``adk web`` takes them,
+#: ``google/adk/cli/service_registry.py``) -> the script storage that runs
+#: that service; the databases behind ``DatabaseSessionService`` are not run yet.
+SCHEMES = {"memory": "memory", "sqlite": "sqlite"}
+NOT_YET = ("postgresql", "mysql")
+
+
+def storage_of(uri: str | None) -> str:
+    """The script storage for a session service URI (None: memory). Raises
+    :class:`CliError` for a scheme the check cannot run (one line)."""
+    if not uri:
+        return "memory"
+    scheme, sep, rest = uri.partition("://")
+    base = scheme.split("+", 1)[0]
+    if not sep or not scheme:
+        raise CliError(f"--session-service-uri {uri!r}: expected SCHEME://..., as adk web takes it")
+    if base == "sqlite" and rest in ("", "/"):
+        return "memory"  # ADK's registry: sqlite:// without a path is in memory
+    if base in SCHEMES:
+        return SCHEMES[base]
+    if base in NOT_YET:
+        raise CliError(
+            f"--session-service-uri {scheme}://...: DatabaseSessionService on {base} is not "
+            "run by check yet (memory:// and sqlite:// are; see docs/check.md)"
+        )
+    raise CliError(
+        f"--session-service-uri {scheme}://...: unsupported scheme {scheme!r} "
+        "(memory://, sqlite:///PATH)"
     )
 
 
@@ -112,8 +148,8 @@ def _needs(fixture: Any) -> tuple[set[str], set[str]] | None:
             features.add("helper")
         elif name in ("ClientRecord", "Skew"):
             features.add(name)
-    if getattr(config, "storage", "memory") == "database":
-        features.add("database")
+    if getattr(config, "storage", "memory") != "memory":
+        features.add(config.storage)  # a stored session: a check runs in memory
     if getattr(config, "call_ids", "unique") == "per_turn":
         features.add("per_turn")  # the model numbers its calls per turn
     if getattr(config, "strict_provider", False):
@@ -177,7 +213,13 @@ def reachable_faults(config: ScriptConfig, release: str) -> list[tuple[Any, str]
 
 # -- the campaign -----------------------------------------------------------------------
 def _campaign_round(
-    spec: str, seconds: float, out: Path, excluded: set[str], report: Path, cwd: str
+    spec: str,
+    seconds: float,
+    out: Path,
+    excluded: set[str],
+    report: Path,
+    cwd: str,
+    storage: str = "memory",
 ) -> tuple[int, str]:
     """One pytest campaign of the check property; (exit status, its output's tail)."""
     env = dict(os.environ)
@@ -185,6 +227,7 @@ def _campaign_round(
         HARNESS_CHECK_APP=spec,
         HARNESS_CHECK_EXCLUDE=",".join(sorted(excluded)),
         HARNESS_CHECK_REPORT=str(report),
+        HARNESS_CHECK_STORAGE=storage,
         HARNESS_KNOWN_FAULTS="off",  # every violation is a failure: known faults too
         PYTHONPATH=os.pathsep.join(
             [cwd, str(ROOT / "src"), str(ROOT), *filter(None, [env.get("PYTHONPATH")])]
@@ -216,7 +259,9 @@ def _campaign_round(
     return done.returncode, (done.stdout + done.stderr)[-3000:]
 
 
-def _run_campaign(spec: str, seconds: float, out: Path, cwd: str) -> dict[str, Any]:
+def _run_campaign(
+    spec: str, seconds: float, out: Path, cwd: str, storage: str = "memory"
+) -> dict[str, Any]:
     """Rounds of the campaign until ``seconds`` are spent or every invariant
     failed: {"fixtures": {invariant: path}, "scripts": n, "rounds": n,
     "problems": [...]}."""
@@ -231,7 +276,7 @@ def _run_campaign(spec: str, seconds: float, out: Path, cwd: str) -> dict[str, A
         while time.monotonic() < end - 5 and len(found) < len(PIPELINE):
             rounds += 1
             status, tail = _campaign_round(
-                spec, end - time.monotonic(), out, set(found), report, cwd
+                spec, end - time.monotonic(), out, set(found), report, cwd, storage
             )
             new = sorted(set(out.glob("*.json")) - before - set(found.values()))
             for path in new:
@@ -346,6 +391,7 @@ def check_app(
     out: str | Path = "build/check",
     config: str | None = None,
     price: tuple[float, float] | None = None,
+    session_service_uri: str | None = None,
     say: Any = None,
 ) -> dict[str, Any]:
     """Check the app ``spec`` (``MODULE:ATTR``) as the ``check`` command does
@@ -361,19 +407,21 @@ def check_app(
 
     say = say or (lambda *_: None)
     cwd = os.getcwd()
+    storage = storage_of(session_service_uri)
     try:
         reading = read_app(load(spec), spec)
     except AppError as exc:
         raise CliError(str(exc)) from None
     if config:
         reading = _with_config(reading, config)
-    chosen = app_config(reading)
+    chosen = app_config(reading, storage=storage)
     if not (ROOT / PROPERTY.split("::")[0]).is_file():
         raise CliError(f"check runs from a clone of the harness: {PROPERTY} is not there")
     result: dict[str, Any] = {
         "app": reading.shape.to_json(),
         "adk_release": ADK_RELEASE,
         "config": {k: v for k, v in chosen.triggers.items() if v is not None},
+        "storage": storage,
         "tree": list(reading.tree),
         "left_out": list(reading.notes),
         "warnings": _warnings(chosen),
@@ -385,6 +433,7 @@ def check_app(
     say(f"app {reading.shape.name} ({spec}) on google-adk {ADK_RELEASE}")
     say("  " + "\n  ".join(reading.tree))
     say("config: " + ", ".join(f"{k}={v}" for k, v in result["config"].items()))
+    say(f"session service: {_STORES[storage]}")
     for note in reading.notes:
         say(f"left out: {note}")
     for warning in result["warnings"]:
@@ -393,7 +442,7 @@ def check_app(
     for entry in result["reachable_faults"] or [{"id": "none", "title": "", "fixture": ""}]:
         say(f"  {entry['id']}" + (f": {entry['title']}" if entry["title"] else ""))
     say(f"campaign: {seconds:g} s through ADK's Runner ...")
-    campaign = _run_campaign(spec, seconds, Path(out), cwd)
+    campaign = _run_campaign(spec, seconds, Path(out), cwd, storage)
     table: dict[str, Any] = {}
     for invariant in PIPELINE:
         path = campaign["fixtures"].get(invariant)
@@ -450,6 +499,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         out=args.out,
         config=args.config,
         price=tuple(args.price) if args.price else None,
+        session_service_uri=args.session_service_uri,
         say=None if args.json else (lambda text="": print(text, flush=True)),
     )
     if args.json:
@@ -512,6 +562,14 @@ def add_parser(sub: Any) -> None:
         type=float,
         metavar=("INPUT", "OUTPUT"),
         help="money per million input and output tokens, for the cost profile",
+    )
+    check.add_argument(
+        "--session-service-uri",
+        metavar="URI",
+        help="the session service, as adk web takes it: memory:// (the default) or "
+        "sqlite:///PATH (SqliteSessionService, adk web's default; each script gets a "
+        "fresh file of its own, reloaded before every invocation as a server does, and "
+        "P7 compares it with memory); postgresql:// and mysql:// are not run yet",
     )
     check.add_argument("--json", action="store_true", help="print the whole result as JSON")
     check.set_defaults(func=_cmd_check)

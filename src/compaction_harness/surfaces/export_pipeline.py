@@ -69,7 +69,7 @@ def _refusal(fixture: Fixture) -> str | None:
             "a runner-driver script: its run is ADK's Runner with a scripted model and tools, "
             "not one ADK call a test can make"
         )
-    if getattr(config, "storage", "memory") == "database":
+    if getattr(config, "storage", "memory") != "memory":
         return (
             "database storage: the fault lives in DatabaseSessionService's reload, which needs "
             "a SQLite file and the google-adk[db] extra"

@@ -214,6 +214,8 @@ def representable(script: Script, compactor: JsCompactor) -> _Timeline:
     running Node. Raises :class:`NotApplicable` (one line: why) when ADK-JS
     cannot run it: a compactor with nothing to do in the session model, or
     an operation ADK-JS cannot represent (:func:`timeline`)."""
+    if script.config.storage == "sqlite":
+        raise NotApplicable("ADK-JS has no SqliteSessionService (storage 'sqlite' is google-adk's)")
     if compactor.name == "thought_pruning":
         raise NotApplicable("the session model has no thought parts for thought pruning to prune")
     if compactor.name == "agent_controlled":

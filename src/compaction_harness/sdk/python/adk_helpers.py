@@ -193,6 +193,23 @@ async def _dispose(service: Any) -> None:
         disposed = engine.dispose()
         if inspect.isawaitable(disposed):  # the async engine (2.x)
             await disposed
+    elif callable(getattr(service, "close", None)):  # SqliteSessionService (2.x)
+        await service.close()
+
+
+def sqlite_service(path: str, wrap: Any = None) -> Any:
+    """``SqliteSessionService(path)`` (``google/adk/sessions/sqlite_session_service.py``:
+    what ``adk web`` and ``adk run`` keep sessions in, ``.adk/session.db``),
+    of the subclass ``wrap(SqliteSessionService)`` makes when ``wrap`` is
+    given. Raises :class:`NotApplicable` on a release without it."""
+    try:
+        from google.adk.sessions.sqlite_session_service import SqliteSessionService
+    except ImportError as exc:
+        raise NotApplicable(
+            f"google-adk {ADK_RELEASE} has no SqliteSessionService ({exc})"
+        ) from None
+    cls = wrap(SqliteSessionService) if wrap is not None else SqliteSessionService
+    return cls(path)
 
 
 @cache

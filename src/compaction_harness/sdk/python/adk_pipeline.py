@@ -109,8 +109,8 @@ class Pipeline:
         self._token_compacted = False
         self._loop = asyncio.new_event_loop()
         self._folder = None
-        if storage == "database":
-            self._service = self._database_service()
+        if storage != "memory":
+            self._service = self._database_service(storage)
         else:
             from google.adk.sessions.in_memory_session_service import InMemorySessionService
 
@@ -248,9 +248,16 @@ class Pipeline:
         return Recorder()
 
     # -- storage ----------------------------------------------------------------
-    def _database_service(self) -> Any:
+    def _database_service(self, storage: str = "database") -> Any:
+        """A stored session's service on a fresh SQLite file: ``database``
+        (``DatabaseSessionService``) or ``sqlite`` (``SqliteSessionService``)."""
         import tempfile
 
+        if storage == "sqlite":
+            self._folder = tempfile.TemporaryDirectory()
+            from .adk_helpers import sqlite_service
+
+            return sqlite_service(f"{self._folder.name}/session.db")
         try:
             from google.adk.sessions.database_session_service import DatabaseSessionService
         except ImportError as exc:
@@ -685,7 +692,7 @@ class Pipeline:
         without the extra.
         """
         agent_name = agent_name or self.AGENT
-        if self.storage == "database":
+        if self.storage != "memory":
             again = self._loop.run_until_complete(
                 self._service.get_session(
                     app_name="harness", user_id="u", session_id=self.session.id
@@ -728,7 +735,7 @@ class Pipeline:
         )
 
     def close(self) -> None:
-        if self.storage == "database":
+        if self.storage != "memory":
             self._loop.run_until_complete(_dispose(self._service))
         # Async generators ADK left open (a compaction span, say) are closed
         # here, not by the garbage collector after the loop is gone.

@@ -245,7 +245,7 @@ def run_script_with_runner(
         ) from None
     if runner_app._ACTIVE is not None:
         raise RuntimeError("runner-driver runs do not nest")
-    folder = tempfile.TemporaryDirectory() if script.config.storage == "database" else None
+    folder = tempfile.TemporaryDirectory() if script.config.storage != "memory" else None
     loop = asyncio.new_event_loop()
     driver: RunnerDriver | None = None
     try:
@@ -261,11 +261,7 @@ def run_script_with_runner(
     finally:
         platform_time.reset_time_provider()
         runner_app._ACTIVE = None
-        if (
-            driver is not None
-            and driver.service is not None
-            and script.config.storage == "database"
-        ):
+        if driver is not None and driver.service is not None and script.config.storage != "memory":
             loop.run_until_complete(_dispose(driver.service))
         loop.run_until_complete(loop.shutdown_asyncgens())
         asyncio.set_event_loop(None)

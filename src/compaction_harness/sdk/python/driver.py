@@ -313,7 +313,7 @@ class ScriptRun(Interpreter):
         return True
 
     def _start(self, invocation: str, opener: str | None) -> None:
-        if self.config.storage == "database":
+        if self.config.storage != "memory":
             self.run.pipeline.reload()
             self.labels.add("storage: reloaded before an invocation")
         self.running = invocation

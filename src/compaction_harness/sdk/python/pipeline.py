@@ -236,7 +236,7 @@ class PipelineRun:
             pruned=prunes_orphaned_calls(),
         )
         out += found
-        if self.pipeline.storage == "database":
+        if self.pipeline.storage != "memory":
             out += self.database_round_trip(agent_name, branch)
         return out
 

@@ -26,6 +26,7 @@ from .adk import (
     _dispose,
     _no_disk_waits,
     from_adk_events,
+    sqlite_service,
 )
 from .interpreter import STEP, THINK, Asked, Clock, Interpreter, Pending, walk
 from .runner_app import USER, _credential_response, _recording, _result, build_app
@@ -148,6 +149,10 @@ class RunnerDriver(Recording, Interpreter):
             return
         if self.config.storage == "memory":
             self.service = _recording(InMemorySessionService)()
+        elif self.config.storage == "sqlite":
+            if self.service is not None:
+                await _dispose(self.service)
+            self.service = sqlite_service(f"{self.folder}/session.db", _recording)
         else:
             try:
                 from google.adk.sessions.database_session_service import DatabaseSessionService

@@ -305,7 +305,7 @@ class Recording:
             for s in self.record.summaries
         )
         in_memory = time_ordered = None
-        if self.config.storage == "database":
+        if self.config.storage != "memory":
             # What an in-memory session would hold: the events as appended (the
             # client's records included), those of this session only.
             ids = {e.id for e in held}
