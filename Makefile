@@ -12,6 +12,8 @@ FIXTURE ?=
 RELEASES ?=
 MATRIX_SECONDS ?= 30
 APP ?=
+# make fuzz STORAGE=sqlite|database|memory: every drawn script on that session service.
+STORAGE ?=
 CHECK_SECONDS ?= 60
 CHECK_ARGS ?=
 FUZZ_DB ?=
@@ -47,6 +49,9 @@ FIXES_ENV := HARNESS_FIXES="$(FIXES)"
 FIXED_GATE := $(if $(strip $(FIXES)),-m "property or judges_adk")
 CHECK_FIXES := $(if $(strip $(FIXES)),$$py -m compaction_harness.surfaces.switch$(if $(filter js,$(SDK)), --sdk=js) "$(FIXES)" >/dev/null || exit 2,true)
 
+ifneq ($(filter-out memory database sqlite,$(STORAGE)),)
+$(error STORAGE=$(STORAGE): expected memory, database or sqlite)
+endif
 ifeq ($(filter $(SDK),python js),)
 $(error SDK=$(SDK): expected python or js)
 endif
@@ -140,7 +145,7 @@ fuzz: $(SDK_PREREQ) ## a random campaign of FUZZ_SECONDS against ADK (SDK=js: AD
 	@$(NEED_PATCH)
 	@py=$$($(ENV_PY)) || exit $$?; \
 	$(CHECK_FIXES); \
-	FUZZ_DB="$(FUZZ_DB)" $(FIXES_ENV) HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
+	FUZZ_DB="$(FUZZ_DB)" $(FIXES_ENV) HARNESS_STORAGE="$(STORAGE)" HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
 	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz $(SDK_PATHS) \
 	  --fuzz-seconds=$(FUZZ_SECONDS) --hypothesis-show-statistics $(PYTEST_ARGS)
 

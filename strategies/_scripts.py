@@ -19,6 +19,7 @@ every invocation) and configurations (every trigger, edge values included).
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from functools import cache
 
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 from compaction_harness.spec.app_shape import AppShape
 from compaction_harness.spec.scripts import (
     CLOCK_RESOLUTIONS,
+    STORAGES,
     SUMMARY_SIZES,
     Answer,
     Ask,
@@ -78,6 +80,11 @@ def _token() -> st.SearchStrategy[dict]:
 #: drawn one in two, database scripts took 93% of it (0.76 s a script against
 #: 0.06 s in memory); one in twelve, 35 of the 300 and 37% of the time.
 DATABASE_ONE_IN = 12
+#: ``make fuzz STORAGE=sqlite`` (``HARNESS_STORAGE``): every script stores its
+#: session so (a campaign on one backend); unset: drawn as above.
+FORCED_STORAGE = os.environ.get("HARNESS_STORAGE") or None
+if FORCED_STORAGE is not None and FORCED_STORAGE not in STORAGES:
+    raise ValueError(f"HARNESS_STORAGE={FORCED_STORAGE}: expected one of {', '.join(STORAGES)}")
 
 
 @st.composite
@@ -94,9 +101,12 @@ def script_configs(draw, *, token: bool = True, database: bool = True) -> Script
     if kind != "sliding window":
         triggers.update(draw(_token()))
     stored = database and draw(st.integers(1, DATABASE_ONE_IN)) == DATABASE_ONE_IN
+    storage = draw(st.sampled_from(("database", "sqlite"))) if stored else "memory"
+    if FORCED_STORAGE is not None and database:
+        storage = FORCED_STORAGE
     return ScriptConfig(
         **triggers,
-        storage=draw(st.sampled_from(("database", "sqlite"))) if stored else "memory",
+        storage=storage,
         resolution=draw(st.sampled_from(CLOCK_RESOLUTIONS)),
         system_chars=draw(st.sampled_from(CONTEXT_SIZES)),
         tools_chars=draw(st.sampled_from(CONTEXT_SIZES)),

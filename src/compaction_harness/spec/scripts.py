@@ -43,6 +43,7 @@ __all__ = [
     "CLOCK_RESOLUTIONS",
     "DRIVERS",
     "OPERATIONS",
+    "STORAGES",
     "SUMMARY_SIZES",
     "Answer",
     "Ask",
