@@ -338,6 +338,18 @@ def test_profile_a_seeded_run(capsys) -> None:
     assert run(capsys, "profile", "--seed", "5", "--invocations", "6", "--json")[1] == out
 
 
+def test_profile_a_seeded_run_on_your_own_configuration(capsys) -> None:
+    """Any trigger values, as JSON: what an app's own EventsCompactionConfig has."""
+    mine = '{"compaction_interval": 3, "overlap_size": 1, "token_threshold": 1500, ' + (
+        '"event_retention_size": 4}'
+    )
+    code, out, err = run(capsys, "profile", "--seed", "5", "--invocations", "6", "--config", mine)
+    assert (code, err) == (0, ""), err
+    assert "compaction_interval=3, overlap_size=1, token_threshold=1500" in out
+    code, out, _ = run(capsys, "profile", "--seed", "5", "--invocations", "6", "--json")
+    assert json.loads(out)["config"]["compaction_interval"] == 2  # not the default's
+
+
 def test_profile_standard(capsys, monkeypatch) -> None:
     monkeypatch.setattr(profile_module, "STANDARD_INVOCATIONS", 6)  # the gate's time
     code, out, err = run(capsys, "profile", "--standard", "--json")
@@ -360,6 +372,8 @@ def test_profile_help_states_the_units(capsys) -> None:
 
 BAD_ARGUMENTS = {
     "unknown-config": (["--seed", "1", "--config", "token-medium"], "--config 'token-medium'"),
+    "config-field": (["--seed", "1", "--config", '{"interval": 3}'], "unknown field 'interval'"),
+    "config-no-trigger": (["--seed", "1", "--config", '{"summary": "tiny"}'], "no trigger"),
     "no-workload": ([], "one workload"),
     "fixture-and-seed": ([str(SCRIPT_FIXTURE), "--seed", "1"], "one workload"),
     "config-with-fixture": ([str(SCRIPT_FIXTURE), "--config", "sliding"], "shape a --seed run"),

@@ -232,6 +232,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         CONFIGS,
         MissingExtra,
         ProfileError,
+        config_named,
         dumps,
         plot_profile,
         profile_case,
@@ -246,8 +247,10 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     chosen = [x for x in (args.fixture, args.seed, args.standard or None) if x is not None]
     if len(chosen) != 1:
         raise CliError("profile takes one workload: a FIXTURE, --seed N or --standard")
-    if args.config is not None and args.config not in CONFIGS:
-        raise CliError(f"--config {args.config!r}: expected one of {', '.join(CONFIGS)}")
+    try:
+        config = config_named(args.config) if args.config is not None else CONFIGS["sliding"]
+    except ProfileError as exc:
+        raise CliError(str(exc)) from None
     if args.fixture is not None and (args.config is not None or invocations is not None):
         raise CliError(
             "--config and --invocations shape a --seed run; a fixture is profiled with its own "
@@ -284,7 +287,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
                 raise CliError(f"{args.fixture}: {exc}") from None
         else:
             name = args.config or "sliding"
-            script = seeded_script(seed, invocations or 50, name)
+            script = seeded_script(seed, invocations or 50, config)
             profile = profile_script(
                 script, source=f"seed {seed}, {invocations or 50} invocations, --config {name}"
             )
@@ -686,8 +689,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     prof.add_argument(
         "--config",
-        metavar="NAME",
-        help="the seeded script's configuration: sliding (compaction_interval=2, "
+        metavar="NAME|JSON",
+        help="the seeded script's configuration: your own as JSON (trigger values, such as "
+        '{"token_threshold": 1500, "event_retention_size": 4}), or sliding '
+        "(compaction_interval=2, "
         "overlap_size=1; the default), token-small (token_threshold=2000, "
         "event_retention_size=2, tiny summaries) or token-large (the same, each summary larger "
         "than the threshold); the token configurations also carry compaction_interval=10000, "

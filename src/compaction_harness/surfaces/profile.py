@@ -281,6 +281,31 @@ def render_table(profile: CostProfile) -> str:
     return "\n".join(lines)
 
 
+def config_named(text: str) -> ScriptConfig:
+    """``profile --config``: a name of :data:`CONFIGS`, or a JSON object of a
+    script configuration (your own trigger values: ``{"compaction_interval":
+    3, "overlap_size": 1}``; also ``summary``, ``system_chars``,
+    ``tools_chars``). Raises :class:`ProfileError` (one line) otherwise."""
+    if text in CONFIGS:
+        return CONFIGS[text]
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        raise ProfileError(
+            f"--config {text!r}: expected one of {', '.join(CONFIGS)} or a JSON object of "
+            'trigger values, such as \'{"compaction_interval": 3, "overlap_size": 1}\''
+        ) from None
+    from ..spec.model import ModelError
+
+    try:
+        config = ScriptConfig.from_json(data, "--config")
+    except (ModelError, TypeError) as exc:
+        raise ProfileError(str(exc).splitlines()[0]) from None
+    if config.compaction_interval is None and config.token_threshold is None:
+        raise ProfileError("--config: no trigger (compaction_interval or token_threshold)")
+    return config
+
+
 # -- workloads ----------------------------------------------------------------------
 def seeded_script(seed: int, invocations: int, config: str | ScriptConfig) -> Script:
     """A reproducible workload of ``invocations`` plain invocations.
