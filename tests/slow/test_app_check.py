@@ -306,3 +306,31 @@ def test_a_users_app_runs_on_sqlite_session_service_reloaded_at_every_request(mo
     assert len(loads) >= 4  # a request per invocation, and the confirmation's answer
     assert run.summaries and not run.violations
     assert {s.author for s in run.session if s.compaction is None} == {"user", "clerk"}
+
+
+# -- a session the app recorded -----------------------------------------------------
+def test_check_judges_a_session_the_app_recorded_with_its_configuration(capsys, tmp_path):
+    """``check SESSION.json --app``: the session ADK's Runner stored for the
+    app, judged with the app's trigger values and agents (every invariant
+    that applies), as ``minimize --config`` judges it. A session that lost the
+    running request to token compaction (fault 5) fails P2, shrunk to a fixture."""
+    from recorded_app import FAULT5, TOKEN_CONFIG, record
+
+    from compaction_harness.surfaces.cli import main
+
+    session = tmp_path / "session.json"
+    session.write_text(record(TOKEN_CONFIG, FAULT5), encoding="utf-8")
+    argv = ["check", str(session), "--app", "recorded_app:token_app", "--out", str(tmp_path)]
+    argv += ["--replay-examples", "30"]
+    code = main(argv)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "this is the known upstream fault token-compaction-summarises-the-running-request" in out
+    assert list(tmp_path.glob("P2-*.json"))
+
+
+def test_check_of_a_session_needs_its_app(capsys, tmp_path) -> None:
+    from compaction_harness.surfaces.cli import main
+
+    assert main(["check", str(tmp_path / "session.json")]) == 2
+    assert "a recorded session needs --app MODULE:ATTR" in capsys.readouterr().err

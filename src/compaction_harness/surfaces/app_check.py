@@ -492,7 +492,35 @@ def check_app(
     return result
 
 
+def _check_session(args: argparse.Namespace) -> int:
+    """``check SESSION.json --app MODULE:ATTR``: the recorded session judged
+    with the app's trigger values and agents, every invariant that applies
+    (``minimize`` with them: the failure, if any, shrunk to a fixture)."""
+    from ..sdk.python.user_app import AppError, load, read_app
+
+    if not args.app_of_session:
+        raise CliError(f"check {args.app}: a recorded session needs --app MODULE:ATTR")
+    try:
+        reading = read_app(load(args.app_of_session), args.app_of_session)
+    except AppError as exc:
+        raise CliError(str(exc)) from None
+    if args.config:
+        reading = _with_config(reading, args.config)
+    if reading.triggers is None:
+        app_config(reading)  # raises: nothing to judge with
+    triggers = {k: v for k, v in reading.triggers.items() if v is not None}
+    argv = ["minimize", args.app, "--config", json.dumps(triggers), "--out", args.out]
+    argv += ["--replay-examples", str(args.replay_examples)]
+    for name in reading.agents:
+        argv += ["--agent", name]
+    return args.run(argv)
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
+    if args.app.endswith(".json"):
+        return _check_session(args)
+    if args.app_of_session:
+        raise CliError("--app names the app of a recorded session: check SESSION.json --app ...")
     result = check_app(
         args.app,
         seconds=args.seconds,
@@ -522,8 +550,9 @@ def _with_config(reading: Any, text: str) -> Any:
     return replace(reading, triggers={key: values.get(key) for key in TRIGGER_KEYS})
 
 
-def add_parser(sub: Any) -> None:
-    """The ``check`` subcommand, on the CLI's subparsers ``sub``."""
+def add_parser(sub: Any, run: Any) -> None:
+    """The ``check`` subcommand, on the CLI's subparsers ``sub``; ``run`` is
+    the CLI's ``main`` (a recorded session is judged by ``minimize``)."""
     check = sub.add_parser(
         "check",
         help="check your own ADK app: fuzz scripts shaped to it through ADK's Runner",
@@ -541,7 +570,18 @@ def add_parser(sub: Any) -> None:
         epilog="Exit status: 0 every invariant held, 1 one failed (a known fault or a new "
         "violation), 2 bad input. Another release: make check APP=... ADK=2.11.0.",
     )
-    check.add_argument("app", metavar="MODULE:ATTR", help="your App (or root agent)")
+    check.add_argument(
+        "app",
+        metavar="MODULE:ATTR|SESSION.json",
+        help="your App (or root agent); or a session your app recorded (a Session JSON "
+        "document, as its session service stores it), judged with --app's configuration",
+    )
+    check.add_argument(
+        "--app",
+        dest="app_of_session",
+        metavar="MODULE:ATTR",
+        help="with SESSION.json: the app that recorded it (its trigger values and agents)",
+    )
     check.add_argument(
         "--seconds", type=float, default=60.0, help="the campaign's budget (default 60)"
     )
@@ -571,5 +611,13 @@ def add_parser(sub: Any) -> None:
         "fresh file of its own, reloaded before every invocation as a server does, and "
         "P7 compares it with memory); postgresql:// and mysql:// are not run yet",
     )
+    check.add_argument(
+        "--replay-examples",
+        type=int,
+        default=200,
+        metavar="N",
+        help="with SESSION.json: examples to search for a smaller session with the same "
+        "failure (default 200; each replays the session through ADK)",
+    )
     check.add_argument("--json", action="store_true", help="print the whole result as JSON")
-    check.set_defaults(func=_cmd_check)
+    check.set_defaults(func=_cmd_check, run=run)

@@ -747,7 +747,7 @@ def build_parser() -> argparse.ArgumentParser:
         "other *.md files there are deleted); nothing is run",
     )
     faults.set_defaults(func=_cmd_faults)
-    app_check.add_parser(sub)
+    app_check.add_parser(sub, main)
     return parser
 
 

@@ -54,6 +54,8 @@ class AppReading:
         tree: one line per agent of the app, indented by depth:
             ``name (class)`` and, for the agent the script calls, its tools.
         notes: what the shape leaves out of the app, one sentence each.
+        agents: every agent's name, the root first, depth first (what
+            ``minimize --agent`` takes for a session the app recorded).
     """
 
     shape: AppShape
@@ -63,6 +65,7 @@ class AppReading:
     strict_provider: bool
     tree: tuple[str, ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
+    agents: tuple[str, ...] = field(default_factory=tuple)
 
 
 def load(spec: str) -> Any:
@@ -248,7 +251,10 @@ def read_app(target: Any, source: str = "") -> AppReading:
             notes.append("an instruction provider (a function) is not called: its size counts 0")
     model = agent.model
     strict = type(model).__name__ == "LiteLlm"
-    return AppReading(shape, triggers, system, tools_chars, strict, tuple(tree), tuple(notes))
+    names = tuple(each.name for _, each, _ in agents)
+    return AppReading(
+        shape, triggers, system, tools_chars, strict, tuple(tree), tuple(notes), names
+    )
 
 
 def _depth(agents: list[tuple[int, Any, Any]], agent: Any) -> int:
