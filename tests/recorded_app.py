@@ -359,12 +359,3 @@ CONFIRM_AT_ONCE: tuple[Turn, ...] = (
     ("Bye.", ["OK."]),
 )
 
-
-#: The app :func:`record` runs with ``TOKEN_CONFIG``, as a module attribute
-#: (``recorded_app:token_app``) for ``check SESSION.json --app``: its trigger
-#: values and agents are what ``check`` reads (its model is never called).
-token_app = App(
-    name=APP,
-    root_agent=LlmAgent(name=ROOT, model="gemini-2.5-flash", instruction="You answer weather."),
-    events_compaction_config=EventsCompactionConfig(**TOKEN_CONFIG),
-)
