@@ -36,10 +36,10 @@ Parsing is strict and executes nothing, as every part of a fixture.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
-from .model import ModelError
+from .model import ModelError, object_of
 
 __all__ = ["HARNESS_APP", "TOOL_KINDS", "AppShape"]
 
@@ -136,13 +136,7 @@ class AppShape:
 
     @classmethod
     def from_json(cls, data: Any, where: str = "config.app") -> AppShape:
-        if not isinstance(data, dict):
-            raise ModelError(f"{where}: expected an object")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ModelError(f"{where}: unknown field {unknown[0]!r}")
-        values = dict(data)
+        values = object_of(data, cls, where)
         if "tools" in values:
             tools = values["tools"]
             if not isinstance(tools, dict):

@@ -191,11 +191,7 @@ class Step:
     @classmethod
     def from_json(cls, data: Any, where: str = "step") -> Step:
         """Parse one step; raises :class:`ModelError` naming ``where``."""
-        obj = _expect(data, dict, where)
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(obj) - known)
-        if unknown:
-            raise ModelError(f"{where}: unknown field {unknown[0]!r}")
+        obj = object_of(data, cls, where)
         kwargs: dict[str, Any] = {}
         for key, value in obj.items():
             path = f"{where}.{key}"
@@ -369,6 +365,17 @@ def render_step(step: Step, origin: float = 0.0) -> str:
 
 # -- strict JSON helpers -----------------------------------------------------
 _TYPE_NAMES = {dict: "an object", list: "a list", str: "a string"}
+
+
+def object_of(data: Any, cls: type, where: str) -> dict[str, Any]:
+    """``data`` as a dict of ``cls``'s dataclass fields (a copy); raises
+    :class:`ModelError` naming ``where`` when it is not an object or holds a
+    field ``cls`` does not have."""
+    obj = _expect(data, dict, where)
+    unknown = sorted(set(obj) - {f.name for f in fields(cls)})
+    if unknown:
+        raise ModelError(f"{where}: unknown field {unknown[0]!r}")
+    return dict(obj)
 
 
 def _expect(value: Any, kind: type, path: str) -> Any:

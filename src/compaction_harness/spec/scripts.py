@@ -37,7 +37,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from .app_shape import AppShape
 from .invariants import PIPELINE_INVARIANTS
-from .model import ModelError
+from .model import ModelError, object_of
 
 __all__ = [
     "CLOCK_RESOLUTIONS",
@@ -201,13 +201,7 @@ class ScriptConfig:
 
     @classmethod
     def from_json(cls, data: Any, where: str = "config") -> ScriptConfig:
-        if not isinstance(data, dict):
-            raise ModelError(f"{where}: expected an object")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ModelError(f"{where}: unknown field {unknown[0]!r}")
-        values = dict(data)
+        values = object_of(data, cls, where)
         if "invariants" in values and values["invariants"] is not None:
             if not isinstance(values["invariants"], list) or not all(
                 isinstance(i, str) for i in values["invariants"]
