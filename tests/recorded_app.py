@@ -358,4 +358,3 @@ CONFIRM_AT_ONCE: tuple[Turn, ...] = (
     ("Thanks.", ["OK."]),
     ("Bye.", ["OK."]),
 )
-

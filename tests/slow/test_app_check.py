@@ -52,8 +52,13 @@ pytestmark = pytest.mark.skipif(
 
 
 def _config() -> ScriptConfig:
+    """The app's configuration, with ``check --config``'s trigger values
+    (``HARNESS_CHECK_CONFIG``) and session service (``HARNESS_CHECK_STORAGE``)."""
+    reading = read_app(load(APP), APP)
+    if os.environ.get("HARNESS_CHECK_CONFIG"):
+        reading = replace(reading, triggers=json.loads(os.environ["HARNESS_CHECK_CONFIG"]))
     storage = os.environ.get("HARNESS_CHECK_STORAGE") or "memory"
-    return app_config(read_app(load(APP), APP), excluded=EXCLUDED, storage=storage)
+    return app_config(reading, excluded=EXCLUDED, storage=storage)
 
 
 def _report(script: Script, found: list) -> None:
@@ -119,6 +124,7 @@ def test_the_example_app_reads_as_its_agents_tools_and_triggers() -> None:
         ("examples.nowhere:app", "does not import: ModuleNotFoundError"),
         ("examples.support:nothing", "has no attribute 'nothing'"),
         ("examples.support:MODEL", "is a str, not a google.adk App or agent"),
+        ("examples.support:lookup_order", "is a function, not a google.adk App or agent"),
     ],
 )
 def test_an_app_that_cannot_be_loaded_is_one_line(spec: str, said: str) -> None:
@@ -244,12 +250,22 @@ def test_a_second_app_runs_through_the_runner_under_its_own_names() -> None:
             "unsupported scheme 'redis'",
         ),
         (["examples.support:app", "--session-service-uri", "session.db"], "expected SCHEME://"),
+        (["examples.support:app", "--seconds", "3"], "a campaign needs at least 10 seconds"),
+        (["examples.support:app", "--config", "{}"], "no trigger"),
+        (
+            ["examples.support:app", "--config", '{"compaction_interval": 3}'],
+            "compaction_interval and overlap_size must be set together",
+        ),
+        (
+            ["examples.support:app", "--config", '{"compaction_interval": "3", "overlap_size": 1}'],
+            "config.compaction_interval: expected a non-negative integer",
+        ),
     ],
 )
 def test_check_refuses_bad_input_in_one_line(capsys, argv: list[str], said: str) -> None:
     from compaction_harness.surfaces.cli import main
 
-    assert main(["check", *argv, "--seconds", "1"]) == 2
+    assert main(["check", "--seconds", "10", *argv]) == 2  # argv's own --seconds wins
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and said in err, err
 
@@ -337,3 +353,36 @@ def test_check_of_a_session_needs_its_app(capsys, tmp_path) -> None:
 
     assert main(["check", str(tmp_path / "session.json")]) == 2
     assert "a recorded session needs --app MODULE:ATTR" in capsys.readouterr().err
+
+
+def test_the_campaign_gets_the_configuration_and_an_absolute_out(monkeypatch, tmp_path) -> None:
+    """What ``check`` hands its pytest campaign: ``--config``'s trigger
+    values, the session service, and ``--out`` made absolute (the campaign
+    runs from the harness's folder, not the user's); a campaign that ran no
+    script is an error, never a column of ``holds``."""
+    import subprocess
+
+    from compaction_harness.surfaces import app_check
+    from compaction_harness.surfaces.cli_common import CliError
+
+    seen = {}
+
+    def run(argv, **kwargs):
+        seen.update(argv=argv, env=kwargs["env"], cwd=kwargs["cwd"])
+        return subprocess.CompletedProcess(argv, 5, "no tests ran", "")
+
+    monkeypatch.setattr(app_check.subprocess, "run", run)
+    monkeypatch.chdir(tmp_path)
+    mine = '{"compaction_interval": 5, "overlap_size": 2}'
+    with pytest.raises(CliError, match=r"the campaign ran no script .*nothing was checked"):
+        app_check.check_app(
+            "examples.support:app",
+            seconds=10,
+            out="found",
+            config=mine,
+            session_service_uri="sqlite:///.adk/session.db",
+        )
+    assert f"--repro-dir={tmp_path / 'found'}" in seen["argv"]
+    assert json.loads(seen["env"]["HARNESS_CHECK_CONFIG"])["compaction_interval"] == 5
+    assert seen["env"]["HARNESS_CHECK_STORAGE"] == "sqlite"
+    assert str(tmp_path) in seen["env"]["PYTHONPATH"].split(os.pathsep)  # the user's modules

@@ -95,8 +95,10 @@ def load(spec: str) -> Any:
             raise AppError(f"module {module_name!r} has no attribute {attr!r}")
         target = getattr(target, part)
     if not isinstance(target, App | BaseAgent):
+        kind = type(target).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
         raise AppError(
-            f"{spec} is a {type(target).__name__}, not a google.adk App or agent "
+            f"{spec} is {article} {kind}, not a google.adk App or agent "
             f"(google-adk's App, or a root agent such as an LlmAgent)"
         )
     return target
@@ -233,6 +235,11 @@ def read_app(target: Any, source: str = "") -> AppReading:
     )
     if shape.tree == "agent" and shape.root is not None:
         shape = AppShape(**{**_fields(shape), "root": None})
+    if app is not None and getattr(app, "resumability_config", None) is not None:
+        notes.append(
+            "the app is resumable (ResumabilityConfig): the scripts run it as a "
+            "non-resumable app, resumed invocations are not drawn"
+        )
     config = app.events_compaction_config if app is not None else None
     triggers = None
     if config is not None:
