@@ -171,8 +171,8 @@ ROWS: tuple[tuple[str | None, ...], ...] = (
         "database-reload-reorders-events-by-timestamp",
         "js-db-time-order",
         "P7 P2 P3 P4 P6",
-        "DatabaseSessionService returns a session's events in timestamp order, not in "
-        "the order the runner stored them",
+        "DatabaseSessionService and SqliteSessionService return a session's events in "
+        "timestamp order, not in the order the runner stored them",
         "google/adk/sessions/database_session_service.py, get_session: the events are read "
         "with order_by(timestamp desc, id desc) and reversed, so they come back sorted by "
         "timestamp (ties by the event's random uuid), while the runner appends them, and "
@@ -189,7 +189,10 @@ ROWS: tuple[tuple[str | None, ...], ...] = (
         "in memory and from the database. Where the reordering puts a function response "
         "before its call, or a user message after the replies to it, the prompt builder "
         "drops events (P4) or the running request (P2): the same script with an "
-        "in-memory session does not fail.",
+        "in-memory session does not fail. google/adk/sessions/sqlite_session_service.py "
+        "(SqliteSessionService: what adk web and adk run keep sessions in, .adk/session.db) "
+        "reads them with ORDER BY timestamp DESC, rowid DESC: ties come back in append "
+        "order, but an event stamped before one stored ahead of it is moved all the same.",
     ),
     (
         "partial-answer-to-parallel-calls-makes-an-invalid-request",

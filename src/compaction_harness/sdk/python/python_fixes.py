@@ -171,7 +171,9 @@ ENTRIES: tuple[dict[str, Any], ...] = (
             "get_session gives the events back in the order they were appended, as the "
             "in-memory session holds them, and the reloaded event keeps its own timestamp "
             "(StorageEvent.to_event reads it from event_data); the current (v1) schema only, "
-            "as the legacy one reads an event's timestamp from that column"
+            "as the legacy one reads an event's timestamp from that column. "
+            "SqliteSessionService.get_session reads a session's events by rowid (the order "
+            "they were appended) instead of by timestamp"
         ),
         diff="database-reads-events-in-append-order.diff",
     ),
