@@ -65,8 +65,8 @@ def expected_refusal(fixture) -> str | None:
         return "fixtures of kind 'metamorphic' cannot be exported"
     if getattr(config, "driver", "emulated") == "runner":
         return "cannot be exported: a runner-driver script"
-    if getattr(config, "storage", "memory") == "database":
-        return "cannot be exported: database storage"
+    if getattr(config, "storage", "memory") != "memory":
+        return f"cannot be exported: {config.storage} storage"
     if fixture.kind in ("script", "pipeline") and fixture.invariant in ("P0", "P7"):
         return f"cannot be exported: {fixture.invariant} is judged on a crash or a database"
     return None

@@ -69,10 +69,12 @@ def _refusal(fixture: Fixture) -> str | None:
             "a runner-driver script: its run is ADK's Runner with a scripted model and tools, "
             "not one ADK call a test can make"
         )
-    if getattr(config, "storage", "memory") != "memory":
+    storage = getattr(config, "storage", "memory")
+    if storage != "memory":
+        service = "SqliteSessionService" if storage == "sqlite" else "DatabaseSessionService"
         return (
-            "database storage: the fault lives in DatabaseSessionService's reload, which needs "
-            "a SQLite file and the google-adk[db] extra"
+            f"{storage} storage: the fault lives in {service}'s reload, which needs a SQLite "
+            "file" + (" and the google-adk[db] extra" if storage == "database" else "")
         )
     if fixture.invariant in ("P0", "P7"):
         return f"{fixture.invariant} is judged on a crash or a database round trip, not one call"
