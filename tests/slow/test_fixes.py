@@ -889,3 +889,22 @@ print("left:", left)
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("left: []"), done.stdout[-2000:]
+
+
+def test_a_fix_is_tried_alone_only_where_the_run_calls_what_it_replaces() -> None:
+    """``fixes.could_change``: a deterministic run that calls none of a
+    fix's replaced functions runs the same code with the fix applied, so the
+    fix cannot change it; one that calls them can. The fixture of the
+    dead-call retry calls ADK's prefix helper, never a session service."""
+    from compaction_harness.sdk.python.cases import run_case
+    from compaction_harness.sdk.python.fixes import could_change
+
+    fixture = load_fixture(REPROS / "U3-2.13.0-e3f99bee2b15adeb.json")
+    runs = []
+    could = could_change(lambda: runs.append(run_case(fixture.case)), AVAILABLE)
+    assert runs == []  # nothing is run before the first question
+    assert could("dead-call-retry-at-every-boundary")
+    assert not could("database-reads-events-in-append-order")
+    assert not could("session-stamps-events-in-append-order")
+    assert len(runs) == 1  # one run answers every question
+    assert runs[0].violations  # the run as it ran: the fault shows

@@ -113,6 +113,7 @@ def classify(
     faults_of: Callable[[str], tuple[str, ...]],
     *,
     confirm: bool = False,
+    could_change: Callable[[str], bool] = lambda _: True,
 ) -> list[Classified]:
     """Classify ``violations`` (of one run without fixes) by fix.
 
@@ -126,6 +127,11 @@ def classify(
     remove it are both named). ``confirm``: re-run without fixes too, and
     call a violation that re-run does not show new (the run it came from was
     not the case's own: edited by a test, or not deterministic).
+    ``could_change(fix)``: whether the fix could change the case's run at
+    all; one that cannot is not re-run alone, as it would show what the run
+    without it showed (the SDK's runner knows: google-adk's asks, once and
+    only when a single fix is first tried, which of the fixes' functions
+    the run calls).
 
     Within :func:`known_or_new_only` (the gate's properties) only the first
     question is asked, in one re-run with every candidate: a violation it
@@ -152,7 +158,7 @@ def classify(
         if not candidates or not removed(v, candidates) or (confirm and removed(v, ())):
             out.append(Classified(v, (), ()))
             continue
-        chosen = [n for n in candidates if removed(v, [n])]
+        chosen = [n for n in candidates if could_change(n) and removed(v, [n])]
         if not chosen:
             chosen = list(candidates)
             for n in list(chosen):

@@ -409,6 +409,81 @@ def _own(value: Any, module: Any) -> bool:
     return Path(code.co_filename) == Path(inspect.getsourcefile(module) or "")
 
 
+def replaced_code(name: str) -> frozenset[Any] | None:
+    """The code objects of the functions and methods fix ``name`` replaces,
+    as loaded now (a fix already applied stands in for ADK's own), or None
+    when the fix cannot be judged by them: a :class:`HarnessChange`, or a
+    replaced definition that is not a plain function. A function the fix
+    adds is left out: only code it changes can call it. See
+    :func:`calls_into`."""
+    fix = fix_named(name)
+    if fix.change is not None:
+        return None
+    out: set[Any] = set()
+    for path, (original, patched) in patched_sources([name]).items():
+        module = importlib.import_module(_module_name(path))
+        for owner, fname, _ in _changes(path, original, patched):
+            if fname.startswith("import "):
+                continue
+            holder = module if owner is None else getattr(module, owner, None)
+            if holder is None:
+                return None
+            value = vars(holder).get(fname)
+            if value is None:
+                continue  # new: called only from the code the fix changes
+            value = inspect.unwrap(getattr(value, "__func__", value))
+            code = getattr(value, "__code__", None)
+            if code is None:
+                return None
+            out.add(code)
+    return frozenset(out)
+
+
+@contextlib.contextmanager
+def calls_into(codes: frozenset[Any]) -> Iterator[set[Any]]:
+    """Within ``with``, collect which of ``codes`` run (a profile hook on
+    this thread and on threads started meanwhile). A fix none of whose
+    replaced functions (:func:`replaced_code`) a deterministic run calls
+    cannot change that run: the fixed run executes the same code."""
+    import threading
+
+    seen: set[Any] = set()
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code in codes:
+            seen.add(frame.f_code)
+
+    previous = sys.getprofile()
+    sys.setprofile(hook)
+    threading.setprofile(hook)
+    try:
+        yield seen
+    finally:
+        sys.setprofile(previous)
+        threading.setprofile(None)  # type: ignore[arg-type]
+
+
+def could_change(run: Callable[[], Any], names: Iterable[str]) -> Callable[[str], bool]:
+    """Whether a fix of ``names`` could change what ``run()`` (a
+    deterministic run of one case, as it ran) does. At the first question
+    ``run`` is made once, watching which of the fixes' replaced functions it
+    calls (:func:`calls_into`); a fix that replaces none of them cannot."""
+    names = list(names)
+    seen: list[tuple[dict[str, Any], set[Any]]] = []
+
+    def could(name: str) -> bool:
+        if not seen:
+            codes = {n: replaced_code(n) for n in names}
+            watched = frozenset().union(*(c for c in codes.values() if c is not None))
+            with calls_into(watched) as called:
+                run()
+            seen.append((codes, called))
+        codes, called = seen[0]
+        return codes.get(name) is None or bool(codes[name] & called)
+
+    return could
+
+
 def unavailable(fix: Fix | str) -> str | None:
     """Why the installed release cannot take ``fix`` now (None: it can): its
     diff does not apply, or a function it replaces is not ADK's own code at

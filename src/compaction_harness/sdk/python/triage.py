@@ -26,7 +26,7 @@ from typing import Any
 from ...faults.classify import classify, file_unfixed
 from ...spec.invariants import Violation
 from ...spec.outcome import UnitOutcome
-from .fixes import FIXES, active, applied, unavailable
+from .fixes import FIXES, active, applied, could_change, unavailable
 from .known_faults import EVERY_RELEASE, pattern_fault
 from .reruns import rerun
 
@@ -63,8 +63,7 @@ def by_fix(
     violations = list(violations)
     if not violations or os.environ.get("HARNESS_KNOWN_FAULTS") == "off":
         return violations, []
-    applied_now = set(active())
-    candidates = [n for n in FIXES if n not in applied_now and unavailable(n) is None]
+    candidates = [n for n in FIXES if n not in set(active()) and unavailable(n) is None]
     new: list[Violation] = []
     known: list[tuple[Violation, str]] = []
     for item in classify(
@@ -72,6 +71,7 @@ def by_fix(
         lambda names: run_with_fixes(case, names),
         candidates,
         lambda n: FIXES[n].faults,
+        could_change=could_change(lambda: run_with_fixes(case, ()), candidates),
     ):
         if item.new:
             file_unfixed(item.violation, _pattern_fault(case, item.violation), new, known)

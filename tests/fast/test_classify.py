@@ -1,0 +1,48 @@
+"""Classification by fix (``faults/classify.py``) with a stand-in runner:
+which re-runs it makes, and that a fix which cannot change a run is never
+re-run alone, with the same verdict."""
+
+from __future__ import annotations
+
+from compaction_harness.faults.classify import classify
+from compaction_harness.spec.invariants import Violation
+
+V = Violation("P4", "an event is lost", ids=("c1",))
+FAULTS = {"a": ("fault-a",), "b": ("fault-b",), "c": ("fault-c",)}
+
+
+def _runner(removing: set[str]):
+    """A case whose violation V goes when any fix of ``removing`` is
+    applied; the fixes asked for, in the order asked."""
+    asked: list[tuple[str, ...]] = []
+
+    def rerun(names):
+        asked.append(tuple(names))
+        return [] if set(names) & removing else [V]
+
+    return rerun, asked
+
+
+def test_every_single_fix_is_tried_without_a_word_on_which_could_change_the_run() -> None:
+    rerun, asked = _runner({"b"})
+    (item,) = classify([V], rerun, ["a", "b", "c"], FAULTS.__getitem__)
+    assert item.faults == ("fault-b",) and item.fixes == ("b",)
+    assert asked == [("a", "b", "c"), ("a",), ("b",), ("c",)]
+
+
+def test_a_fix_that_cannot_change_the_run_is_not_rerun_and_the_verdict_stays() -> None:
+    rerun, asked = _runner({"b"})
+    could = {"a": False, "b": True, "c": False}
+    (item,) = classify([V], rerun, ["a", "b", "c"], FAULTS.__getitem__, could_change=could.get)
+    assert item.faults == ("fault-b",) and item.fixes == ("b",)
+    assert asked == [("a", "b", "c"), ("b",)]
+
+
+def test_a_new_violation_asks_nothing_of_single_fixes() -> None:
+    rerun, asked = _runner(set())
+
+    def never(name: str) -> bool:
+        raise AssertionError("asked about a single fix")
+
+    (item,) = classify([V], rerun, ["a", "b"], FAULTS.__getitem__, could_change=never)
+    assert item.new and asked == [("a", "b")]
