@@ -56,8 +56,6 @@ PROPERTY = "tests/slow/test_app_check.py::test_the_app_meets_p0_to_p7"
 PIPELINE = invariants_of("pipeline")
 #: The shortest campaign: pytest's start and the first round take seconds.
 MIN_SECONDS = 10
-#: Characters per token (ADK's estimate, and the harness's token model).
-TOKEN_CHARS = 4
 
 
 def app_config(
@@ -404,6 +402,8 @@ def _costs(config: ScriptConfig, price: tuple[float, float] | None) -> dict[str,
 
 
 def _warnings(config: ScriptConfig) -> list[str]:
+    from .profile import TOKEN_CHARS  # the token model's (imported late: it imports ADK)
+
     fixed = (config.system_chars + config.tools_chars) // TOKEN_CHARS
     out = []
     if config.token_threshold is not None and config.token_threshold <= fixed:
