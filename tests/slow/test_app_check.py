@@ -386,3 +386,13 @@ def test_the_campaign_gets_the_configuration_and_an_absolute_out(monkeypatch, tm
     assert json.loads(seen["env"]["HARNESS_CHECK_CONFIG"])["compaction_interval"] == 5
     assert seen["env"]["HARNESS_CHECK_STORAGE"] == "sqlite"
     assert str(tmp_path) in seen["env"]["PYTHONPATH"].split(os.pathsep)  # the user's modules
+
+
+def test_a_threshold_the_fixed_prompt_already_passes_is_warned_of() -> None:
+    from compaction_harness.surfaces.app_check import _warnings
+
+    example = app_config(read_app(load("examples.support:app"), "examples.support:app"))
+    assert _warnings(example) == []  # 1,500 tokens against about 360 fixed
+    tight = replace(example, token_threshold=300)
+    (said,) = _warnings(tight)
+    assert "token_threshold 300 is at or below" in said and "every invocation end" in said
