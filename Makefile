@@ -99,6 +99,7 @@ help: ## list the targets
 	@echo "             PYTEST_ARGS='...' (passed on to pytest), RELEASES='1.26.0 2.13.0', MATRIX_SECONDS=$(MATRIX_SECONDS)"
 	@echo "             FUZZ_DB=redis://HOST:PORT/N (fuzz, fuzz-worker: one example database shared by campaigns on several machines)"
 	@echo "             FIXES=all or FIXES=name,name (test, fuzz, replay, show, matrix: google-adk, or with SDK=js ADK-JS, with those fixes applied; HARNESS_FIXES)"
+	@echo "             STORAGE=memory|database|sqlite (fuzz: every script on that session service), APP=module:attr CHECK_SECONDS=$(CHECK_SECONDS) (check)"
 
 env: ## create the target's virtual environment (done by every other target too)
 	@$(ENV_PY)
