@@ -396,3 +396,15 @@ def test_a_threshold_the_fixed_prompt_already_passes_is_warned_of() -> None:
     tight = replace(example, token_threshold=300)
     (said,) = _warnings(tight)
     assert "token_threshold 300 is at or below" in said and "every invocation end" in said
+
+
+def test_a_fault_the_campaign_met_is_reachable_whatever_the_fixtures_said() -> None:
+    from compaction_harness.surfaces.app_check import also_met
+
+    table = {
+        "P2": {"holds": True},
+        "P4": {"holds": False, "faults": [{"id": "time-order"}, {"id": "branch"}]},
+        "P6": {"holds": False, "faults": [{"id": "time-order"}]},
+    }
+    assert also_met(table, [{"id": "branch"}]) == ["time-order"]
+    assert also_met(table, [{"id": "branch"}, {"id": "time-order"}]) == []

@@ -337,6 +337,15 @@ def _classify(path: Path) -> dict[str, Any]:
     return out
 
 
+def also_met(table: dict[str, Any], reachable: list[dict[str, Any]]) -> list[str]:
+    """The faults the campaign's verdicts name (``table``: per invariant)
+    that the list of reachable faults, judged from the fixtures, left out:
+    met, so reachable by this app after all."""
+    listed = {entry["id"] for entry in reachable}
+    named = (f["id"] for row in table.values() for f in row.get("faults", ()))
+    return [f for f in dict.fromkeys(named) if f not in listed]
+
+
 def _not_checked(config: ScriptConfig) -> dict[str, str]:
     """The invariants a campaign on ``config`` cannot judge, and why."""
     out = {}
@@ -527,6 +536,10 @@ def check_app(
         for fault in row["faults"]:
             say(f"           {fault['title']}")
             say(f"           fix: {fault['fix'] or 'none yet'} (see: faults --json)")
+    beyond = also_met(table, result["reachable_faults"])
+    if beyond:
+        result["reachable_faults"] += [{"id": f, "title": "", "met": True} for f in beyond]
+        say(f"also met by this campaign, beyond the faults its fixtures reach: {', '.join(beyond)}")
     result["cost"] = _costs(chosen, price)
     say(
         "cost (seeded workload, 100 invocations; tokens per invocation; the harness's "
