@@ -142,16 +142,17 @@ class RunnerDriver(Recording, Interpreter):
         self.stepping = self.names.agent
 
     async def _service_for_request(self) -> None:
-        """In memory: one service for the whole script. In a database: a fresh
-        service and ``Runner`` for every request, as a server handling each
-        request afresh has."""
+        """In memory: one service for the whole script. Stored (a database, or
+        SQLite through ``SqliteSessionService``): a fresh service and
+        ``Runner`` for every request, as a server handling each request afresh
+        has; the previous service is disposed of first."""
         if self.service is not None and self.config.storage == "memory":
             return
+        if self.service is not None:
+            await _dispose(self.service)
         if self.config.storage == "memory":
             self.service = _recording(InMemorySessionService)()
         elif self.config.storage == "sqlite":
-            if self.service is not None:
-                await _dispose(self.service)
             self.service = sqlite_service(f"{self.folder}/session.db", _recording)
         else:
             try:
@@ -160,8 +161,6 @@ class RunnerDriver(Recording, Interpreter):
                 raise NotApplicable(
                     f"google-adk {ADK_RELEASE} without the [db] extra: {exc}"
                 ) from None
-            if self.service is not None:
-                await _dispose(self.service)
             self.service = _recording(DatabaseSessionService)(
                 f"sqlite+aiosqlite:///{self.folder}/session.db"
             )
