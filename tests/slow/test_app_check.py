@@ -288,8 +288,10 @@ def test_reachable_faults_follow_the_apps_triggers_and_tools() -> None:
     assert "token-compaction-summarises-the-running-request" not in {
         f.id for f, _ in reachable_faults(sliding, "2.13.0")
     }
-    # A database's faults never: a check runs in memory.
+    # A stored session's faults only on the store the check runs on.
     assert "database-reload-reorders-events-by-timestamp" not in both
+    on_sqlite = {f.id for f, _ in reachable_faults(replace(example, storage="sqlite"), "2.13.0")}
+    assert "database-reload-reorders-events-by-timestamp" in on_sqlite
 
 
 # -- the session service ------------------------------------------------------------

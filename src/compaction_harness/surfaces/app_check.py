@@ -125,26 +125,40 @@ def storage_of(uri: str | None) -> str:
 
 
 # -- what the configuration can meet -------------------------------------------------
+def _trigger_kinds(values: dict[str, Any]) -> set[str]:
+    """``sliding`` and ``token``, as the trigger values ``values`` set them."""
+    kinds = {"sliding"} if values.get("compaction_interval") is not None else set()
+    return kinds | ({"token"} if values.get("token_threshold") is not None else set())
+
+
+def _setting_features(config: Any) -> set[str]:
+    """What a script configuration sets beyond its triggers and operations
+    that a fault may need: a stored session's store, the model's per-turn
+    call ids, a strict provider."""
+    storage = getattr(config, "storage", "memory")
+    features = {storage} if storage != "memory" else set()
+    if getattr(config, "call_ids", "unique") == "per_turn":
+        features.add("per_turn")  # the model numbers its calls per turn
+    if getattr(config, "strict_provider", False):
+        features.add("strict")
+    return features
+
+
 def _needs(fixture: Any) -> tuple[set[str], set[str]] | None:
     """(trigger kinds, app features) a fixture needs to happen; None when
     its case is no script or session of google-adk's pipeline."""
     case = fixture.case
     config = getattr(case, "config", None)
-    triggers: set[str] = set()
-    features: set[str] = set()
     if fixture.kind == "token":
-        return {"token"}, features
+        return {"token"}, set()
     if fixture.kind in ("unit", "metamorphic"):
-        return set(), features  # the shared prefix helper: any trigger reaches it
+        return set(), set()  # the shared prefix helper: any trigger reaches it
     if config is None:
         return None
     values = config.triggers if hasattr(config, "triggers") else config
     if not isinstance(values, dict):
         return None
-    if values.get("compaction_interval") is not None:
-        triggers.add("sliding")
-    if values.get("token_threshold") is not None:
-        triggers.add("token")
+    features = _setting_features(config)
     for op in getattr(case, "operations", ()):
         name = type(op).__name__
         if name == "Calls":
@@ -157,25 +171,20 @@ def _needs(fixture: Any) -> tuple[set[str], set[str]] | None:
             features.add("helper")
         elif name in ("ClientRecord", "Skew"):
             features.add(name)
-    if getattr(config, "storage", "memory") != "memory":
-        features.add(config.storage)  # a stored session: a check runs in memory
-    if getattr(config, "call_ids", "unique") == "per_turn":
-        features.add("per_turn")  # the model numbers its calls per turn
-    if getattr(config, "strict_provider", False):
-        features.add("strict")
-    return triggers, features
+    return _trigger_kinds(values), features
 
 
 def reachable_faults(config: ScriptConfig, release: str) -> list[tuple[Any, str]]:
     """The google-adk known faults ``config`` (an app's) can meet on
     ``release``, each with the fixture that shows it within the app's reach:
     the fault's releases hold ``release`` (or the matrix has not placed it
-    yet), and one of its fixtures needs only the app's triggers (all of
-    the fixture's: which of two did it is not recorded) and what the app has (its kinds of
-    tool, a parallel agent, a second LLM agent, the model's own per-turn call
-    ids or a strict provider where the app has them; never a client's own
-    record, a host's clock skew or a database: a check runs in memory). Judged from
-    the fixtures the harness holds: a fault may reach further than they do."""
+    yet), and one of its fixtures needs only the app's triggers (all of the
+    fixture's: which of two did it is not recorded) and what the app has:
+    its kinds of tool, a parallel agent, a second LLM agent, and the
+    settings of :func:`_setting_features` where the check has them (the
+    session store it runs on, the model's per-turn ids, a strict provider);
+    never a client's own record nor a host's clock skew. Judged from the
+    fixtures the harness holds: a fault may reach further than they do."""
     from ..faults.catalogue import PYTHON, faults_of
     from ..store.fixtures import FixtureError, load_fixture
 
@@ -185,15 +194,8 @@ def reachable_faults(config: ScriptConfig, release: str) -> list[tuple[Any, str]
         have.add("team")
     if app is not None and app.helper:
         have.add("helper")
-    if config.call_ids == "per_turn":
-        have.add("per_turn")
-    if config.strict_provider:
-        have.add("strict")
-    kinds = set()
-    if config.compaction_interval is not None:
-        kinds.add("sliding")
-    if config.token_threshold is not None:
-        kinds.add("token")
+    have |= _setting_features(config)
+    kinds = _trigger_kinds(config.triggers)
     by_fault: dict[str, list[Any]] = {}
     for path in sorted((ROOT / "tests" / "repros").glob("*.json")):
         try:
