@@ -169,9 +169,14 @@ def scripts(draw, *, max_operations: int = 24, token: bool = True, database: boo
     ``max_operations`` operations."""
     config = draw(script_configs(token=token, database=database))
     ops = draw(st.lists(operations(), min_size=1, max_size=max_operations))
-    # A client usually does post the results of long-running tools, a few
-    # operations later: an answer follows some of them. (A plain call left
-    # pending is one whose tool's process died: nobody has its result.)
+    return Script(config, (Open(), *_answered_later(draw, ops)))
+
+
+def _answered_later(draw, ops: list) -> list:
+    """``ops`` with a client's answer after some long-running calls, a few
+    operations later, as a client usually does post their results. (A plain
+    call left pending is one whose tool's process died: nobody has its
+    result.)"""
     followed: list = []
     for op in ops:
         followed.append(op)
@@ -190,8 +195,7 @@ def scripts(draw, *, max_operations: int = 24, token: bool = True, database: boo
             entry[0] -= 1
         placed += [answer for delay, answer in waiting if delay < 0]
         waiting = [entry for entry in waiting if entry[0] >= 0]
-    placed += [answer for _, answer in waiting]
-    return Script(config, (Open(), *placed))
+    return placed + [answer for _, answer in waiting]
 
 
 def _comparable(script: Script, answers: bool, final_text: bool) -> Script:
@@ -326,9 +330,4 @@ def app_scripts(
     ops = draw(
         st.lists(_app_operations(app, st.sampled_from(sizes)), min_size=1, max_size=max_operations)
     )
-    followed: list = []
-    for op in ops:
-        followed.append(op)
-        if isinstance(op, Calls) and op.kind != "plain" and draw(_LATER) is not None:
-            followed.append(draw(_FOLLOW_UP))  # a client posts the result
-    return Script(drawn, (Open(), *followed))
+    return Script(drawn, (Open(), *_answered_later(draw, ops)))
