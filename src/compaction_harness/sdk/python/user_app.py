@@ -24,7 +24,7 @@ import importlib
 import json
 import sys
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...spec.app_shape import TOOL_KINDS, AppShape
@@ -234,7 +234,7 @@ def read_app(target: Any, source: str = "") -> AppReading:
         source=source,
     )
     if shape.tree == "agent" and shape.root is not None:
-        shape = AppShape(**{**_fields(shape), "root": None})
+        shape = replace(shape, root=None)
     if app is not None and getattr(app, "resumability_config", None) is not None:
         notes.append(
             "the app is resumable (ResumabilityConfig): the scripts run it as a "
@@ -266,7 +266,3 @@ def read_app(target: Any, source: str = "") -> AppReading:
 
 def _depth(agents: list[tuple[int, Any, Any]], agent: Any) -> int:
     return next(d for d, a, _ in agents if a is agent)
-
-
-def _fields(shape: AppShape) -> dict[str, Any]:
-    return {k: getattr(shape, k) for k in AppShape.__dataclass_fields__}
