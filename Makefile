@@ -12,7 +12,7 @@ FIXTURE ?=
 RELEASES ?=
 MATRIX_SECONDS ?= 30
 APP ?=
-# make fuzz STORAGE=sqlite|database|memory: every drawn script on that session service.
+# make fuzz STORAGE=memory|database|sqlite|postgresql|mariadb: every drawn script on that session service.
 STORAGE ?=
 CHECK_SECONDS ?= 60
 CHECK_ARGS ?=
@@ -49,8 +49,13 @@ FIXES_ENV := HARNESS_FIXES="$(FIXES)"
 FIXED_GATE := $(if $(strip $(FIXES)),-m "property or judges_adk")
 CHECK_FIXES := $(if $(strip $(FIXES)),$$py -m compaction_harness.surfaces.switch$(if $(filter js,$(SDK)), --sdk=js) "$(FIXES)" >/dev/null || exit 2,true)
 
-ifneq ($(filter-out memory database sqlite,$(STORAGE)),)
-$(error STORAGE=$(STORAGE): expected memory, database or sqlite)
+ifneq ($(filter-out memory database sqlite postgresql mariadb,$(STORAGE)),)
+$(error STORAGE=$(STORAGE): expected memory, database, sqlite, postgresql or mariadb)
+endif
+ifeq ($(SDK),js)
+ifneq ($(filter sqlite postgresql mariadb,$(STORAGE)),)
+$(error STORAGE=$(STORAGE) is google-adk's: the Node driver keeps ADK-JS's sessions in memory or DatabaseSessionService on SQLite (STORAGE=memory|database))
+endif
 endif
 ifeq ($(filter $(SDK),python js),)
 $(error SDK=$(SDK): expected python or js)
@@ -99,7 +104,7 @@ help: ## list the targets
 	@echo "             PYTEST_ARGS='...' (passed on to pytest), RELEASES='1.26.0 2.13.0', MATRIX_SECONDS=$(MATRIX_SECONDS)"
 	@echo "             FUZZ_DB=redis://HOST:PORT/N (fuzz, fuzz-worker: one example database shared by campaigns on several machines)"
 	@echo "             FIXES=all or FIXES=name,name (test, fuzz, replay, show, matrix: google-adk, or with SDK=js ADK-JS, with those fixes applied; HARNESS_FIXES)"
-	@echo "             STORAGE=memory|database|sqlite (fuzz: every script on that session service), APP=module:attr CHECK_SECONDS=$(CHECK_SECONDS) (check)"
+	@echo "             STORAGE=memory|database|sqlite|postgresql|mariadb (fuzz: every script on that session service), APP=module:attr CHECK_SECONDS=$(CHECK_SECONDS) (check)"
 
 env: ## create the target's virtual environment (done by every other target too)
 	@$(ENV_PY)
@@ -121,6 +126,24 @@ NEED_REDIS_SERVER = command -v redis-server >/dev/null || { apt-get update -qq &
 	  apt-get install -y -qq redis-server >/dev/null; } || \
 	  { echo "error: the gate needs redis-server and could not install it (as root: apt-get install redis-server)" >&2; exit 2; }
 
+# The storage kinds postgresql and mariadb keep sessions on real servers that the
+# tests start on loopback (compaction_harness.store.servers): installed from the
+# system packages when missing. The gate needs both; a campaign runs without
+# one it cannot install (it says so) unless STORAGE= names it.
+NEED_DATABASE_SERVERS = { { command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; } && \
+	  command -v mariadb-install-db >/dev/null; } || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql mariadb-server >/dev/null; } || \
+	  { echo "error: the gate needs PostgreSQL and MariaDB servers and could not install them (as root: apt-get install postgresql mariadb-server)" >&2; exit 2; }
+# For a campaign: HARNESS_SERVERS lists the servers it starts (those installed, or
+# the one STORAGE= names, which must be).
+CAMPAIGN_SERVERS = servers=; \
+	if [ "$(STORAGE)" = postgresql ] || [ "$(STORAGE)" = mariadb ]; then \
+	  $(NEED_DATABASE_SERVERS); servers="$(STORAGE)"; \
+	elif [ -z "$(STORAGE)" ] && [ "$(SDK)" = python ]; then \
+	  ( $(NEED_DATABASE_SERVERS) ) 2>/dev/null && servers=postgresql,mariadb || \
+	    echo "note: PostgreSQL and MariaDB are not installed: this campaign keeps no session on them" >&2; \
+	fi
+
 # Known faults are classified by re-running with their fixes, diffs that GNU patch applies.
 NEED_PATCH = command -v patch >/dev/null || { apt-get update -qq && \
 	  apt-get install -y -qq patch >/dev/null; } || \
@@ -131,6 +154,7 @@ NEED_PATCH = command -v patch >/dev/null || { apt-get update -qq && \
 # the plugin moves the longest items, marked gate_first, to the front.
 test: $(SDK_PREREQ) ## the deterministic gate: derandomised properties, unit tests, fixture replay (SDK=js: ADK-JS's)
 	@$(NEED_REDIS_SERVER)
+	@$(NEED_DATABASE_SERVERS)
 	@$(NEED_PATCH)
 	@py=$$($(ENV_PY)) || exit $$?; \
 	$(CHECK_FIXES); \
@@ -146,7 +170,8 @@ fuzz: $(SDK_PREREQ) ## a random campaign of FUZZ_SECONDS against ADK (SDK=js: AD
 	@$(NEED_PATCH)
 	@py=$$($(ENV_PY)) || exit $$?; \
 	$(CHECK_FIXES); \
-	FUZZ_DB="$(FUZZ_DB)" $(FIXES_ENV) HARNESS_STORAGE="$(STORAGE)" HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
+	$(CAMPAIGN_SERVERS); \
+	FUZZ_DB="$(FUZZ_DB)" $(FIXES_ENV) HARNESS_STORAGE="$(STORAGE)" HARNESS_SERVERS="$$servers" HARNESS_CAMPAIGN_STARTED=$$(date +%s.%N) \
 	$$py $(PYTEST) -m property -n $(JOBS) --hypothesis-profile=fuzz $(SDK_PATHS) \
 	  --fuzz-seconds=$(FUZZ_SECONDS) --hypothesis-show-statistics $(PYTEST_ARGS)
 

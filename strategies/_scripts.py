@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from compaction_harness.spec.app_shape import AppShape
 from compaction_harness.spec.scripts import (
     CLOCK_RESOLUTIONS,
+    SERVER_URL_VARIABLES,
     STORAGES,
     SUMMARY_SIZES,
     Answer,
@@ -87,6 +88,20 @@ if FORCED_STORAGE is not None and FORCED_STORAGE not in STORAGES:
     raise ValueError(f"HARNESS_STORAGE={FORCED_STORAGE}: expected one of {', '.join(STORAGES)}")
 
 
+def stored_kinds() -> tuple[str, ...]:
+    """The storage kinds a stored script is drawn among: SQLite through
+    ``DatabaseSessionService`` and ``SqliteSessionService``, and each database
+    server the run has started (``HARNESS_SERVERS``: the environment names
+    its URL; ``make fuzz`` starts PostgreSQL and MariaDB), one as often as
+    another. The gate starts none before it draws, so its derandomised
+    examples never depend on what is installed."""
+    return (
+        "database",
+        "sqlite",
+        *tuple(kind for kind, variable in SERVER_URL_VARIABLES.items() if os.environ.get(variable)),
+    )
+
+
 @st.composite
 def script_configs(draw, *, token: bool = True, database: bool = True) -> ScriptConfig:
     """A :class:`ScriptConfig`. ``token``: the release has token-threshold
@@ -101,7 +116,7 @@ def script_configs(draw, *, token: bool = True, database: bool = True) -> Script
     if kind != "sliding window":
         triggers.update(draw(_token()))
     stored = database and draw(st.integers(1, DATABASE_ONE_IN)) == DATABASE_ONE_IN
-    storage = draw(st.sampled_from(("database", "sqlite"))) if stored else "memory"
+    storage = draw(st.sampled_from(stored_kinds())) if stored else "memory"
     if FORCED_STORAGE is not None and database:
         storage = FORCED_STORAGE
     return ScriptConfig(

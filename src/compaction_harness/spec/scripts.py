@@ -79,7 +79,14 @@ def at_resolution(seconds: float, resolution: float) -> float:
 #: (larger than the token threshold by itself), ``grows`` (half the size of
 #: what it was given).
 SUMMARY_SIZES = ("tiny", "large", "grows")
-STORAGES = ("memory", "database", "sqlite")
+STORAGES = ("memory", "database", "sqlite", "postgresql", "mariadb")
+#: The storage kinds kept by ``DatabaseSessionService`` on a database server,
+#: and the environment variable naming each server's URL (``postgresql://``
+#: or ``mysql://`` with user, host, port and database, and no driver: the
+#: driver adds the release's own). The test run starts these servers
+#: (:mod:`compaction_harness.store.servers`); ``check --session-service-uri``
+#: hands on the user's.
+SERVER_URL_VARIABLES = {"postgresql": "HARNESS_POSTGRESQL_URL", "mariadb": "HARNESS_MARIADB_URL"}
 CALL_IDS = ("unique", "per_turn")
 #: The drivers that execute a script: ``emulated`` (:mod:`compaction_harness.sdk.python.driver`)
 #: and ``runner`` (:mod:`compaction_harness.sdk.python.adk_runner`, ADK's own ``Runner``).
@@ -102,7 +109,10 @@ class ScriptConfig:
             (``SqliteSessionService``: what ``adk web`` and ``adk run`` use
             by default, events stored as JSON); with either of the last two
             the session is reloaded from its store before every invocation,
-            as a server that handles each request afresh does.
+            as a server that handles each request afresh does; or
+            ``postgresql`` / ``mariadb``: ``DatabaseSessionService`` on that
+            server (reached through ``mysql+aiomysql`` for MariaDB, as
+            google-adk documents MySQL), emptied when the script starts.
         resolution: the clock's resolution in seconds (timestamps are
             multiples of it, so a coarse clock gives ties).
         system_chars, tools_chars: the size of the system instruction and of

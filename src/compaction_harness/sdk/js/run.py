@@ -216,6 +216,11 @@ def representable(script: Script, compactor: JsCompactor) -> _Timeline:
     an operation ADK-JS cannot represent (:func:`timeline`)."""
     if script.config.storage == "sqlite":
         raise NotApplicable("ADK-JS has no SqliteSessionService (storage 'sqlite' is google-adk's)")
+    if script.config.storage in ("postgresql", "mariadb"):
+        raise NotApplicable(
+            f"the Node driver keeps ADK-JS's DatabaseSessionService on SQLite only "
+            f"(storage {script.config.storage!r} needs a MikroORM driver it does not install)"
+        )
     if compactor.name == "thought_pruning":
         raise NotApplicable("the session model has no thought parts for thought pruning to prune")
     if compactor.name == "agent_controlled":

@@ -49,6 +49,7 @@ from .adk_events import (
     unsupported,
 )
 from .adk_helpers import (
+    SERVER_URL_VARIABLES,
     _accepts,
     _compaction,
     _compaction_request_processor,
@@ -59,6 +60,8 @@ from .adk_helpers import (
     _takes,
     accepts_all_events,
     compaction_config,
+    database_service,
+    empty_database,
     events_to_compact_for_token_threshold,
     helper_availability,
     litellm_heals_missing_tool_results,
@@ -101,6 +104,7 @@ from .adk_prompt import (
 #: a leading underscore are the harness's own, not a public API).
 __all__ = [
     "ADK_RELEASE",
+    "SERVER_URL_VARIABLES",
     "_EMPTY_ACTIONS",
     "_EVENT_KEY",
     "_TEXT_TAGS",
@@ -131,6 +135,8 @@ __all__ = [
     "_what_is_wrong",
     "accepts_all_events",
     "compaction_config",
+    "database_service",
+    "empty_database",
     "events_to_compact_for_token_threshold",
     "from_adk_events",
     "helper_availability",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -17,6 +18,7 @@ from google.adk.events.event_actions import EventActions, EventCompaction
 from google.genai import types
 
 from ...spec.model import Session, Step
+from ...spec.scripts import SERVER_URL_VARIABLES
 from .adk_events import (
     ADK_RELEASE,
     NotApplicable,
@@ -195,6 +197,117 @@ async def _dispose(service: Any) -> None:
             await disposed
     elif callable(getattr(service, "close", None)):  # SqliteSessionService (2.x)
         await service.close()
+
+
+#: The drivers each backend is reached through: the asyncio engine of
+#: google-adk 2.x (``_ASYNC_DRIVER_BY_BACKEND`` in
+#: ``google/adk/sessions/database_session_service.py``, 2.13.0, names
+#: asyncpg and aiomysql) and the synchronous engine of 1.x.
+_DRIVERS = {
+    (True, "sqlite"): "sqlite+aiosqlite",
+    (False, "sqlite"): "sqlite",
+    (True, "postgresql"): "postgresql+asyncpg",
+    (False, "postgresql"): "postgresql+psycopg2",
+    (True, "mysql"): "mysql+aiomysql",
+    (False, "mysql"): "mysql+pymysql",
+    (True, "mariadb"): "mariadb+aiomysql",
+    (False, "mariadb"): "mariadb+pymysql",
+}
+
+
+def server_url(storage: str) -> str:
+    """The URL of the server that keeps ``storage`` (a key of
+    :data:`SERVER_URL_VARIABLES`), with no driver in its scheme. Raises
+    :class:`NotApplicable` (one line) when its variable is unset."""
+    variable = SERVER_URL_VARIABLES[storage]
+    url = os.environ.get(variable)
+    if not url:
+        raise NotApplicable(
+            f"storage {storage!r} needs a server: {variable} is unset (the test run "
+            f"starts one: make fuzz STORAGE={storage}, or make test)"
+        )
+    return url
+
+
+def database_url(storage: str, sqlite_path: str | None = None) -> str:
+    """The URL ``DatabaseSessionService`` opens for ``storage``: ``database``
+    is the SQLite file ``sqlite_path``; ``postgresql`` and ``mariadb`` are
+    the server of :func:`server_url`, or whatever URL it names. The driver
+    is the one the installed release's engine takes (see :data:`_DRIVERS`)."""
+    import google.adk.sessions.database_session_service as db_module
+
+    asynchronous = hasattr(db_module, "create_async_engine")
+    if storage == "database":
+        return f"{_DRIVERS[asynchronous, 'sqlite']}:///{sqlite_path}"
+    from sqlalchemy.engine import make_url
+
+    url = make_url(server_url(storage))
+    backend = url.get_backend_name()
+    driver = _DRIVERS.get((asynchronous, backend))
+    if driver is None:
+        raise NotApplicable(f"storage {storage!r}: no driver known for a {backend!r} URL")
+    return url.set(drivername=driver).render_as_string(hide_password=False)
+
+
+def database_service(storage: str, sqlite_path: str | None = None, wrap: Any = None) -> Any:
+    """``DatabaseSessionService`` for ``storage`` (``database``: the SQLite
+    file ``sqlite_path``; ``postgresql``, ``mariadb``: the server of
+    :func:`server_url`), of the subclass ``wrap(DatabaseSessionService)``
+    makes when ``wrap`` is given. SQLite is opened without waits for the
+    disk (:func:`_no_disk_waits`).
+
+    Raises:
+        NotApplicable: the release lacks the ``[db]`` extra or the server's
+            driver, the server's variable is unset, or the service refuses
+            to start (one line each).
+    """
+    try:
+        from google.adk.sessions.database_session_service import DatabaseSessionService
+    except ImportError as exc:
+        raise NotApplicable(f"google-adk {ADK_RELEASE} without the [db] extra: {exc}") from None
+    url = database_url(storage, sqlite_path)
+    cls = wrap(DatabaseSessionService) if wrap is not None else DatabaseSessionService
+    try:
+        service = cls(url)
+    except Exception as exc:
+        raise NotApplicable(
+            f"google-adk {ADK_RELEASE}'s DatabaseSessionService cannot open storage "
+            f"{storage!r}: {type(exc).__name__}: {' '.join(str(exc).split())}"
+        ) from None
+    if storage == "database":
+        _no_disk_waits(service.db_engine)
+    return service
+
+
+async def empty_database(service: Any) -> None:
+    """Drop every table of ``service``'s database, so that a script on a
+    shared server starts from an empty database, as one on a fresh SQLite
+    file does: the service creates its tables (and writes its schema
+    version) again on first use, and a tie the database breaks by physical
+    order is broken the same way on every replay. Call it before the
+    service's first use."""
+    from sqlalchemy import inspect as sqlalchemy_inspect
+    from sqlalchemy import text
+
+    def drop(connection: Any) -> None:
+        names = sqlalchemy_inspect(connection).get_table_names()
+        if not names:
+            return
+        listed = ", ".join(map(connection.dialect.identifier_preparer.quote, names))
+        if connection.dialect.name == "postgresql":
+            connection.execute(text(f"DROP TABLE {listed} CASCADE"))
+            return
+        connection.execute(text("SET FOREIGN_KEY_CHECKS=0"))
+        connection.execute(text(f"DROP TABLE {listed}"))
+        connection.execute(text("SET FOREIGN_KEY_CHECKS=1"))
+
+    engine = service.db_engine
+    if hasattr(engine, "sync_engine"):
+        async with engine.begin() as connection:
+            await connection.run_sync(drop)
+    else:
+        with engine.begin() as connection:
+            drop(connection)
 
 
 def sqlite_service(path: str, wrap: Any = None) -> Any:

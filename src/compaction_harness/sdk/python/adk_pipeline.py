@@ -14,13 +14,16 @@ from google.adk.events.event_actions import EventActions, EventCompaction
 from google.genai import types
 
 from ...spec.model import Session, Step
-from .adk_events import ADK_RELEASE, NotApplicable, from_adk_events, to_adk_event
+from .adk_events import from_adk_events, to_adk_event
 from .adk_helpers import (
+    SERVER_URL_VARIABLES,
     _compaction_request_processor,
     _dispose,
     _helper,
-    _no_disk_waits,
     compaction_config,
+    database_service,
+    empty_database,
+    sqlite_service,
     summariser_called,
 )
 from .adk_prompt import (
@@ -249,31 +252,18 @@ class Pipeline:
 
     # -- storage ----------------------------------------------------------------
     def _database_service(self, storage: str = "database") -> Any:
-        """A stored session's service on a fresh SQLite file: ``database``
-        (``DatabaseSessionService``) or ``sqlite`` (``SqliteSessionService``)."""
+        """A stored session's service: ``database`` (``DatabaseSessionService``
+        on a fresh SQLite file), ``sqlite`` (``SqliteSessionService`` on one),
+        ``postgresql`` or ``mariadb`` (``DatabaseSessionService`` on that
+        server, emptied first: :func:`.adk_helpers.empty_database`)."""
         import tempfile
 
-        if storage == "sqlite":
-            self._folder = tempfile.TemporaryDirectory()
-            from .adk_helpers import sqlite_service
-
-            return sqlite_service(f"{self._folder.name}/session.db")
-        try:
-            from google.adk.sessions.database_session_service import DatabaseSessionService
-        except ImportError as exc:
-            raise NotApplicable(f"google-adk {ADK_RELEASE} without the [db] extra: {exc}") from None
-        import google.adk.sessions.database_session_service as db_module
-
-        driver = "sqlite+aiosqlite" if hasattr(db_module, "create_async_engine") else "sqlite"
         self._folder = tempfile.TemporaryDirectory()
-        try:
-            service = DatabaseSessionService(f"{driver}:///{self._folder.name}/session.db")
-        except Exception as exc:
-            raise NotApplicable(
-                f"google-adk {ADK_RELEASE}'s DatabaseSessionService cannot start here: "
-                f"{type(exc).__name__}: {exc}"
-            ) from None
-        _no_disk_waits(service.db_engine)
+        if storage == "sqlite":
+            return sqlite_service(f"{self._folder.name}/session.db")
+        service = database_service(storage, f"{self._folder.name}/session.db")
+        if storage in SERVER_URL_VARIABLES:
+            self._loop.run_until_complete(empty_database(service))
         return service
 
     def _record_appends(self) -> None:
@@ -704,19 +694,8 @@ class Pipeline:
             )
         import tempfile
 
-        try:
-            from google.adk.sessions.database_session_service import DatabaseSessionService
-        except ImportError as exc:
-            raise NotApplicable(f"google-adk {ADK_RELEASE} without the [db] extra: {exc}") from None
-
-        import google.adk.sessions.database_session_service as db_module
-
-        # Releases before the async engine (1.x) take a plain SQLite URL.
-        driver = "sqlite+aiosqlite" if hasattr(db_module, "create_async_engine") else "sqlite"
-
         async def round_trip(folder: str) -> list[Event]:
-            service = DatabaseSessionService(f"{driver}:///{folder}/session.db")
-            _no_disk_waits(service.db_engine)
+            service = database_service("database", f"{folder}/session.db")
             try:
                 stored = await service.create_session(app_name="harness", user_id="u")
                 for event in self.session.events:

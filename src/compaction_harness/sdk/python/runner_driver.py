@@ -20,11 +20,12 @@ from google.genai import types
 from ...spec import scripts as ops
 from ...spec.model import REQUEST_CONFIRMATION_CALL, REQUEST_CREDENTIAL_CALL, Call
 from .adk import (
-    ADK_RELEASE,
+    SERVER_URL_VARIABLES,
     NotApplicable,
     UnreadableEvents,
     _dispose,
-    _no_disk_waits,
+    database_service,
+    empty_database,
     from_adk_events,
     sqlite_service,
 )
@@ -155,16 +156,11 @@ class RunnerDriver(Recording, Interpreter):
         elif self.config.storage == "sqlite":
             self.service = sqlite_service(f"{self.folder}/session.db", _recording)
         else:
-            try:
-                from google.adk.sessions.database_session_service import DatabaseSessionService
-            except ImportError as exc:
-                raise NotApplicable(
-                    f"google-adk {ADK_RELEASE} without the [db] extra: {exc}"
-                ) from None
-            self.service = _recording(DatabaseSessionService)(
-                f"sqlite+aiosqlite:///{self.folder}/session.db"
+            self.service = database_service(
+                self.config.storage, f"{self.folder}/session.db", _recording
             )
-            _no_disk_waits(self.service.db_engine)
+            if self.session_id is None and self.config.storage in SERVER_URL_VARIABLES:
+                await empty_database(self.service)
         self.runner = Runner(app=self.app, session_service=self.service)
         if self.session_id is None:
             session = await self.service.create_session(app_name=self.names.name, user_id=USER)
