@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from dataclasses import replace
 
 import pytest
@@ -242,8 +243,12 @@ def test_a_second_app_runs_through_the_runner_under_its_own_names() -> None:
         (["examples.support:app", "--config", "{"], "--config: not JSON"),
         (["examples.support:app", "--config", '{"interval": 3}'], "--config: expected an object"),
         (
-            ["examples.support:app", "--session-service-uri", "postgresql+asyncpg://u@h/db"],
-            "DatabaseSessionService on postgresql is not run by check yet",
+            [
+                "examples.support:app",
+                "--session-service-uri",
+                "postgresql+asyncpg://u@127.0.0.1:1/db",
+            ],
+            "cannot create the scratch database harness_check",
         ),
         (
             ["examples.support:app", "--session-service-uri", "redis://localhost"],
@@ -301,6 +306,68 @@ def test_session_service_uris_as_adk_web_takes_them() -> None:
     assert storage_of(None) == storage_of("memory://") == "memory"
     assert storage_of("sqlite:///.adk/session.db") == "sqlite"
     assert storage_of("sqlite://") == "memory"  # ADK's registry: no path, in memory
+    assert storage_of("postgresql+asyncpg://u@db.internal/sessions") == "postgresql"
+    assert storage_of("mysql+aiomysql://u@db.internal/sessions") == "mariadb"
+
+
+@pytest.mark.parametrize("kind", ("postgresql", "mariadb"))
+def test_check_on_a_users_server_keeps_to_a_scratch_database(
+    kind, database_server, monkeypatch, tmp_path
+) -> None:
+    """``--session-service-uri`` naming a user's server: the campaign runs in
+    the database harness_check there (created on first use), and the
+    database the URI names, with a table of the user's, is left as it was."""
+    import asyncio
+
+    from sqlalchemy import text
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from compaction_harness.sdk.python.adk_helpers import database_url
+    from compaction_harness.spec.scripts import SERVER_URL_VARIABLES
+    from compaction_harness.surfaces import app_check
+    from compaction_harness.surfaces.cli_common import CliError
+
+    database_server(kind)
+    users = database_url(kind)  # the server's own database stands for the user's
+    monkeypatch.delenv(SERVER_URL_VARIABLES[kind])
+
+    async def sql(statement: str) -> list:
+        engine = create_async_engine(users)
+        try:
+            async with engine.begin() as connection:
+                result = await connection.execute(text(statement))
+                return list(result) if result.returns_rows else []
+        finally:
+            await engine.dispose()
+
+    asyncio.run(sql("CREATE TABLE orders (id INT)"))
+    asyncio.run(sql("INSERT INTO orders VALUES (7)"))
+    seen = {}
+
+    def run(argv, **kwargs):
+        seen.update(env=kwargs["env"])
+        # What the campaign's first script does on its store: empty it.
+        scripts = {k: v for k, v in kwargs["env"].items() if k == SERVER_URL_VARIABLES[kind]}
+        with monkeypatch.context() as m:
+            for k, v in scripts.items():
+                m.setenv(k, v)
+            from compaction_harness.sdk.python.adk_helpers import database_service, empty_database
+
+            async def empty() -> None:
+                service = database_service(kind)
+                await empty_database(service)
+                await service.db_engine.dispose()
+
+            asyncio.run(empty())
+        return subprocess.CompletedProcess(argv, 5, "no tests ran", "")
+
+    monkeypatch.setattr(app_check.subprocess, "run", run)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CliError, match="the campaign ran no script"):
+        app_check.check_app("examples.support:app", seconds=10, session_service_uri=users)
+    assert seen["env"]["HARNESS_CHECK_STORAGE"] == kind
+    assert seen["env"][SERVER_URL_VARIABLES[kind]].endswith("/harness_check")
+    assert asyncio.run(sql("SELECT id FROM orders")) == [(7,)]
 
 
 def test_a_users_app_runs_on_sqlite_session_service_reloaded_at_every_request(monkeypatch) -> None:

@@ -14,7 +14,7 @@ PostgreSQL refuses to run as root: when the run is root, both its programs run
 as the ``postgres`` user the package creates, in a folder that user owns.
 
 Each server answers at the URL it prints (no driver in the scheme:
-``postgresql://harness@127.0.0.1:PORT/postgres``,
+``postgresql://harness@127.0.0.1:PORT/harness``,
 ``mysql://root@127.0.0.1:PORT/harness``); the harness's drivers add the one
 the google-adk release needs (``compaction_harness.sdk.python.adk_helpers.database_url``).
 
@@ -23,6 +23,7 @@ Errors: :class:`ServerError`, one line naming the program and what it said.
 
 from __future__ import annotations
 
+import atexit
 import glob
 import os
 import shutil
@@ -41,6 +42,10 @@ PACKAGES = {"postgresql": "postgresql", "mariadb": "mariadb-server"}
 #: back in another shows up as a difference from memory (P7).
 POSTGRESQL_TIME_ZONE = "America/New_York"
 MARIADB_TIME_ZONE = "-05:00"
+#: The database each server's sessions are kept in. The drivers empty only
+#: databases whose name starts with ``harness``
+#: (``compaction_harness.sdk.python.adk_helpers.empty_database``).
+DATABASE = "harness"
 #: Seconds a server has to answer after it starts.
 START_SECONDS = 30.0
 
@@ -120,7 +125,8 @@ def _run(cmd: list[str], log: Path, what: str, **kwargs) -> None:
 
 
 def start_postgresql() -> Server:
-    """A PostgreSQL server of the caller's own (see the module's docstring).
+    """A PostgreSQL server of the caller's own (see the module's docstring),
+    with a database :data:`DATABASE` that the role ``harness`` owns.
 
     Raises:
         ServerError: not installed, ``initdb`` failed, or the server did not start.
@@ -168,12 +174,29 @@ def start_postgresql() -> Server:
             **as_user,
         )
         _wait_for(port, process, log, "postgres")
+        _run(
+            [
+                _postgres_bin("createdb"),
+                "-h",
+                str(folder),
+                "-p",
+                str(port),
+                "-U",
+                "harness",
+                DATABASE,
+            ],
+            log,
+            f"creating the database {DATABASE}",
+            **as_user,
+        )
     except BaseException:
+        if "process" in locals():
+            process.kill()
+            process.wait()
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    return Server(
-        "postgresql", f"postgresql://harness@127.0.0.1:{port}/postgres", process, folder, log
-    )
+    url = f"postgresql://harness@127.0.0.1:{port}/{DATABASE}"
+    return Server("postgresql", url, process, folder, log)
 
 
 _MARIADB_MISSING = (
@@ -188,7 +211,7 @@ def _mariadbd() -> str | None:
 
 
 def start_mariadb() -> Server:
-    """A MariaDB server of the caller's own, with a database ``harness`` that
+    """A MariaDB server of the caller's own, with a database :data:`DATABASE` that
     ``root`` reaches without a password (grant tables off: loopback only).
 
     Raises:
@@ -241,10 +264,10 @@ def start_mariadb() -> Server:
                 shutil.which("mariadb") or "mariadb",
                 f"--socket={folder}/mariadb.sock",
                 "-e",
-                "CREATE DATABASE harness",
+                f"CREATE DATABASE {DATABASE}",
             ],
             log,
-            "creating the database harness",
+            f"creating the database {DATABASE}",
         )
     except BaseException:
         if "process" in locals():
@@ -252,7 +275,7 @@ def start_mariadb() -> Server:
             process.wait()
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    return Server("mariadb", f"mysql://root@127.0.0.1:{port}/harness", process, folder, log)
+    return Server("mariadb", f"mysql://root@127.0.0.1:{port}/{DATABASE}", process, folder, log)
 
 
 STARTERS = {"postgresql": start_postgresql, "mariadb": start_mariadb}
@@ -275,3 +298,29 @@ def missing(kind: str) -> str | None:
 def start(kind: str) -> Server:
     """A server for the storage kind ``kind`` (a key of :data:`PACKAGES`)."""
     return STARTERS[kind]()
+
+
+#: The servers :func:`serve` started in this process, by kind.
+_SERVING: dict[str, Server] = {}
+
+
+def serve(kind: str) -> str:
+    """Make sure the storage kind ``kind`` has a server in this process: the
+    one the environment names (``HARNESS_POSTGRESQL_URL``,
+    ``HARNESS_MARIADB_URL``), or one started now, named there, and stopped
+    when the process exits. ``replay``, ``show`` and ``minimize`` call it for
+    a fixture kept on a server. Returns the URL.
+
+    Raises:
+        ServerError: not installed, or it did not start (one line).
+    """
+    from ..spec.scripts import SERVER_URL_VARIABLES
+
+    variable = SERVER_URL_VARIABLES[kind]
+    if os.environ.get(variable):
+        return os.environ[variable]
+    server = start(kind)
+    _SERVING[kind] = server
+    atexit.register(server.stop)
+    os.environ[variable] = server.url
+    return server.url

@@ -50,6 +50,10 @@ ROOT = Path(__file__).resolve().parents[3]
 _STORES = {
     "memory": "InMemorySessionService",
     "sqlite": "SqliteSessionService (a fresh file per script, reloaded before every invocation)",
+    "postgresql": "DatabaseSessionService on your PostgreSQL server (in its database "
+    "harness_check, emptied for every script; reloaded before every invocation)",
+    "mariadb": "DatabaseSessionService on your MySQL or MariaDB server (in its database "
+    "harness_check, emptied for every script; reloaded before every invocation)",
 }
 #: The property a check runs, and where it lives in a clone of the harness.
 PROPERTY = "tests/slow/test_app_check.py::test_the_app_meets_p0_to_p7"
@@ -94,10 +98,15 @@ def _script_config(reading: Any, storage: str, chosen: Any) -> ScriptConfig:
 
 
 #: ``--session-service-uri`` schemes (as ``adk web`` takes them,
-#: ``google/adk/cli/service_registry.py``) -> the script storage that runs
-#: that service; the databases behind ``DatabaseSessionService`` are not run yet.
-SCHEMES = {"memory": "memory", "sqlite": "sqlite"}
-NOT_YET = ("postgresql", "mysql")
+#: ``google/adk/cli/service_registry.py``; any driver after ``+``) -> the
+#: script storage that runs that service.
+SCHEMES = {
+    "memory": "memory",
+    "sqlite": "sqlite",
+    "postgresql": "postgresql",
+    "mysql": "mariadb",
+    "mariadb": "mariadb",
+}
 
 
 def storage_of(uri: str | None) -> str:
@@ -113,15 +122,30 @@ def storage_of(uri: str | None) -> str:
         return "memory"  # ADK's registry: sqlite:// without a path is in memory
     if base in SCHEMES:
         return SCHEMES[base]
-    if base in NOT_YET:
-        raise CliError(
-            f"--session-service-uri {scheme}://...: DatabaseSessionService on {base} is not "
-            "run by check yet (memory:// and sqlite:// are; see docs/check.md)"
-        )
     raise CliError(
         f"--session-service-uri {scheme}://...: unsupported scheme {scheme!r} "
-        "(memory://, sqlite:///PATH)"
+        "(memory://, sqlite:///PATH, postgresql+asyncpg://..., mysql+aiomysql://...)"
     )
+
+
+def _server_environment(storage: str, uri: str | None) -> dict[str, str]:
+    """For a database server's URI: the environment naming the scratch
+    database the campaign keeps its scripts in on that server (created when
+    missing; the database the URI names is never touched). Raises
+    :class:`CliError` (one line) when the server refuses."""
+    from ..spec.scripts import SERVER_URL_VARIABLES
+
+    if storage not in SERVER_URL_VARIABLES or not uri:
+        return {}
+    import asyncio
+
+    from ..sdk.python.adk import NotApplicable
+    from ..sdk.python.adk_helpers import scratch_database
+
+    try:
+        return {SERVER_URL_VARIABLES[storage]: asyncio.run(scratch_database(uri))}
+    except NotApplicable as exc:
+        raise CliError(f"--session-service-uri: {exc}") from None
 
 
 # -- what the configuration can meet -------------------------------------------------
@@ -232,9 +256,12 @@ def _campaign_round(
     cwd: str,
     storage: str,
     triggers: dict[str, Any],
+    server: dict[str, str],
 ) -> tuple[int, str]:
-    """One pytest campaign of the check property; (exit status, its output's tail)."""
+    """One pytest campaign of the check property; (exit status, its output's
+    tail). ``server``: the environment naming a database server's URL."""
     env = dict(os.environ)
+    env.update(server)
     env.update(
         HARNESS_CHECK_APP=spec,
         HARNESS_CHECK_CONFIG=json.dumps(triggers),
@@ -273,7 +300,13 @@ def _campaign_round(
 
 
 def _run_campaign(
-    spec: str, seconds: float, out: Path, cwd: str, storage: str, triggers: dict[str, Any]
+    spec: str,
+    seconds: float,
+    out: Path,
+    cwd: str,
+    storage: str,
+    triggers: dict[str, Any],
+    server: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Rounds of the campaign until ``seconds`` are spent or every invariant
     failed: {"fixtures": {invariant: path}, "scripts": n, "rounds": n,
@@ -289,7 +322,15 @@ def _run_campaign(
         while time.monotonic() < end - 5 and len(found) < len(PIPELINE):
             rounds += 1
             status, tail = _campaign_round(
-                spec, end - time.monotonic(), out, set(found), report, cwd, storage, triggers
+                spec,
+                end - time.monotonic(),
+                out,
+                set(found),
+                report,
+                cwd,
+                storage,
+                triggers,
+                server or {},
             )
             new = sorted(set(out.glob("*.json")) - before - set(found.values()))
             for path in new:
@@ -493,7 +534,8 @@ def check_app(
     for entry in result["reachable_faults"] or [{"id": "none", "title": "", "fixture": ""}]:
         say(f"  {entry['id']}" + (f": {entry['title']}" if entry["title"] else ""))
     say(f"campaign: {seconds:g} s through ADK's Runner ...")
-    campaign = _run_campaign(spec, seconds, out, cwd, storage, reading.triggers)
+    server = _server_environment(storage, session_service_uri)
+    campaign = _run_campaign(spec, seconds, out, cwd, storage, reading.triggers, server)
     if not campaign["scripts"] and not campaign["fixtures"]:
         why = "; ".join(campaign["problems"]) or "the budget ended first"
         raise CliError(f"the campaign ran no script ({why}): nothing was checked")
@@ -696,10 +738,12 @@ def add_parser(sub: Any, run: Any) -> None:
     check.add_argument(
         "--session-service-uri",
         metavar="URI",
-        help="the session service, as adk web takes it: memory:// (the default) or "
+        help="the session service, as adk web takes it: memory:// (the default), "
         "sqlite:///PATH (SqliteSessionService, adk web's default; each script gets a "
         "fresh file of its own, reloaded before every invocation as a server does, and "
-        "P7 compares it with memory); postgresql:// and mysql:// are not run yet",
+        "P7 compares it with memory), or postgresql+asyncpg://... or mysql+aiomysql://... "
+        "(DatabaseSessionService on that server, in a database harness_check the check "
+        "creates beside the one named and empties for every script: yours is never touched)",
     )
     check.add_argument(
         "--replay-examples",

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..spec.model import _one_line
+from ..spec.scripts import SERVER_URL_VARIABLES
+from ..store import servers
 from ..store.fixtures import Fixture, FixtureError, load_fixture, newer_than_known
 
 __all__ = ["CONFIG_FLAGS", "CliError"]
@@ -89,6 +91,14 @@ def _load_each(paths: Sequence[str]) -> list[tuple[Path, Fixture | None]]:
         newer = newer_than_known(fixture)
         if newer:
             print(f"warning: {newer}", file=sys.stderr, flush=True)
+        storage = getattr(getattr(fixture.case, "config", None), "storage", "memory")
+        if storage in SERVER_URL_VARIABLES:  # kept on a PostgreSQL or MariaDB server
+            try:
+                servers.serve(storage)
+            except servers.ServerError as exc:
+                _error(f"{path}: its session is kept on {storage}: {exc}")
+                loaded.append((path, None))
+                continue
         loaded.append((path, fixture))
     return loaded
 

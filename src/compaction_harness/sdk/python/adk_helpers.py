@@ -279,13 +279,70 @@ def database_service(storage: str, sqlite_path: str | None = None, wrap: Any = N
     return service
 
 
+#: The databases :func:`empty_database` may empty: those whose name starts so.
+EMPTIED_DATABASES = "harness"
+#: The database ``check --session-service-uri`` keeps its scripts in, on the
+#: user's server (:func:`scratch_database`).
+SCRATCH_DATABASE = "harness_check"
+
+
+def _first_words(exc: BaseException) -> str:
+    """``exc``'s message on one line, without SQLAlchemy's pointer to its
+    error pages, at most 200 characters."""
+    said = " ".join(str(exc).split()).split(" (Background on this error")[0]
+    return said[:200]
+
+
+async def scratch_database(url: str) -> str:
+    """The URL of :data:`SCRATCH_DATABASE` on the server ``url`` reaches (a
+    user's, given with or without a driver), created there when missing:
+    ``check`` keeps its scripts there and empties it, never the database
+    ``url`` names. Raises :class:`NotApplicable` (one line) when the server
+    does not answer or refuses to create it."""
+    from sqlalchemy import text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    given = make_url(url)
+    backend = given.get_backend_name()
+    driver = _DRIVERS.get((True, backend))
+    if driver is None:
+        raise NotApplicable(f"no asynchronous driver known for a {backend!r} URL")
+    given = given.set(drivername=driver)
+    engine = create_async_engine(given, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as connection:
+            if backend == "postgresql":
+                found = await connection.execute(
+                    text("SELECT 1 FROM pg_database WHERE datname = :name"),
+                    {"name": SCRATCH_DATABASE},
+                )
+                if found.first() is None:
+                    await connection.execute(text(f'CREATE DATABASE "{SCRATCH_DATABASE}"'))
+            else:
+                await connection.execute(
+                    text(f"CREATE DATABASE IF NOT EXISTS `{SCRATCH_DATABASE}`")
+                )
+    except Exception as exc:
+        shown = given.render_as_string(hide_password=True)
+        raise NotApplicable(
+            f"{shown}: cannot create the scratch database {SCRATCH_DATABASE}: "
+            f"{type(exc).__name__}: {_first_words(exc)}"
+        ) from None
+    finally:
+        await engine.dispose()
+    scratch = given.set(drivername=backend, database=SCRATCH_DATABASE)
+    return scratch.render_as_string(hide_password=False)
+
+
 async def empty_database(service: Any) -> None:
     """Drop every table of ``service``'s database, so that a script on a
     shared server starts from an empty database, as one on a fresh SQLite
     file does: the service creates its tables (and writes its schema
     version) again on first use, and a tie the database breaks by physical
     order is broken the same way on every replay. Call it before the
-    service's first use."""
+    service's first use. Raises :class:`NotApplicable` for a database whose
+    name does not start with :data:`EMPTIED_DATABASES` (a user's own)."""
     from sqlalchemy import inspect as sqlalchemy_inspect
     from sqlalchemy import text
 
@@ -302,6 +359,13 @@ async def empty_database(service: Any) -> None:
         connection.execute(text("SET FOREIGN_KEY_CHECKS=1"))
 
     engine = service.db_engine
+    name = engine.url.database or ""
+    if not name.startswith(EMPTIED_DATABASES):
+        raise NotApplicable(
+            f"refusing to empty the database {name!r}: the harness drops the tables only of "
+            f"databases whose name starts with {EMPTIED_DATABASES!r} (its own servers', and "
+            "check's scratch database)"
+        )
     if hasattr(engine, "sync_engine"):
         async with engine.begin() as connection:
             await connection.run_sync(drop)
