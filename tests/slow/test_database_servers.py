@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -82,6 +83,60 @@ def test_an_unknown_server_in_harness_servers_is_one_line_exit_2() -> None:
     assert done.stderr.strip().splitlines() == [
         "error: HARNESS_SERVERS: unknown server 'oracle' (choose from postgresql, mariadb)"
     ]
+
+
+def test_a_server_that_cannot_start_is_one_line_exit_2() -> None:
+    """A campaign whose server fails at start (here an ``initdb`` that
+    reports a full disk): one line naming the program and what it said,
+    exit status 2, whatever the number of workers."""
+    # Run as root, initdb runs as the user postgres: a folder it may enter.
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder).chmod(0o755)
+        _a_failing_initdb_in(Path(folder) / "bin")
+
+
+def _a_failing_initdb_in(fake: Path) -> None:
+    fake.mkdir()
+    (fake / "initdb").write_text(
+        "#!/bin/sh\necho 'initdb: error: could not create directory: No space left' >&2\nexit 1\n"
+    )
+    (fake / "initdb").chmod(0o755)
+    for workers in ([], ["-n", "2"]):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                *workers,
+                "tests/fast/test_scripts.py",
+            ],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "HARNESS_SERVERS": "postgresql",
+                "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}",
+            },
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert done.stderr.strip().splitlines() == [
+            "error: HARNESS_SERVERS: PostgreSQL's initdb failed: "
+            "initdb: error: could not create directory: No space left"
+        ]
+
+
+def test_each_worker_keeps_its_sessions_in_a_database_of_its_own() -> None:
+    server = servers.start("postgresql")
+    try:
+        first = servers.own_database(server.url, "gw0")
+        assert first.endswith("/harness_gw0")
+        assert servers.own_database(server.url, "gw0") == first  # already there: kept
+        assert servers.own_database(server.url, "gw1").endswith("/harness_gw1")
+    finally:
+        server.stop()
 
 
 def test_a_server_that_is_not_installed_is_one_line(monkeypatch) -> None:

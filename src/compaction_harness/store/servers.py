@@ -118,10 +118,20 @@ def _wait_for(port: int, process: subprocess.Popen, log: Path, what: str) -> Non
 
 
 def _run(cmd: list[str], log: Path, what: str, **kwargs) -> None:
-    with log.open("a") as out:
-        done = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, **kwargs)
+    try:
+        with log.open("a") as out:
+            done = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, **kwargs)
+    except OSError as exc:  # not executable, or not by the user it runs as
+        raise ServerError(f"{what} could not run: {exc.strerror}: {exc.filename}") from None
     if done.returncode != 0:
         raise ServerError(f"{what} failed: {_last_line(log)}")
+
+
+def _spawn(cmd: list[str], log: Path, what: str, **kwargs) -> subprocess.Popen:
+    try:
+        return subprocess.Popen(cmd, stdout=log.open("a"), stderr=subprocess.STDOUT, **kwargs)
+    except OSError as exc:
+        raise ServerError(f"{what} could not run: {exc.strerror}: {exc.filename}") from None
 
 
 def start_postgresql() -> Server:
@@ -149,7 +159,7 @@ def start_postgresql() -> Server:
             "PostgreSQL's initdb",
             **as_user,
         )
-        process = subprocess.Popen(
+        process = _spawn(
             [
                 postgres,
                 "-D",
@@ -169,8 +179,8 @@ def start_postgresql() -> Server:
                 "-c",
                 f"timezone={POSTGRESQL_TIME_ZONE}",
             ],
-            stdout=log.open("a"),
-            stderr=subprocess.STDOUT,
+            log,
+            "postgres",
             **as_user,
         )
         _wait_for(port, process, log, "postgres")
@@ -239,7 +249,7 @@ def start_mariadb() -> Server:
             log,
             "mariadb-install-db",
         )
-        process = subprocess.Popen(
+        process = _spawn(
             [
                 server,
                 "--no-defaults",
@@ -255,8 +265,8 @@ def start_mariadb() -> Server:
                 f"--default-time-zone={MARIADB_TIME_ZONE}",
                 *([f"--user={user}"] if user else []),
             ],
-            stdout=log.open("a"),
-            stderr=subprocess.STDOUT,
+            log,
+            "mariadbd",
         )
         _wait_for(port, process, log, "mariadbd")
         _run(
@@ -298,6 +308,43 @@ def missing(kind: str) -> str | None:
 def start(kind: str) -> Server:
     """A server for the storage kind ``kind`` (a key of :data:`PACKAGES`)."""
     return STARTERS[kind]()
+
+
+def own_database(url: str, owner: str) -> str:
+    """A database ``harness_<owner>`` on the server ``url`` reaches (one of
+    this module's: user ``harness`` on PostgreSQL, ``root`` on MariaDB),
+    created with the server's own client program when missing; returns
+    ``url`` naming it. Raises :class:`ServerError` (one line) when the
+    client is missing or the server refuses."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    name = f"{DATABASE}_{owner}"
+    host, port, user = parts.hostname or "127.0.0.1", str(parts.port), parts.username or ""
+    if parts.scheme.startswith("postgresql"):
+        cmd = [_postgres_bin("createdb"), "-h", host, "-p", port, "-U", user, name]
+    else:
+        client = shutil.which("mariadb") or shutil.which("mysql")
+        if client is None:
+            raise ServerError("MariaDB's client mariadb is not installed")
+        cmd = [
+            client,
+            "-h",
+            host,
+            "-P",
+            port,
+            "-u",
+            user,
+            "-e",
+            f"CREATE DATABASE IF NOT EXISTS {name}",
+        ]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0 and "already exists" not in done.stderr:
+        said = (done.stderr or done.stdout).strip().splitlines()
+        raise ServerError(
+            f"creating the database {name} failed: {said[-1] if said else done.returncode}"
+        )
+    return urlunsplit(parts._replace(path=f"/{name}"))
 
 
 #: The servers :func:`serve` started in this process, by kind.

@@ -182,32 +182,22 @@ def _fixes_line(config: pytest.Config) -> str | None:
 SERVERS_SPEC = tuple(k for k in (os.environ.get("HARNESS_SERVERS") or "").split(",") if k)
 
 
-def _servers_problem() -> str | None:
-    """Why HARNESS_SERVERS cannot be started here (an unknown kind, a server
-    not installed), one line, or None."""
+def _start_servers(config: pytest.Config) -> str | None:
+    """Start HARNESS_SERVERS's servers once for the run (in pytest-xdist's
+    controller, or the one process without it), name them in the
+    environment the workers inherit, and stop them when the run ends. Each
+    worker then keeps its sessions in a database of its own on them
+    (:func:`_own_databases`). Returns why they cannot start (an unknown
+    kind, a server not installed or failing at start: one line), or None."""
+    if not SERVERS_SPEC or hasattr(config, "workerinput"):
+        return None
+    from ..sdk.python.adk import SERVER_URL_VARIABLES
     from ..store import servers
 
     for kind in SERVERS_SPEC:
         if kind not in servers.PACKAGES:
             known = ", ".join(servers.PACKAGES)
             return f"HARNESS_SERVERS: unknown server {kind!r} (choose from {known})"
-        problem = servers.missing(kind)
-        if problem:
-            return problem
-    return None
-
-
-def _start_servers(config: pytest.Config) -> None:
-    """Start HARNESS_SERVERS's servers in this process (not in pytest-xdist's
-    controller: each worker has its own, so no two workers share a database)
-    and name them in the environment until the session ends."""
-    if not SERVERS_SPEC or (
-        not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None)
-    ):
-        return
-    from ..sdk.python.adk import SERVER_URL_VARIABLES
-    from ..store import servers
-
     for kind in SERVERS_SPEC:
         variable = SERVER_URL_VARIABLES[kind]
         if os.environ.get(variable):
@@ -215,10 +205,29 @@ def _start_servers(config: pytest.Config) -> None:
         try:
             server = servers.start(kind)
         except servers.ServerError as exc:
-            raise pytest.UsageError(f"HARNESS_SERVERS: {exc}") from None
+            return f"HARNESS_SERVERS: {exc}"
         os.environ[variable] = server.url
         config.add_cleanup(server.stop)
         config.add_cleanup(lambda variable=variable: os.environ.pop(variable, None))
+    return None
+
+
+def _own_databases(config: pytest.Config) -> None:
+    """In a pytest-xdist worker: a database of the worker's own on each of
+    HARNESS_SERVERS's servers (``harness_gw0``, ...), since each script
+    drops the tables of the database it runs in."""
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if not SERVERS_SPEC or not worker:
+        return
+    from ..sdk.python.adk import SERVER_URL_VARIABLES
+    from ..store import servers
+
+    for kind in SERVERS_SPEC:
+        variable = SERVER_URL_VARIABLES[kind]
+        try:
+            os.environ[variable] = servers.own_database(os.environ[variable], worker)
+        except (KeyError, servers.ServerError) as exc:
+            raise pytest.UsageError(f"HARNESS_SERVERS: {kind}: {exc}") from None
 
 
 def _enter_fixes(config: pytest.Config) -> None:
@@ -272,8 +281,8 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         )
     elif (own := _own_sdk(config)) is not None:
         problem = own.preflight()  # ADK-JS: Node and the package
-    if problem is None and SERVERS_SPEC:
-        problem = _servers_problem()
+    if problem is None:
+        problem = _start_servers(config)
     if problem is None and FIXES_SPEC not in ("", "none") and _own_sdk(config) is None:
         from .switch import FixesError, from_environment
 
@@ -338,7 +347,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if budget is not None and not budget > 0:
         raise pytest.UsageError(f"--fuzz-seconds must be a positive number, got {budget}")
     _enter_fixes(config)
-    _start_servers(config)
+    _own_databases(config)
     repro = _repro_dir(config)
     config._harness_repro_dir = repro  # type: ignore[attr-defined]
     # Fixtures recorded before this campaign began: meeting one again is not new.
