@@ -215,7 +215,7 @@ def _start_servers(config: pytest.Config) -> str | None:
 def _own_databases(config: pytest.Config) -> None:
     """In a pytest-xdist worker: a database of the worker's own on each of
     HARNESS_SERVERS's servers (``harness_gw0``, ...), since each script
-    drops the tables of the database it runs in."""
+    empties the tables of the database it runs in."""
     worker = getattr(config, "workerinput", {}).get("workerid")
     if not SERVERS_SPEC or not worker:
         return

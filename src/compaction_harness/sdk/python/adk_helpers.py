@@ -279,6 +279,9 @@ def database_service(storage: str, sqlite_path: str | None = None, wrap: Any = N
     return service
 
 
+#: The tables :func:`empty_database` keeps: google-adk's schema version
+#: (``adk_internal_metadata``, 2.x), which says how the other tables are laid out.
+_KEPT_TABLES = ("adk_internal_metadata",)
 #: The databases :func:`empty_database` may empty: those whose name starts so.
 EMPTIED_DATABASES = "harness"
 #: The database ``check --session-service-uri`` keeps its scripts in, on the
@@ -336,33 +339,41 @@ async def scratch_database(url: str) -> str:
 
 
 async def empty_database(service: Any) -> None:
-    """Drop every table of ``service``'s database, so that a script on a
-    shared server starts from an empty database, as one on a fresh SQLite
-    file does: the service creates its tables (and writes its schema
-    version) again on first use, and a tie the database breaks by physical
-    order is broken the same way on every replay. Call it before the
-    service's first use. Raises :class:`NotApplicable` for a database whose
+    """Empty every table of ``service``'s database but google-adk's schema
+    version, so that a script on a shared server starts from an empty store,
+    as one on a fresh SQLite file does. PostgreSQL truncates (its heap starts
+    afresh, so a tie a release without a tie-breaker leaves to physical order
+    is broken the same way on every replay); MySQL and MariaDB delete (InnoDB
+    keeps rows in primary-key order whatever was there before). Measured on
+    the gate's sample (2 cores): MariaDB through the ``Runner`` 0.53 s a
+    script when its tables were dropped and made again, 0.32 s emptied.
+    Call it before the service's first use. Raises :class:`NotApplicable` for a database whose
     name does not start with :data:`EMPTIED_DATABASES` (a user's own)."""
     from sqlalchemy import inspect as sqlalchemy_inspect
     from sqlalchemy import text
 
     def drop(connection: Any) -> None:
-        names = sqlalchemy_inspect(connection).get_table_names()
+        # Every table but ADK's record of the schema version, which the
+        # service would otherwise write again (and check) on first use.
+        names = [
+            n for n in sqlalchemy_inspect(connection).get_table_names() if n not in _KEPT_TABLES
+        ]
         if not names:
             return
-        listed = ", ".join(map(connection.dialect.identifier_preparer.quote, names))
+        quote = connection.dialect.identifier_preparer.quote
         if connection.dialect.name == "postgresql":
-            connection.execute(text(f"DROP TABLE {listed} CASCADE"))
+            connection.execute(text(f"TRUNCATE {', '.join(map(quote, names))}"))
             return
         connection.execute(text("SET FOREIGN_KEY_CHECKS=0"))
-        connection.execute(text(f"DROP TABLE {listed}"))
+        for name in names:
+            connection.execute(text(f"DELETE FROM {quote(name)}"))
         connection.execute(text("SET FOREIGN_KEY_CHECKS=1"))
 
     engine = service.db_engine
     name = engine.url.database or ""
     if not name.startswith(EMPTIED_DATABASES):
         raise NotApplicable(
-            f"refusing to empty the database {name!r}: the harness drops the tables only of "
+            f"refusing to empty the database {name!r}: the harness empties the tables only of "
             f"databases whose name starts with {EMPTIED_DATABASES!r} (its own servers', and "
             "check's scratch database)"
         )
