@@ -291,20 +291,6 @@ def start_mariadb() -> Server:
 STARTERS = {"postgresql": start_postgresql, "mariadb": start_mariadb}
 
 
-def missing(kind: str) -> str | None:
-    """Why a server of ``kind`` cannot start here because a program is not
-    installed (one line), or None."""
-    try:
-        if kind == "postgresql":
-            _postgres_bin("initdb")
-            _postgres_bin("postgres")
-        elif shutil.which("mariadb-install-db") is None or _mariadbd() is None:
-            raise ServerError(_MARIADB_MISSING)
-    except ServerError as exc:
-        return str(exc)
-    return None
-
-
 def start(kind: str) -> Server:
     """A server for the storage kind ``kind`` (a key of :data:`PACKAGES`)."""
     return STARTERS[kind]()
@@ -347,10 +333,6 @@ def own_database(url: str, owner: str) -> str:
     return urlunsplit(parts._replace(path=f"/{name}"))
 
 
-#: The servers :func:`serve` started in this process, by kind.
-_SERVING: dict[str, Server] = {}
-
-
 def serve(kind: str) -> str:
     """Make sure the storage kind ``kind`` has a server in this process: the
     one the environment names (``HARNESS_POSTGRESQL_URL``,
@@ -367,7 +349,6 @@ def serve(kind: str) -> str:
     if os.environ.get(variable):
         return os.environ[variable]
     server = start(kind)
-    _SERVING[kind] = server
     atexit.register(server.stop)
     os.environ[variable] = server.url
     return server.url
