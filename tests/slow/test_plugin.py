@@ -484,6 +484,54 @@ def test_the_summary_lists_known_faults_met_by_unit_items(pytester):
     )
 
 
+STORED_SCRIPTS_PROPERTY = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+import pytest
+from hypothesis import given, strategies as st
+from compaction_harness.spec.scripts import Open, Script, ScriptConfig, Text
+from compaction_harness.surfaces.checks import check_case
+
+def script(storage, driver):
+    config = ScriptConfig(compaction_interval=1, overlap_size=0, storage=storage, driver=driver)
+    return Script(config, (Open(), Text(), Open(), Text()))
+
+@pytest.mark.property
+@given(st.sampled_from([script("memory", "emulated"), script("sqlite", "runner")]))
+def test_scripts(case):
+    check_case(case)
+"""
+
+
+def test_the_summary_says_where_the_scripts_time_went(pytester):
+    """Per driver and session service: seconds, share of the item time,
+    scripts and seconds a script, the costliest first."""
+    pytester.makepyfile(test_stored=STORED_SCRIPTS_PROPERTY)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.surfaces.pytest_plugin",
+        "--hypothesis-profile=fuzz",
+        "--fuzz-seconds=2",
+        "--fuzz-shards=1",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=1)
+    lines = result.stdout.lines
+    start = lines.index("time per driver / storage (running and classifying scripts):")
+    kinds = lines[start + 1 : start + 3]
+    assert {line.split()[0] + " / " + line.split()[2] for line in kinds} == {
+        "emulated / memory",
+        "runner / sqlite",
+    }, kinds
+    for line in kinds:
+        assert re.fullmatch(
+            r"  \S+ / \S+ +\d+ s \( *\d+%\), [1-9]\d* scripts, \d+\.\d\d s a script", line
+        ), line
+    # The costliest first: the Runner on SQLite, not memory's emulation.
+    assert kinds[0].split()[0] == "runner", kinds
+
+
 def test_one_failure_found_by_two_shards_is_one_fixture_named_once(pytester, tmp_path):
     pytester.makepyfile(test_planted=QUICK_BROKEN_PROPERTY)
     result = _campaign(pytester, tmp_path, 600, "--fuzz-shards=2")

@@ -196,6 +196,27 @@ def _write_split(write, rows, config: pytest.Config) -> None:
         + (f", wall clock {took:.0f} s so far" if took is not None else "")
         + f"; item time {spent:.0f} s, {share}"
     )
+    _write_kinds(write, rows, spent)
+
+
+def _write_kinds(write, rows, spent: float) -> None:
+    """Where the scripts' time went: per driver and session service, seconds
+    (share of all item time), scripts, seconds a script; largest first."""
+    seconds: dict[str, float] = {}
+    cases: dict[str, int] = {}
+    for _, _, props in rows:
+        for kind, (took, n) in props.get("seconds_by_kind", {}).items():
+            seconds[kind] = seconds.get(kind, 0.0) + took
+            cases[kind] = cases.get(kind, 0) + n
+    scripts = [k for k in seconds if " / " in k]
+    if not scripts:
+        return
+    write("time per driver / storage (running and classifying scripts):")
+    for kind in sorted(scripts, key=lambda k: -seconds[k]):
+        write(
+            f"  {kind:<22} {seconds[kind]:7.0f} s ({100 * seconds[kind] / spent:3.0f}%), "
+            f"{cases[kind]} scripts, {seconds[kind] / cases[kind]:.2f} s a script"
+        )
 
 
 def _own_sdk(rows) -> protocol.Sdk | None:

@@ -9,7 +9,9 @@ Hypothesis events, when called inside a test) and raises
 
 from __future__ import annotations
 
+import time
 from collections import Counter
+from contextlib import contextmanager
 from typing import Any
 
 from hypothesis import event
@@ -31,6 +33,7 @@ from .verdicts import installed_release
 
 __all__ = [
     "KNOWN_FAULTS_MET",
+    "SECONDS_BY_KIND",
     "check_case",
     "check_js_case",
     "check_token_case",
@@ -64,7 +67,35 @@ def check_token_case(
 
 def check_case(case: Any, *, release: str | None = None) -> UnitOutcome:
     """Run any case (see :mod:`compaction_harness.sdk.python.cases`) and raise on anything new."""
-    return _check(case, run_case(case), injected=False, release=release)
+    with _timed(case):
+        return _check(case, run_case(case), injected=False, release=release)
+
+
+#: Seconds spent running and classifying cases in this process, and how
+#: many, by where they ran: ``"<driver> / <storage>"`` for a script (the
+#: emulating driver, ADK's ``Runner``, ADK-JS's Node driver, and the session
+#: service), the case's kind otherwise. The campaign summary prints each
+#: one's share of the campaign (pytest_plugin, campaign_report).
+SECONDS_BY_KIND: Counter[str] = Counter()
+CASES_BY_KIND: Counter[str] = Counter()
+
+
+def _kind(case: Any) -> str:
+    config = getattr(case, "config", None)
+    if config is None or not hasattr(config, "storage"):
+        return type(case).__name__
+    driver = "adk-js" if hasattr(case, "compactor") else config.driver
+    return f"{driver} / {config.storage}"
+
+
+@contextmanager
+def _timed(case: Any):
+    kind, started = _kind(case), time.perf_counter()
+    try:
+        yield
+    finally:
+        SECONDS_BY_KIND[kind] += time.perf_counter() - started
+        CASES_BY_KIND[kind] += 1
 
 
 def _check(case, outcome: UnitOutcome, *, injected: bool, release: str | None) -> UnitOutcome:
@@ -113,7 +144,8 @@ def check_js_case(case: Any) -> UnitOutcome:
     ``adk_js.KNOWN_FAULTS`` explains. Returns the outcome otherwise."""
     from ..sdk.js.adk_js import check_case as run_js
 
-    outcome = run_js(case)
+    with _timed(case):
+        outcome = run_js(case)
     for fault in dict.fromkeys(f for _, f in outcome.known):
         met(fault)
     if outcome.violations:

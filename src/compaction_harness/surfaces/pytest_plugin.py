@@ -491,7 +491,7 @@ class _Clock:
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if not pyfuncitem.get_closest_marker("property"):
         return None
-    from .checks import KNOWN_FAULTS_MET
+    from .checks import CASES_BY_KIND, KNOWN_FAULTS_MET, SECONDS_BY_KIND
 
     config = pyfuncitem.config
     budget = config.getoption("--fuzz-seconds")
@@ -509,6 +509,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     own_labels = getattr(testfunction, "labels", None)
     labels_before = dict(own_labels()) if own_labels is not None else {}
     faults_before = dict(KNOWN_FAULTS_MET)
+    seconds_before, cases_before = dict(SECONDS_BY_KIND), dict(CASES_BY_KIND)
     if budget is not None:
         end = _campaign_end(config, budget) - min(RESERVE_SECONDS, budget / 10)
         clock = _Clock(min(started + _item_budget(config, pyfuncitem, end), end), end)
@@ -559,6 +560,19 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
             props.append(("labels", {k: n for k, n in tally.items() if n}))
         faults = {k: n - faults_before.get(k, 0) for k, n in KNOWN_FAULTS_MET.items()}
         props.append(("known_faults", {k: n for k, n in faults.items() if n}))
+        props.append(
+            (
+                "seconds_by_kind",
+                {
+                    k: [
+                        round(t - seconds_before.get(k, 0), 2),
+                        CASES_BY_KIND[k] - cases_before.get(k, 0),
+                    ]
+                    for k, t in SECONDS_BY_KIND.items()
+                    if CASES_BY_KIND[k] - cases_before.get(k, 0)
+                },
+            )
+        )
         props.append(("examples", executed))
         props.append(("fuzz_rounds", rounds))
         props.append(("fuzz_seconds", round(time.time() - started, 1)))
