@@ -14,14 +14,30 @@ from collections.abc import Collection, Mapping, Sequence
 from . import reference
 from .invariants import Violation
 from .model import Session, Step
-from .pipeline_checks import Prompt, Summaries, covered_by_kept, covered_by_records
+from .pipeline_checks import (
+    Prompt,
+    Summaries,
+    covered_by_kept,
+    covered_by_records,
+    live_positions,
+)
 
-__all__ = ["check_liveness", "liveness_bound"]
+__all__ = ["check_liveness", "liveness_bound", "token_liveness_bound"]
 
 
-def liveness_bound(config: Mapping[str, int | None], steps: Session) -> int | None:
-    """P3's bound on the compactable backlog at an invocation's end, or None
-    without a sliding window.
+def liveness_bound(
+    config: Mapping[str, int | None], steps: Session, count: int | None = None
+) -> int | None:
+    """P3's bound on the compactable backlog at an invocation's end (events,
+    int), or None where P3 makes no claim.
+
+    ``steps``: the session after the end's compaction. ``count``: the prompt
+    count the token trigger consulted at this end (see
+    :func:`token_liveness_bound`); read only without a sliding window.
+
+    Without a sliding window the bound is the token threshold's
+    (:func:`token_liveness_bound`): None while the trigger does not fire, and
+    None with neither trigger.
 
     Reasoning: the runner compacts after an invocation once
     ``compaction_interval`` (N) invocations are new since the last summary,
@@ -49,7 +65,7 @@ def liveness_bound(config: Mapping[str, int | None], steps: Session) -> int | No
     """
     interval = config.get("compaction_interval")
     if interval is None or config.get("overlap_size") is None:
-        return None
+        return token_liveness_bound(config, steps, count)
     live = [s for s in reference.live_events(steps) if s.compaction is None]
     first_event: dict[str, int] = {}
     newest_event: dict[str, int] = {}
@@ -67,6 +83,75 @@ def liveness_bound(config: Mapping[str, int | None], steps: Session) -> int | No
     return bound
 
 
+def token_liveness_bound(
+    config: Mapping[str, int | None], steps: Session, count: int | None
+) -> int | None:
+    """P3's bound (events, int) on the compactable backlog at an invocation's
+    end with a token threshold and no sliding window, or None where P3 makes
+    no claim: no token threshold (or no ``event_retention_size``, without
+    which ADK does not run it), or the trigger did not fire at this end.
+
+    ``steps``: the session after the end's compaction. ``count``: the prompt
+    count the trigger consulted at this end, before its compaction: the
+    newest real prompt count (:func:`~.pipeline_checks.newest_real_count` of
+    the session as it stood then, any agent's), None when there is none since
+    the latest summary.
+
+    Where the rule comes from: google-adk 2.13.0, ``google/adk/apps/compaction.py``.
+    After every invocation the ``Runner`` (``_run_post_invocation_compaction``,
+    ``runners.py``) calls ``_run_compaction_for_sliding_window``, which tries
+    token-threshold compaction first ("Prefer token-threshold compaction if
+    configured and triggered") and, with no sliding window, nothing else
+    ("if not _has_sliding_window_config(config): return").
+    ``_run_compaction_for_token_threshold_config`` consults
+    ``_latest_prompt_token_count`` ("Returns the most recently observed prompt
+    token count": the newest ``usage_metadata.prompt_token_count`` since the
+    latest summary, any agent's at the end, else an estimate of four
+    characters a token) and fires unless "prompt_token_count <
+    config.token_threshold". It then takes what "keeps the last
+    ``event_retention_size`` raw events un-compacted"
+    (``_run_compaction_for_token_threshold``), the split moved earlier so that
+    every retained response keeps its call (``_safe_token_compaction_split_index``).
+    The flow runs the same trigger before every model call
+    (``CompactionRequestProcessor``); P3 is judged at the invocation's end,
+    after the last consultation of the invocation.
+
+    The bound is the specification's, not ADK's algorithm. P3 holds a
+    compactor to its trigger: while the trigger fires, compaction must not
+    stall, and everything the definitions allow to compact is to be compacted
+    except what the configuration retains. The configuration retains the
+    newest ``event_retention_size`` (R) events newer than the latest summary
+    of their branch (:func:`reference.token_candidates`), and, since no
+    summary may split a live pair (U2), U5's split keeps every retained
+    response with its call and what lies between (:func:`reference.safe_token_split`,
+    the latest such split). So at an end where the trigger fired (``count``
+    at least the threshold), the backlog (:func:`check_liveness`: the
+    longest self-contained prefix of what no summary covers, dead calls
+    exempt, and the self-contained ranges after a call that waits, which it
+    does not shield) may hold at most the live candidates from that split on,
+    measured on the session after the end's compaction (a summary made there
+    leaves exactly that tail as candidates). Events before the split that the
+    definitions allow to compact are a stall: an orphaned call that opens the
+    candidates (google-adk 2.3.0 to 2.11.0), or a compactor that takes only a
+    prefix and stops at a call that waits.
+
+    Where P3 makes no claim: below the threshold (the trigger is quiet, and
+    the backlog is bounded by the threshold in tokens, not in events), and
+    where the trigger consulted no real count (``count`` None: ADK estimates
+    from the prompt, which the session model does not size): P3 holds the
+    compactor to its trigger only where the trigger is known to fire. The
+    backlog is still carried to the next end (:func:`check_liveness`'s
+    ``earlier``), so a stall is caught at the second end that fires.
+    """
+    threshold = config.get("token_threshold")
+    retention = config.get("event_retention_size")
+    if threshold is None or retention is None or count is None or count < threshold:
+        return None
+    live = live_positions(steps)
+    candidates = [i for i in reference.token_candidates(steps) if i in live]
+    return len(candidates) - reference.safe_token_split(steps, candidates, retention)
+
+
 def check_liveness(
     steps: Session,
     prompt: Prompt,
@@ -74,6 +159,7 @@ def check_liveness(
     config: Mapping[str, int | None],
     records: Sequence[int] = (),
     earlier: Collection[Step] | None = None,
+    count: int | None = None,
 ) -> tuple[list[Violation], frozenset[Step]]:
     """P3 at an invocation's end: the backlog the definitions allow to compact
     is within the bound (:func:`liveness_bound`). Returns (violations, the
@@ -113,9 +199,17 @@ def check_liveness(
     beyond it (a pair that a resumed invocation's later event completes, by
     id) waits with that closer, however many resumptions of that invocation
     end meanwhile: before the window's end, the backlog is what is
-    compactable both in the whole view and within the window."""
-    bound = liveness_bound(config, steps)
-    if bound is None:
+    compactable both in the whole view and within the window. That window
+    is the sliding window's; without one the token threshold's candidates
+    run to the newest event, and nothing is cut.
+
+    ``count``: the prompt count the token trigger consulted at this end, for
+    a configuration without a sliding window (:func:`token_liveness_bound`).
+    Where P3 makes no claim at this end (the trigger did not fire), there is
+    no violation, but the backlog is still returned for the next end."""
+    bound = liveness_bound(config, steps, count)
+    sliding = None not in (config.get("compaction_interval"), config.get("overlap_size"))
+    if bound is None and (sliding or config.get("token_threshold") is None):
         return [], frozenset()
     covered = covered_by_kept(prompt, summaries) | covered_by_records(steps, records)
     marks = [steps[r].compaction.end for r in records]
@@ -134,14 +228,14 @@ def check_liveness(
     )
     window = tuple(index[id(steps[i])] for i in uncovered)
     compactable = reference.compactable_around_waiting_calls(live, window)
-    cut = _window_end(live, window)
+    cut = _window_end(live, window) if sliding else len(window)
     if cut < len(window):
         within = set(reference.compactable_around_waiting_calls(live, window[:cut]))
         compactable = tuple(k for k in compactable if k >= cut or k in within)
     backlog = tuple(uncovered[k] for k in compactable)
     held = backlog if earlier is None else tuple(i for i in backlog if steps[i] in earlier)
     found = frozenset(steps[i] for i in backlog)
-    if len(held) <= bound:
+    if bound is None or len(held) <= bound:
         return [], found
     return [
         Violation(

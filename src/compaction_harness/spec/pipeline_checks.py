@@ -19,9 +19,11 @@ events kept summaries cover), :mod:`.prompt_checks` (P2, P4) and
   twice; the user message that opened the running invocation is a user turn.
   Calls left without a response are reported, not failed (pending,
   long-running) (:func:`~.prompt_checks.check_prompt`).
-* **P3 liveness** -- with sliding-window compaction every ``N`` invocations,
-  the backlog that the definitions allow to compact stays bounded (see
-  :func:`~.liveness_checks.liveness_bound`).
+* **P3 liveness** -- at every invocation end the backlog that the
+  definitions allow to compact stays bounded: with sliding-window compaction
+  every ``N`` invocations (see :func:`~.liveness_checks.liveness_bound`), and
+  with a token threshold alone wherever the trigger fired (see
+  :func:`~.liveness_checks.token_liveness_bound`).
 * **P4 nothing lost** -- by event identity (its text, its call ids, or the
   event each response part names), not by timestamp: every event the prompt
   builder shows without compaction is in the prompt, or in the input of a

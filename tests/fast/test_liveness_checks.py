@@ -1,0 +1,176 @@
+"""P3 with a token threshold and no sliding window, on hand-worked sessions.
+
+The pure checker (``spec.liveness_checks``) is called directly: the session
+after an invocation end's compaction, the prompt ADK would assemble (only its
+summary texts matter here), the summaries with the positions each was given,
+and the prompt count the token trigger consulted at that end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from builders import answer, call, session, text, user
+
+from compaction_harness.spec.liveness_checks import (
+    check_liveness,
+    liveness_bound,
+    token_liveness_bound,
+)
+from compaction_harness.spec.model import Compaction, Session, Step
+from compaction_harness.spec.pipeline_checks import newest_real_count
+
+
+def token(threshold: int = 50, retention: int = 1) -> dict[str, int | None]:
+    return {
+        "compaction_interval": None,
+        "overlap_size": None,
+        "token_threshold": threshold,
+        "event_retention_size": retention,
+    }
+
+
+def counted(inv: str, t: float, tokens: int) -> Step:
+    """A model reply whose usage metadata counts ``tokens`` prompt tokens."""
+    return replace(text(inv, t, f"m{t:g}"), prompt_tokens=tokens)
+
+
+def summary(number: int, t: float, start: float, end: float) -> Step:
+    return Step("", "agent", t, compaction=Compaction(start, end, f"summary#{number}"))
+
+
+def upto(steps: Session, length: int) -> Session:
+    """The session as it stood when it held ``length`` events."""
+    return Session(steps.steps[:length])
+
+
+def shown(*numbers: int) -> list:
+    """A prompt that shows the summaries ``numbers`` (the rest does not matter to P3)."""
+    return [("model", (("text", f"summary#{n}"),)) for n in numbers]
+
+
+def test_the_bound_is_the_retained_tail_with_the_calls_its_answers_need():
+    # token_threshold 50, event_retention_size 2. At i2's end the trigger read
+    # 80 (>= 50) and summarised #0 to #2 (its range ends at t=3). The
+    # candidates left are #3 to #5 (stamped after 3). Retaining 2 keeps the
+    # answer #4 and the reply #5; #4 answers the call #3, which must stay
+    # with it (U5's split), so the split moves back to #3: 3 events retained.
+    steps = session(
+        user("i1", 1, "u1"),
+        counted("i1", 2, 40),
+        user("i2", 3, "u2"),
+        call("i2", 4, "a"),
+        answer("i2", 5, "a"),
+        counted("i2", 6, 80),
+        summary(0, 7, 1, 3),
+    )
+    config = token(retention=2)
+    assert newest_real_count(upto(steps, 6)) == 80  # what the trigger consulted
+    assert liveness_bound(config, steps, 80) == 3
+    summaries = [(len(steps), (0, 1, 2), ())]
+    found, backlog = check_liveness(steps, shown(0), summaries, config, count=80)
+    assert found == []
+    assert backlog == frozenset(steps[3:6])  # exactly the retained tail
+    # Retaining one event keeps only the reply #5: the pair may go, bound 1.
+    assert liveness_bound(token(retention=1), steps, 80) == 1
+    # Retaining none: everything the definitions allow is to be compacted.
+    assert liveness_bound(token(retention=0), steps, 80) == 0
+
+
+def orphan_session():
+    """c1 (#1) is never answered; ADK summarised 'u1' at i2's end (the prefix
+    before c1) and nothing since: google-adk 2.11.0's stall
+    (tests/repros/P3-2.11.0-93eca37313823a95.json is this run on ADK)."""
+    return session(
+        user("i1", 1, "u1"),
+        call("i1", 2, "c1"),
+        user("i2", 3, "u2"),
+        counted("i2", 4, 70),
+        summary(0, 4.5, 1, 1),
+        user("i3", 5, "u3"),
+        counted("i3", 6, 80),
+    )
+
+
+def test_a_stall_behind_an_orphaned_call_breaks_p3_at_the_second_end_that_fires():
+    steps = orphan_session()
+    config = token(retention=1)
+    summaries = [(len(steps), (0,), ())]
+    # i1's end: no prompt count yet (ADK estimates): no claim, but the backlog
+    # ('u1': c1 belongs to the newest invocation, so it is not dead yet) is
+    # carried on.
+    first = upto(steps, 2)
+    assert liveness_bound(config, first, newest_real_count(first)) is None
+    found, carried = check_liveness(first, [], [], config, count=None)
+    assert found == [] and carried == frozenset(steps[:1])
+    # i2's end: the trigger read 70 and summarised 'u1'. Candidates (after
+    # t=1): c1, u2, m4; retaining 1 keeps m4: bound 1. c1 is provably dead (no
+    # answer, not long-running, not in the newest invocation i2), so c1, u2
+    # and m4 are compactable: 3 > 1, but none was compactable at i1's end (a
+    # stall is held to the bound from the second end on).
+    second = upto(steps, 5)
+    assert liveness_bound(config, second, 70) == 1
+    found, carried = check_liveness(second, shown(0), summaries, config, earlier=carried, count=70)
+    assert found == []
+    assert carried == frozenset(steps[1:4])
+    # i3's end: the trigger read 80 and nothing was summarised. Candidates:
+    # c1, u2, m4, u3, m6; retaining 1 keeps m6: bound 1. The backlog carried
+    # from i2's end (c1, u2, m4) is still there: 3 > 1, P3 fires.
+    assert liveness_bound(config, steps, 80) == 1
+    found, _ = check_liveness(steps, shown(0), summaries, config, earlier=carried, count=80)
+    assert [(v.invariant, v.positions, v.observed) for v in found] == [("P3", (1, 2, 3), 3)]
+    assert "could be compacted but are not (bound 1)" in found[0].message
+
+
+def test_p3_makes_no_claim_while_the_trigger_is_quiet():
+    steps = orphan_session()
+    config = token(retention=1)
+    summaries = [(len(steps), (0,), ())]
+    carried = frozenset(steps[1:4])
+    # The same backlog, but the count the trigger read is below the threshold
+    # (or there is none: ADK estimates, which the session model does not size).
+    for count in (49, None):
+        assert token_liveness_bound(config, steps, count) is None
+        found, backlog = check_liveness(
+            steps, shown(0), summaries, config, earlier=carried, count=count
+        )
+        assert found == []
+        assert backlog == frozenset(s for k, s in enumerate(steps) if k in (1, 2, 3, 5, 6))
+    # At the threshold it fires (ADK: "prompt_token_count < config.token_threshold" is quiet).
+    found, _ = check_liveness(steps, shown(0), summaries, config, earlier=carried, count=50)
+    assert [v.invariant for v in found] == ["P3"]
+
+
+def test_a_waiting_call_does_not_shield_what_comes_after_it():
+    # A long-running call a (#1) is still running. It is not compacted, but
+    # the invocations after it form a range of their own: a compactor that
+    # takes only a prefix (google-adk 2.13.0's token path stops at a) stalls.
+    steps = session(
+        user("i1", 1, "u1"),
+        call("i1", 2, "a", long_running=("a",)),
+        user("i2", 3, "u2"),
+        counted("i2", 4, 70),
+        user("i3", 5, "u3"),
+        counted("i3", 6, 80),
+    )
+    config = token(retention=1)
+    _, carried = check_liveness(upto(steps, 4), [], [], config, count=70)
+    assert carried == frozenset(s for k, s in enumerate(steps) if k in (0, 2, 3))
+    found, _ = check_liveness(steps, [], [], config, earlier=carried, count=80)
+    assert [(v.invariant, v.positions) for v in found] == [("P3", (0, 2, 3))]
+    # Once a summary took u1 and another the range after a, only the tail waits.
+    summarised = session(*steps, summary(0, 6.5, 1, 1), summary(1, 6.6, 3, 5))
+    summaries = [(len(summarised), (0,), ()), (len(summarised), (2, 3, 4), ())]
+    found, backlog = check_liveness(
+        summarised, shown(0, 1), summaries, config, earlier=carried, count=80
+    )
+    assert found == [] and backlog == frozenset(steps[5:6])
+
+
+def test_the_sliding_window_bound_ignores_the_count_and_no_trigger_means_no_claim():
+    steps = orphan_session()
+    sliding = {**token(), "compaction_interval": 1, "overlap_size": 0}
+    assert liveness_bound(sliding, steps, 80) == liveness_bound(sliding, steps) is not None
+    neither = {**token(), "token_threshold": None, "event_retention_size": None}
+    assert liveness_bound(neither, steps, 80) is None
+    assert check_liveness(steps, [], [], neither, count=80) == ([], frozenset())
