@@ -6,6 +6,8 @@ piece of ADK's compaction with monkeypatch.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import google.adk.apps.compaction as compaction
 import pytest
 from builders import answer, call, text, user
@@ -99,6 +101,61 @@ def test_p3_fires_when_compaction_stalls_like_releases_before_2_12(monkeypatch):
     ]
     try:
         assert "P3" in drive(run, orphan + later)
+    finally:
+        run.close()
+
+
+STALL_TOKEN = {
+    "compaction_interval": None,
+    "overlap_size": None,
+    "token_threshold": 50,
+    "event_retention_size": 1,
+}
+
+
+def orphan_then_counted_turns(turns: int) -> list:
+    """An orphaned call in i1, then ``turns`` invocations whose model reply
+    counts a prompt of 70 tokens or more (above STALL_TOKEN's threshold of 50)."""
+    later = [
+        [
+            user(f"i{k}", 2 * k - 1, f"u{k}"),
+            replace(text(f"i{k}", 2 * k, f"m{k}"), prompt_tokens=50 + 10 * k),
+        ]
+        for k in range(2, turns + 2)
+    ]
+    return [[user("i1", 1, "u1"), call("i1", 2, "dead")], *later]
+
+
+def test_p3_with_a_token_threshold_alone_fires_when_compaction_stalls_like_2_11(monkeypatch):
+    # No sliding window: P3's bound is the token threshold's (the retained
+    # event, with the calls its answers need). ADK's own token path passes
+    # the dead call and keeps the backlog at the retained tail.
+    run = PipelineRun(STALL_TOKEN)
+    try:
+        assert "P3" not in drive(run, orphan_then_counted_turns(4))
+        assert len(run.pipeline.summaries) >= 3
+    finally:
+        run.close()
+    # With the strict prefix helper of 2.3.0 to 2.11.0, the orphan opens the
+    # candidates of every range after the first and nothing more is compacted.
+    strict_prefix_helper(monkeypatch)
+    run = PipelineRun(STALL_TOKEN)
+    try:
+        assert "P3" in drive(run, orphan_then_counted_turns(4))
+        assert len(run.pipeline.summaries) == 1  # 'u1', the prefix before the orphan
+    finally:
+        run.close()
+
+
+def test_p3_with_a_token_threshold_alone_waits_for_the_trigger(monkeypatch):
+    # The same stall, but every count is below the threshold: the trigger is
+    # quiet, and P3 (bounded in events only while it fires) makes no claim.
+    strict_prefix_helper(monkeypatch)
+    quiet = {**STALL_TOKEN, "token_threshold": 10_000}
+    run = PipelineRun(quiet)
+    try:
+        assert "P3" not in drive(run, orphan_then_counted_turns(4))
+        assert not run.pipeline.summaries
     finally:
         run.close()
 

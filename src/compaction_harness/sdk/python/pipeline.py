@@ -268,6 +268,9 @@ class PipelineRun:
         self.opener = None  # no invocation runs until the next one opens
         self._checked_prompt = None
         self.ends.append(len(self.appended))
+        # The count the token trigger consults at this end (P3 without a
+        # sliding window): the newest real one, before the end's compaction.
+        count = newest_real_count(self.pipeline.steps())
         out = self._compact(
             self.pipeline.end_invocation,
             before_model_call=False,
@@ -282,6 +285,7 @@ class PipelineRun:
             self.config,
             self.foreign_records(steps),
             self._backlog,
+            count,
         )
         return out + [v for v in stalled if not self._waits_to_save_prompt(v, steps, prompt)]
 

@@ -131,15 +131,26 @@ def _check_ends(record: RunnerRun, config: Any) -> list[Violation]:
     post-invocation compaction (see ``pipeline.check_liveness``). A backlog no
     larger than the latest kept summary is compaction rightly waiting until it
     saves something (as ``PipelineRun`` judges it: ADK 2.13.0's
-    ``_is_range_worth_compacting``)."""
+    ``_is_range_worth_compacting``). Without a sliding window P3 holds only
+    where the token trigger fired: the count it consulted is the newest real
+    prompt count of the session before the end's compaction (as the first
+    summary made at that end found it; the end's own session when none was)."""
     out: list[Violation] = []
     earlier = None
+    made = 0
     for end in record.ends:
         ids = [e.id for e in end.events]
         summaries = _summaries_in(ids, record.summaries, len(record.summaries))
         steps = end.snapshot
+        # The session the token trigger consulted at this end: as the first
+        # summary made at it found it, or as the end left it when none was.
+        at_end = [
+            s for s in record.summaries[made : end.summaries] if s.where == "at an invocation end"
+        ]
+        made = end.summaries
+        count = newest_real_count(at_end[0].snapshot if at_end else steps)
         found, earlier = check_liveness(
-            steps, end.prompt, summaries, config.triggers, _client_records(steps), earlier
+            steps, end.prompt, summaries, config.triggers, _client_records(steps), earlier, count
         )
         for v in found:
             if _waits_to_save_prompt(v, end):

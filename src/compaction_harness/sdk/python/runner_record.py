@@ -57,12 +57,15 @@ class RecordedEnd:
         events: the stored events, as ADK objects.
         snapshot: the same, as the harness model.
         prompt: ADK's contents assembly for the root agent (``adk.PromptContent``).
+        summaries: how many summariser calls had been recorded when the run
+            ended (those of its post-invocation compaction included).
     """
 
     op: int
     events: tuple[Event, ...]
     snapshot: Session
     prompt: list
+    summaries: int = 0
 
 
 @dataclass(frozen=True)
@@ -347,5 +350,6 @@ class Recording:
                 events=tuple(held),
                 snapshot=from_adk_events(held),
                 prompt=_assembled(tagged(held), held, self.names.agent, None),
+                summaries=len(self.record.summaries),
             )
         )
