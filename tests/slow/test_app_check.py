@@ -457,6 +457,37 @@ def test_the_campaign_gets_the_configuration_and_an_absolute_out(monkeypatch, tm
     assert str(tmp_path) in seen["env"]["PYTHONPATH"].split(os.pathsep)  # the user's modules
 
 
+def test_a_token_threshold_alone_has_every_invariant_judged(monkeypatch, tmp_path) -> None:
+    """An app with only a token threshold gets a verdict on P3 like every
+    other invariant: P3's bound is the token threshold's there
+    (``liveness_checks.token_liveness_bound``), not a blind spot. The campaign
+    is stood in for (a clean run, nothing found) and gets the app's triggers."""
+    from compaction_harness.surfaces import app_check
+
+    seen = {}
+
+    def campaign(spec, seconds, out, cwd, storage, triggers):
+        seen["triggers"] = triggers
+        return {"fixtures": {}, "scripts": 3, "rounds": 1, "problems": []}
+
+    monkeypatch.setattr(app_check, "_run_campaign", campaign)
+    monkeypatch.setattr(app_check, "_costs", lambda config, price: {})
+    monkeypatch.chdir(tmp_path)
+    lines: list[str] = []
+    result = app_check.check_app(
+        "examples.support:app",
+        seconds=10,
+        config='{"token_threshold": 1500, "event_retention_size": 4}',
+        say=lines.append,
+    )
+    assert seen["triggers"]["compaction_interval"] is None
+    assert seen["triggers"]["token_threshold"] == 1500
+    assert result["invariants"]["P3"] == {"holds": True}
+    assert all(row == {"holds": True} for row in result["invariants"].values())
+    assert "P3         holds" in lines
+    assert not [line for line in lines if "not checked" in line]
+
+
 def test_a_threshold_the_fixed_prompt_already_passes_is_warned_of() -> None:
     from compaction_harness.surfaces.app_check import _warnings
 

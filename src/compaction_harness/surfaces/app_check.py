@@ -389,17 +389,6 @@ def also_met(table: dict[str, Any], reachable: list[dict[str, Any]]) -> list[str
     return [f for f in dict.fromkeys(named) if f not in listed]
 
 
-def _not_checked(config: ScriptConfig) -> dict[str, str]:
-    """The invariants a campaign on ``config`` cannot judge, and why."""
-    out = {}
-    if config.compaction_interval is None:
-        out["P3"] = (
-            "P3's bound is reasoned from the sliding window; this configuration has only "
-            "the token threshold (a blind spot: docs/check.md)"
-        )
-    return out
-
-
 def _clock_of(path: Path) -> str:
     """What the fixture at ``path`` needs of the clock, when it is not a fine one."""
     from ..store.fixtures import load_fixture
@@ -540,12 +529,9 @@ def check_app(
         why = "; ".join(campaign["problems"]) or "the budget ended first"
         raise CliError(f"the campaign ran no script ({why}): nothing was checked")
     table: dict[str, Any] = {}
-    unchecked = _not_checked(chosen)
     for invariant in PIPELINE:
         path = campaign["fixtures"].get(invariant)
-        if path is None and invariant in unchecked:
-            table[invariant] = {"holds": None, "not_checked": unchecked[invariant]}
-        elif path is None:
+        if path is None:
             table[invariant] = {"holds": True}
         else:
             table[invariant] = {"holds": False, "fixture": os.path.relpath(path, cwd)}
@@ -562,9 +548,6 @@ def check_app(
         say(f"problem: {problem}")
     say("invariant  verdict")
     for invariant, row in table.items():
-        if row["holds"] is None:
-            say(f"{invariant:<10} not checked: {row['not_checked']}")
-            continue
         if row["holds"]:
             say(f"{invariant:<10} holds")
             continue
