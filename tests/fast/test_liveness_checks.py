@@ -13,6 +13,7 @@ from dataclasses import replace
 from builders import answer, call, session, text, user
 
 from compaction_harness.spec.liveness_checks import (
+    beyond_retention,
     check_liveness,
     liveness_bound,
     token_liveness_bound,
@@ -120,6 +121,10 @@ def test_a_stall_behind_an_orphaned_call_breaks_p3_at_the_second_end_that_fires(
     found, _ = check_liveness(steps, shown(0), summaries, config, earlier=carried, count=80)
     assert [(v.invariant, v.positions, v.observed) for v in found] == [("P3", (1, 2, 3), 3)]
     assert "could be compacted but are not (bound 1)" in found[0].message
+    # m6 is retained: a summary could take only c1, u2 and m4 (what a driver
+    # weighs against the latest summary before it calls a wait a stall).
+    assert found[0].details == {"retained": (6,)}
+    assert beyond_retention(found[0]) == (1, 2, 3)
 
 
 def test_p3_makes_no_claim_while_the_trigger_is_quiet():

@@ -1327,6 +1327,40 @@ def test_p3_lets_compaction_wait_until_it_saves_prompt():
     assert not run_script(Script(large, ops)).violations
 
 
+def test_p3_weighs_only_what_a_token_summary_could_take_against_the_last_summary(monkeypatch):
+    # Found by make fuzz on 2.13.0 (tests/repros/P3-2.13.0-8447bc56c14aad2f.json),
+    # a token threshold alone with retention 3 and summaries that grow. At
+    # the last end the retained three (a client's late answer, a 2000-character
+    # user message, a reply) leave only a 20-character reply to summarise,
+    # which ADK with every fix rightly refuses (_is_range_worth_compacting).
+    # P3 weighed the retained events too and called that wait a stall.
+    from pathlib import Path
+
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python import pipeline as driven
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.liveness_checks import beyond_retention
+    from compaction_harness.store.fixtures import load_fixture
+    from compaction_harness.surfaces import switch
+
+    path = Path(__file__).parents[1] / "repros" / "P3-2.13.0-8447bc56c14aad2f.json"
+    script = load_fixture(path).case
+    with fixes.applied(switch.parse("all")):
+        assert not run_script(script).violations
+        seen = []
+
+        def weighs_everything(violation):
+            seen.append(beyond_retention(violation))
+            return violation.positions
+
+        with monkeypatch.context() as m:  # what was weighed before
+            m.setattr(driven, "beyond_retention", weighs_everything)
+            found = run_script(script).violations
+        assert [v.invariant for v in found] == ["P3"]
+        # Of the four events held, three are retained: only one could be taken.
+        assert len(found[0].positions) == 4 and [len(p) for p in seen] == [1]
+
+
 def test_p3_still_fires_for_a_stall_with_large_summaries(monkeypatch):
     # The same backlog when compaction never happens and nothing is saved by
     # waiting: the events outgrow the summary and P3 fires.

@@ -22,7 +22,13 @@ from .pipeline_checks import (
     live_positions,
 )
 
-__all__ = ["check_liveness", "liveness_bound", "token_liveness_bound"]
+__all__ = [
+    "beyond_retention",
+    "check_liveness",
+    "liveness_bound",
+    "retained_tail",
+    "token_liveness_bound",
+]
 
 
 def liveness_bound(
@@ -143,13 +149,24 @@ def token_liveness_bound(
     backlog is still carried to the next end (:func:`check_liveness`'s
     ``earlier``), so a stall is caught at the second end that fires.
     """
+    retained = retained_tail(config, steps, count)
+    return None if retained is None else len(retained)
+
+
+def retained_tail(
+    config: Mapping[str, int | None], steps: Session, count: int | None
+) -> tuple[int, ...] | None:
+    """The positions in ``steps`` of the events the token threshold retains at
+    an end where it fired (the live candidates from U5's split on: see
+    :func:`token_liveness_bound`, whose bound is their number), or None where
+    P3 makes no claim (the same cases)."""
     threshold = config.get("token_threshold")
     retention = config.get("event_retention_size")
     if threshold is None or retention is None or count is None or count < threshold:
         return None
     live = live_positions(steps)
     candidates = [i for i in reference.token_candidates(steps) if i in live]
-    return len(candidates) - reference.safe_token_split(steps, candidates, retention)
+    return tuple(candidates[reference.safe_token_split(steps, candidates, retention) :])
 
 
 def check_liveness(
@@ -237,6 +254,10 @@ def check_liveness(
     found = frozenset(steps[i] for i in backlog)
     if bound is None or len(held) <= bound:
         return [], found
+    # Without a sliding window, what the token threshold retains: a summary
+    # could take only the rest (the drivers weigh that against the latest
+    # summary's size before they call a wait a stall).
+    retained = None if sliding else retained_tail(config, steps, count)
     return [
         Violation(
             "P3",
@@ -245,8 +266,23 @@ def check_liveness(
             positions=held,
             expected=f"at most {bound}",
             observed=len(held),
+            details={} if retained is None else {"retained": retained},
         )
     ], found
+
+
+def beyond_retention(violation: Violation) -> tuple[int, ...]:
+    """The positions of a P3 violation's backlog that a summary could take:
+    all of them, less what the token threshold retains (``details``'
+    ``retained``, set without a sliding window). A driver that lets
+    compaction wait until it saves something (a backlog no larger than the
+    latest summary) weighs these: ADK's token path prices only the range it
+    would replace, never the retained events (``_is_range_worth_compacting``
+    on ``_events_to_compact_for_token_threshold``'s range, 2.13.0), and as
+    new events push older ones out of the retained tail the range grows, so
+    the wait is bounded by that summary's size."""
+    retained = set(violation.details.get("retained", ()))
+    return tuple(p for p in violation.positions if p not in retained)
 
 
 def _window_end(live: Session, window: Sequence[int]) -> int:

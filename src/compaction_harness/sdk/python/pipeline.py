@@ -29,7 +29,7 @@ from typing import Any
 from ...spec import reference
 from ...spec.invariants import PIPELINE_INVARIANTS as PIPELINE_INVARIANTS
 from ...spec.invariants import Violation
-from ...spec.liveness_checks import check_liveness
+from ...spec.liveness_checks import beyond_retention, check_liveness
 from ...spec.liveness_checks import liveness_bound as liveness_bound
 from ...spec.model import ModelError, Session, Step
 from ...spec.outcome import UnitOutcome
@@ -300,11 +300,13 @@ class PipelineRun:
         content (``adk.content_chars_of``), as ADK prices a range: what the
         prompt wraps around another agent's reply for the root (a preamble of
         about 430 characters a reply) is presentation, a bounded factor on
-        each event, and leaves the delay bounded."""
+        each event, and leaves the delay bounded. With a token threshold alone
+        the events it retains are not weighed: no summary would take them
+        (:func:`~compaction_harness.spec.liveness_checks.beyond_retention`)."""
         price = summary_price(self.pipeline.summary_texts, prompt)
         if price is None:
             return False
-        backlog = self.pipeline.content_chars_of(list(violation.positions))
+        backlog = self.pipeline.content_chars_of(list(beyond_retention(violation)))
         return backlog <= price
 
     def _compact(

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...spec.invariants import Violation
+from ...spec.liveness_checks import beyond_retention
 from ...spec.model import Session, summary_number
 from .adk import (
     litellm_heals_missing_tool_results,
@@ -163,7 +164,9 @@ def _check_ends(record: RunnerRun, config: Any) -> list[Violation]:
 def _waits_to_save_prompt(violation: Violation, end: RecordedEnd) -> bool:
     """Whether a P3 backlog is no larger than the latest kept summary, both
     measured by the events' own content as ADK prices a range (see
-    ``PipelineRun._waits_to_save_prompt`` and ``adk.Pipeline.content_chars_of``)."""
+    ``PipelineRun._waits_to_save_prompt`` and ``adk.Pipeline.content_chars_of``);
+    with a token threshold alone, the events it retains are not weighed
+    (``liveness_checks.beyond_retention``)."""
     written = [
         step.compaction.summary
         for step in end.snapshot
@@ -172,7 +175,7 @@ def _waits_to_save_prompt(violation: Violation, end: RecordedEnd) -> bool:
     price = summary_price(written, end.prompt)
     if price is None:
         return False
-    chosen = [end.events[i] for i in sorted(violation.positions)]
+    chosen = [end.events[i] for i in sorted(beyond_retention(violation))]
     backlog = prompt_chars([e.content for e in chosen if e.content is not None])
     return backlog <= price
 
