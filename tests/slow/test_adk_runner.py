@@ -39,7 +39,7 @@ from compaction_harness.spec.scripts import (
     Text,
     Tie,
 )
-from compaction_harness.surfaces.checks import met
+from compaction_harness.surfaces.checks import met, timed
 from strategies import differential_scripts
 
 
@@ -178,7 +178,8 @@ def test_runner_pipeline_scripts_meet_p0_to_p7(script: Script) -> None:
     script = narrowed(script)
     script = Script(replace(script.config, driver="runner"), script.operations)
     try:
-        outcome = judge(script, run_script_outcome(script))
+        with timed(script):
+            outcome = judge(script, run_script_outcome(script))
     except NotApplicable as exc:
         event(f"not applicable: {exc}")
         assume(False)

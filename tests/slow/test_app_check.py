@@ -37,7 +37,7 @@ from compaction_harness.spec.scripts import (
     Text,
 )
 from compaction_harness.surfaces.app_check import app_config
-from compaction_harness.surfaces.checks import met
+from compaction_harness.surfaces.checks import met, timed
 from strategies import app_scripts
 
 #: The app the property checks: ``check``'s, or the example app.
@@ -78,7 +78,8 @@ def test_the_app_meets_p0_to_p7(script: Script) -> None:
     """P0 to P7 on the app's shape, through the ``Runner``; a failure's
     fixture is a script on the app (``config.app``), as run."""
     try:
-        outcome = judge(script, run_script_outcome(script))
+        with timed(script):
+            outcome = judge(script, run_script_outcome(script))
     except NotApplicable as exc:
         event(f"not applicable: {exc}")
         assume(False)

@@ -32,6 +32,7 @@ from ..store.fixtures import Fixture
 from .verdicts import installed_release
 
 __all__ = [
+    "CASES_BY_KIND",
     "KNOWN_FAULTS_MET",
     "SECONDS_BY_KIND",
     "check_case",
@@ -41,6 +42,7 @@ __all__ = [
     "fixture_from_failure",
     "installed_release",
     "met",
+    "timed",
 ]
 
 
@@ -67,7 +69,7 @@ def check_token_case(
 
 def check_case(case: Any, *, release: str | None = None) -> UnitOutcome:
     """Run any case (see :mod:`compaction_harness.sdk.python.cases`) and raise on anything new."""
-    with _timed(case):
+    with timed(case):
         return _check(case, run_case(case), injected=False, release=release)
 
 
@@ -89,7 +91,10 @@ def _kind(case: Any) -> str:
 
 
 @contextmanager
-def _timed(case: Any):
+def timed(case: Any):
+    """Add the time of the ``with`` block to :data:`SECONDS_BY_KIND` under
+    ``case``'s kind (a property that runs and judges scripts itself wraps
+    its run in it, as :func:`check_case` does)."""
     kind, started = _kind(case), time.perf_counter()
     try:
         yield
@@ -144,7 +149,7 @@ def check_js_case(case: Any) -> UnitOutcome:
     ``adk_js.KNOWN_FAULTS`` explains. Returns the outcome otherwise."""
     from ..sdk.js.adk_js import check_case as run_js
 
-    with _timed(case):
+    with timed(case):
         outcome = run_js(case)
     for fault in dict.fromkeys(f for _, f in outcome.known):
         met(fault)
