@@ -195,6 +195,11 @@ RICH = Script(
         Calls(count=3, fate="later"),
         Answer(picks=(0, 2)),
         Text(),
+        Open(),
+        Calls(kind="mixed", count=3),
+        Text(),
+        Answer(picks=(0, 1)),
+        Text(),
     ),
 )
 
@@ -227,6 +232,35 @@ def test_a_call_left_by_a_dead_turn_is_run_again_where_the_runner_does() -> None
     expected = {"2.13.0": 1, "2.11.0": 0}.get(ADK_RELEASE)
     if expected is not None:
         assert len(rerun) == expected
+
+
+@pytest.mark.parametrize("fate", ["now", "later"])
+def test_a_mixed_turn_is_stored_as_the_runner_stores_it(fate: str) -> None:
+    # One model turn with a plain lookup and a long-running export. ADK marks
+    # only the export long-running (get_long_running_function_calls), stores
+    # the lookup's result alone (the export returned None: no response event)
+    # and, that result not being a final response, calls the model again in
+    # the same invocation (BaseLlmFlow.run_async). With fate="later" the
+    # lookup's process dies: the model event alone is stored, and the export's
+    # answer resumes the invocation (2.13.0 then runs the lookup again).
+    script = Script(
+        ScriptConfig(compaction_interval=3, overlap_size=0),
+        (Open(), Calls(kind="mixed", count=2, fate=fate), Text(), Answer(picks=(0, 1)), Text()),
+    )
+    run = run_script_with_runner(script, repair=True)
+    assert not differences(run), "\n".join(differences(run))
+    stored = [s for s in run.session if s.compaction is None]
+    model = next(s for s in stored if s.calls)
+    lookup, export = model.calls
+    assert (lookup.name, export.name) == ("lookup", "export")
+    assert model.long_running == (export.id,)
+    after = stored[stored.index(model) + 1]
+    if fate == "now":
+        assert after.author == "agent" and [r.id for r in after.responses] == [lookup.id]
+        assert after.invocation == model.invocation
+        assert stored[stored.index(model) + 2].text  # the model, called again
+    else:
+        assert after.author == "user" and [r.id for r in after.responses] == [export.id]
 
 
 def test_a_client_cannot_answer_a_call_whose_id_a_later_turn_reused() -> None:

@@ -274,18 +274,37 @@ class Calls(Operation):
     """The model is called and replies with ``count`` parallel function calls.
 
     ``kind``: ``plain`` (a ``FunctionTool``), ``long_running`` (a
-    ``LongRunningFunctionTool``: its id is in ``long_running_tool_ids``) or
+    ``LongRunningFunctionTool``: its id is in ``long_running_tool_ids``),
     ``interim`` (long-running, and the tool reports an interim result at
-    once). ``fate``: ``now`` (the tools answer at once, in one response event,
-    as the flow stores parallel results) or ``later`` (the calls stay pending:
-    a client answers them with :class:`Answer`, or nobody ever does).
-    ``chars``: the size of each response's payload.
+    once) or ``mixed`` (one model turn with both: the first call is a plain
+    tool's, every later one a long-running tool's that returns nothing yet,
+    as when a model looks something up and asks for an approval in one
+    reply; with ``count`` 1 it is a plain call alone: see
+    :meth:`tool_kinds`). ``fate`` (plain calls only): ``now`` (the tools
+    answer at once, in one response event, as the flow stores parallel
+    results) or ``later`` (the calls stay pending: their tools' process
+    died; a client answers them with :class:`Answer`, or nobody ever does).
+    Long-running calls stay pending whatever ``fate`` says, for a client's
+    :class:`Answer`. ``chars``: the size of each response's payload.
+
+    What ADK's ``Runner`` stores for a mixed turn (2.11.0 and 2.13.0, and
+    what the emulating driver stores): the model's event with every call,
+    only the long-running ids in ``long_running_tool_ids``
+    (``get_long_running_function_calls``, ``flows/llm_flows/tools/_functions.py``);
+    then one response event with the plain calls' results alone (a
+    long-running tool that returns None gives no response event:
+    ``_execute_single_prepared_call`` in ``tools/_caller.py``, and
+    ``merge_parallel_function_response_events`` merges the rest). That event
+    is not a final response, so the flow calls the model again in the same
+    invocation (``BaseLlmFlow.run_async``): unlike a turn of long-running
+    calls alone, a mixed turn does not pause a (non-resumable) app's
+    invocation.
     """
 
     op: ClassVar[str] = "calls"
     domain: ClassVar[Mapping[str, Any]] = {
         "count": [1, 8],
-        "kind": ("plain", "long_running", "interim"),
+        "kind": ("plain", "long_running", "interim", "mixed"),
         "fate": ("now", "later"),
         "chars": [0, 100_000],
         "usage": (True, False),
@@ -295,6 +314,15 @@ class Calls(Operation):
     fate: str = "now"
     chars: int = 20
     usage: bool = True
+
+    def tool_kinds(self) -> tuple[str, ...]:
+        """The kind of tool each call goes to, in call order: ``plain`` or
+        ``long_running`` (an ``interim`` call's tool is long-running), one per
+        call: ``count`` of the one kind, or for ``mixed`` a plain call first
+        and long-running ones after it."""
+        if self.kind == "mixed":
+            return ("plain",) + ("long_running",) * (self.count - 1)
+        return ("plain" if self.kind == "plain" else "long_running",) * self.count
 
 
 class _OfInvocation(Protocol):

@@ -186,7 +186,7 @@ def _needs(fixture: Any) -> tuple[set[str], set[str]] | None:
     for op in getattr(case, "operations", ()):
         name = type(op).__name__
         if name == "Calls":
-            features.add("plain" if op.kind == "plain" else "long_running")
+            features.update(op.tool_kinds())
         elif name == "Ask":
             features.add("confirmation" if op.kind == "confirmation" else "credential")
         elif name == "FanOut":

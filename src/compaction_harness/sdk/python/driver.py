@@ -386,53 +386,69 @@ class ScriptRun(Interpreter):
         if self.running is None:
             return []
         found, started, tokens = self._model_call()
-        name = self.tool_of(op)
-        calls = tuple(Call(self._call_id(k), name) for k in range(op.count))
-        described = {"plain": "plain", "long_running": "long-running", "interim": "interim result"}
+        kinds = op.tool_kinds()
+        calls = tuple(Call(self._call_id(k), name) for k, name in enumerate(self.tools_of(op)))
+        described = {
+            "plain": "plain",
+            "long_running": "long-running",
+            "interim": "interim result",
+            "mixed": "plain and long-running in one turn",
+        }
         fate = "answered at once" if op.fate == "now" else "left pending"
         self.labels.add(
-            f"calls: {described[op.kind]}" + ("" if op.kind != "plain" else f", {fate}")
+            f"calls: {described[op.kind]}" + ("" if "plain" not in kinds else f", {fate}")
         )
         if op.count > 1:
             self.labels.add("calls: parallel")
         known = {p.call.id for p in self.pending + self.answered}
         if any(c.id in known for c in calls):
             self.labels.add("calls: id reused across turns")
-        long_running = tuple(c.id for c in calls) if op.kind != "plain" else ()
+        lasting = {c.id for c, kind in zip(calls, kinds, strict=True) if kind == "long_running"}
         self._append(
             Step(
                 self.running,
                 AGENT,
                 started,
                 calls=calls,
-                long_running=long_running,
+                long_running=tuple(c.id for c in calls if c.id in lasting),
                 prompt_tokens=tokens if op.usage else None,
             ),
             payload=op.chars,
         )
         invocation = self.running
-        if (op.kind == "plain" and op.fate == "now") or op.kind == "interim":
-            # One event for the parallel results, stamped with the first one's time.
+        # The calls whose tools answer now: plain ones (unless their process
+        # dies), and every call of a tool with an interim result.
+        answering = [
+            c
+            for c in calls
+            if (c.id not in lasting and op.fate == "now")
+            or (c.id in lasting and op.kind == "interim")
+        ]
+        if answering:
+            # One event for the parallel results, stamped with the first one's
+            # time; a long-running tool that returned nothing has no part in it.
             self._append(
                 Step(
                     invocation,
                     AGENT,
                     self.stamp(),
-                    responses=tuple(Response(c.id, c.name) for c in calls),
+                    responses=tuple(Response(c.id, c.name) for c in answering),
                 ),
                 payload=op.chars,
             )
-        if op.kind == "plain" and op.fate == "now":
-            self.answered += [Pending(c, invocation, False) for c in calls]
-            return found
-        self.pending += [Pending(c, invocation, op.kind != "plain") for c in calls]
-        if op.kind == "long_running":
-            # The tool returned nothing yet: the invocation pauses.
-            return found + self._end()
-        if op.kind == "plain":
-            # Never answered in this run: the tool's process died after the call
+        done = [c for c in answering if c.id not in lasting]
+        self.answered += [Pending(c, invocation, False) for c in done]
+        self.pending += [Pending(c, invocation, c.id in lasting) for c in calls if c not in done]
+        if "plain" in kinds and op.fate == "later":
+            # Never answered in this run: the tools' process died after the call
             # was stored, and nothing after it ran.
             return found + self._end(compaction=False)
+        if op.kind == "long_running":
+            # The tools returned nothing yet: the invocation pauses.
+            return found + self._end()
+        # Tool results (plain ones, interim ones) are not a final response: the
+        # model is called again in this invocation, a mixed turn's too
+        # (BaseLlmFlow.run_async).
         return found
 
     def _op_answer(self, op: ops.Answer) -> list[Violation]:

@@ -260,6 +260,12 @@ class Interpreter:
             kind = "plain" if op.kind == "plain" else "long_running"
         return self.names.tool(kind)
 
+    def tools_of(self, op: ops.Calls) -> tuple[str | None, ...]:
+        """The tool each call of ``op`` goes to, in call order
+        (:meth:`~compaction_harness.spec.scripts.Calls.tool_kinds`; None where
+        the app has no tool of that kind)."""
+        return tuple(self.names.tool(kind) for kind in op.tool_kinds())
+
     def model_call_id(self, k: int) -> str | None:
         """The id the model gives its k-th call of a reply: the provider's
         per-turn numbering, or None (ADK makes an ``adk-<uuid>`` id)."""

@@ -363,7 +363,11 @@ class RunnerDriver(Recording, Interpreter):
             return f"app {self.names.name} has no parallel agent"
         if isinstance(op, ops.Delegate) and self.names.helper is None:
             return f"app {self.names.name} has no second LLM agent"
-        if isinstance(op, ops.Calls | ops.Ask) and self.tool_of(op) is None:
+        if isinstance(op, ops.Calls) and None in self.tools_of(op):
+            if op.kind == "mixed":
+                return f"app {self.names.name} lacks a plain or a long_running tool (a mixed turn)"
+            return f"app {self.names.name} has no {op.kind} tool"
+        if isinstance(op, ops.Ask) and self.tool_of(op) is None:
             return f"app {self.names.name} has no {op.kind} tool"
         return None
 
@@ -499,9 +503,10 @@ class RunnerDriver(Recording, Interpreter):
     async def _op_calls(self, op: ops.Calls) -> None:
         if not await self._agent_waits(op):
             return
-        name = self.tool_of(op)
+        kinds = op.tool_kinds()
+        names = self.tools_of(op)
         self.payload = op.chars
-        self.plain_plan = "hang" if op.kind == "plain" and op.fate == "later" else "now"
+        self.plain_plan = "hang" if "plain" in kinds and op.fate == "later" else "now"
         self.tool_plan = "interim" if op.kind == "interim" else "pause"
         parts = [
             types.Part(
@@ -509,24 +514,31 @@ class RunnerDriver(Recording, Interpreter):
                     id=self.model_call_id(k), name=name, args={"query": "q" * min(op.chars, 200)}
                 )
             )
-            for k in range(op.count)
+            for k, name in enumerate(names)
         ]
         invocation = self.running
         before = len(self.stored_events)
         await self._reply(self.names.agent, parts, op.usage)
         state = await self.settle()
-        made = self._calls_stored_since(before)
-        if op.kind == "plain" and op.fate == "now":
-            self.answered += [Pending(Call(c, name), invocation, False) for c in made]
-            return
-        self.pending += [Pending(Call(c, name), invocation, op.kind != "plain") for c in made]
-        if op.kind == "long_running":
-            await self.end_run("a long-running call pauses the invocation")
-        elif op.kind == "plain":  # the tool's process died: nothing after the call runs
+        made = [
+            Pending(Call(c, name), invocation, kind == "long_running")
+            for c, name, kind in zip(self._calls_stored_since(before), names, kinds, strict=False)
+        ]
+        # Plain calls whose tools answered are done; long-running ones (an
+        # interim result too) and those whose tools' process died wait.
+        done = [p for p in made if not p.long_running and op.fate == "now"]
+        self.answered += done
+        self.pending += [p for p in made if p not in done]
+        if "plain" in kinds and op.fate == "later":
+            # The tools' process died: nothing after the call runs.
             if state == "hang":
                 await self._cancel_run()
             self.running = None
             self.opener = None
+        elif op.kind == "long_running":
+            await self.end_run("a long-running call pauses the invocation")
+        # (Otherwise the flow calls the model again: tool results, a mixed
+        # turn's plain ones included, are not a final response.)
 
     def _calls_stored_since(self, before: int) -> list[str]:
         """Ids of the calls of the first model event stored since ``before``."""
