@@ -139,8 +139,9 @@ _CALLS = st.builds(
     Calls,
     count=st.integers(1, 3),
     # Tools with an interim result keep the invocation going, so a turn can
-    # leave calls pending for a client to answer together later.
-    kind=st.sampled_from(("plain", "interim", "long_running", "interim")),
+    # leave calls pending for a client to answer together later; so does a
+    # mixed turn (a plain call answered at once beside long-running ones).
+    kind=st.sampled_from(("plain", "interim", "long_running", "interim", "mixed")),
     fate=st.sampled_from(("now", "later")),
     chars=_SIZE,
     usage=_USAGE,
@@ -275,6 +276,8 @@ def _app_operations(app: AppShape, size: st.SearchStrategy) -> st.SearchStrategy
     opened = st.builds(Open, opener=st.sampled_from(("user", "agent")), chars=size)
     kinds = [k for k, present in (("plain", "plain"), ("interim", "long_running"),
              ("long_running", "long_running")) if app.tool(present)]  # fmt: skip
+    if app.tool("plain") and app.tool("long_running"):
+        kinds.append("mixed")  # one model turn with both
     asks = [k for k, tool in (("confirmation", "confirmation"), ("auth", "credential"))
             if app.tool(tool)]  # fmt: skip
     weighted: list[tuple[st.SearchStrategy, int]] = [

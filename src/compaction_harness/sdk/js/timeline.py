@@ -75,6 +75,15 @@ JS_CONFIRMATION_HINT = (
 _NOT_REPRESENTED = {
     "rewind": "rewinds: ADK-JS 2.0.0 has no rewind (nothing in dist/ reads one)",
 }
+#: Why a mixed model turn (``Calls(kind="mixed")``) is refused: not a shape
+#: ADK-JS lacks (``agents/functions.js`` skips a long-running tool's None
+#: result as adk-python does), but one neither this mapping nor the Node
+#: driver's runner mode emulates yet, so nothing would check the events the
+#: mapping stored for it against ADK-JS's Runner.
+MIXED_TURN = (
+    "a model turn that mixes a plain and a long-running call (calls kind 'mixed'): "
+    "the ADK-JS mapping and the Node driver's runner mode do not emulate it yet"
+)
 
 
 @dataclass
@@ -174,6 +183,8 @@ class _Timeline:
         reason = _NOT_REPRESENTED.get(op.op)
         if reason is not None:
             raise NotApplicable(f"ADK-JS cannot represent {reason}")
+        if isinstance(op, ops.Calls) and op.kind == "mixed":
+            raise NotApplicable(f"ADK-JS is not driven through {MIXED_TURN}")
         self._op += 1
         getattr(self, f"_op_{op.op}")(op)
 
