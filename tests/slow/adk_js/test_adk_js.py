@@ -245,6 +245,16 @@ def test_operations_adk_js_cannot_represent_say_so(op) -> None:
         run(Script(token(), (Open(), op)))
 
 
+def test_a_mixed_model_turn_is_refused_with_its_reason() -> None:
+    # Neither the ADK-JS mapping nor the Node driver's runner mode emulates a
+    # turn with a plain and a long-running call: refused, never guessed.
+    script = Script(token(), (Open(), Calls(kind="mixed", count=2), Text()))
+    with pytest.raises(NotApplicable, match="mixes a plain and a long-running call"):
+        run(script)
+    case = adk_js.JsCase(script, adk_js.compactor_for(script))
+    assert "calls kind 'mixed'" in protocol.driver_named("adk-js").cannot_run(case)
+
+
 def test_a_sliding_window_has_no_adk_js_compactor() -> None:
     script = Script(ScriptConfig(compaction_interval=2, overlap_size=1), (Open(),))
     with pytest.raises(NotApplicable, match="no sliding-window compactor"):
