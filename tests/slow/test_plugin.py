@@ -292,7 +292,7 @@ def test_an_unknown_pipeline_invariant_is_refused_in_one_line(
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["ERROR: HARNESS_PIPELINE_INVARIANTS: unknown P9 (choose from P0 P1 P2 P3 P4 P5 P6 P7)"]
+        ["ERROR: HARNESS_PIPELINE_INVARIANTS: unknown P9 (choose from P0 P1 P2 P3 P4 P5 P6 P7 P8)"]
     )
     assert "Traceback" not in result.stderr.str()
 

@@ -52,6 +52,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..spec.invariants import Violation
 from ..spec.model import Session
+from ..spec.tool_runs import ToolRun
 
 __all__ = [
     "ENV",
@@ -122,6 +123,10 @@ class Trace:
             may stop where going on means nothing (google-adk's drivers stop
             where the SDK raised).
         exception: the SDK's exception (P0) in one line, or None.
+        tool_runs: every run of a tool's body, in the order the runs started
+            (:class:`~compaction_harness.spec.tool_runs.ToolRun`: the call's
+            id and event, the tool, how the run ended), what P8 reads; None
+            from a driver that runs no tool body (an emulating one).
     """
 
     driver: str
@@ -131,17 +136,19 @@ class Trace:
     stored: Session
     violations: tuple[Violation, ...]
     exception: str | None
+    tool_runs: tuple[ToolRun, ...] | None = None
 
     def key(self) -> tuple[Any, ...]:
         """What two runs of one case must share (:mod:`.conformance`): the
-        stored session and each violation's invariant, message and
-        positions."""
+        stored session, each violation's invariant, message and positions,
+        and the tool runs."""
         return (
             self.driver,
             self.fixes,
             self.stored.to_json(),
             tuple((v.invariant, v.message, tuple(v.positions)) for v in self.violations),
             self.exception,
+            None if self.tool_runs is None else tuple(r.to_json().items() for r in self.tool_runs),
         )
 
 

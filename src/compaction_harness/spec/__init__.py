@@ -6,7 +6,8 @@ algorithm), :mod:`.invariants` (the registry of invariants, the pure
 unit-level checkers and the :class:`~.invariants.Violation` they return),
 the pure pipeline checkers both SDKs' drivers call (:mod:`.pipeline_checks`:
 P1, P5, P6, P7 and what they share; :mod:`.prompt_checks`: P2, P4;
-:mod:`.liveness_checks`: P3), :mod:`.outcome` (what a run of a case
+:mod:`.liveness_checks`: P3; :mod:`.tool_runs`: each run of a tool's body
+and P8), :mod:`.outcome` (what a run of a case
 produced), :mod:`.scripts` (the pipeline script format) and
 :mod:`.pipeline_case` (a recorded session as a case, and what it tells by
 itself). Pure: it imports only itself and the standard library: no SDK

@@ -64,17 +64,21 @@ INVARIANTS: dict[str, str] = {
     "P5": "same view: the summariser gets only events the agent can see (no rewound ones)",
     "P6": "no wasted work: every compaction covers a live event no kept summary covered",
     "P7": "round trip: a session reloaded from the database yields the same prompt",
+    "P8": "tool runs at most once: tool_runs holds one run per call, another only after a "
+    "run that asked the user or never returned",
 }
 
 #: What each invariant is checked on: ``"unit"`` (a call of a sliding-window
 #: prefix helper: U1-U4), ``"token"`` (a token-threshold split: U5),
 #: ``"metamorphic"`` (a pair of unit runs: U6) and ``"pipeline"`` (the trace of
-#: a whole run, any driver and SDK: P0-P7). The one list every surface reads.
+#: a whole run, any driver and SDK: P0-P8; P8 reads the trace's ``tool_runs``,
+#: which only a driver that runs the SDK's tools records: google-adk's runner
+#: driver, :mod:`.tool_runs`). The one list every surface reads.
 APPLIES_TO: dict[str, str] = {
     **dict.fromkeys(("U1", "U2", "U3", "U4"), "unit"),
     "U5": "token",
     "U6": "metamorphic",
-    **dict.fromkeys(("P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7"), "pipeline"),
+    **dict.fromkeys(("P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8"), "pipeline"),
 }
 
 

@@ -372,7 +372,9 @@ def run_script_outcome(script: ops.Script) -> UnitOutcome:
     events the ``Runner`` stored), ``origin`` (the operation of the script as
     run that stored each, or ``summary#N``), ``summaries`` (the stored
     positions each summary was given), ``script`` (the script as run, when
-    the driver repaired it) and ``prompt`` (the last request's contents).
+    the driver repaired it), ``prompt`` (the last request's contents) and
+    ``tool_runs`` (every run of a tool's body:
+    :class:`~compaction_harness.spec.tool_runs.ToolRun` as JSON).
     Raises :class:`NotApplicable` where the release lacks what the driver
     needs."""
     # Sub-agent operations need tree director; every other script runs on the
@@ -390,6 +392,7 @@ def run_script_outcome(script: ops.Script) -> UnitOutcome:
         "origin": list(run.origin[: len(run.session)]),
         "summaries": [list(p) for _, p, _ in _summaries_in(ids, run.summaries, len(run.summaries))],
         "prompt": [[role, [list(p) for p in parts]] for role, parts in last],
+        "tool_runs": [r.to_json() for r in run.tool_runs],
     }
     if run.repairs:
         observed["script"] = run.script.to_json()

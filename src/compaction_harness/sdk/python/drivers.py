@@ -16,6 +16,7 @@ from typing import Any
 
 from ...spec.model import Session
 from ...spec.scripts import Script
+from ...spec.tool_runs import ToolRun
 from ..protocol import CannotRun, Trace
 from .adk import ADK_RELEASE, NotApplicable
 from .fixes import FIXES, applied, fixes_for, unavailable
@@ -55,6 +56,7 @@ class _GoogleAdkDriver:
         except NotApplicable as exc:
             raise CannotRun(str(exc).splitlines()[0]) from exc
         stored = Session.from_json(outcome.observed.get("session", {"steps": []}))
+        runs = outcome.observed.get("tool_runs")
         crashed = [v for v in outcome.violations if v.invariant == "P0"]
         return Trace(
             driver=self.name,
@@ -64,6 +66,7 @@ class _GoogleAdkDriver:
             stored=stored,
             violations=tuple(outcome.violations),
             exception=crashed[0].message.splitlines()[0] if crashed else None,
+            tool_runs=None if runs is None else tuple(ToolRun.from_json(r) for r in runs),
         )
 
     def _outcome(self, script: Script):  # pragma: no cover - overridden

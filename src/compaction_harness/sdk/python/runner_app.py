@@ -88,29 +88,34 @@ def _result(chars: int) -> dict:
     return {"result": "r" * chars, _EVENT_KEY: _UNNAMED}
 
 
-async def lookup(query: str) -> dict:
+async def lookup(query: str, tool_context: ToolContext) -> dict:
     """Looks something up (answers at once, unless the script says the tool's
     process dies: then it never returns)."""
-    return await _driver().plain_tool()
+    with _driver().tool_run(tool_context):
+        return await _driver().plain_tool()
 
 
-def export(query: str) -> dict | None:
+def export(query: str, tool_context: ToolContext) -> dict | None:
     """Starts an export that finishes later: returns None (the invocation
     pauses) or an interim result, as the script says."""
-    return _driver().long_running_tool()
+    with _driver().tool_run(tool_context):
+        return _driver().long_running_tool()
 
 
-def transfer(query: str) -> dict:
+def transfer(query: str, tool_context: ToolContext) -> dict:
     """Moves money (asks the user to confirm first)."""
-    return _result(20)
+    with _driver().tool_run(tool_context):
+        return _result(20)
 
 
 def calendar(query: str, tool_context: ToolContext) -> dict:
     """Reads a calendar; asks for a credential until it has one."""
-    config = _auth_config()
-    if tool_context.get_auth_response(config) is None:
-        tool_context.request_credential(config)
-    return _result(20)
+    with _driver().tool_run(tool_context) as run:
+        config = _auth_config()
+        if tool_context.get_auth_response(config) is None:
+            tool_context.request_credential(config)
+            run.asked()
+        return _result(20)
 
 
 def _auth_config() -> Any:

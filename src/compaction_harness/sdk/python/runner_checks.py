@@ -10,6 +10,7 @@ from typing import Any
 from ...spec.invariants import Violation
 from ...spec.liveness_checks import beyond_retention
 from ...spec.model import Session, summary_number
+from ...spec.tool_runs import check_tool_runs
 from .adk import (
     litellm_heals_missing_tool_results,
     prompt_chars,
@@ -228,10 +229,13 @@ def operation_of(record: RunnerRun, violation: Violation) -> int:
 def check_run(record: RunnerRun, config: Any) -> list[Violation]:
     """Every invariant on what the run recorded: P1, P5 and P6 on the
     summariser's inputs, P2, P4 and P7 on the requests the model received,
-    P3 at the runs' ends."""
+    P3 at the runs' ends, P8 on the tools' runs (positions in the session as
+    the ``Runner`` held it last)."""
+    positions = {event.id: i for i, event in enumerate(record.events)}
     return (
         _check_summaries(record, config)
         + _check_calls(record, config)
         + _check_ends(record, config)
         + _check_stale(record)
+        + check_tool_runs(record.tool_runs, positions)
     )

@@ -5,8 +5,10 @@ and :class:`Recording`, the driver's side of ADK's callbacks that makes them.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -16,6 +18,7 @@ from google.genai import types
 from ...spec import scripts as ops
 from ...spec.invariants import Violation
 from ...spec.model import Session
+from ...spec.tool_runs import ToolRun
 from .adk import _prompt_of, from_adk_events, named_copy, prompt_chars, seed_numbers
 
 
@@ -145,8 +148,10 @@ class RunnerRun:
         calls: every model call of an agent (not the summariser's).
         ends: every run that ended by itself.
         triggers: every token-trigger decision made on stale counts.
+        tool_runs: every run of a tool's body, in the order they started
+            (:class:`~compaction_harness.spec.tool_runs.ToolRun`; P8).
         violations: every violation the checks found over the record (P0 to
-            P7, of the invariants the script checks), nothing classified.
+            P8, of the invariants the script checks), nothing classified.
         repairs: one line per operation added or dropped.
         crashed: the exception ADK raised, if any (also a P0 violation).
     """
@@ -160,6 +165,7 @@ class RunnerRun:
     calls: list[RecordedCall] = field(default_factory=list)
     ends: list[RecordedEnd] = field(default_factory=list)
     triggers: list[RecordedTrigger] = field(default_factory=list)
+    tool_runs: list[ToolRun] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
     crashed: BaseException | None = None
@@ -248,9 +254,20 @@ def _restored_prompt(
     return (assembled if same else None), baseline
 
 
+class _ToolRunHandle:
+    """What a tool's body tells of its run while it runs (see :meth:`Recording.tool_run`)."""
+
+    def __init__(self) -> None:
+        self.ended = "returned"
+
+    def asked(self) -> None:
+        """The tool asked the user first (a credential, a confirmation)."""
+        self.ended = "asked"
+
+
 class Recording:
     """What the runner driver does when ADK reports: an event stored, the
-    summariser called, a model called, a run ended (mixed into
+    summariser called, a model called, a tool run, a run ended (mixed into
     :class:`~compaction_harness.sdk.python.runner_driver.RunnerDriver`, whose
     state it reads and records into ``record``)."""
 
@@ -340,6 +357,40 @@ class Recording:
                 time_ordered=time_ordered,
             )
         )
+
+    @contextlib.contextmanager
+    def tool_run(self, context: Any) -> Iterator[_ToolRunHandle]:
+        """One run of a tool's body (the ``with`` block: the harness's tool
+        functions run inside one), recorded as a
+        :class:`~compaction_harness.spec.tool_runs.ToolRun` when it starts:
+        the call's id (``ToolContext.function_call_id``), the newest stored
+        model event with a call of that id and the call's tool name, and how
+        it ended: ``returned``, ``asked`` (the body said so:
+        :meth:`_ToolRunHandle.asked`) or ``died`` (cancelled: the tool's
+        process died; an exception other than a cancellation leaves the run
+        ``returned``, as ADK then stores an error response)."""
+        call_id = getattr(context, "function_call_id", None) or ""
+        made = next(
+            (
+                (event.id, call.name or "")
+                for event, _ in reversed(self.stored_events)
+                if event.author != "user"
+                for call in event.get_function_calls()
+                if call.id == call_id
+            ),
+            ("", ""),
+        )
+        number = len(self.record.tool_runs)
+        self.record.tool_runs.append(ToolRun(call_id, made[0], made[1], "died", self.current))
+        handle = _ToolRunHandle()
+        try:
+            yield handle
+        except asyncio.CancelledError:
+            raise
+        except BaseException:
+            self.record.tool_runs[number] = replace(self.record.tool_runs[number], ended="returned")
+            raise
+        self.record.tool_runs[number] = replace(self.record.tool_runs[number], ended=handle.ended)
 
     def run_ended(self) -> None:
         """A run ended by itself: record the session for P3."""
