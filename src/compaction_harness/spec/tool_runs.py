@@ -65,10 +65,11 @@ class ToolRun:
     Attributes:
         call_id: the function call's id (``ToolContext.function_call_id``).
         call_event: the id of the stored event that made the call: the newest
-            stored model event with a call of that id when the run started
-            (ADK pairs an id with its newest call too); ``""`` when none was
-            stored.
-        tool: the called tool's name.
+            stored model event with a call of that id to ``tool`` when the run
+            started (a model that numbers ids per turn gives other tools'
+            calls the same id; the body that ran tells which tool's call it
+            was); ``""`` when none was stored.
+        tool: the name of the tool whose body ran.
         ended: one of :data:`ENDINGS`.
         op: the index of the script's operation running when the run
             started (the script as run).

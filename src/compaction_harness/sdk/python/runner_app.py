@@ -91,26 +91,26 @@ def _result(chars: int) -> dict:
 async def lookup(query: str, tool_context: ToolContext) -> dict:
     """Looks something up (answers at once, unless the script says the tool's
     process dies: then it never returns)."""
-    with _driver().tool_run(tool_context):
+    with _driver().tool_run(tool_context, "plain"):
         return await _driver().plain_tool()
 
 
 def export(query: str, tool_context: ToolContext) -> dict | None:
     """Starts an export that finishes later: returns None (the invocation
     pauses) or an interim result, as the script says."""
-    with _driver().tool_run(tool_context):
+    with _driver().tool_run(tool_context, "long_running"):
         return _driver().long_running_tool()
 
 
 def transfer(query: str, tool_context: ToolContext) -> dict:
     """Moves money (asks the user to confirm first)."""
-    with _driver().tool_run(tool_context):
+    with _driver().tool_run(tool_context, "confirmation"):
         return _result(20)
 
 
 def calendar(query: str, tool_context: ToolContext) -> dict:
     """Reads a calendar; asks for a credential until it has one."""
-    with _driver().tool_run(tool_context) as run:
+    with _driver().tool_run(tool_context, "credential") as run:
         config = _auth_config()
         if tool_context.get_auth_response(config) is None:
             tool_context.request_credential(config)

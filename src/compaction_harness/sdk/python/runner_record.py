@@ -359,29 +359,32 @@ class Recording:
         )
 
     @contextlib.contextmanager
-    def tool_run(self, context: Any) -> Iterator[_ToolRunHandle]:
-        """One run of a tool's body (the ``with`` block: the harness's tool
-        functions run inside one), recorded as a
+    def tool_run(self, context: Any, kind: str) -> Iterator[_ToolRunHandle]:
+        """One run of the body of the app's tool of ``kind`` (the ``with``
+        block: the harness's tool functions run inside one), recorded as a
         :class:`~compaction_harness.spec.tool_runs.ToolRun` when it starts:
-        the call's id (``ToolContext.function_call_id``), the newest stored
-        model event with a call of that id and the call's tool name, and how
-        it ended: ``returned``, ``asked`` (the body said so:
-        :meth:`_ToolRunHandle.asked`) or ``died`` (cancelled: the tool's
-        process died; an exception other than a cancellation leaves the run
-        ``returned``, as ADK then stores an error response)."""
+        the call's id (``ToolContext.function_call_id``), the tool's name, the
+        newest stored model event with a call of that id to that tool (a model
+        that numbers ids per turn gives another tool's call the same id: the
+        body that runs says which call it is), and how it ended: ``returned``,
+        ``asked`` (the body said so: :meth:`_ToolRunHandle.asked`) or ``died``
+        (cancelled: the tool's process died; an exception other than a
+        cancellation leaves the run ``returned``, as ADK then stores an error
+        response)."""
         call_id = getattr(context, "function_call_id", None) or ""
+        tool = self.names.tool(kind) or kind
         made = next(
             (
-                (event.id, call.name or "")
+                event.id
                 for event, _ in reversed(self.stored_events)
                 if event.author != "user"
                 for call in event.get_function_calls()
-                if call.id == call_id
+                if call.id == call_id and call.name == tool
             ),
-            ("", ""),
+            "",
         )
         number = len(self.record.tool_runs)
-        self.record.tool_runs.append(ToolRun(call_id, made[0], made[1], "died", self.current))
+        self.record.tool_runs.append(ToolRun(call_id, made, tool, "died", self.current))
         handle = _ToolRunHandle()
         try:
             yield handle
