@@ -51,6 +51,14 @@ STAMPS = "session-stamps-events-in-append-order"
 
 #: Fixture -> (the fixes whose run shows the second fault, that fault, why).
 SECOND_FAULT = {
+    "P2-2.13.0-74df539e2950de4e.json": (
+        {"running-request-restored-after-compaction"},
+        "credential-grant-runs-another-turns-call",
+        "the restored request removes P2; the credential granted for the first "
+        "invocation's calendar call_0 still runs the second invocation's lookup call_0, a "
+        "call that returned, a second time (P8 on the runner's tool runs) until that "
+        "fault's fix resumes the call the request asked about",
+    ),
     "P3-2.13.0-cb0dec0b808de2d3.json": (
         {
             "compaction-summarised-around-a-waiting-call",

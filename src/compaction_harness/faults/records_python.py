@@ -207,9 +207,14 @@ ROWS: tuple[tuple[str | None, ...], ...] = (
         "content with only the responses that arrived. Gemini refuses such a request "
         "('the number of function response parts is equal to the number of function "
         "call parts of the function call turn'), and so do the strict providers. The "
-        "invocation the client's answer resumes fails at its first model call. It needs "
-        "no compaction: the harness meets it because its scripts answer calls the way "
-        "clients do.",
+        "invocation the client's answer resumes fails at its first model call. A model "
+        "turn that mixes a plain call and a long-running one (a lookup and an approval in "
+        "one reply) meets it without any client: the plain result is stored alone (a "
+        "long-running tool that returns None gives no response), it is not a final "
+        "response, so BaseLlmFlow.run_async calls the model again at once, and that "
+        "request answers one call of two. It needs no compaction: the harness meets it "
+        "because its scripts answer calls the way clients do and mix tools the way "
+        "models do.",
     ),
     (
         "one-answer-to-several-turns-makes-an-invalid-request",
@@ -345,7 +350,7 @@ ROWS: tuple[tuple[str | None, ...], ...] = (
     (
         "credential-grant-runs-another-turns-call",
         None,
-        "P2",
+        "P2 P8",
         "granting a credential runs the call of a later turn that reused the id, not the "
         "call that asked for it",
         "google/adk/auth/auth_preprocessor.py, _AuthLlmRequestProcessor.run_async: after "
@@ -360,7 +365,8 @@ ROWS: tuple[tuple[str | None, ...], ...] = (
         "the user's request that opened the resumed invocation is not in the prompt, and "
         "the model never learns what the authorised tool returned. Found only through "
         "ADK's own Runner (the request processor runs there); the emulating driver does "
-        "not model it.",
+        "not model it. The later turn's tool runs a second time for its call, which P8 "
+        "reports on the runner driver's tool runs.",
     ),
     (
         "database-reload-leaves-event-actions-as-dicts",
