@@ -75,14 +75,14 @@ def test_there_are_fixtures_to_replay():
 
 @pytest.mark.judges_adk
 @pytest.mark.parametrize("path", [pytest.param(p, id=p.stem) for p in FIXTURES])
-def test_fixture_holds(path: Path, request) -> None:
+def test_fixture_holds(path: Path, database_server) -> None:
     try:
         fixture = load_fixture(path)
     except FixtureError as exc:
         pytest.fail(str(exc), pytrace=False)
     storage = getattr(getattr(fixture.case, "config", None), "storage", "memory")
     if storage in SERVER_URL_VARIABLES:  # kept on a PostgreSQL or MariaDB server
-        request.getfixturevalue("database_server")(storage)
+        database_server(storage)
     newer = newer_than_known(fixture)
     if newer:  # its verdict would rest on known faults never checked there
         pytest.fail(newer, pytrace=False)

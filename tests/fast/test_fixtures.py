@@ -568,7 +568,7 @@ def test_the_gate_refuses_a_fixture_of_a_release_newer_than_known(tmp_path):
     path = tmp_path / "U3-9.9.9-x.json"
     path.write_bytes(encode(with_(adk_release="9.9.9")))
     with pytest.raises(pytest.fail.Exception, match="newer than any release this harness knows"):
-        test_repros.test_fixture_holds(path)
+        test_repros.test_fixture_holds(path, database_server=None)
 
 
 def test_the_newest_known_release_is_the_pin_and_nothing_goes_further():

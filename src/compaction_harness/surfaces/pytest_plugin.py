@@ -26,12 +26,8 @@ It provides:
   shared database, and the one campaign without it (the writer) replays them
   in its next round and writes each fixture once.
 * **Database servers** for the storage kinds ``postgresql`` and ``mariadb``
-  (:mod:`compaction_harness.store.servers`): ``HARNESS_SERVERS=postgresql,mariadb``
-  (``make fuzz`` sets it) starts one of each in every process that runs
-  tests, before collection, so that strategies draw those kinds; the
-  fixture ``database_server`` starts one for the test that asks, lazily,
-  once per process, and names it in the environment for that test alone
-  (the gate's draws never depend on which test ran before).
+  (:mod:`.plugin_servers`): ``HARNESS_SERVERS`` starts them for a campaign,
+  the fixture ``database_server`` for a test that asks.
 """
 
 from __future__ import annotations
@@ -48,6 +44,15 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from ..sdk.python.unit import InvariantViolation
 from ..store import shared_db
+
+# With plugin_servers's fixtures, in this module's namespace: pytest looks for
+# a plugin's fixtures there.
+from .plugin_servers import (  # noqa: F401
+    _database_servers,
+    database_server,
+    own_databases,
+    start_servers,
+)
 
 
 def _adk_release() -> str:
@@ -176,60 +181,6 @@ def _fixes_line(config: pytest.Config) -> str | None:
     return f"google-adk {_adk_release()} {described(names)} (HARNESS_FIXES={FIXES_SPEC})"
 
 
-#: HARNESS_SERVERS: the database servers every test process starts before
-#: collection (``make fuzz``), comma-separated kinds of
-#: :data:`~compaction_harness.store.servers.PACKAGES`.
-SERVERS_SPEC = tuple(k for k in (os.environ.get("HARNESS_SERVERS") or "").split(",") if k)
-
-
-def _start_servers(config: pytest.Config) -> str | None:
-    """Start HARNESS_SERVERS's servers once for the run (in pytest-xdist's
-    controller, or the one process without it), name them in the
-    environment the workers inherit, and stop them when the run ends. Each
-    worker then keeps its sessions in a database of its own on them
-    (:func:`_own_databases`). Returns why they cannot start (an unknown
-    kind, a server not installed or failing at start: one line), or None."""
-    if not SERVERS_SPEC or hasattr(config, "workerinput"):
-        return None
-    from ..sdk.python.adk import SERVER_URL_VARIABLES
-    from ..store import servers
-
-    for kind in SERVERS_SPEC:
-        if kind not in servers.PACKAGES:
-            known = ", ".join(servers.PACKAGES)
-            return f"HARNESS_SERVERS: unknown server {kind!r} (choose from {known})"
-    for kind in SERVERS_SPEC:
-        variable = SERVER_URL_VARIABLES[kind]
-        if os.environ.get(variable):
-            continue
-        try:
-            server = servers.start(kind)
-        except servers.ServerError as exc:
-            return f"HARNESS_SERVERS: {exc}"
-        os.environ[variable] = server.url
-        config.add_cleanup(server.stop)
-        config.add_cleanup(lambda variable=variable: os.environ.pop(variable, None))
-    return None
-
-
-def _own_databases(config: pytest.Config) -> None:
-    """In a pytest-xdist worker: a database of the worker's own on each of
-    HARNESS_SERVERS's servers (``harness_gw0``, ...), since each script
-    empties the tables of the database it runs in."""
-    worker = getattr(config, "workerinput", {}).get("workerid")
-    if not SERVERS_SPEC or not worker:
-        return
-    from ..sdk.python.adk import SERVER_URL_VARIABLES
-    from ..store import servers
-
-    for kind in SERVERS_SPEC:
-        variable = SERVER_URL_VARIABLES[kind]
-        try:
-            os.environ[variable] = servers.own_database(os.environ[variable], worker)
-        except (KeyError, servers.ServerError) as exc:
-            raise pytest.UsageError(f"HARNESS_SERVERS: {kind}: {exc}") from None
-
-
 def _enter_fixes(config: pytest.Config) -> None:
     """Apply HARNESS_FIXES's google-adk fixes until the session ends (in each
     process that runs tests: not in pytest-xdist's controller, and not for a
@@ -282,7 +233,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     elif (own := _own_sdk(config)) is not None:
         problem = own.preflight()  # ADK-JS: Node and the package
     if problem is None:
-        problem = _start_servers(config)
+        problem = start_servers(config)
     if problem is None and FIXES_SPEC not in ("", "none") and _own_sdk(config) is None:
         from .switch import FixesError, from_environment
 
@@ -347,7 +298,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if budget is not None and not budget > 0:
         raise pytest.UsageError(f"--fuzz-seconds must be a positive number, got {budget}")
     _enter_fixes(config)
-    _own_databases(config)
+    own_databases(config)
     repro = _repro_dir(config)
     config._harness_repro_dir = repro  # type: ignore[attr-defined]
     # Fixtures recorded before this campaign began: meeting one again is not new.
@@ -596,41 +547,6 @@ def compaction_check():
     from .app_check import check_app
 
     return check_app
-
-
-@pytest.fixture(scope="session")
-def _database_servers():
-    """The servers :func:`database_server` started in this process, by kind."""
-    started: dict = {}
-    yield started
-    for server in started.values():
-        server.stop()
-
-
-@pytest.fixture
-def database_server(_database_servers, monkeypatch):
-    """``start(kind) -> url``: a database server of ``kind`` (``postgresql``
-    or ``mariadb``) for this test, named in the environment
-    (``HARNESS_POSTGRESQL_URL``, ``HARNESS_MARIADB_URL``) until it ends. The
-    server is started once per process, or is the one HARNESS_SERVERS
-    started; one that is not installed or does not start fails the test
-    with one line."""
-    from ..sdk.python.adk import SERVER_URL_VARIABLES
-    from ..store import servers
-
-    def start(kind: str) -> str:
-        variable = SERVER_URL_VARIABLES[kind]
-        if os.environ.get(variable):
-            return os.environ[variable]
-        if kind not in _database_servers:
-            try:
-                _database_servers[kind] = servers.start(kind)
-            except servers.ServerError as exc:
-                pytest.fail(str(exc), pytrace=False)
-        monkeypatch.setenv(variable, _database_servers[kind].url)
-        return _database_servers[kind].url
-
-    return start
 
 
 def gate_run(config: pytest.Config) -> bool:
