@@ -5,10 +5,11 @@ Run as ``python -m compaction_harness.envs --adk 2.11.0`` (or
 environment's Python on standard output and nothing else, so the Makefile can
 use it. Environments live in ``.venv/adk-<release>/`` (or
 ``.venv/adk-src-<hash>/`` for a source checkout) and hold this project
-(editable, with its ``dev``, ``upstream``, ``report`` and ``shared`` extras:
-ruff, pyink for the exported tests' formatting check, matplotlib, and the
-Redis client for a campaign's shared example database), its pinned test dependencies and the
-target google-adk.
+(editable, with its ``dev``, ``upstream``, ``report``, ``shared`` and
+``servers`` extras: ruff, pyink for the exported tests' formatting check,
+matplotlib, the Redis client for a campaign's shared example database, and
+the PostgreSQL and MySQL drivers of ``DatabaseSessionService``), its pinned
+test dependencies and the target google-adk.
 
 Errors are one line on standard error and exit status 2: an unknown release,
 a missing path, an install that fails (pip's full output is kept in a log
@@ -131,8 +132,10 @@ def _install(folder: Path, label: str, adk_requirement: list[str], log: Path) ->
         )
     # [dev]: the linter; [upstream]: the checks exported tests must pass (pyink);
     # [report]: matplotlib, for the matrix's heat map and `profile --plot`;
-    # [shared]: the Redis client, for an example database shared by campaigns.
-    if _run([*pip, "-c", str(CONSTRAINTS), "-e", f"{ROOT}[dev,upstream,report,shared]"], log) != 0:
+    # [shared]: the Redis client, for an example database shared by campaigns;
+    # [servers]: DatabaseSessionService's PostgreSQL and MySQL drivers.
+    extras = "dev,upstream,report,shared,servers"
+    if _run([*pip, "-c", str(CONSTRAINTS), "-e", f"{ROOT}[{extras}]"], log) != 0:
         raise EnvError(
             f"could not install the harness itself (pip's output: {log.relative_to(ROOT)})"
         )
