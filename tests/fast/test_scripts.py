@@ -64,6 +64,9 @@ def test_every_drawn_script_survives_a_json_round_trip(script: Script) -> None:
         (lambda d: d["config"].update(storage="tape"), "config.storage"),
         (lambda d: d["config"].update(resolution=0), "config.resolution"),
         (lambda d: d["config"].update(invariants=["P9"]), "config.invariants"),
+        (lambda d: d["config"].update(recent_events=-1), "config.recent_events"),
+        (lambda d: d["config"].update(recent_events=2.0), "config.recent_events"),
+        (lambda d: d["config"].update(recent_events=True), "config.recent_events"),
         (lambda d: d.pop("config"), "missing field 'config'"),
         (lambda d: d.update(operations={}), "expected a list"),
     ],
@@ -73,6 +76,34 @@ def test_a_malformed_script_is_refused_naming_where(change, problem) -> None:
     change(data)
     with pytest.raises(ModelError, match=problem):
         Script.from_json(data)
+
+
+def test_a_partial_read_round_trips_through_json_and_a_fixture(tmp_path) -> None:
+    from compaction_harness.store.fixtures import Fixture, load_fixture, write_fixture
+
+    config = ScriptConfig(compaction_interval=2, overlap_size=0, driver="runner", recent_events=3)
+    script = Script(config, (Open(), Text()))
+    assert script.to_json()["config"]["recent_events"] == 3
+    assert "recent_events" not in SLIDING.to_json()  # the default (whole sessions) is not written
+    assert Script.from_json(json.loads(json.dumps(script.to_json()))) == script
+    assert Script.from_json({**script.to_json(), "config": {**config.to_json(),
+                             "recent_events": None}}).config.recent_events is None  # fmt: skip
+    fixture = Fixture("script", "P4", "2.13.0", script, {}, {"session": {"steps": []}})
+    path, new = write_fixture(fixture, tmp_path)
+    loaded = load_fixture(path)
+    assert new and loaded.case == script and loaded.case.config.recent_events == 3
+    # The read is part of what identifies a failure: another read, another file.
+    other = Fixture("script", "P4", "2.13.0", Script(SLIDING, script.operations), {}, {})
+    assert other.file_name() != fixture.file_name()
+
+
+def test_adk_js_refuses_a_partial_read_saying_why() -> None:
+    from compaction_harness.sdk.js.adk_js import NotApplicable, compactor_for
+    from compaction_harness.sdk.js.run import representable
+
+    script = Script(ScriptConfig(token_threshold=100, event_retention_size=1, recent_events=3), ())
+    with pytest.raises(NotApplicable, match="always loads the whole session"):
+        representable(script, compactor_for(script))
 
 
 # -- deleting any operation leaves a valid script ------------------------------------

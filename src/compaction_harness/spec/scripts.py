@@ -93,6 +93,9 @@ CALL_IDS = ("unique", "per_turn")
 DRIVERS = ("emulated", "runner")
 TRIGGER_KEYS = ("compaction_interval", "overlap_size", "token_threshold", "event_retention_size")
 MAX_OPERATIONS = 500
+#: The largest ``recent_events`` a script takes (a script stores far fewer
+#: events; ADK itself only refuses a negative ``num_recent_events``).
+MAX_RECENT_EVENTS = 100_000
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,13 @@ class ScriptConfig:
         app: the shape of a user's app the script runs on (its agent and
             tool names, its tree: :class:`~.app_shape.AppShape`; only the
             runner driver builds it), or None: the harness's own app.
+        recent_events: how many of the session's latest events each request
+            loads (``GetSessionConfig.num_recent_events``, passed to every
+            ``Runner.run_async`` as ``RunConfig(get_session_config=...)``,
+            google-adk 1.x and 2.x: the app reads a partial session; 0 loads
+            none), or None: the whole session. Only the runner driver runs
+            it (the emulating driver and ADK-JS refuse it: see
+            ``docs/invariants.md``, partial reads).
     """
 
     compaction_interval: int | None = None
@@ -148,6 +158,7 @@ class ScriptConfig:
     invariants: tuple[str, ...] | None = None
     driver: str = "emulated"
     app: AppShape | None = None
+    recent_events: int | None = None
 
     def __post_init__(self) -> None:
         for key in TRIGGER_KEYS:
@@ -170,6 +181,12 @@ class ScriptConfig:
             raise ModelError(f"config.driver: expected one of {', '.join(DRIVERS)}")
         if self.app is not None and not isinstance(self.app, AppShape):
             raise ModelError("config.app: expected an app shape")
+        if self.recent_events is not None and (
+            type(self.recent_events) is not int or not 0 <= self.recent_events <= MAX_RECENT_EVENTS
+        ):
+            raise ModelError(
+                f"config.recent_events: expected null or an integer from 0 to {MAX_RECENT_EVENTS}"
+            )
         if self.call_ids not in CALL_IDS:
             raise ModelError(f"config.call_ids: expected one of {', '.join(CALL_IDS)}")
         if self.invariants is not None and (

@@ -209,11 +209,22 @@ def script_seed(script: Script) -> int:
     return int(digest[:8], 16)
 
 
+#: Why ADK-JS refuses a script that reads part of the session (``config.recent_events``).
+PARTIAL_READ = (
+    "ADK-JS 2.0.0's Runner always loads the whole session: its RunConfig has no "
+    "get-session option (runner.js calls sessionService.getSession without a config; "
+    "GetSessionConfig.numRecentEvents exists only for direct getSession calls), so "
+    "config.recent_events has no ADK-JS counterpart"
+)
+
+
 def representable(script: Script, compactor: JsCompactor) -> _Timeline:
     """The driver actions for ``script`` with ``compactor``, found without
     running Node. Raises :class:`NotApplicable` (one line: why) when ADK-JS
     cannot run it: a compactor with nothing to do in the session model, or
     an operation ADK-JS cannot represent (:func:`timeline`)."""
+    if script.config.recent_events is not None:
+        raise NotApplicable(PARTIAL_READ)
     if script.config.storage == "sqlite":
         raise NotApplicable("ADK-JS has no SqliteSessionService (storage 'sqlite' is google-adk's)")
     if script.config.storage in ("postgresql", "mariadb"):

@@ -8,7 +8,7 @@ back, the installed release's helpers; it names every name of
 by step and checked with the pure checkers of P1 to P7, which live in
 :mod:`compaction_harness.spec`; the P0 crash verdict), :mod:`.interpreter` (the one
 interpreter of the script operations, whose backends the two drivers are),
-:mod:`.driver` (the emulating driver; :mod:`.shortfall`), :mod:`.adk_runner`
+:mod:`.driver` (the emulating driver; :mod:`.shortfall`, :mod:`.refusals`), :mod:`.adk_runner`
 (ADK's own ``Runner``: :mod:`.runner_driver`, :mod:`.runner_app`,
 :mod:`.runner_record`, :mod:`.runner_checks`), :mod:`.differential`
 (the two compared), :mod:`.cases` (every case kind, by fixture ``kind``),

@@ -82,6 +82,7 @@ from .interpreter import (
     walk,
 )
 from .pipeline import Findings, PipelineRun, covered_by_kept, crash_violation
+from .refusals import refusal
 from .shortfall import shortfall
 from .unit import UnitOutcome
 
@@ -712,13 +713,6 @@ class ScriptRun(Interpreter):
             self._sdk_ids.close()
 
 
-#: Why the emulating driver refuses a script on a user's app's shape.
-EMULATES_NO_APP = (
-    "the emulating driver runs the harness's own app only; a script on a user's app "
-    "(config.app) runs through ADK's Runner (--driver runner)"
-)
-
-
 def run_script(
     script: ops.Script,
     *,
@@ -737,12 +731,14 @@ def run_script(
     operation. ``monotonic``: every event stamped later than the one stored
     before it (see :class:`ScriptRun`). Raises :class:`.adk.NotApplicable`
     for a script on a user's app (``config.app``: only the ``Runner`` builds
-    one).
+    one) and for a partial read (``config.recent_events``: the session
+    service's cut, which this driver does not emulate).
     """
-    if script.config.app is not None:
+    refused = refusal(script.config)
+    if refused is not None:
         from .adk import NotApplicable
 
-        raise NotApplicable(EMULATES_NO_APP)
+        raise NotApplicable(refused)
     run = ScriptRun(script, monotonic=monotonic)
     findings = Findings(set(script.config.invariants) if script.config.invariants else None)
 

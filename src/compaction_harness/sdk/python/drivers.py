@@ -20,6 +20,7 @@ from ...spec.tool_runs import ToolRun
 from ..protocol import CannotRun, Trace
 from .adk import ADK_RELEASE, NotApplicable
 from .fixes import FIXES, applied, fixes_for, unavailable
+from .refusals import refusal
 
 __all__ = ["EmulatedDriver", "RunnerDriver"]
 
@@ -80,11 +81,12 @@ class EmulatedDriver(_GoogleAdkDriver):
 
     def cannot_run(self, case: Any) -> str | None:
         """As every google-adk driver, and never a script on a user's app's
-        shape (``config.app``): only the ``Runner`` builds the user's app."""
-        if isinstance(case, Script) and case.config.app is not None:
-            from .driver import EMULATES_NO_APP
-
-            return EMULATES_NO_APP
+        shape (``config.app``: only the ``Runner`` builds the user's app), nor
+        one that reads part of the session (``config.recent_events``)."""
+        if isinstance(case, Script):
+            refused = refusal(case.config)
+            if refused is not None:
+                return refused
         return super().cannot_run(case)
 
     def _outcome(self, script: Script):
