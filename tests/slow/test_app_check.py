@@ -54,12 +54,19 @@ pytestmark = pytest.mark.skipif(
 
 def _config() -> ScriptConfig:
     """The app's configuration, with ``check --config``'s trigger values
-    (``HARNESS_CHECK_CONFIG``) and session service (``HARNESS_CHECK_STORAGE``)."""
+    (``HARNESS_CHECK_CONFIG``), session service (``HARNESS_CHECK_STORAGE``)
+    and partial read (``HARNESS_CHECK_RECENT_EVENTS``: ``--recent-events``)."""
     reading = read_app(load(APP), APP)
     if os.environ.get("HARNESS_CHECK_CONFIG"):
         reading = replace(reading, triggers=json.loads(os.environ["HARNESS_CHECK_CONFIG"]))
     storage = os.environ.get("HARNESS_CHECK_STORAGE") or "memory"
-    return app_config(reading, excluded=EXCLUDED, storage=storage)
+    recent = os.environ.get("HARNESS_CHECK_RECENT_EVENTS")
+    return app_config(
+        reading,
+        excluded=EXCLUDED,
+        storage=storage,
+        recent_events=int(recent) if recent else None,
+    )
 
 
 def _report(script: Script, found: list) -> None:

@@ -9,7 +9,8 @@
 :mod:`.minimize`, :mod:`.profile`, :mod:`.matrix` (the release matrix),
 :mod:`.cross_sdk` and :mod:`.fault_headers` (the generated text of
 ``docs/drivers.md`` and ``docs/known-faults.md``), :mod:`.fault_pages` (the
-fault catalogue as Markdown pages, ``docs/faults/``), :mod:`.coverage_report`.
+fault catalogue as Markdown pages, ``docs/faults/``), :mod:`.coverage_report`,
+:mod:`.app_check` and :mod:`.partial_reads` (``check``: an app of the user's).
 The top of the package: may import every other part; only
 ``compaction_harness.__main__`` imports it.
 """

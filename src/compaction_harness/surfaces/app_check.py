@@ -36,12 +36,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..spec.invariants import invariants_of
 from ..spec.scripts import ScriptConfig
 from .cli_common import CliError
+from .partial_reads import read_warnings
 
 __all__ = ["add_parser", "app_config", "check_app", "reachable_faults"]
 
@@ -63,12 +65,19 @@ MIN_SECONDS = 10
 
 
 def app_config(
-    reading: Any, *, excluded: Iterable[str] = (), storage: str = "memory"
+    reading: Any,
+    *,
+    excluded: Iterable[str] = (),
+    storage: str = "memory",
+    recent_events: int | None = None,
 ) -> ScriptConfig:
     """The script configuration an app fixes (see
     :func:`strategies.app_scripts` for what is drawn around it): its trigger
-    values, sizes, provider, shape; ``excluded`` invariants left unchecked.
-    Raises :class:`CliError` for an app without compaction."""
+    values, sizes, provider, shape; ``excluded`` invariants left unchecked;
+    ``recent_events``: the ``GetSessionConfig.num_recent_events`` the app
+    passes to ``run_async`` (an app's ``RunConfig`` is not part of its
+    ``App``, so ``check --recent-events`` says it). Raises
+    :class:`CliError` for an app without compaction or a bad value."""
     if reading.triggers is None:
         raise CliError(
             f"{reading.shape.source or reading.shape.name}: no events_compaction_config "
@@ -79,7 +88,7 @@ def app_config(
     excluded = set(excluded)
     chosen = tuple(i for i in PIPELINE if i not in excluded) if excluded else None
     try:
-        return _script_config(reading, storage, chosen)
+        return replace(_script_config(reading, storage, chosen), recent_events=recent_events)
     except ModelError as exc:
         raise CliError(str(exc).splitlines()[0]) from None
 
@@ -257,11 +266,16 @@ def _campaign_round(
     storage: str,
     triggers: dict[str, Any],
     server: dict[str, str],
+    recent_events: int | None = None,
 ) -> tuple[int, str]:
     """One pytest campaign of the check property; (exit status, its output's
-    tail). ``server``: the environment naming a database server's URL."""
+    tail). ``server``: the environment naming a database server's URL;
+    ``recent_events``: the app's partial read, if any."""
     env = dict(os.environ)
     env.update(server)
+    env.pop("HARNESS_CHECK_RECENT_EVENTS", None)
+    if recent_events is not None:
+        env["HARNESS_CHECK_RECENT_EVENTS"] = str(recent_events)
     env.update(
         HARNESS_CHECK_APP=spec,
         HARNESS_CHECK_CONFIG=json.dumps(triggers),
@@ -307,6 +321,7 @@ def _run_campaign(
     storage: str,
     triggers: dict[str, Any],
     server: dict[str, str] | None = None,
+    recent_events: int | None = None,
 ) -> dict[str, Any]:
     """Rounds of the campaign until ``seconds`` are spent or every invariant
     failed: {"fixtures": {invariant: path}, "scripts": n, "rounds": n,
@@ -331,6 +346,7 @@ def _run_campaign(
                 storage,
                 triggers,
                 server or {},
+                recent_events,
             )
             new = sorted(set(out.glob("*.json")) - before - set(found.values()))
             for path in new:
@@ -407,11 +423,10 @@ def _costs(config: ScriptConfig, price: tuple[float, float] | None) -> dict[str,
     """The seeded workload (100 invocations) on the app's configuration,
     compacted and never compacted; tokens per invocation, and money per
     1,000 invocations with ``price`` (input, output: per million tokens)."""
-    from dataclasses import replace
-
     from .profile import ProfileError, profile_script, seeded_script
 
-    base = replace(config, app=None, driver="emulated", invariants=None)
+    # The profile runs on the emulating driver, which reads whole sessions.
+    base = replace(config, app=None, driver="emulated", invariants=None, recent_events=None)
     never = replace(
         base, compaction_interval=10_000, overlap_size=0, token_threshold=None,
         event_retention_size=None,
@@ -443,6 +458,10 @@ def _costs(config: ScriptConfig, price: tuple[float, float] | None) -> dict[str,
 
 
 def _warnings(config: ScriptConfig) -> list[str]:
+    """Plain-words warnings of a configuration that cannot work (one line
+    each): a token threshold the fixed prompt already passes, a sliding
+    window that re-summarises every invocation, and a partial read
+    (:func:`.partial_reads.read_warnings`)."""
     from .profile import TOKEN_CHARS  # the token model's (imported late: it imports ADK)
 
     fixed = (config.system_chars + config.tools_chars) // TOKEN_CHARS
@@ -458,7 +477,7 @@ def _warnings(config: ScriptConfig) -> list[str]:
             "compaction_interval 1 with an overlap: every invocation summarises the "
             "previous summary's events again"
         )
-    return out
+    return out + read_warnings(config)
 
 
 # -- the command --------------------------------------------------------------------
@@ -470,6 +489,7 @@ def check_app(
     config: str | None = None,
     price: tuple[float, float] | None = None,
     session_service_uri: str | None = None,
+    recent_events: int | None = None,
     say: Any = None,
 ) -> dict[str, Any]:
     """Check the app ``spec`` (``MODULE:ATTR``) as the ``check`` command does
@@ -479,7 +499,10 @@ def check_app(
     ``fixture`` and what it is: ``label``, ``reason``, ``faults``) and
     ``cost``. ``say`` (a function of one line) hears the progress. A team's
     own test suite calls it through the plugin's fixture ``compaction_check``.
-    Raises :class:`CliError` (one line) for bad input."""
+    ``recent_events``: the ``GetSessionConfig(num_recent_events=...)`` the
+    app passes to ``run_async`` (None: it loads whole sessions); every
+    script of the campaign reads the session so. Raises :class:`CliError`
+    (one line) for bad input."""
     from ..sdk.python.adk import ADK_RELEASE
     from ..sdk.python.user_app import AppError, load, read_app
 
@@ -495,7 +518,7 @@ def check_app(
         raise CliError(str(exc)) from None
     if config:
         reading = _with_config(reading, config)
-    chosen = app_config(reading, storage=storage)
+    chosen = app_config(reading, storage=storage, recent_events=recent_events)
     if not (ROOT / PROPERTY.split("::")[0]).is_file():
         raise CliError(f"check runs from a clone of the harness: {PROPERTY} is not there")
     result: dict[str, Any] = {
@@ -503,6 +526,7 @@ def check_app(
         "adk_release": ADK_RELEASE,
         "config": {k: v for k, v in chosen.triggers.items() if v is not None},
         "storage": storage,
+        "recent_events": recent_events,
         "tree": list(reading.tree),
         "left_out": list(reading.notes),
         "warnings": _warnings(chosen),
@@ -515,6 +539,11 @@ def check_app(
     say("  " + "\n  ".join(reading.tree))
     say("config: " + ", ".join(f"{k}={v}" for k, v in result["config"].items()))
     say(f"session service: {_STORES[storage]}")
+    if recent_events is not None:
+        say(
+            f"session read: the latest {recent_events} events per request "
+            "(GetSessionConfig.num_recent_events)"
+        )
     for note in reading.notes:
         say(f"left out: {note}")
     for warning in result["warnings"]:
@@ -524,7 +553,9 @@ def check_app(
         say(f"  {entry['id']}" + (f": {entry['title']}" if entry["title"] else ""))
     say(f"campaign: {seconds:g} s through ADK's Runner ...")
     server = _server_environment(storage, session_service_uri)
-    campaign = _run_campaign(spec, seconds, out, cwd, storage, reading.triggers, server)
+    campaign = _run_campaign(
+        spec, seconds, out, cwd, storage, reading.triggers, server, recent_events
+    )
     if not campaign["scripts"] and not campaign["fixtures"]:
         why = "; ".join(campaign["problems"]) or "the budget ended first"
         raise CliError(f"the campaign ran no script ({why}): nothing was checked")
@@ -623,6 +654,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         config=args.config,
         price=tuple(args.price) if args.price else None,
         session_service_uri=args.session_service_uri,
+        recent_events=args.recent_events,
         say=None if args.json else (lambda text="": print(text, flush=True)),
     )
     if args.json:
@@ -635,8 +667,6 @@ def _with_config(reading: Any, text: str) -> Any:
     """``reading`` with ``--config``'s trigger values (a JSON object, or a
     file holding one), which google-adk's own ``EventsCompactionConfig`` must
     accept. Raises :class:`CliError` (one line)."""
-    from dataclasses import replace
-
     from ..sdk.python.adk import compaction_config
     from ..spec.scripts import TRIGGER_KEYS
 
@@ -727,6 +757,15 @@ def add_parser(sub: Any, run: Any) -> None:
         "P7 compares it with memory), or postgresql+asyncpg://... or mysql+aiomysql://... "
         "(DatabaseSessionService on that server, in a database harness_check the check "
         "creates beside the one named and empties for every script: yours is never touched)",
+    )
+    check.add_argument(
+        "--recent-events",
+        type=int,
+        metavar="N",
+        help="the app reads sessions partially: it passes "
+        "RunConfig(get_session_config=GetSessionConfig(num_recent_events=N)) to run_async; "
+        "every script loads only the latest N events per request, and check warns when N "
+        "is fewer than compaction keeps raw",
     )
     check.add_argument(
         "--replay-examples",

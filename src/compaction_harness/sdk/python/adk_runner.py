@@ -186,6 +186,7 @@ __all__ = [
     "RecordedSummary",
     "RunnerRun",
     "answers_continue_invocation",
+    "reads_part_of_sessions",
     "run_script_outcome",
     "run_script_with_runner",
     "runner_script",
@@ -213,6 +214,16 @@ def answers_continue_invocation(tree: str) -> bool:
         if module is not None:
             return "_resolve_invocation_id_from_fr" in inspect.getsource(module)
     return "_resolve_invocation_id_from_fr" in inspect.getsource(Runner.run_async)
+
+
+def reads_part_of_sessions() -> bool:
+    """Whether the installed ``Runner`` loads a session as
+    ``RunConfig.get_session_config`` says (``config.recent_events``): the
+    field exists (google-adk 2.13.0 has it; read from the model, not from a
+    list of releases)."""
+    from google.adk.agents.run_config import RunConfig
+
+    return "get_session_config" in RunConfig.model_fields
 
 
 # -- the entry point --------------------------------------------------------------------
@@ -243,6 +254,11 @@ def run_script_with_runner(
         raise NotApplicable(
             f"google-adk {ADK_RELEASE} has no google.adk.platform.time (the clock)"
         ) from None
+    if script.config.recent_events is not None and not reads_part_of_sessions():
+        raise NotApplicable(
+            f"google-adk {ADK_RELEASE}'s RunConfig has no get_session_config "
+            "(config.recent_events: the Runner always loads the whole session)"
+        )
     if runner_app._ACTIVE is not None:
         raise RuntimeError("runner-driver runs do not nest")
     folder = tempfile.TemporaryDirectory() if script.config.storage != "memory" else None
@@ -340,6 +356,15 @@ async def _finish(driver: RunnerDriver) -> None:
         await driver._cancel_run()
     record = driver.record
     held = list(driver.view.events) if driver.view is not None else []
+    if driver.config.recent_events is not None and driver.service is not None:
+        # The view holds only what the last request loaded: record the
+        # session as stored, every event of it.
+        whole = await driver._adk(
+            driver.service.peek(
+                app_name=driver.names.name, user_id=runner_app.USER, session_id=driver.session_id
+            )
+        )
+        held = list(whole.events) if whole is not None else held
     record.events = held
     try:
         record.session = from_adk_events(held)
@@ -410,5 +435,7 @@ def run_script_outcome(script: ops.Script) -> UnitOutcome:
     labels.add("runner: summarised" if run.summaries else "runner: no summary")
     if run.repairs:
         labels.add("runner: script repaired")
+    if script.config.recent_events is not None:
+        labels.add("runner: partial read")
     outcome.labels = sorted(labels)
     return outcome

@@ -33,7 +33,7 @@ from .pipeline import (
     summary_branch,
     summary_price,
 )
-from .runner_record import RecordedEnd, RecordedSummary, RecordedTrigger, RunnerRun
+from .runner_record import RecordedCall, RecordedEnd, RecordedSummary, RecordedTrigger, RunnerRun
 
 
 # -- checks -----------------------------------------------------------------------------
@@ -105,7 +105,7 @@ def _check_calls(record: RunnerRun, config: Any) -> list[Violation]:
                 call.prompt,
                 call.baseline,
                 call.summaries,
-                call.opener,
+                _loaded_opener(call, config),
                 strict=strict,
                 records=_client_records(steps),
                 pruned=prunes_orphaned_calls(),
@@ -116,6 +116,28 @@ def _check_calls(record: RunnerRun, config: Any) -> list[Violation]:
             v.details["model_call"] = number
         out += found
     return out
+
+
+def _loaded_opener(call: RecordedCall, config: Any) -> str | None:
+    """The opener P2 asks of ``call``'s prompt: the text of the user message
+    that opened the running invocation, unless the request did not load it.
+
+    With a partial read (``config.recent_events``: ``GetSessionConfig``'s
+    ``num_recent_events``) the session each request holds is the latest N
+    stored events plus what the request appends; ADK documents the read as
+    returning "at most given number of recent events"
+    (``google/adk/sessions/base_session_service.py``, 2.13.0). An invocation
+    that a client's answer continues in a later request may have opened
+    before those N events: the opener is then not in the session the
+    ``Runner`` assembles the prompt from, by the user's configuration, and
+    neither P2 nor P4 is judged on events the request did not load (see
+    ``docs/invariants.md``, partial reads; ``check`` warns of a read smaller
+    than what compaction keeps raw). With the whole session read, the opener
+    is always held, and the clause applies as stated."""
+    if config.recent_events is None or call.opener is None:
+        return call.opener
+    held = any(s.author == "user" and s.text == call.opener for s in call.snapshot)
+    return call.opener if held else None
 
 
 def _client_records(steps: Session) -> list[int]:

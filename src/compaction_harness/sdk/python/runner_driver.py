@@ -167,6 +167,26 @@ class RunnerDriver(Recording, Interpreter):
             self.session_id = session.id
             self.view = session
 
+    def session_read(self) -> Any:
+        """The ``GetSessionConfig`` every request loads the session with
+        (``config.recent_events``: ``num_recent_events``), or None: the whole
+        session. The ``Runner`` passes ``RunConfig.get_session_config`` to the
+        session service's ``get_session`` (``Runner._get_or_create_session``,
+        google-adk 2.13.0); ``rewind_async`` ignores it."""
+        if self.config.recent_events is None:
+            return None
+        from google.adk.sessions.base_session_service import GetSessionConfig
+
+        return GetSessionConfig(num_recent_events=self.config.recent_events)
+
+    def run_config(self) -> Any:
+        """The ``RunConfig`` of every ``run_async``: ADK's default, or one
+        that reads the session as :meth:`session_read` says."""
+        from google.adk.agents.run_config import RunConfig
+
+        read = self.session_read()
+        return RunConfig() if read is None else RunConfig(get_session_config=read)
+
     async def model_called(self, name: str, llm_request: Any) -> LlmResponse:
         future = asyncio.get_running_loop().create_future()
         self.waiting[name] = future
@@ -250,12 +270,12 @@ class RunnerDriver(Recording, Interpreter):
         await self._service_for_request()
         self.hanging = False
         self.run_invocation = None
-        runner, session_id = self.runner, self.session_id
+        runner, session_id, run_config = self.runner, self.session_id, self.run_config()
 
         async def consume() -> None:
             try:
                 async for _ in runner.run_async(
-                    user_id=USER, session_id=session_id, new_message=message
+                    user_id=USER, session_id=session_id, new_message=message, run_config=run_config
                 ):
                     pass
             except Exception as exc:  # P0: ADK raised; the run is over
@@ -639,9 +659,19 @@ class RunnerDriver(Recording, Interpreter):
         from ...spec import reference
 
         loaded = await self.service.peek(
-            app_name=self.names.name, user_id=USER, session_id=self.session_id
+            app_name=self.names.name,
+            user_id=USER,
+            session_id=self.session_id,
+            config=self.session_read(),
         )
         stored = from_adk_events(loaded.events)
+        if self.config.recent_events is not None and not set(ids) <= {
+            c for s in stored for c in s.call_ids
+        }:
+            return (
+                f"does not load the call it answers (recent_events="
+                f"{self.config.recent_events}: the call is older than the events it loads)"
+            )
         if self.answer_resolves_elsewhere(stored, ids, invocation):
             return "resolves its (reused) ids to another invocation"
         live = reference.live_events(stored)
