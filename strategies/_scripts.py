@@ -102,12 +102,32 @@ def stored_kinds() -> tuple[str, ...]:
     )
 
 
+#: ``recent_events`` (``GetSessionConfig.num_recent_events``) as drawn for
+#: runner-driver scripts: one script in three reads part of the session (the
+#: whole session is what it shrinks to), mostly small values that the raw
+#: events compaction keeps exceed (an invocation stores 2 to 6 events), 0
+#: (nothing loaded) and a few larger ones.
+RECENT_EVENTS = st.sampled_from(("whole", "whole", "read")).flatmap(
+    lambda read: (
+        st.none()
+        if read == "whole"
+        else st.one_of(st.integers(1, 8), st.just(0), st.integers(9, 30))
+    )
+)
+
+
 @st.composite
-def script_configs(draw, *, token: bool = True, database: bool = True) -> ScriptConfig:
+def script_configs(
+    draw, *, token: bool = True, database: bool = True, recent_events: bool = False
+) -> ScriptConfig:
     """A :class:`ScriptConfig`. ``token``: the release has token-threshold
     compaction (1.26.0 and later); ``database``: it can store sessions in
     SQLite (the ``[db]`` extra), one script in :data:`DATABASE_ONE_IN` (it
-    shrinks to memory)."""
+    shrinks to memory); ``recent_events``: the script may read only the
+    session's latest events (:data:`RECENT_EVENTS`; only ADK's ``Runner``
+    runs such a script: pass it for runner-driver scripts alone). Without
+    it nothing more is drawn, so the other properties' examples stay as
+    they were."""
     kinds = ("sliding window", "token threshold", "both triggers") if token else ("sliding window",)
     kind = draw(st.sampled_from(kinds))
     triggers: dict = {}
@@ -128,6 +148,7 @@ def script_configs(draw, *, token: bool = True, database: bool = True) -> Script
         summary=draw(st.sampled_from(SUMMARY_SIZES)),
         strict_provider=draw(st.booleans()),
         call_ids=draw(st.sampled_from(("unique", "per_turn"))),
+        recent_events=draw(RECENT_EVENTS) if recent_events else None,
     )
 
 
@@ -179,11 +200,18 @@ def operations() -> st.SearchStrategy:
 
 
 @st.composite
-def scripts(draw, *, max_operations: int = 24, token: bool = True, database: bool = True) -> Script:
+def scripts(
+    draw,
+    *,
+    max_operations: int = 24,
+    token: bool = True,
+    database: bool = True,
+    recent_events: bool = False,
+) -> Script:
     """A :class:`~compaction_harness.spec.scripts.Script`: a configuration (see
-    :func:`script_configs`), a first invocation opened by a user, then up to
-    ``max_operations`` operations."""
-    config = draw(script_configs(token=token, database=database))
+    :func:`script_configs`, which says what ``recent_events`` draws), a first
+    invocation opened by a user, then up to ``max_operations`` operations."""
+    config = draw(script_configs(token=token, database=database, recent_events=recent_events))
     ops = draw(st.lists(operations(), min_size=1, max_size=max_operations))
     return Script(config, (Open(), *_answered_later(draw, ops)))
 
@@ -241,6 +269,7 @@ def differential_scripts(
     database: bool = True,
     answers: bool = True,
     final_text: bool = False,
+    recent_events: bool = False,
 ) -> st.SearchStrategy[Script]:
     """Scripts (as :func:`scripts` draws them) that both drivers run
     comparably, so their stored sessions can be compared event by event:
@@ -262,11 +291,15 @@ def differential_scripts(
       first text reply): a user message follows a text that more model
       replies follow, as the user of such an agent sends one (the runner
       driver would otherwise end the invocation there, and the model replies
-      after it would do nothing).
+      after it would do nothing);
+    * ``recent_events=True`` draws partial reads too (``config.recent_events``),
+      which only the runner driver runs: for the runner's own property, never
+      for the differential test.
     """
-    return scripts(max_operations=max_operations, token=token, database=database).map(
-        lambda script: _comparable(script, answers, final_text)
+    drawn = scripts(
+        max_operations=max_operations, token=token, database=database, recent_events=recent_events
     )
+    return drawn.map(lambda script: _comparable(script, answers, final_text))
 
 
 def _app_operations(app: AppShape, size: st.SearchStrategy) -> st.SearchStrategy:

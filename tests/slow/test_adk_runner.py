@@ -19,6 +19,7 @@ from compaction_harness.sdk.python.adk import (
 from compaction_harness.sdk.python.adk_runner import (
     Inexpressible,
     answers_continue_invocation,
+    reads_part_of_sessions,
     run_script_outcome,
     run_script_with_runner,
 )
@@ -168,13 +169,17 @@ def test_an_exception_adk_raises_is_p0(monkeypatch: pytest.MonkeyPatch) -> None:
 @settings(max_examples=30)
 @given(
     script=differential_scripts(
-        database=_has_database(), answers=answers_continue_invocation("agent"), final_text=True
+        database=_has_database(),
+        answers=answers_continue_invocation("agent"),
+        final_text=True,
+        recent_events=reads_part_of_sessions(),
     )
 )
 def test_runner_pipeline_scripts_meet_p0_to_p7(script: Script) -> None:
     """The pipeline property through ADK's own ``Runner`` (P0 to P7 on what
-    the model was really sent); a failure's fixture records the script as
-    the runner ran it, with ``config.driver="runner"``."""
+    the model was really sent), partial reads (``config.recent_events``)
+    included where the release has them; a failure's fixture records the
+    script as the runner ran it, with ``config.driver="runner"``."""
     script = narrowed(script)
     script = Script(replace(script.config, driver="runner"), script.operations)
     try:
