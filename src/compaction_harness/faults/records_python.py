@@ -140,8 +140,9 @@ ROWS: tuple[tuple[str | None, ...], ...] = (
         "compaction-stops-while-a-call-waits",
         None,
         "P3",
-        "sliding-window compaction stops at a long-running call that waits, and nothing "
-        "after it is compacted until it is answered",
+        "compaction (the sliding window, and the token threshold too) stops at a "
+        "long-running call that waits, and nothing after it is compacted until it is "
+        "answered",
         "google/adk/apps/compaction.py, _run_compaction_for_sliding_window cuts its window "
         "with _longest_self_contained_prefix, which returns a prefix: it ends before the "
         "first obligation still open, and a long-running call whose result has not come "
@@ -165,7 +166,12 @@ ROWS: tuple[tuple[str | None, ...], ...] = (
         "again at the invocation's first event, whatever kept summaries cover, the waiting "
         "call is in it again and the prefix stops before it (first recorded as "
         "resumed-invocation-window-stalls-on-a-summarised-pending-call, which the fix "
-        "removes with the rest).",
+        "removes with the rest). Token-threshold compaction stops the same way: "
+        "_events_to_compact_for_token_threshold trims its candidates with the same "
+        "_longest_self_contained_prefix, and every later end's candidates start at the "
+        "waiting call, so an app with only a token threshold sends ever longer requests "
+        "while an approval waits; there the fix summarises the range after the waiting "
+        "call without the rolling-summary seed, whose time range would cover the call.",
     ),
     (
         "database-reload-reorders-events-by-timestamp",

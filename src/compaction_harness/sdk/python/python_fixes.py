@@ -141,11 +141,13 @@ ENTRIES: tuple[dict[str, Any], ...] = (
         name="compaction-summarised-around-a-waiting-call",
         faults=("compaction-stops-while-a-call-waits",),
         summary=(
-            "_run_compaction_for_sliding_window, when the self-contained prefix of its window "
-            "stops at a call still waiting (a long-running call, a confirmation) and holds nothing "
-            "new worth summarising, summarises the first self-contained range after the "
-            "waiting call that holds something new: the summary's time range starts after "
-            "the waiting call, which stays in the prompt, and no range is summarised again"
+            "_run_compaction_for_sliding_window and _events_to_compact_for_token_threshold, "
+            "when the self-contained prefix of their window stops at a call still waiting (a "
+            "long-running call, a confirmation) and holds nothing new worth summarising, "
+            "summarise the first self-contained range after the waiting call that holds "
+            "something new: the summary's time range starts after the waiting call, which "
+            "stays in the prompt (the token threshold's range goes without the rolling-summary "
+            "seed, which would stretch it over the call), and no range is summarised again"
         ),
         diff="compaction-summarised-around-a-waiting-call.diff",
     ),
