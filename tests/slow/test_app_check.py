@@ -474,7 +474,7 @@ def test_a_token_threshold_alone_has_every_invariant_judged(monkeypatch, tmp_pat
 
     seen = {}
 
-    def campaign(spec, seconds, out, cwd, storage, triggers, server=None):
+    def campaign(spec, seconds, out, cwd, storage, triggers, *rest):
         seen["triggers"] = triggers
         return {"fixtures": {}, "scripts": 3, "rounds": 1, "problems": []}
 
