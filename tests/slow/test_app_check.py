@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import assume, event, given, settings
@@ -40,6 +41,8 @@ from compaction_harness.surfaces.app_check import app_config
 from compaction_harness.surfaces.checks import met, timed
 from strategies import app_scripts
 
+REPROS = Path(__file__).resolve().parents[1] / "repros"
+
 #: The app the property checks: ``check``'s, or the example app.
 APP = os.environ.get("HARNESS_CHECK_APP") or "examples.support:app"
 #: Invariants a ``check`` campaign already found failing (its later rounds
@@ -59,7 +62,9 @@ def _config() -> ScriptConfig:
     reading = read_app(load(APP), APP)
     if os.environ.get("HARNESS_CHECK_CONFIG"):
         reading = replace(reading, triggers=json.loads(os.environ["HARNESS_CHECK_CONFIG"]))
-    storage = os.environ.get("HARNESS_CHECK_STORAGE") or "memory"
+    storage = (
+        os.environ.get("HARNESS_CHECK_STORAGE") or os.environ.get("HARNESS_STORAGE") or "memory"
+    )
     recent = os.environ.get("HARNESS_CHECK_RECENT_EVENTS")
     return app_config(
         reading,
@@ -494,6 +499,36 @@ def test_a_token_threshold_alone_has_every_invariant_judged(monkeypatch, tmp_pat
     assert all(row == {"holds": True} for row in result["invariants"].values())
     assert "P3         holds" in lines
     assert not [line for line in lines if "not checked" in line]
+
+
+def test_check_classifies_a_fixture_on_the_campaigns_server(
+    database_server, monkeypatch, tmp_path
+) -> None:
+    """A fixture the campaign found on the user's server is classified (re-run
+    under fixes) by check's own process on that server too: its scratch
+    database is named in the environment while it is judged, and only then."""
+    from compaction_harness.sdk.python.adk_helpers import database_url
+    from compaction_harness.surfaces import app_check
+
+    database_server("postgresql")
+    users = database_url("postgresql")
+    monkeypatch.delenv("HARNESS_POSTGRESQL_URL")  # check's process knows only the URI
+    found = json.loads(next(REPROS.glob("P7-2.13.0-8df41159*.json")).read_text())
+    found["call"]["config"]["storage"] = "postgresql"
+    path = tmp_path / "P7-2.13.0-on-postgresql.json"
+    path.write_text(json.dumps(found))
+
+    def campaign(*args):
+        return {"fixtures": {"P7": path}, "scripts": 1, "rounds": 1, "problems": []}
+
+    monkeypatch.setattr(app_check, "_run_campaign", campaign)
+    monkeypatch.setattr(app_check, "_costs", lambda config, price: {})
+    monkeypatch.chdir(tmp_path)
+    result = app_check.check_app("examples.support:app", seconds=10, session_service_uri=users)
+    assert "database-reload-reorders-events-by-timestamp" in {
+        f["id"] for f in result["invariants"]["P7"]["faults"]
+    }
+    assert "HARNESS_POSTGRESQL_URL" not in os.environ
 
 
 def test_a_threshold_the_fixed_prompt_already_passes_is_warned_of() -> None:

@@ -185,3 +185,38 @@ def test_scripts_on_each_stored_kind_meet_p0_to_p7(kind, driver, database_server
         database_server(kind)
     script = data.draw(differential_scripts(), label="script")
     run_and_label(Script(replace(script.config, storage=kind, driver=driver), script.operations))
+
+
+def test_check_says_in_one_line_when_the_user_may_not_write_the_scratch_database(
+    database_server,
+) -> None:
+    """A user that may reach the server but not create or empty tables in the
+    scratch database: one line naming why, before any campaign runs."""
+    import asyncio
+
+    from sqlalchemy import text
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from compaction_harness.sdk.protocol import NotApplicable
+    from compaction_harness.sdk.python.adk_helpers import scratch_database
+
+    database_server("postgresql")
+    owner = database_url("postgresql")
+
+    async def as_owner() -> None:
+        engine = create_async_engine(owner, isolation_level="AUTOCOMMIT")
+        try:
+            async with engine.connect() as connection:
+                await connection.execute(text("DROP ROLE IF EXISTS clerk"))
+                await connection.execute(text("CREATE ROLE clerk LOGIN"))
+        finally:
+            await engine.dispose()
+
+    asyncio.run(as_owner())
+    asyncio.run(scratch_database(owner))  # the owner made harness_check
+    clerk = owner.replace("postgresql+asyncpg://harness@", "postgresql+asyncpg://clerk@")
+    with pytest.raises(NotApplicable) as caught:
+        asyncio.run(scratch_database(clerk))
+    said = str(caught.value)
+    assert "cannot create and write tables in the scratch database" in said, said
+    assert "permission denied" in said and "\n" not in said

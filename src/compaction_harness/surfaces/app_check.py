@@ -29,6 +29,7 @@ an app or agent, an app without compaction, a clone without the tests).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -135,6 +136,21 @@ def storage_of(uri: str | None) -> str:
         f"--session-service-uri {scheme}://...: unsupported scheme {scheme!r} "
         "(memory://, sqlite:///PATH, postgresql+asyncpg://..., mysql+aiomysql://...)"
     )
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]):
+    """``os.environ`` with ``values`` set inside the ``with`` block, as it was after."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _server_environment(storage: str, uri: str | None) -> dict[str, str]:
@@ -551,8 +567,8 @@ def check_app(
     say(f"known faults this configuration can meet on {ADK_RELEASE}:")
     for entry in result["reachable_faults"] or [{"id": "none", "title": "", "fixture": ""}]:
         say(f"  {entry['id']}" + (f": {entry['title']}" if entry["title"] else ""))
-    say(f"campaign: {seconds:g} s through ADK's Runner ...")
     server = _server_environment(storage, session_service_uri)
+    say(f"campaign: {seconds:g} s through ADK's Runner ...")
     campaign = _run_campaign(
         spec, seconds, out, cwd, storage, reading.triggers, server, recent_events
     )
@@ -566,7 +582,10 @@ def check_app(
             table[invariant] = {"holds": True}
         else:
             table[invariant] = {"holds": False, "fixture": os.path.relpath(path, cwd)}
-            table[invariant].update(_classify(path))
+            # Classified here, by re-running the fixture under fixes: on the
+            # campaign's server, if it ran on one.
+            with _environment(server):
+                table[invariant].update(_classify(path))
             table[invariant]["clock"] = _clock_of(path)
     result["campaign"] = {
         "scripts": campaign["scripts"],

@@ -334,8 +334,44 @@ async def scratch_database(url: str) -> str:
         ) from None
     finally:
         await engine.dispose()
+    # The tables ADK makes there must be creatable and writable by this user:
+    # said now, in one line, rather than as a campaign that runs nothing.
+    probe = create_async_engine(given.set(database=SCRATCH_DATABASE))
+    try:
+        async with probe.begin() as connection:
+            await connection.execute(text("CREATE TABLE harness_probe (id INT)"))
+            await connection.execute(text("INSERT INTO harness_probe VALUES (1)"))
+            await connection.execute(text("DROP TABLE harness_probe"))
+            await connection.run_sync(_empty_tables)  # what every script does first
+    except Exception as exc:
+        shown = given.set(database=SCRATCH_DATABASE).render_as_string(hide_password=True)
+        raise NotApplicable(
+            f"{shown}: cannot create and write tables in the scratch database: "
+            f"{type(exc).__name__}: {_first_words(exc)}"
+        ) from None
+    finally:
+        await probe.dispose()
     scratch = given.set(drivername=backend, database=SCRATCH_DATABASE)
     return scratch.render_as_string(hide_password=False)
+
+
+def _empty_tables(connection: Any) -> None:
+    """Empty every table of ``connection``'s database but :data:`_KEPT_TABLES`
+    (see :func:`empty_database`)."""
+    from sqlalchemy import inspect as sqlalchemy_inspect
+    from sqlalchemy import text
+
+    names = [n for n in sqlalchemy_inspect(connection).get_table_names() if n not in _KEPT_TABLES]
+    if not names:
+        return
+    quote = connection.dialect.identifier_preparer.quote
+    if connection.dialect.name == "postgresql":
+        connection.execute(text(f"TRUNCATE {', '.join(map(quote, names))}"))
+        return
+    connection.execute(text("SET FOREIGN_KEY_CHECKS=0"))
+    for name in names:
+        connection.execute(text(f"DELETE FROM {quote(name)}"))
+    connection.execute(text("SET FOREIGN_KEY_CHECKS=1"))
 
 
 async def empty_database(service: Any) -> None:
@@ -349,25 +385,6 @@ async def empty_database(service: Any) -> None:
     script when its tables were dropped and made again, 0.32 s emptied.
     Call it before the service's first use. Raises :class:`NotApplicable` for a database whose
     name does not start with :data:`EMPTIED_DATABASES` (a user's own)."""
-    from sqlalchemy import inspect as sqlalchemy_inspect
-    from sqlalchemy import text
-
-    def drop(connection: Any) -> None:
-        # Every table but ADK's record of the schema version, which the
-        # service would otherwise write again (and check) on first use.
-        names = [
-            n for n in sqlalchemy_inspect(connection).get_table_names() if n not in _KEPT_TABLES
-        ]
-        if not names:
-            return
-        quote = connection.dialect.identifier_preparer.quote
-        if connection.dialect.name == "postgresql":
-            connection.execute(text(f"TRUNCATE {', '.join(map(quote, names))}"))
-            return
-        connection.execute(text("SET FOREIGN_KEY_CHECKS=0"))
-        for name in names:
-            connection.execute(text(f"DELETE FROM {quote(name)}"))
-        connection.execute(text("SET FOREIGN_KEY_CHECKS=1"))
 
     engine = service.db_engine
     name = engine.url.database or ""
@@ -377,12 +394,19 @@ async def empty_database(service: Any) -> None:
             f"databases whose name starts with {EMPTIED_DATABASES!r} (its own servers', and "
             "check's scratch database)"
         )
-    if hasattr(engine, "sync_engine"):
-        async with engine.begin() as connection:
-            await connection.run_sync(drop)
-    else:
-        with engine.begin() as connection:
-            drop(connection)
+    try:
+        if hasattr(engine, "sync_engine"):
+            async with engine.begin() as connection:
+                await connection.run_sync(_empty_tables)
+        else:
+            with engine.begin() as connection:
+                _empty_tables(connection)
+    except Exception as exc:  # the script's first contact with the server
+        shown = engine.url.render_as_string(hide_password=True)
+        raise NotApplicable(
+            f"the session service's server at {shown} does not answer as expected: "
+            f"{type(exc).__name__}: {_first_words(exc)}"
+        ) from None
 
 
 def sqlite_service(path: str, wrap: Any = None) -> Any:
