@@ -134,6 +134,14 @@ def _spawn(cmd: list[str], log: Path, what: str, **kwargs) -> subprocess.Popen:
         raise ServerError(f"{what} could not run: {exc.strerror}: {exc.filename}") from None
 
 
+def _discard(folder: Path, process: subprocess.Popen | None) -> None:
+    """What a start that failed leaves: its server stopped, its folder removed."""
+    if process is not None:
+        process.kill()
+        process.wait()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def start_postgresql() -> Server:
     """A PostgreSQL server of the caller's own (see the module's docstring),
     with a database :data:`DATABASE` that the role ``harness`` owns.
@@ -152,6 +160,7 @@ def start_postgresql() -> Server:
     if as_user:
         shutil.chown(log, "postgres")
     port = _free_port()
+    process = None
     try:
         _run(
             [initdb, "-D", str(folder / "data"), "-A", "trust", "-U", "harness", "--no-sync"],
@@ -200,10 +209,7 @@ def start_postgresql() -> Server:
             **as_user,
         )
     except BaseException:
-        if "process" in locals():
-            process.kill()
-            process.wait()
-        shutil.rmtree(folder, ignore_errors=True)
+        _discard(folder, process)
         raise
     url = f"postgresql://harness@127.0.0.1:{port}/{DATABASE}"
     return Server("postgresql", url, process, folder, log)
@@ -236,6 +242,7 @@ def start_mariadb() -> Server:
     data = folder / "data"
     user = "root" if os.geteuid() == 0 else None
     port = _free_port()
+    process = None
     try:
         _run(
             [
@@ -280,10 +287,7 @@ def start_mariadb() -> Server:
             f"creating the database {DATABASE}",
         )
     except BaseException:
-        if "process" in locals():
-            process.kill()
-            process.wait()
-        shutil.rmtree(folder, ignore_errors=True)
+        _discard(folder, process)
         raise
     return Server("mariadb", f"mysql://root@127.0.0.1:{port}/{DATABASE}", process, folder, log)
 
