@@ -181,7 +181,15 @@ def test_runner_pipeline_scripts_meet_p0_to_p7(script: Script) -> None:
     included where the release has them; a failure's fixture records the
     script as the runner ran it, with ``config.driver="runner"``."""
     script = narrowed(script)
-    script = Script(replace(script.config, driver="runner"), script.operations)
+    judge_on_the_runner(Script(replace(script.config, driver="runner"), script.operations))
+
+
+def judge_on_the_runner(script: Script, report=None) -> None:
+    """The body of a property through ADK's ``Runner``: run ``script``, judge
+    it by fix, label the example (its labels, the known faults it met), hand
+    every violation to ``report`` when given, and raise
+    :class:`InvariantViolation` for a new one, with the script as the Runner
+    ran it. A script the release cannot run is rejected as an example."""
     try:
         with timed(script):
             outcome = judge(script, run_script_outcome(script))
@@ -189,6 +197,8 @@ def test_runner_pipeline_scripts_meet_p0_to_p7(script: Script) -> None:
         event(f"not applicable: {exc}")
         assume(False)
         return
+    if report is not None:
+        report(script, [*outcome.violations, *(v for v, _ in outcome.known)])
     for label in outcome.labels:
         event(label)
     for fault in dict.fromkeys(f for _, f in outcome.known):

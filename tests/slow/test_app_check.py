@@ -16,13 +16,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, event, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_adk_runner import judge_on_the_runner
 
 from compaction_harness.sdk.python.adk import NotApplicable, helper_availability
 from compaction_harness.sdk.python.adk_runner import run_script_outcome, run_script_with_runner
 from compaction_harness.sdk.python.cases import judge
-from compaction_harness.sdk.python.unit import InvariantViolation
 from compaction_harness.sdk.python.user_app import AppError, load, read_app
 from compaction_harness.spec.app_shape import AppShape
 from compaction_harness.spec.model import ModelError
@@ -38,7 +38,6 @@ from compaction_harness.spec.scripts import (
     Text,
 )
 from compaction_harness.surfaces.app_check import app_config
-from compaction_harness.surfaces.checks import met, timed
 from strategies import app_scripts
 
 REPROS = Path(__file__).resolve().parents[1] / "repros"
@@ -89,21 +88,7 @@ def _report(script: Script, found: list) -> None:
 def test_the_app_meets_p0_to_p7(script: Script) -> None:
     """P0 to P7 on the app's shape, through the ``Runner``; a failure's
     fixture is a script on the app (``config.app``), as run."""
-    try:
-        with timed(script):
-            outcome = judge(script, run_script_outcome(script))
-    except NotApplicable as exc:
-        event(f"not applicable: {exc}")
-        assume(False)
-        return
-    _report(script, [*outcome.violations, *(v for v, _ in outcome.known)])
-    for label in outcome.labels:
-        event(label)
-    for fault in dict.fromkeys(f for _, f in outcome.known):
-        met(fault)
-    if outcome.violations:
-        as_run = outcome.observed.get("script")
-        raise InvariantViolation(Script.from_json(as_run) if as_run else script, outcome)
+    judge_on_the_runner(script, report=_report)
 
 
 # -- reading an app ---------------------------------------------------------------
