@@ -34,7 +34,7 @@ def start_servers(config: pytest.Config) -> str | None:
     kind, a server not installed or failing at start: one line), or None."""
     if not SERVERS_SPEC or hasattr(config, "workerinput"):
         return None
-    from ..sdk.python.adk import SERVER_URL_VARIABLES
+    from ..spec.scripts import SERVER_URL_VARIABLES
     from ..store import servers
 
     for kind in SERVERS_SPEC:
@@ -62,7 +62,7 @@ def own_databases(config: pytest.Config) -> None:
     worker = getattr(config, "workerinput", {}).get("workerid")
     if not SERVERS_SPEC or not worker:
         return
-    from ..sdk.python.adk import SERVER_URL_VARIABLES
+    from ..spec.scripts import SERVER_URL_VARIABLES
     from ..store import servers
 
     for kind in SERVERS_SPEC:
@@ -90,7 +90,7 @@ def database_server(_database_servers, monkeypatch):
     server is started once per process, or is the one HARNESS_SERVERS
     started; one that is not installed or does not start fails the test
     with one line."""
-    from ..sdk.python.adk import SERVER_URL_VARIABLES
+    from ..spec.scripts import SERVER_URL_VARIABLES
     from ..store import servers
 
     def start(kind: str) -> str:
