@@ -179,3 +179,26 @@ def test_the_sliding_window_bound_ignores_the_count_and_no_trigger_means_no_clai
     neither = {**token(), "token_threshold": None, "event_retention_size": None}
     assert liveness_bound(neither, steps, 80) is None
     assert check_liveness(steps, [], [], neither, count=80) == ([], frozenset())
+
+
+def test_at_the_first_end_the_range_after_a_waiting_call_waits_for_the_next():
+    # A summary takes one range an end. At the first end that fires, google-adk
+    # with every fix summarises the prefix (u1); the range after the waiting
+    # call a (u2 and its reply) waits for the next end, as at every later end:
+    # P3 holds an end to what was compactable at the previous one, and before
+    # the first end there was none (fixture P3-2.13.0-54ed539f, kept in
+    # docs/findings/, fired here until the first end was held so too).
+    steps = session(
+        user("i1", 1, "u1"),
+        call("i1", 2, "a", long_running=("a",)),
+        user("i2", 3, "u2"),
+        counted("i2", 4, 70),
+        summary(0, 5, 1, 1),
+    )
+    config = token(retention=0)
+    summaries = [(len(steps), (0,), ())]
+    found, carried = check_liveness(steps, shown(0), summaries, config, count=70)
+    assert found == [] and carried == frozenset(steps[2:4])
+    # Still there at the next end that fires: a stall.
+    found, _ = check_liveness(steps, shown(0), summaries, config, earlier=carried, count=80)
+    assert [(v.invariant, v.positions) for v in found] == [("P3", (2, 3))]

@@ -250,6 +250,12 @@ def check_liveness(
         within = set(reference.compactable_around_waiting_calls(live, window[:cut]))
         compactable = tuple(k for k in compactable if k >= cut or k in within)
     backlog = tuple(uncovered[k] for k in compactable)
+    if earlier is None and not sliding:
+        # The token threshold's first end, as at every later one: only what
+        # was compactable at the previous end is held (there was none), since
+        # a summary takes one range an end and the range after a waiting call
+        # waits for the next (the bound has no slack of its own).
+        earlier = frozenset()
     held = backlog if earlier is None else tuple(i for i in backlog if steps[i] in earlier)
     found = frozenset(steps[i] for i in backlog)
     if bound is None or len(held) <= bound:
