@@ -292,9 +292,15 @@ class RunnerDriver(Recording, Interpreter):
         task = self.run_task
         if task is not None and not task.done():
             task.cancel()
-            # ADK's own cleanup runs on cancellation; a run that does not end
-            # within a few seconds is left to the loop's closing.
-            await asyncio.wait([task], timeout=5)
+            # ADK's own cleanup runs on cancellation. The next operation waits
+            # for it, however long a busy machine takes: a run still going
+            # would go on beside the next one, its tools with it, and what they
+            # record would depend on the machine's speed, not on the script.
+            await asyncio.wait([task], timeout=_STUCK_AFTER)
+            if not task.done():
+                raise RuntimeError(
+                    f"the Runner did not stop when its process died (operation {self.current})"
+                )
         self.hanging = False
         self.run_task = None
         # A process handling a later request runs the tools again (ADK's flow may
