@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import sys
 import time
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=12, help="scripts to draw (default 12)")
     args = parser.parse_args(argv)
+    # ADK logs every call and response its prompt builder drops: not the figures.
+    logging.getLogger("google_adk").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore")
 
     from hypothesis import HealthCheck, given, settings
 
