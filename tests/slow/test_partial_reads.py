@@ -12,6 +12,7 @@ is judged as ever.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,7 @@ from compaction_harness.sdk.python.adk_runner import reads_part_of_sessions, run
 from compaction_harness.sdk.python.driver import run_script
 from compaction_harness.sdk.python.drivers import EmulatedDriver
 from compaction_harness.spec.scripts import Answer, Calls, Open, Script, ScriptConfig, Text
+from compaction_harness.store.fixtures import load_fixture
 from compaction_harness.surfaces.app_check import _warnings
 
 pytestmark = pytest.mark.skipif(
@@ -31,6 +33,9 @@ pytestmark = pytest.mark.skipif(
 #: Six invocations of a message and a reply; a summary after every second.
 TURNS = (Open(), Text()) * 6
 SLIDING = ScriptConfig(compaction_interval=2, overlap_size=0, driver="runner")
+
+
+REPROS = Path(__file__).resolve().parents[1] / "repros"
 
 
 def _label(text: str) -> str:
@@ -104,6 +109,19 @@ def test_an_opener_the_request_did_not_load_is_the_reads_doing() -> None:
     # With the whole session read the opener is held, and reaches the model.
     whole = run_script_with_runner(Script(SLIDING, ops))
     assert "user 1" in _texts(whole.calls[-1]) and not whole.violations
+
+
+def test_p2_still_asks_for_an_opener_the_request_loaded() -> None:
+    # The opener clause asks only for an opener the request loaded: where the
+    # read holds it, a summary that hides it still breaks P2 (google-adk
+    # 2.13.0's compaction-summarises-a-waiting-invocations-request, its
+    # fixture replayed with a read of 100 events, which loads them all).
+    fixture = load_fixture(next(REPROS.glob("P2-2.13.0-043e7a7b*.json")))
+    script = Script(replace(fixture.case.config, recent_events=100), fixture.case.operations)
+    run = run_script_with_runner(script)
+    assert any(
+        v.invariant == "P2" and "opened the running invocation" in v.message for v in run.violations
+    ), run.violations
 
 
 def test_p4_still_judges_what_the_read_holds(monkeypatch: pytest.MonkeyPatch) -> None:
