@@ -11,6 +11,11 @@ PYTEST_ARGS ?=
 FIXTURE ?=
 RELEASES ?=
 MATRIX_SECONDS ?= 30
+# make bench-faults: seeded trials a fault, each a campaign of at most BENCH_SECONDS;
+# BENCH_FAULTS=id,id for some faults only (their rows replace those of the record).
+BENCH_TRIALS ?= 5
+BENCH_SECONDS ?= 120
+BENCH_FAULTS ?=
 APP ?=
 # make fuzz STORAGE=memory|database|sqlite|postgresql|mariadb: every drawn script on that session service.
 STORAGE ?=
@@ -83,7 +88,7 @@ SDK_PREREQ := $(if $(filter js,$(SDK)),$(ADKJS_STAMP))
 # The targets that run Node: without it on PATH, one line before anything runs
 # (an installed sdks/adk-js would otherwise leave `make js-env` nothing to do,
 # and every ADK-JS test would fail on its own).
-ADKJS_GOALS := js-env $(if $(filter js,$(SDK)),test fuzz fuzz-worker differential bench)
+ADKJS_GOALS := js-env $(if $(filter js,$(SDK)),test fuzz fuzz-worker differential bench bench-faults)
 ifneq ($(filter $(ADKJS_GOALS),$(MAKECMDGOALS)),)
 ifeq ($(shell command -v node 2>/dev/null),)
 $(error SDK=js needs node (Node 20) on PATH, from the system packages; none is installed)
@@ -96,7 +101,7 @@ COVERAGE_MODULES := google.adk.apps.compaction,google.adk.flows.llm_flows.contex
 COVERAGE_REQUIRED := _longest_self_contained_prefix _provably_dead_call_ids \
   _safe_token_compaction_split_index
 
-.PHONY: help env js-env test test-fast fuzz fuzz-worker differential coverage bench gate-under-load matrix tables replay check show lint format clean
+.PHONY: help env js-env test test-fast fuzz fuzz-worker differential coverage bench bench-faults gate-under-load matrix tables replay check show lint format clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -211,6 +216,14 @@ bench: $(SDK_PREREQ) ## unit examples/s against the ceiling, pipeline operations
 	py211=$$(PYTHONPATH=src $(PYTHON) -m compaction_harness.envs --adk 2.11.0) || exit $$?; \
 	$$py bench/bench.py ceiling && $$py bench/bench.py steps && $$py bench/bench.py drivers && \
 	$$py211 bench/bench.py time-to-failure
+
+bench-faults: $(SDK_PREREQ) ## seconds for the campaign to find each known fault alone (every other fix applied), BENCH_TRIALS seeded trials of BENCH_SECONDS: docs/fault-times/ (SDK=js: ADK-JS's faults)
+	@$(NEED_PATCH)
+	@py=$$($(ENV_PY)) || exit $$?; \
+	$(CAMPAIGN_SERVERS); \
+	HARNESS_SERVERS="$$servers" $$py bench/fault_times.py --sdk $(SDK) --trials $(BENCH_TRIALS) \
+	  --seconds $(BENCH_SECONDS) --jobs $(if $(filter auto,$(JOBS)),$$(nproc),$(JOBS)) \
+	  $(if $(BENCH_FAULTS),--faults $(BENCH_FAULTS)) --write
 
 gate-under-load: ## `make test` 5 times under full CPU load (stress-ng); outcomes must not differ
 	@command -v stress-ng >/dev/null || { apt-get update -qq && apt-get install -y -qq stress-ng >/dev/null; } \

@@ -46,3 +46,22 @@ def test_a_new_violation_asks_nothing_of_single_fixes() -> None:
 
     (item,) = classify([V], rerun, ["a", "b"], FAULTS.__getitem__, could_change=never)
     assert item.new and asked == [("a", "b")]
+
+
+def test_a_search_for_one_fault_fails_on_it_alone(monkeypatch) -> None:
+    # HARNESS_SOUGHT_FAULT (bench/fault_times.py): the sought fault's
+    # violations are what the property raises on; every other one, known or
+    # new, is left with the known ones and the example goes on.
+    from compaction_harness.spec.outcome import UnitOutcome
+    from compaction_harness.surfaces.checks import NOT_SOUGHT, SOUGHT, sought_only
+
+    sought, other, new = V, Violation("P2", "x", ids=("c2",)), Violation("P0", "boom")
+    judged = UnitOutcome([new], {}, {}, known=[(sought, "fault-a"), (other, "fault-b")])
+    monkeypatch.delenv(SOUGHT, raising=False)
+    assert sought_only(judged) is judged
+    monkeypatch.setenv(SOUGHT, "fault-a")
+    seen = sought_only(judged)
+    assert seen.violations == [sought]
+    assert seen.known == [(other, "fault-b"), (new, NOT_SOUGHT)]
+    monkeypatch.setenv(SOUGHT, "fault-c")  # not met: nothing fails
+    assert sought_only(judged).violations == []

@@ -40,7 +40,7 @@ from compaction_harness.spec.scripts import (
     Text,
     Tie,
 )
-from compaction_harness.surfaces.checks import met, timed
+from compaction_harness.surfaces.checks import met, sought_only, timed
 from strategies import differential_scripts
 
 
@@ -192,7 +192,7 @@ def judge_on_the_runner(script: Script, report=None) -> None:
     ran it. A script the release cannot run is rejected as an example."""
     try:
         with timed(script):
-            outcome = judge(script, run_script_outcome(script))
+            outcome = sought_only(judge(script, run_script_outcome(script)))
     except NotApplicable as exc:
         event(f"not applicable: {exc}")
         assume(False)

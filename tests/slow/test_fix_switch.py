@@ -301,3 +301,34 @@ def test_adk_js_fixes_are_checked_against_the_node_index(capsys):
         switch.parse_js("nope")
     assert switch.main(["--sdk=js", "nope"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_all_but_names_every_fix_the_release_can_take_save_those_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # FIXES=all,-X: the SDK with fault X alone (bench/fault_times.py).
+    every = switch.parse("all")
+    assert switch.parse(f"all,-{FIX}") == tuple(n for n in every if n != FIX)
+    other = next(n for n in every if n != FIX)
+    assert switch.parse(f"all, -{FIX}, -{other}") == tuple(
+        n for n in every if n not in (FIX, other)
+    )
+    for spec, said in (
+        ("all,nope", "after 'all' only fixes to leave out, each as -name"),
+        ("all,-", "after 'all' only fixes to leave out"),
+        (f"{FIX},all", "'all' comes first"),
+    ):
+        with pytest.raises(switch.FixesError, match=said):
+            switch.parse(spec)
+    with pytest.raises(switch.FixesError, match="no fix named 'nope'"):
+        switch.parse("all,-nope")
+    # ADK-JS's switch (the Node driver's fixes) reads the same spelling.
+    from compaction_harness.sdk.js import js_fixes
+
+    js_every = tuple(js_fixes.js_fixes())
+    left = js_every[0]
+    assert switch.parse_js(f"all,-{left}") == js_every[1:]
+    monkeypatch.setenv(switch.ENV, f"all,-{left}")
+    assert js_fixes.active() == js_every[1:]
+    with pytest.raises(switch.FixesError):
+        switch.parse_js("all,nope")

@@ -670,3 +670,87 @@ def test_a_repro_folder_refusing_mid_campaign_keeps_the_fixture_elsewhere(
     assert f"written to {fallback} instead" in done.stdout
     assert "NEW: 1 of 1 campaign items found a failure" in done.stdout
     assert kept.name in done.stdout
+
+
+@pytest.mark.skipif(ADK_RELEASE != "2.13.0", reason="the fault is recorded for 2.13.0")
+def test_a_search_for_one_fault_fails_on_it_and_reports_when(pytester, tmp_path, monkeypatch):
+    # bench/fault_times.py: the sought fault is not excused; its shrunk
+    # fixture is written unjudged and one line says when it was found.
+    report = tmp_path / "found.jsonl"
+    monkeypatch.setenv("HARNESS_SOUGHT_FAULT", "dead-call-retry-skipped-at-invocation-boundary")
+    monkeypatch.setenv("HARNESS_SOUGHT_REPORT", str(report))
+    monkeypatch.delenv("HARNESS_CAMPAIGN_STARTED", raising=False)
+    pytester.makepyfile(test_known=KNOWN_FAULT_PROPERTY)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.surfaces.pytest_plugin",
+        "--hypothesis-profile=fuzz",
+        "--fuzz-seconds=30",
+        "--fuzz-shards=1",
+        f"--repro-dir={tmp_path / 'repros'}",
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(failed=1)
+    (line,) = [json.loads(text) for text in report.read_text().splitlines()]
+    assert line["fault"] == "dead-call-retry-skipped-at-invocation-boundary"
+    assert line["invariant"] == "U3" and line["events"] == 3 and line["operations"] is None
+    assert 0 < line["first_failure"] <= line["shrunk"] < 30
+    assert Path(line["fixture"]).parent == tmp_path / "repros"
+    # Another fault sought: this one is excused as ever, and nothing fails.
+    monkeypatch.setenv("HARNESS_SOUGHT_FAULT", "sliding-window-splits-call-pairs")
+    again = pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.surfaces.pytest_plugin",
+        "--hypothesis-profile=fuzz",
+        "--fuzz-seconds=1",
+        "--fuzz-shards=1",
+        f"--repro-dir={tmp_path / 'repros'}",
+        "-p",
+        "no:cacheprovider",
+    )
+    again.assert_outcomes(passed=1)
+
+
+DRAWS_PROPERTY = """
+import os
+import pytest
+from hypothesis import given, strategies as st
+
+@pytest.mark.property
+@given(st.integers(0, 10**12))
+def test_draws(n):
+    with open(os.environ["DRAWN"], "a") as out:
+        out.write(f"{n}\\n")
+"""
+
+
+def test_a_seeded_campaign_draws_new_examples_each_round_and_the_same_on_a_rerun(
+    pytester, tmp_path, monkeypatch
+):
+    # --hypothesis-seed alone would give every round one seed, hence the
+    # same examples round after round; each round gets a seed of its own.
+    pytester.makepyfile(test_draws=DRAWS_PROPERTY)
+    runs = []
+    for name in ("a", "b"):
+        drawn = tmp_path / name
+        monkeypatch.setenv("DRAWN", str(drawn))
+        monkeypatch.delenv("HARNESS_CAMPAIGN_STARTED", raising=False)
+        result = pytester.runpytest_subprocess(
+            "-p",
+            "compaction_harness.surfaces.pytest_plugin",
+            "--hypothesis-profile=fuzz",
+            "--fuzz-seconds=2",
+            "--fuzz-shards=1",
+            "--hypothesis-seed=7",
+            f"--repro-dir={tmp_path / 'repros'}",
+            "-p",
+            "no:cacheprovider",
+        )
+        result.assert_outcomes(passed=1)
+        runs.append(drawn.read_text().split())
+    first, second = runs
+    assert len(first) > 2 * 250, len(first)  # more than two rounds of the fuzz profile's 250
+    assert len(set(first)) > 0.8 * len(first)  # rounds do not repeat each other
+    shared = min(len(first), len(second))
+    assert first[:shared] == second[:shared]  # the same seed draws the same examples

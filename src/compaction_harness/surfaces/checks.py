@@ -9,9 +9,11 @@ Hypothesis events, when called inside a test) and raises
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import event
@@ -42,8 +44,12 @@ __all__ = [
     "fixture_from_failure",
     "installed_release",
     "met",
+    "sought_only",
     "timed",
 ]
+
+#: The environment variable of a search for one known fault (``bench/fault_times.py``).
+SOUGHT = "HARNESS_SOUGHT_FAULT"
 
 
 def check_unit_case(
@@ -106,7 +112,7 @@ def timed(case: Any):
 def _check(case, outcome: UnitOutcome, *, injected: bool, release: str | None) -> UnitOutcome:
     release = release or installed_release()
     if not injected:  # classification by fix, after the run
-        outcome = judge(case, outcome)
+        outcome = sought_only(judge(case, outcome))
     # (a deliberately broken stand-in: nothing it does is a known fault)
     new, known = list(outcome.violations), list(outcome.known)
     for fault, evidence in {f: v.details.get("evidence", "pattern") for v, f in known}.items():
@@ -119,6 +125,30 @@ def _check(case, outcome: UnitOutcome, *, injected: bool, release: str | None) -
             case, UnitOutcome(new, outcome.expected, outcome.observed), planted=injected
         )
     return outcome
+
+
+def sought_only(outcome: UnitOutcome) -> UnitOutcome:
+    """``outcome`` (judged: ``known`` classified by fix) as a search for the
+    one fault ``HARNESS_SOUGHT_FAULT`` names sees it; unchanged without it.
+
+    The sought fault is not excused: its violations become ``violations``
+    (what a property raises on, shrinks and writes). Every other violation,
+    known or new, is left in ``known`` (new ones paired with the fault id
+    ``"not the sought fault"``) and the example goes on: a benchmark of the
+    time to find fault X runs the SDK with every fix but X's
+    (``HARNESS_FIXES=all,-X's fix``), where anything else it meets is another
+    fault without its fix or a finding of its own, not X."""
+    fault = os.environ.get(SOUGHT)
+    if not fault:
+        return outcome
+    hit = [v for v, f in outcome.known if f == fault]
+    rest = [(v, f) for v, f in outcome.known if f != fault]
+    rest += [(v, NOT_SOUGHT) for v in outcome.violations]
+    return replace(outcome, violations=hit, known=rest)
+
+
+#: The fault id :func:`sought_only` pairs a new violation with.
+NOT_SOUGHT = "not the sought fault"
 
 
 #: Known upstream faults met in this process, by fault id -> examples (runs).
@@ -150,7 +180,7 @@ def check_js_case(case: Any) -> UnitOutcome:
     from ..sdk.js.adk_js import check_case as run_js
 
     with timed(case):
-        outcome = run_js(case)
+        outcome = sought_only(run_js(case))
     for fault in dict.fromkeys(f for _, f in outcome.known):
         met(fault)
     if outcome.violations:

@@ -33,13 +33,14 @@ It provides:
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import time
 from importlib import metadata
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from ..sdk.python.unit import InvariantViolation
@@ -404,6 +405,8 @@ class _Clock:
         self.item_end = item_end
         self.campaign_end = campaign_end
         self.failure: BaseException | None = None
+        #: When the first failing example ran (``time.time()``; None: none yet).
+        self.first_failure_at: float | None = None
         self.cut_short = False
         self.executed = 0
         self.round_begins = False
@@ -428,6 +431,8 @@ class _Clock:
             except Exception as exc:
                 # The failure being shrunk (another kind met while shrinking is not it).
                 if self.failure is None or type(exc) is type(self.failure):
+                    if self.first_failure_at is None:
+                        self.first_failure_at = time.time()
                     self.failure = exc
                 raise
 
@@ -436,6 +441,15 @@ class _Clock:
     @property
     def over(self) -> bool:
         return time.time() >= self.item_end
+
+
+def _round_seed(forced: object, nodeid: str, round_number: int) -> int:
+    """The seed of one round of a campaign item under ``--hypothesis-seed``:
+    a function of the seed, the item and the round, so that a seeded
+    campaign draws the same examples on every run (as far as its clock
+    lets the same rounds run) and no two rounds or items draw the same."""
+    digest = hashlib.sha256(f"{forced}/{nodeid}/{round_number}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -469,6 +483,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if inner is not None:
         hypothesis_handle.inner_test = clock.wrap(inner)
     props = pyfuncitem.user_properties
+    forced = config.getoption("hypothesis_seed", None)
+    own_seed = getattr(testfunction, "_hypothesis_internal_use_seed", None)
     late = budget is not None and clock.over
     if late:
         props.append(("late", True))
@@ -484,6 +500,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
             while True:
                 rounds += 1
                 clock.start_round()
+                if budget is not None and forced is not None and hypothesis_handle:
+                    # --hypothesis-seed: each round its own seed, derived from it
+                    # (the same seed every round would draw the same examples).
+                    seed(_round_seed(forced, pyfuncitem.nodeid, rounds))(testfunction)
                 try:
                     testfunction(**kwargs)
                 except _BudgetSpent:
@@ -503,6 +523,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     finally:
         if inner is not None:
             hypothesis_handle.inner_test = inner
+        if budget is not None and forced is not None and hypothesis_handle:
+            seed(own_seed)(testfunction)
         executed = clock.executed
         if own_count is not None:
             executed = own_count() - counted_before
@@ -621,7 +643,7 @@ def _handle_failure(item: pytest.Function, exc: InvariantViolation, clock: _Cloc
     from dataclasses import replace
 
     from ..store.fixtures import write_fixture
-    from .checks import fixture_from_failure
+    from .checks import SOUGHT, fixture_from_failure
     from .verdicts import judge_fixture
 
     config = item.config
@@ -630,6 +652,9 @@ def _handle_failure(item: pytest.Function, exc: InvariantViolation, clock: _Cloc
     if clock.cut_short:
         fixture = replace(fixture, shrinking=CUT_SHORT)
         props.append(("shrinking_cut_short", True))
+    if os.environ.get(SOUGHT):  # a search for one known fault: found, and shrunk
+        _report_sought(item, exc, fixture, clock)
+        return False
     directory = config._harness_repro_dir
     recorded = directory / fixture.file_name()
     if recorded.name in config._harness_recorded:
@@ -685,6 +710,49 @@ def _handle_failure(item: pytest.Function, exc: InvariantViolation, clock: _Cloc
     props.append(("repro_fixture_new", new))
     exc.add_note(f"repro fixture {'written' if new else 'already present'}: {shown}")
     return False
+
+
+def _report_sought(item: pytest.Function, exc: InvariantViolation, fixture, clock: _Clock) -> None:
+    """A search for one fault (``HARNESS_SOUGHT_FAULT``, ``bench/fault_times.py``)
+    found it: write the shrunk fixture to the repro folder, unjudged (its
+    replay would call it known), and append one JSON line to
+    ``HARNESS_SOUGHT_REPORT``: the seconds since the campaign started to the
+    first failing example and to the end of shrinking, whether the budget
+    cut shrinking short, and the fixture's size (operations of a script,
+    events stored)."""
+    import json
+
+    from ..store.fixtures import write_fixture
+
+    path, _ = write_fixture(fixture, item.config._harness_repro_dir)
+    exc.add_note(f"the sought fault, shrunk: {os.path.relpath(path)}")
+    report = os.environ.get("HARNESS_SOUGHT_REPORT")
+    if not report:
+        return
+    from .checks import SOUGHT
+
+    started = float(os.environ["HARNESS_CAMPAIGN_STARTED"])
+    case = exc.case
+    script = getattr(case, "script", case)
+    operations = getattr(script, "operations", None)
+    session = exc.outcome.observed.get("session")
+    if isinstance(session, dict):
+        events = sum(1 for step in session.get("steps", ()) if not step.get("compaction"))
+    else:
+        events = len(getattr(case, "session", ()) or ())
+    line = {
+        "fault": os.environ[SOUGHT],
+        "item": item.nodeid,
+        "invariant": fixture.invariant,
+        "first_failure": round((clock.first_failure_at or time.time()) - started, 2),
+        "shrunk": round(time.time() - started, 2),
+        "cut_short": clock.cut_short,
+        "operations": len(operations) if operations is not None else None,
+        "events": events,
+        "fixture": str(path),
+    }
+    with open(report, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
 
 
 #: What a fixture says when the campaign's budget ended its shrinking.

@@ -58,9 +58,11 @@ class FixesError(ValueError):
 def parse(spec: str | None, *, origin: str = ENV) -> tuple[str, ...]:
     """The fixes ``spec`` names, checked against the installed release:
     ``None``, ``""`` or ``none`` -> (), ``all`` -> every registered fix the
-    release can take (registry order), else comma-separated names, each a
-    registered fix the release can take. ``origin`` names the setting in the
-    error (``HARNESS_FIXES``, ``--fixes``)."""
+    release can take (registry order), ``all,-a,-b`` -> the same but ``a`` and
+    ``b`` (the SDK with those faults alone: ``bench/fault_times.py``), else
+    comma-separated names, each a registered fix the release can take.
+    ``origin`` names the setting in the error (``HARNESS_FIXES``,
+    ``--fixes``)."""
     from ..sdk.python.adk import ADK_RELEASE
     from ..sdk.python.fixes import FIXES, unavailable
 
@@ -70,9 +72,23 @@ def parse(spec: str | None, *, origin: str = ENV) -> tuple[str, ...]:
     if text == "all":
         return tuple(n for n in FIXES if unavailable(n) is None)
     names = [n.strip() for n in text.split(",") if n.strip()]
-    if "all" in names:
-        raise FixesError(f"{origin}={text}: 'all' stands alone (all, or names separated by ',')")
     js = _js_fix_names()
+    if names[0] == "all":  # all,-name,...: every fix the release can take but those
+        left_out = names[1:]
+        for name in left_out:
+            if not name.startswith("-") or name[1:] in ("", "all"):
+                raise FixesError(
+                    f"{origin}={text}: after 'all' only fixes to leave out, each as -name"
+                )
+            if name[1:] not in FIXES and name[1:] not in js:
+                raise unknown_fix(origin, name[1:], [*FIXES, *js], "faults")
+        out = {name[1:] for name in left_out}
+        return tuple(n for n in FIXES if n not in out and unavailable(n) is None)
+    if "all" in names:
+        raise FixesError(
+            f"{origin}={text}: 'all' comes first (all, all,-name to leave fixes out, "
+            "or names separated by ',')"
+        )
     for name in names:
         if name not in FIXES and name in js:
             continue  # an ADK-JS fix: the Node driver reads HARNESS_FIXES itself
@@ -258,7 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def parse_js(spec: str | None, *, origin: str = ENV) -> tuple[str, ...]:
     """The ADK-JS fixes ``spec`` names (``make ... SDK=js FIXES=``): ``all``
-    -> every fix of ADK-JS's index; names -> each must be a fix of the index
+    -> every fix of ADK-JS's index; ``all,-a,-b`` -> every fix but ``a`` and
+    ``b``; names -> each must be a fix of the index
     (:class:`FixesError` naming the known ones otherwise)."""
     from ..sdk.js.js_fixes import JsFixError, js_fixes
 
@@ -272,9 +289,16 @@ def parse_js(spec: str | None, *, origin: str = ENV) -> tuple[str, ...]:
     if text == "all":
         return tuple(fixes)
     names = [n.strip() for n in text.split(",") if n.strip()]
+    left_out = names[1:] if names[0] == "all" else []
+    if names[0] == "all":
+        if not all(n.startswith("-") and n[1:] not in ("", "all") for n in left_out):
+            raise FixesError(f"{origin}={text}: after 'all' only fixes to leave out, each as -name")
+        names = [n[1:] for n in left_out]
     for name in names:
         if name not in fixes:
             raise unknown_fix(origin, name, fixes, "faults --sdk adk-js", noun="ADK-JS fix")
+    if left_out:
+        return tuple(n for n in fixes if n not in set(names))
     return tuple(dict.fromkeys(names))
 
 

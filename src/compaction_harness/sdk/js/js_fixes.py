@@ -145,8 +145,9 @@ def fix_named(name: str) -> JsFix:
 
 def active() -> tuple[str, ...]:
     """The ADK-JS fixes ``HARNESS_FIXES`` asks for: ``all`` -> every fix of
-    the index; a list -> its names that the index holds, in the list's order;
-    unset, empty or ``none`` -> ()."""
+    the index; ``all,-a,-b`` -> every fix but ``a`` and ``b``; a list -> its
+    names that the index holds, in the list's order; unset, empty or
+    ``none`` -> ()."""
     spec = (os.environ.get("HARNESS_FIXES") or "").strip()
     if spec in ("", "none"):
         return ()
@@ -154,6 +155,9 @@ def active() -> tuple[str, ...]:
     if spec == "all":
         return tuple(fixes)
     names = [n.strip() for n in spec.split(",") if n.strip()]
+    if names[0] == "all":  # all,-name,...: every fix but those
+        out = {n[1:] for n in names[1:] if n.startswith("-")}
+        return tuple(n for n in fixes if n not in out)
     return tuple(dict.fromkeys(n for n in names if n in fixes))
 
 
