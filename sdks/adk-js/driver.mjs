@@ -411,20 +411,26 @@ async function run(request) {
     );
   }
   const service = await sessionServiceFor(request);
-  try {
-    return await runOn(service, request, actions, make, spec);
-  } finally {
-    await closeSessionService(service);
-  }
+  return await runOn(service, request, actions, make, spec);
 }
 
 // The session service of a request: "storage": "memory" (default,
 // InMemorySessionService) or "database": DatabaseSessionService
-// (dist/esm/sessions/database_session_service.js, MikroORM) on a fresh
-// SQLite file in a temporary folder of its own, removed by
-// closeSessionService. Every "invocation" action reloads the session with
+// (dist/esm/sessions/database_session_service.js, MikroORM) on a SQLite file
+// in a temporary folder. Every "invocation" action reloads the session with
 // getSession, so with "database" each invocation reads the stored events
 // back from SQLite, as a server handling each request afresh does.
+//
+// One DatabaseSessionService serves every "database" request of this process
+// (one per package: a fixed package has its own class): opening MikroORM and
+// creating the schema cost most of a database script, so the first request
+// opens it and each later one starts from emptied tables (DELETE of every
+// row, the schema version kept), as a fresh file would hold them. SQLite
+// numbers the rows of an emptied table from 1 again, so ties break as on a
+// fresh file. The folder is removed when the process exits.
+const DATABASES = new Map();
+const EMPTIED = ["events", "sessions", "user_states", "app_states"];
+
 async function sessionServiceFor(request) {
   const storage = request.storage ?? "memory";
   if (storage === "memory") return new InMemorySessionService();
@@ -433,19 +439,25 @@ async function sessionServiceFor(request) {
       `request.storage: expected "memory" or "database", got ${JSON.stringify(storage)}`,
     );
   }
-  const folder = fs.mkdtempSync(path.join(os.tmpdir(), "adk-js-driver-"));
-  const service = new DatabaseSessionService(`sqlite://${path.join(folder, "session.db")}`);
-  service.harnessFolder = folder;
-  return service;
-}
-
-async function closeSessionService(service) {
-  if (!service.harnessFolder) return;
-  try {
-    if (service.orm) await service.orm.close(true);
-  } finally {
-    fs.rmSync(service.harnessFolder, { recursive: true, force: true });
+  const kept = DATABASES.get(DatabaseSessionService);
+  if (kept) {
+    const connection = kept.orm.em.getConnection();
+    for (const table of EMPTIED) await connection.execute(`DELETE FROM ${table}`);
+    return kept;
   }
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), "adk-js-driver-"));
+  process.on("exit", () => fs.rmSync(folder, { recursive: true, force: true }));
+  const service = new DatabaseSessionService(`sqlite://${path.join(folder, "session.db")}`);
+  await service.init();
+  // Durability off, as on the harness's database servers: a crash loses
+  // nothing a script needs, and a synchronous write to disk per statement
+  // cost two thirds of a database script. What is stored, and in which
+  // order it is read back, is the same.
+  const connection = service.orm.em.getConnection();
+  await connection.execute("PRAGMA synchronous = OFF");
+  await connection.execute("PRAGMA journal_mode = MEMORY");
+  DATABASES.set(DatabaseSessionService, service);
+  return service;
 }
 
 async function runOn(service, request, actions, make, spec) {
@@ -813,3 +825,6 @@ for await (const line of lines) {
     globalThis.crypto.randomUUID = realRandomUUID;
   }
 }
+// Standard input closed (the harness is done with this process): exit, which
+// removes the database folders (sessionServiceFor) whatever handle is open.
+process.exit(0);

@@ -2018,6 +2018,8 @@ def test_the_round_trip_checker_fires_on_a_reload_that_reorders_and_its_fix_remo
     # The user message and the reply share a millisecond: the reload swaps them.
     assert memory.ids == ["e0", "e1", "e2", "e3"]
     assert database.ids == ["e1", "e0", "e2", "e3"]
+    # The Node process's database, emptied, breaks the tie as a fresh file did.
+    assert adk_js.run_script(script, storage="database").ids == database.ids
     # With the fix the reload keeps the order the events were appended in.
     fixed = adk_js.run_script(script, storage="database", fixes=(DB_FIX,))
     assert fixed.ids == memory.ids
@@ -2028,7 +2030,7 @@ def test_the_round_trip_checker_fires_on_a_reload_that_reorders_and_its_fix_remo
     assert [v.invariant for v in new] == ["P7"] and known == []
 
 
-def test_a_round_trip_without_ties_holds_and_leaves_no_sqlite_file(monkeypatch, tmp_path) -> None:
+def test_a_round_trip_without_ties_holds_and_the_sqlite_file_goes_with_the_process(monkeypatch, tmp_path) -> None:
     # Events 2 ms apart (the timeline's step is 0.4 ms, inside one of
     # ADK-JS's whole-millisecond Dates): no ties, the reload keeps the order.
     monkeypatch.setattr(js_timeline, "STEP", 0.002)
@@ -2040,9 +2042,16 @@ def test_a_round_trip_without_ties_holds_and_leaves_no_sqlite_file(monkeypatch, 
             [],
             [],
         )
-        assert list(tmp_path.iterdir()) == []  # closeSessionService removed the SQLite folder
+        # One SQLite file serves every database script of the Node process...
+        (folder,) = tmp_path.iterdir()
+        assert adk_js.check_js_round_trip(adk_js.JsCase(script, adk_js.compactor_for(script))) == (
+            [],
+            [],
+        )
+        assert list(tmp_path.iterdir()) == [folder]
     finally:
         adk_js.driver().close()
+    assert list(tmp_path.iterdir()) == []  # ...and goes with it
 
 
 def test_the_driver_refuses_an_unknown_storage() -> None:

@@ -121,8 +121,16 @@ class _Node:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
+        """End the process: its standard input closed, it exits and removes
+        its database folder; killed when it has not within 5 s."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
+        if process is None or process.poll() is not None:
+            return
+        try:
+            assert process.stdin is not None
+            process.stdin.close()
+            process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
             process.kill()
             process.wait()
 
