@@ -54,8 +54,17 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NoReturn
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _fail(message: str) -> NoReturn:
+    """One line on standard error, exit status 2."""
+    print(message, file=sys.stderr)
+    raise SystemExit(2)
+
+
 OUT = ROOT / "docs" / "fault-times"
 BUILD = ROOT / "build" / "fault-times"
 #: google-adk's campaign collects every folder but ADK-JS's; ADK-JS's collects those alone.
@@ -69,7 +78,7 @@ def _faults(sdk: str, wanted: list[str]):
     faults = [f for f in faults_of(name) if f.fix]
     unknown = sorted(set(wanted) - {f.id for f in faults})
     if unknown:
-        raise SystemExit(
+        _fail(
             f"error: --faults: no {name} fault with a fix named {', '.join(unknown)} "
             "(`python -m compaction_harness faults` lists them)"
         )
@@ -99,19 +108,81 @@ def _interpreter(sdk: str, release: str | None) -> str:
         cwd=ROOT,
     )
     if found.returncode != 0:
-        raise SystemExit(found.stderr.strip().splitlines()[-1] if found.stderr else "error")
+        _fail(found.stderr.strip().splitlines()[-1] if found.stderr else "error: no environment")
     return found.stdout.strip()
 
 
-def _trial(sdk: str, fault, python: str, number: int, args) -> dict:
+def masking(sdk: str, fault_id: str) -> list[str]:
+    """The fixes other than ``fault_id``'s own that alone make every
+    committed fixture of the fault (on the installed release) hold: they
+    remove what the fault needs to show (google-adk's
+    ``session-stamps-events-in-append-order`` gives every event a timestamp
+    after the last, so no database reload can reorder them). The SDK with
+    the fault alone leaves them out too. Runs in the target's environment."""
+    from compaction_harness.faults.catalogue import fault_for
+    from compaction_harness.store.fixtures import load_fixture
+    from compaction_harness.surfaces.verdicts import installed_release, judge_fixture
+
+    own = {n.strip() for n in (fault_for(fault_id).fix or "").split(",")}
+    fixtures = []
+    for path in sorted((ROOT / "tests" / "repros").glob("*.json")):
+        fixture = load_fixture(path)
+        if fixture.known_fault != fault_id:
+            continue
+        if sdk == "python" and fixture.adk_release != installed_release():
+            continue
+        fixtures.append(fixture)
+    if not fixtures:
+        return []
+    if sdk == "js":
+        from compaction_harness.sdk.js.js_fixes import js_fixes
+
+        names = [n for n in js_fixes() if n not in own]
+    else:
+        from compaction_harness.sdk.python.fixes import FIXES, unavailable
+
+        names = [n for n in FIXES if n not in own and unavailable(n) is None]
+    found = []
+    for name in names:
+        held = True
+        for fixture in fixtures:
+            os.environ["HARNESS_FIXES"] = name  # the Node driver reads it
+            if sdk == "js":
+                label = judge_fixture(fixture).label
+            else:
+                from compaction_harness.sdk.python.fixes import applied
+
+                with applied([name]):
+                    label = judge_fixture(fixture).label
+            if label not in ("ok", "XPASS"):  # the fault still shows
+                held = False
+                break
+        if held:
+            found.append(name)
+    return found
+
+
+def _masking(sdk: str, fault_id: str, python: str) -> list[str]:
+    done = subprocess.run(
+        [python, __file__, "--sdk", sdk, "--masking", fault_id],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "HARNESS_FIXES": ""},
+    )
+    if done.returncode != 0:
+        _fail(f"error: finding the fixes that mask {fault_id}: {done.stderr.strip()[-300:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _trial(sdk: str, fault, python: str, number: int, args, left_out: list[str]) -> dict:
     folder = BUILD / sdk / fault.id / f"trial-{number}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     report = folder / "found.jsonl"
-    left_out = ",".join(f"-{name.strip()}" for name in fault.fix.split(","))
     env = {
         **os.environ,
-        "HARNESS_FIXES": f"all,{left_out}",
+        "HARNESS_FIXES": "all," + ",".join(f"-{name}" for name in left_out),
         "HARNESS_SOUGHT_FAULT": fault.id,
         "HARNESS_SOUGHT_REPORT": str(report),
         "HARNESS_FUZZ_DB": str(folder / "examples"),
@@ -207,15 +278,16 @@ def table(document: dict) -> str:
     """The Markdown table of one SDK's document, faults by median time to find."""
     lines = [
         "| fault | release | found | median s to find | worst s | median s to shrink "
-        "| median events | median operations | found by |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| median events | median operations | found by | also left out |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for row in _sorted(document["faults"]):
         lines.append(
             f"| `{row['fault']}` | {row['release'] or '-'} | {row['found']} of {row['trials']} "
             f"| {_cell(row['median_seconds_to_find'])} | {_cell(row['worst_seconds_to_find'])} "
             f"| {_cell(row['median_seconds_to_shrink'])} | {_cell(row['median_events'])} "
-            f"| {_cell(row['median_operations'])} | {', '.join(row['found_by']) or '-'} |"
+            f"| {_cell(row['median_operations'])} | {', '.join(row['found_by']) or '-'} "
+            f"| {', '.join(row.get('also_left_out', ())) or '-'} |"
         )
     return "\n".join(lines)
 
@@ -316,7 +388,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write", action="store_true", help="write docs/fault-times/<sdk>.json, .svg, README"
     )
+    parser.add_argument("--masking", metavar="FAULT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.masking:  # in the target's environment, for _masking
+        import logging
+
+        logging.getLogger("google_adk").setLevel(logging.ERROR)
+        sys.path.insert(0, str(ROOT / "src"))
+        print(json.dumps(masking(args.sdk, args.masking)))
+        return 0
     if args.trials < 1 or args.seconds <= 0 or args.jobs < 1:
         parser.error("--trials, --seconds and --jobs must be positive")
     sys.path.insert(0, str(ROOT / "src"))
@@ -324,9 +404,13 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for fault, release in _faults(args.sdk, wanted):
         python = _interpreter(args.sdk, release)
+        masked_by = _masking(args.sdk, fault.id, python)
+        left_out = [n.strip() for n in fault.fix.split(",")] + masked_by
+        if masked_by:
+            print(f"{fault.id}: also left out, as they mask it: {', '.join(masked_by)}")
         trials = []
         for number in range(args.trials):
-            trial = _trial(args.sdk, fault, python, number, args)
+            trial = _trial(args.sdk, fault, python, number, args, left_out)
             trials.append(trial)
             shown = (
                 f"found at {trial['first_failure']:.1f} s, shrunk in {trial['shrink']:.1f} s to "
@@ -335,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
                 else f"not found in {args.seconds:g} s"
             )
             print(f"{fault.id} on {release}: trial {number}: {shown}", flush=True)
-        rows.append(summary(fault.id, release, trials))
+        rows.append({**summary(fault.id, release, trials), "also_left_out": masked_by})
     document = {
         "sdk": "google-adk" if args.sdk == "python" else "adk-js",
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),

@@ -9,9 +9,9 @@ import dataclasses
 from hypothesis import strategies as st
 
 from compaction_harness.sdk.js.case import JsCompactor, compactor_for
-from compaction_harness.spec.scripts import Ask, Calls, Reply, Rewind, Script
+from compaction_harness.spec.scripts import Calls, Rewind, Script
 
-from ._scripts import scripts
+from ._scripts import FORCED_STORAGE, scripts
 
 #: Operations ADK-JS cannot represent (``adk_js`` says why): dropped, which
 #: leaves a valid script (see :mod:`compaction_harness.spec.scripts`). A
@@ -28,38 +28,21 @@ def _represented(op: object) -> bool:
     return not (isinstance(op, Calls) and op.kind == "mixed")
 
 
+#: One ADK-JS script in JS_DATABASE_ONE_IN keeps its session in ADK-JS's
+#: DatabaseSessionService on SQLite (ADK-JS has no SqliteSessionService),
+#: reloaded before every invocation; the rest in memory. The rule, as for
+#: google-adk's scripts (:data:`~strategies._scripts.DATABASE_ONE_IN`): no
+#: storage kind takes more than half of the property's script time. A kind
+#: that costs k times a script in memory takes at most half when drawn at
+#: most one script in k + 1. Measured in a `make fuzz SDK=js` campaign's
+#: summary (2026-12-05, 2 cores, the Node driver's database kept open between
+#: scripts): see docs/campaigns.md.
+JS_DATABASE_ONE_IN = 24
+
+
 #: The compactors the property draws: the two that summarise and the one
 #: that deletes by design.
 JS_COMPACTORS = ("token_based", "anchored", "truncating")
-#: After how many operations the user answers a confirmation or credential
-#: request (None: never). :func:`scripts` draws ``Reply`` on its own, which
-#: rarely lands after an ``Ask`` (measured: 0 effective replies in 300
-#: drawn JS scripts), so the user's answer and the tool's re-run would go
-#: untested; as ``Answer`` follows long-running calls, a ``Reply`` follows
-#: most requests.
-_REPLY_LATER = st.sampled_from((0, 1, 3, None))
-
-
-def _replies_after_asks(draw, ops: tuple) -> tuple:
-    """``ops`` with a ``Reply`` (to the oldest pending request, pick 0) put
-    a drawn number of operations (:data:`_REPLY_LATER`) after some ``Ask``s;
-    one still waiting at the end goes last."""
-    placed: list = []
-    waiting: list[int] = []
-    for op in ops:
-        placed.append(op)
-        waiting = [delay - 1 for delay in waiting]
-        placed += [Reply() for delay in waiting if delay < 0]
-        waiting = [delay for delay in waiting if delay >= 0]
-        if isinstance(op, Ask):
-            later = draw(_REPLY_LATER)
-            if later == 0:
-                placed.append(Reply())
-            elif later is not None:
-                waiting.append(later - 1)
-    return (*placed, *(Reply() for _ in waiting))
-
-
 @st.composite
 def js_cases(draw, *, max_operations: int = 20) -> tuple[Script, JsCompactor]:
     """(script, compactor): a script as :func:`scripts` draws it, cut to what
@@ -67,13 +50,16 @@ def js_cases(draw, *, max_operations: int = 20) -> tuple[Script, JsCompactor]:
     or one drawn here when the script had a sliding window), and a compactor
     of :data:`JS_COMPACTORS` with the script's threshold and retention (the
     truncating compactor: a threshold of 1 to 8 events, 0 to 2 kept first)."""
-    script = draw(scripts(max_operations=max_operations))
+    script = draw(scripts(max_operations=max_operations, database=False))
     config = script.config
+    if FORCED_STORAGE is not None:  # make fuzz SDK=js STORAGE=memory|database
+        storage = "memory" if FORCED_STORAGE == "memory" else "database"
+    else:
+        stored = draw(st.integers(1, JS_DATABASE_ONE_IN)) == JS_DATABASE_ONE_IN
+        storage = "database" if stored else "memory"
     config = dataclasses.replace(
         config,
-        # ADK-JS has no SqliteSessionService: a stored session is its
-        # DatabaseSessionService's (on SQLite).
-        storage="memory" if config.storage == "memory" else "database",
+        storage=storage,
         compaction_interval=None,
         overlap_size=None,
         token_threshold=config.token_threshold or draw(st.integers(1, 400)),
@@ -84,7 +70,7 @@ def js_cases(draw, *, max_operations: int = 20) -> tuple[Script, JsCompactor]:
         ),
     )
     ops = tuple(op for op in script.operations if _represented(op))
-    script = Script(config, _replies_after_asks(draw, ops))
+    script = Script(config, ops)
     options = compactor_for(script).options
     name = draw(st.sampled_from(JS_COMPACTORS))
     if name == "truncating":

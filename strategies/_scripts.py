@@ -218,9 +218,15 @@ def scripts(
 
 def _answered_later(draw, ops: list) -> list:
     """``ops`` with a client's answer after some long-running calls, a few
-    operations later, as a client usually does post their results. (A plain
+    operations later, as a client usually does post their results (a plain
     call left pending is one whose tool's process died: nobody has its
-    result.)"""
+    result), and the user's answer (``Reply``, to the oldest request
+    waiting) after some confirmation and credential requests. Drawn alone,
+    a ``Reply`` rarely lands after an ``Ask`` (measured on ADK-JS's scripts:
+    0 effective replies in 300), so the resumed tool, where
+    ``credential-grant-runs-another-turns-call`` and
+    ``confirmation-of-a-reused-call-id-raises`` live, went untested (the
+    fault benchmark: neither found in 120 s)."""
     followed: list = []
     for op in ops:
         followed.append(op)
@@ -228,6 +234,10 @@ def _answered_later(draw, ops: list) -> list:
             later = draw(_LATER)
             if later is not None:
                 followed.append((later, draw(_FOLLOW_UP)))
+        elif isinstance(op, Ask):
+            later = draw(_LATER)
+            if later is not None:
+                followed.append((later, Reply()))
     placed: list = []
     waiting: list = []
     for item in followed:

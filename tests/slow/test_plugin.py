@@ -415,7 +415,10 @@ def test_shrinking_cut_short_by_the_budget_is_recorded_and_continued_next_run(py
         (done,) = finished
         data = json.loads(done.read_text())
         assert "shrinking" not in data
-        assert len(data["session"]["steps"]) < len(json.loads(cut.read_text())["session"]["steps"])
+        before = json.loads(cut.read_text())["session"]["steps"]
+        after = data["session"]["steps"]
+        # Fewer events, or as many with the smaller start the stall shrinks to.
+        assert (len(after), after[0]["timestamp"]) < (len(before), before[0]["timestamp"])
     else:  # the cut-short example was already minimal: met as the recorded fixture
         assert "met recorded fixture" in second.stdout
     assert "rounds=1" in second.stdout  # found again in the first round

@@ -44,6 +44,7 @@ __all__ = [
     "fixture_from_failure",
     "installed_release",
     "met",
+    "report_sought",
     "sought_only",
     "timed",
 ]
@@ -149,6 +150,52 @@ def sought_only(outcome: UnitOutcome) -> UnitOutcome:
 
 #: The fault id :func:`sought_only` pairs a new violation with.
 NOT_SOUGHT = "not the sought fault"
+
+
+def report_sought(
+    nodeid: str,
+    exc: InvariantViolation,
+    fixture: Fixture,
+    path: Any,
+    first_failure_at: float | None,
+    cut_short: bool,
+) -> None:
+    """A search for one fault (:data:`SOUGHT`, ``bench/fault_times.py``) found
+    it, and its shrunk fixture (unjudged: its replay would call it known) is
+    written at ``path``: append one JSON line to ``HARNESS_SOUGHT_REPORT``
+    (nothing without it). The line holds the seconds since the campaign
+    started (``HARNESS_CAMPAIGN_STARTED``) to the first failing example
+    (``first_failure_at``, ``time.time()``) and to now (shrinking done),
+    whether the budget cut shrinking short, the item, the invariant, and the
+    fixture's size: operations of a script (None for other cases) and events
+    stored (summaries left out)."""
+    import json
+
+    report = os.environ.get("HARNESS_SOUGHT_REPORT")
+    if not report:
+        return
+    started = float(os.environ["HARNESS_CAMPAIGN_STARTED"])
+    case = exc.case
+    script = getattr(case, "script", case)
+    operations = getattr(script, "operations", None)
+    session = exc.outcome.observed.get("session")
+    if isinstance(session, dict):
+        events = sum(1 for step in session.get("steps", ()) if not step.get("compaction"))
+    else:
+        events = len(getattr(case, "session", ()) or ())
+    line = {
+        "fault": os.environ[SOUGHT],
+        "item": nodeid,
+        "invariant": fixture.invariant,
+        "first_failure": round((first_failure_at or time.time()) - started, 2),
+        "shrunk": round(time.time() - started, 2),
+        "cut_short": cut_short,
+        "operations": len(operations) if operations is not None else None,
+        "events": events,
+        "fixture": str(path),
+    }
+    with open(report, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
 
 
 #: Known upstream faults met in this process, by fault id -> examples (runs).

@@ -643,7 +643,7 @@ def _handle_failure(item: pytest.Function, exc: InvariantViolation, clock: _Cloc
     from dataclasses import replace
 
     from ..store.fixtures import write_fixture
-    from .checks import SOUGHT, fixture_from_failure
+    from .checks import SOUGHT, fixture_from_failure, report_sought
     from .verdicts import judge_fixture
 
     config = item.config
@@ -653,7 +653,9 @@ def _handle_failure(item: pytest.Function, exc: InvariantViolation, clock: _Cloc
         fixture = replace(fixture, shrinking=CUT_SHORT)
         props.append(("shrinking_cut_short", True))
     if os.environ.get(SOUGHT):  # a search for one known fault: found, and shrunk
-        _report_sought(item, exc, fixture, clock)
+        path, _ = write_fixture(fixture, config._harness_repro_dir)
+        exc.add_note(f"the sought fault, shrunk: {os.path.relpath(path)}")
+        report_sought(item.nodeid, exc, fixture, path, clock.first_failure_at, clock.cut_short)
         return False
     directory = config._harness_repro_dir
     recorded = directory / fixture.file_name()
@@ -710,49 +712,6 @@ def _handle_failure(item: pytest.Function, exc: InvariantViolation, clock: _Cloc
     props.append(("repro_fixture_new", new))
     exc.add_note(f"repro fixture {'written' if new else 'already present'}: {shown}")
     return False
-
-
-def _report_sought(item: pytest.Function, exc: InvariantViolation, fixture, clock: _Clock) -> None:
-    """A search for one fault (``HARNESS_SOUGHT_FAULT``, ``bench/fault_times.py``)
-    found it: write the shrunk fixture to the repro folder, unjudged (its
-    replay would call it known), and append one JSON line to
-    ``HARNESS_SOUGHT_REPORT``: the seconds since the campaign started to the
-    first failing example and to the end of shrinking, whether the budget
-    cut shrinking short, and the fixture's size (operations of a script,
-    events stored)."""
-    import json
-
-    from ..store.fixtures import write_fixture
-
-    path, _ = write_fixture(fixture, item.config._harness_repro_dir)
-    exc.add_note(f"the sought fault, shrunk: {os.path.relpath(path)}")
-    report = os.environ.get("HARNESS_SOUGHT_REPORT")
-    if not report:
-        return
-    from .checks import SOUGHT
-
-    started = float(os.environ["HARNESS_CAMPAIGN_STARTED"])
-    case = exc.case
-    script = getattr(case, "script", case)
-    operations = getattr(script, "operations", None)
-    session = exc.outcome.observed.get("session")
-    if isinstance(session, dict):
-        events = sum(1 for step in session.get("steps", ()) if not step.get("compaction"))
-    else:
-        events = len(getattr(case, "session", ()) or ())
-    line = {
-        "fault": os.environ[SOUGHT],
-        "item": item.nodeid,
-        "invariant": fixture.invariant,
-        "first_failure": round((clock.first_failure_at or time.time()) - started, 2),
-        "shrunk": round(time.time() - started, 2),
-        "cut_short": clock.cut_short,
-        "operations": len(operations) if operations is not None else None,
-        "events": events,
-        "fixture": str(path),
-    }
-    with open(report, "a", encoding="utf-8") as out:
-        out.write(json.dumps(line) + "\n")
 
 
 #: What a fixture says when the campaign's budget ended its shrinking.
