@@ -43,6 +43,8 @@ JS_DATABASE_ONE_IN = 24
 #: The compactors the property draws: the two that summarise and the one
 #: that deletes by design.
 JS_COMPACTORS = ("token_based", "anchored", "truncating")
+
+
 @st.composite
 def js_cases(draw, *, max_operations: int = 20) -> tuple[Script, JsCompactor]:
     """(script, compactor): a script as :func:`scripts` draws it, cut to what

@@ -2030,7 +2030,9 @@ def test_the_round_trip_checker_fires_on_a_reload_that_reorders_and_its_fix_remo
     assert [v.invariant for v in new] == ["P7"] and known == []
 
 
-def test_a_round_trip_without_ties_holds_and_the_sqlite_file_goes_with_the_process(monkeypatch, tmp_path) -> None:
+def test_a_round_trip_without_ties_holds_and_the_sqlite_file_goes_with_the_process(
+    monkeypatch, tmp_path
+) -> None:
     # Events 2 ms apart (the timeline's step is 0.4 ms, inside one of
     # ADK-JS's whole-millisecond Dates): no ties, the reload keeps the order.
     monkeypatch.setattr(js_timeline, "STEP", 0.002)
