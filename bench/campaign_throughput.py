@@ -8,7 +8,8 @@ the campaign its own Makefile's ``fuzz`` target runs (the property items,
 ``--seconds``, one revision after the other, ``--rounds`` times alternately,
 so that both meet the same machine. The examples are the sum of the campaign
 summary's ``examples=`` over its items; the table gives each revision's
-examples and examples per second, and their ratio.
+examples and examples per second, and their ratio; each campaign's output is
+kept in its worktree's ``build/throughput-campaign.log``.
 
 Usage (the target environment's interpreter, from the project's root)::
 
@@ -111,6 +112,7 @@ def campaign(tree: Path, sdk: str, seconds: float, jobs: int) -> tuple[int, floa
         capture_output=True,
         text=True,
     )
+    (tree / "build" / "throughput-campaign.log").write_text(done.stdout + done.stderr)
     examples = sum(int(n) for n in re.findall(r"\bexamples=(\d+)", done.stdout))
     if not examples:
         tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
