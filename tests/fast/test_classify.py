@@ -4,7 +4,7 @@ re-run alone, with the same verdict."""
 
 from __future__ import annotations
 
-from compaction_harness.faults.classify import classify
+from compaction_harness.faults.classify import UNNAMED, classify, naming_budget
 from compaction_harness.spec.invariants import Violation
 
 V = Violation("P4", "an event is lost", ids=("c1",))
@@ -65,3 +65,19 @@ def test_a_search_for_one_fault_fails_on_it_alone(monkeypatch) -> None:
     assert seen.known == [(other, "fault-b"), (new, NOT_SOUGHT)]
     monkeypatch.setenv(SOUGHT, "fault-c")  # not met: nothing fails
     assert sought_only(judged).violations == []
+
+
+def test_past_its_naming_budget_a_campaign_asks_only_known_or_new() -> None:
+    # Naming re-runs once per fix; past its share of the time, classify asks
+    # one question (every fix together) and names no fault.
+    rerun, asked = _runner({"b"})
+    with naming_budget(0.0) as budget:
+        budget.seconds = 1.0  # naming has taken its share, and more
+        (item,) = classify([V], rerun, ["a", "b", "c"], FAULTS.__getitem__)
+        assert item.faults == (UNNAMED,) and not item.new and asked == [("a", "b", "c")]
+        asked.clear()
+        (new,) = classify([V], _runner(set())[0], ["a"], FAULTS.__getitem__)
+        assert new.new  # a new violation is new still
+    with naming_budget(1.0) as budget:  # within its share: named, and its time counted
+        (item,) = classify([V], rerun, ["a", "b", "c"], FAULTS.__getitem__)
+        assert item.faults == ("fault-b",) and budget.seconds > 0
