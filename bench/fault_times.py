@@ -142,17 +142,21 @@ def masking(sdk: str, fault_id: str) -> list[str]:
         from compaction_harness.sdk.python.fixes import FIXES, unavailable
 
         names = [n for n in FIXES if n not in own and unavailable(n) is None]
+    from compaction_harness.faults.classify import asking_about
+
     found = []
+    asked = sorted(own)[:1]  # the replay asks only whether the fault's own fix removes it
     for name in names:
         held = True
         for fixture in fixtures:
             os.environ["HARNESS_FIXES"] = name  # the Node driver reads it
             if sdk == "js":
-                label = judge_fixture(fixture).label
+                with asking_about(asked):
+                    label = judge_fixture(fixture).label
             else:
                 from compaction_harness.sdk.python.fixes import applied
 
-                with applied([name]):
+                with applied([name]), asking_about(asked):
                     label = judge_fixture(fixture).label
             if label not in ("ok", "XPASS"):  # the fault still shows
                 held = False
