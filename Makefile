@@ -25,7 +25,8 @@ FUZZ_DB ?=
 # Which SDK the gate and the campaign target: python (google-adk, the default)
 # or js (ADK for TypeScript, @google/adk, through the Node driver in sdks/adk-js).
 SDK ?= python
-# The fixed SDK: FIXES=all (every registered fix the release can take) or FIXES=name,name,
+# The fixed SDK: FIXES=all (every registered fix the release can take), FIXES=all,-name
+# (all but those: the SDK with their faults alone) or FIXES=name,name,
 # for test, fuzz, fuzz-worker, replay, show and matrix; handed on as HARNESS_FIXES (with
 # SDK=js, to the Node driver: ADK-JS's own fixes).
 FIXES ?= $(HARNESS_FIXES)

@@ -16,7 +16,11 @@ Usage (the target environment's interpreter, from the project's root)::
     python bench/campaign_throughput.py --before REV [--after HEAD] [--sdk js]
         [--seconds 120] [--rounds 1] [--jobs 2]
 
-A benchmark, never a test. Errors: an unknown revision is one line, exit 2.
+An example is one drawn script, shrinking attempts included (a revision
+that finds something and shrinks it counts those too). No database server is
+started (``HARNESS_SERVERS`` empty): for ``--sdk python`` this is not quite
+the campaign ``make fuzz`` runs. A benchmark, never a test. Errors: an
+unknown revision is one line, exit 2.
 """
 
 from __future__ import annotations
@@ -56,7 +60,8 @@ def _adk_js(tree: Path) -> str | None:
 def _git(*args: str, cwd: Path = ROOT) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
     if done.returncode != 0:
-        _fail(f"error: git {' '.join(args)}: {done.stderr.strip().splitlines()[-1]}")
+        said = done.stderr.strip().splitlines() or [f"exit {done.returncode}"]
+        _fail(f"error: git {' '.join(args)}: {said[-1]}")
     return done.stdout.strip()
 
 

@@ -108,7 +108,8 @@ def _interpreter(sdk: str, release: str | None) -> str:
         cwd=ROOT,
     )
     if found.returncode != 0:
-        _fail(found.stderr.strip().splitlines()[-1] if found.stderr else "error: no environment")
+        said = found.stderr.strip().splitlines() or [f"error: no environment for {release}"]
+        _fail(said[-1])
     return found.stdout.strip()
 
 
@@ -175,7 +176,8 @@ def _masking(sdk: str, fault_id: str, python: str) -> list[str]:
         env={**os.environ, "HARNESS_FIXES": ""},
     )
     if done.returncode != 0:
-        _fail(f"error: finding the fixes that mask {fault_id}: {done.stderr.strip()[-300:]}")
+        said = done.stderr.strip().splitlines() or ["no message"]
+        _fail(f"error: finding the fixes that mask {fault_id}: {said[-1]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -203,38 +205,70 @@ def _trial(sdk: str, fault, python: str, number: int, args, left_out: list[str])
         f"--hypothesis-seed={number}",
         f"--repro-dir={folder / 'repros'}",
     ]
+    scratch = folder / "tmp"  # the servers' and the Node driver's folders: removed below
+    scratch.mkdir()
+    env["TMPDIR"] = str(scratch)
     started = time.time()
     env["HARNESS_CAMPAIGN_STARTED"] = repr(started)
+    shrunk: dict | None = None
     with open(folder / "campaign.log", "w", encoding="utf-8") as log:
         process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
-        found = None
-        while process.poll() is None:
-            if report.exists() and report.read_text(encoding="utf-8").strip():
-                found = json.loads(report.read_text(encoding="utf-8").splitlines()[0])
-                os.killpg(process.pid, signal.SIGTERM)
-                break
-            time.sleep(0.2)
         try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    if found is None and report.exists() and report.read_text(encoding="utf-8").strip():
-        found = json.loads(report.read_text(encoding="utf-8").splitlines()[0])
-    row = {"trial": number, "seconds": round(time.time() - started, 1), "found": found is not None}
-    if found is not None:
+            while process.poll() is None and shrunk is None:
+                shrunk = _report(report)[1]
+                time.sleep(0.2)
+        finally:
+            _stop(process)
+    firsts, shrunk = _report(report)
+    shutil.rmtree(scratch, ignore_errors=True)
+    row = {"trial": number, "seconds": round(time.time() - started, 1), "found": shrunk is not None}
+    if shrunk is not None:
+        # The earliest first failure of any item: another may have found the
+        # fault before the item that finished shrinking first.
+        first = min([shrunk["first_failure"], *(line["first_failure"] for line in firsts)])
         row.update(
-            first_failure=found["first_failure"],
-            shrink=round(found["shrunk"] - found["first_failure"], 2),
-            cut_short=found["cut_short"],
-            events=found["events"],
-            operations=found["operations"],
-            invariant=found["invariant"],
-            item=found["item"].split("::")[-1],
+            first_failure=first,
+            shrink=round(shrunk["shrunk"] - shrunk["first_failure"], 2),
+            cut_short=shrunk["cut_short"],
+            events=shrunk["events"],
+            operations=shrunk["operations"],
+            invariant=shrunk["invariant"],
+            item=shrunk["item"].split("::")[-1],
         )
+    elif process.returncode not in (0, -signal.SIGINT, -signal.SIGKILL):
+        # The campaign ended by itself without the fault and not cleanly: a
+        # collection error, a server that would not start... not "not found".
+        tail = (folder / "campaign.log").read_text(encoding="utf-8").strip().splitlines()[-3:]
+        row["error"] = f"exit {process.returncode}: " + " / ".join(tail)[-300:]
     return row
+
+
+def _report(path: Path) -> tuple[list[dict], dict | None]:
+    """The report's first-failure lines, and its first line of a fixture shrunk."""
+    if not path.exists():
+        return [], None
+    lines = [json.loads(text) for text in path.read_text(encoding="utf-8").splitlines() if text]
+    firsts = [line for line in lines if "shrunk" not in line]
+    return firsts, next((line for line in lines if "shrunk" in line), None)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """End a campaign and everything it started: SIGINT first, on which
+    pytest runs its cleanups (the database servers stop), then SIGKILL."""
+    if process.poll() is not None:
+        return
+    for signum, wait in ((signal.SIGINT, 30), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(process.pid, signum)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def _median(rows: list[dict], key: str) -> float | None:
@@ -251,7 +285,13 @@ def summary(fault_id: str, release: str | None, trials: list[dict]) -> dict:
         "found": len(found),
         "trials": len(trials),
         "median_seconds_to_find": _median(found, "first_failure"),
-        "worst_seconds_to_find": max((t["first_failure"] for t in found), default=None),
+        # A trial that missed took longer than any found: no worst time then.
+        "worst_seconds_to_find": (
+            max((t["first_failure"] for t in found), default=None)
+            if len(found) == len(trials)
+            else None
+        ),
+        "errors": sum(1 for t in trials if "error" in t),
         "median_seconds_to_shrink": _median(found, "shrink"),
         "median_events": _median(found, "events"),
         "median_operations": _median(found, "operations"),
@@ -285,15 +325,25 @@ def table(document: dict) -> str:
         "| median events | median operations | found by | also left out |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
+    budget = document.get("settings", {}).get("seconds", 0)
     for row in _sorted(document["faults"]):
         lines.append(
             f"| `{row['fault']}` | {row['release'] or '-'} | {row['found']} of {row['trials']} "
-            f"| {_cell(row['median_seconds_to_find'])} | {_cell(row['worst_seconds_to_find'])} "
+            f"| {_cell(row['median_seconds_to_find'])} | {_worst(row, budget)} "
             f"| {_cell(row['median_seconds_to_shrink'])} | {_cell(row['median_events'])} "
             f"| {_cell(row['median_operations'])} | {', '.join(row['found_by']) or '-'} "
             f"| {', '.join(row.get('also_left_out', ())) or '-'} |"
         )
     return "\n".join(lines)
+
+
+def _worst(row: dict, budget: float) -> str:
+    """The worst time to find: over the budget when a trial missed; the
+    trials that broke (not a miss) said."""
+    broken = f" ({row['errors']} broke)" if row.get("errors") else ""
+    if row["worst_seconds_to_find"] is None and row["found"]:
+        return f"> {budget:g}{broken}"
+    return _cell(row["worst_seconds_to_find"]) + broken
 
 
 def _sorted(rows: list[dict]) -> list[dict]:
@@ -346,7 +396,10 @@ def readme() -> str:
         "SDK with every fix but the fault's own applied and that fault not excused, on the",
         "newest release it shows on; one trial is one seeded campaign with a fresh example",
         "database, ended when the fault's fixture is shrunk. A fault found in fewer trials",
-        "than were run, or with a median over 60 s, is a blind spot of the generators.",
+        "than were run, or with a median over 60 s, is a blind spot: of the generators, or of",
+        "the campaign's schedule (each worker runs its items one after another, so a fault",
+        "that one item alone finds waits for that item's turn). A row replaced by a run for",
+        "some faults (`BENCH_FAULTS=`) carries its own date and commit (`measured`) in the JSON.",
     ]
     for sdk in ("python", "js"):
         path = OUT / f"{sdk}.json"
@@ -392,6 +445,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write", action="store_true", help="write docs/fault-times/<sdk>.json, .svg, README"
     )
+    parser.add_argument(
+        "--rewrite",
+        action="store_true",
+        help="run nothing: recompute the tables, pictures and README from docs/fault-times/*.json",
+    )
     parser.add_argument("--masking", metavar="FAULT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.masking:  # in the target's environment, for _masking
@@ -400,6 +458,17 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger("google_adk").setLevel(logging.ERROR)
         sys.path.insert(0, str(ROOT / "src"))
         print(json.dumps(masking(args.sdk, args.masking)))
+        return 0
+    if args.rewrite:
+        for path in sorted(OUT.glob("*.json")):
+            document = json.loads(path.read_text(encoding="utf-8"))
+            document["faults"] = [
+                {**row, **summary(row["fault"], row["release"], row["trial_rows"])}
+                for row in document["faults"]
+            ]
+            path.write_text(json.dumps(document, indent=1) + "\n")
+            picture(document, path.with_suffix(".svg"))
+        (OUT / "README.md").write_text(readme(), encoding="utf-8")
         return 0
     if args.trials < 1 or args.seconds <= 0 or args.jobs < 1:
         parser.error("--trials, --seconds and --jobs must be positive")
@@ -420,10 +489,18 @@ def main(argv: list[str] | None = None) -> int:
                 f"found at {trial['first_failure']:.1f} s, shrunk in {trial['shrink']:.1f} s to "
                 f"{trial['operations']} operations, {trial['events']} events ({trial['item']})"
                 if trial["found"]
+                else f"broke: {trial['error']}"
+                if "error" in trial
                 else f"not found in {args.seconds:g} s"
             )
             print(f"{fault.id} on {release}: trial {number}: {shown}", flush=True)
-        rows.append({**summary(fault.id, release, trials), "also_left_out": masked_by})
+        rows.append(
+            {
+                **summary(fault.id, release, trials),
+                "also_left_out": masked_by,
+                "measured": f"{datetime.now(UTC):%Y-%m-%d} at {_commit()}",
+            }
+        )
     document = {
         "sdk": "google-adk" if args.sdk == "python" else "adk-js",
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),

@@ -429,6 +429,8 @@ async function run(request) {
 // numbers the rows of an emptied table from 1 again, so ties break as on a
 // fresh file. The folder is removed when the process exits.
 const DATABASES = new Map();
+// A signal ends the process through exit, so the folders go too.
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(1));
 const EMPTIED = ["events", "sessions", "user_states", "app_states"];
 
 async function sessionServiceFor(request) {

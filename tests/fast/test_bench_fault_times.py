@@ -30,7 +30,11 @@ def test_a_faults_line_counts_its_trials_and_takes_medians_of_the_found_ones() -
     trials = [_found(0, 10.0, 4.0, 3), _found(1, 30.0, 8.0, 5), {"trial": 2, "found": False}]
     row = fault_times.summary("f", "2.13.0", trials)
     assert (row["found"], row["trials"]) == (2, 3)
-    assert row["median_seconds_to_find"] == 20.0 and row["worst_seconds_to_find"] == 30.0
+    assert row["median_seconds_to_find"] == 20.0
+    assert row["worst_seconds_to_find"] is None  # a trial missed: longer than any found
+    assert fault_times.table({"faults": [row], "settings": {"seconds": 120}}).count("> 120") == 1
+    every = fault_times.summary("f", "2.13.0", trials[:2])
+    assert every["worst_seconds_to_find"] == 30.0
     assert row["median_seconds_to_shrink"] == 6.0 and row["median_events"] == 4.0
     assert row["found_by"] == ["test_x[shard0]"]
 

@@ -1,4 +1,4 @@
-"""One switch for the fixed SDK: ``FIXES=all`` or ``FIXES=name,name``.
+"""One switch for the fixed SDK: ``FIXES=all``, ``FIXES=all,-name`` or ``FIXES=name,name``.
 
 ``make test``, ``make fuzz``, ``make replay`` and ``make matrix`` take
 ``FIXES=`` and hand it on as the environment variable ``HARNESS_FIXES``; the
@@ -7,7 +7,8 @@ FIXES=...`` collects the part of the gate that judges ADK: the properties
 and the tests marked ``judges_adk``, the fixture replays; the rest is about
 the harness and the release as published), and ``replay``,
 ``show`` and ``minimize`` take ``--fixes`` (default: ``HARNESS_FIXES``).
-``all`` is every registered fix the installed release can take; empty or
+``all`` is every registered fix the installed release can take, ``all,-a,-b``
+all of them but ``a`` and ``b`` (the SDK with those faults alone); empty or
 ``none`` is the release as published. ADK-JS's fixes (``sdks/adk-js/fixes/``,
 :mod:`compaction_harness.sdk.js.js_fixes`) are read from the same variable by the harness's ADK-JS
 driver; a name of ADK-JS's fix index is accepted here and left to it, and
@@ -72,6 +73,8 @@ def parse(spec: str | None, *, origin: str = ENV) -> tuple[str, ...]:
     if text == "all":
         return tuple(n for n in FIXES if unavailable(n) is None)
     names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:  # "," alone: no fix named
+        return ()
     js = _js_fix_names()
     if names[0] == "all":  # all,-name,...: every fix the release can take but those
         left_out = names[1:]
@@ -289,6 +292,8 @@ def parse_js(spec: str | None, *, origin: str = ENV) -> tuple[str, ...]:
     if text == "all":
         return tuple(fixes)
     names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        return ()
     left_out = names[1:] if names[0] == "all" else []
     if names[0] == "all":
         if not all(n.startswith("-") and n[1:] not in ("", "all") for n in left_out):

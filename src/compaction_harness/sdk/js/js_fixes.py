@@ -155,7 +155,7 @@ def active() -> tuple[str, ...]:
     if spec == "all":
         return tuple(fixes)
     names = [n.strip() for n in spec.split(",") if n.strip()]
-    if names[0] == "all":  # all,-name,...: every fix but those
+    if names and names[0] == "all":  # all,-name,...: every fix but those
         out = {n[1:] for n in names[1:] if n.startswith("-")}
         return tuple(n for n in fixes if n not in out)
     return tuple(dict.fromkeys(n for n in names if n in fixes))
