@@ -359,7 +359,7 @@ def test_a_rerun_that_meets_only_recorded_fixtures_exits_0_and_says_so(pytester,
 SLOW_SHRINK_PROPERTY = (
     QUICK_STALL
     + """
-import compaction_harness.surfaces.pytest_plugin as plugin
+import compaction_harness.surfaces.campaign_clock as plugin  # the items' clock
 
 
 class AnHourOn:
@@ -695,7 +695,11 @@ def test_a_search_for_one_fault_fails_on_it_and_reports_when(pytester, tmp_path,
         "no:cacheprovider",
     )
     result.assert_outcomes(failed=1)
-    (line,) = [json.loads(text) for text in report.read_text().splitlines()]
+    lines = [json.loads(text) for text in report.read_text().splitlines()]
+    # The item's first failure, as it happened, then the shrunk fixture.
+    (first,) = [line for line in lines if "shrunk" not in line]
+    (line,) = [line for line in lines if "shrunk" in line]
+    assert first["first_failure"] == line["first_failure"] and first["item"] == line["item"]
     assert line["fault"] == "dead-call-retry-skipped-at-invocation-boundary"
     assert line["invariant"] == "U3" and line["events"] == 3 and line["operations"] is None
     assert 0 < line["first_failure"] <= line["shrunk"] < 30
@@ -713,6 +717,14 @@ def test_a_search_for_one_fault_fails_on_it_and_reports_when(pytester, tmp_path,
         "no:cacheprovider",
     )
     again.assert_outcomes(passed=1)
+    # Outside a campaign it would excuse everything else: refused in one line.
+    gate = pytester.runpytest_subprocess(
+        "-p", "compaction_harness.surfaces.pytest_plugin", "-p", "no:cacheprovider"
+    )
+    assert gate.ret == pytest.ExitCode.USAGE_ERROR
+    assert "HARNESS_SOUGHT_FAULT is set: it is for a campaign seeking one fault" in (
+        gate.stderr.str()
+    )
 
 
 DRAWS_PROPERTY = """

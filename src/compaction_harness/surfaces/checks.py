@@ -44,6 +44,7 @@ __all__ = [
     "fixture_from_failure",
     "installed_release",
     "met",
+    "report_first_failure",
     "report_sought",
     "sought_only",
     "timed",
@@ -150,6 +151,23 @@ def sought_only(outcome: UnitOutcome) -> UnitOutcome:
 
 #: The fault id :func:`sought_only` pairs a new violation with.
 NOT_SOUGHT = "not the sought fault"
+
+
+def report_first_failure(nodeid: str, at: float) -> None:
+    """In a search for one fault (:data:`SOUGHT` and ``HARNESS_SOUGHT_REPORT``
+    set), append the item's first failing example, as it happens, to the
+    report: ``{"fault", "item", "first_failure"}``, seconds since the
+    campaign started (``at`` is ``time.time()``). Another item may find the
+    fault first and finish shrinking last: the benchmark takes the earliest."""
+    import json
+
+    report = os.environ.get("HARNESS_SOUGHT_REPORT")
+    if not report or not os.environ.get(SOUGHT):
+        return
+    started = float(os.environ["HARNESS_CAMPAIGN_STARTED"])
+    line = {"fault": os.environ[SOUGHT], "item": nodeid, "first_failure": round(at - started, 2)}
+    with open(report, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
 
 
 def report_sought(

@@ -45,6 +45,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from ..sdk.python.unit import InvariantViolation
 from ..store import shared_db
+from .campaign_clock import _BudgetSpent, _Clock, _round_seed
 
 # With plugin_servers's fixtures, in this module's namespace: pytest looks for
 # a plugin's fixtures there.
@@ -298,6 +299,12 @@ def pytest_configure(config: pytest.Config) -> None:
     budget = config.getoption("--fuzz-seconds")
     if budget is not None and not budget > 0:
         raise pytest.UsageError(f"--fuzz-seconds must be a positive number, got {budget}")
+    if budget is None and os.environ.get("HARNESS_SOUGHT_FAULT"):
+        # It excuses every other violation: outside a campaign it would pass anything.
+        raise pytest.UsageError(
+            "HARNESS_SOUGHT_FAULT is set: it is for a campaign seeking one fault "
+            "(bench/fault_times.py, --fuzz-seconds), never for the gate; unset it"
+        )
     _enter_fixes(config)
     own_databases(config)
     repro = _repro_dir(config)
@@ -370,93 +377,11 @@ def _weight(item: pytest.Item) -> float:
     return float(weight) if weight > 0 else 1.0
 
 
-class _BudgetSpent(BaseException):
-    """Ends a Hypothesis run at once when the campaign's budget says so.
-
-    Hypothesis has no API to end a run early; an exception that is not an
-    ``Exception`` is not a failure to it and leaves its run as it stands
-    (what it has found and shrunk so far is already in the example
-    database). Raised only by :class:`_Clock` and caught by the plugin."""
-
-
-class _Clock:
-    """One campaign item's time: rounds until the item's slice is spent, and
-    shrinking until the campaign's end at the latest.
-
-    Wraps the @given test's ``inner_test`` (Hypothesis's documented hook for
-    wrapping what runs each example):
-
-    * with no failure in hand and the item's time up, the round ends at its
-      next example (:class:`_BudgetSpent`), before Hypothesis spends time
-      drawing more. The first example of each round always runs: it is where
-      Hypothesis replays a failure saved in the example database, and an
-      example that passes there is deleted from the database;
-    * with a failure in hand (Hypothesis is shrinking it) and the campaign's
-      time up, the run ends at the next candidate, and the smallest failure
-      seen so far (the last one: every candidate the shrinker tries is
-      smaller than the failure in hand) is the item's failure, with
-      ``cut_short`` set. Hypothesis has saved it in the example database, and
-      the next campaign continues shrinking from there. Ending the run, not
-      only skipping candidates, matters: drawing a pipeline script takes tens
-      of milliseconds, and the shrinker tries thousands.
-    """
-
-    def __init__(self, item_end: float, campaign_end: float) -> None:
-        self.item_end = item_end
-        self.campaign_end = campaign_end
-        self.failure: BaseException | None = None
-        #: When the first failing example ran (``time.time()``; None: none yet).
-        self.first_failure_at: float | None = None
-        self.cut_short = False
-        self.executed = 0
-        self.round_begins = False
-
-    def start_round(self) -> None:
-        self.round_begins = True
-
-    def wrap(self, inner):
-        @functools.wraps(inner)
-        def timed(*args, **kwargs):
-            now = time.time()
-            if self.failure is not None:
-                if now >= self.campaign_end:
-                    self.cut_short = True
-                    raise _BudgetSpent
-            elif now >= self.item_end and not self.round_begins:
-                raise _BudgetSpent
-            self.round_begins = False
-            self.executed += 1
-            try:
-                return inner(*args, **kwargs)
-            except Exception as exc:
-                # The failure being shrunk (another kind met while shrinking is not it).
-                if self.failure is None or type(exc) is type(self.failure):
-                    if self.first_failure_at is None:
-                        self.first_failure_at = time.time()
-                    self.failure = exc
-                raise
-
-        return timed
-
-    @property
-    def over(self) -> bool:
-        return time.time() >= self.item_end
-
-
-def _round_seed(forced: object, nodeid: str, round_number: int) -> int:
-    """The seed of one round of a campaign item under ``--hypothesis-seed``:
-    a function of the seed, the item and the round, so that a seeded
-    campaign draws the same examples on every run (as far as its clock
-    lets the same rounds run) and no two rounds or items draw the same."""
-    digest = hashlib.sha256(f"{forced}/{nodeid}/{round_number}".encode()).digest()
-    return int.from_bytes(digest[:8], "big")
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if not pyfuncitem.get_closest_marker("property"):
         return None
-    from .checks import CASES_BY_KIND, KNOWN_FAULTS_MET, SECONDS_BY_KIND
+    from .checks import CASES_BY_KIND, KNOWN_FAULTS_MET, SECONDS_BY_KIND, report_first_failure
 
     config = pyfuncitem.config
     budget = config.getoption("--fuzz-seconds")
@@ -477,7 +402,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     seconds_before, cases_before = dict(SECONDS_BY_KIND), dict(CASES_BY_KIND)
     if budget is not None:
         end = _campaign_end(config, budget) - min(RESERVE_SECONDS, budget / 10)
-        clock = _Clock(min(started + _item_budget(config, pyfuncitem, end), end), end)
+        clock = _Clock(
+            min(started + _item_budget(config, pyfuncitem, end), end),
+            end,
+            functools.partial(report_first_failure, pyfuncitem.nodeid),
+        )
     else:
         clock = _Clock(float("inf"), float("inf"))
     if inner is not None:
@@ -584,7 +513,6 @@ def _gate_labels_path(config: pytest.Config, nodeid: str) -> Path:
     """Where the gate run of the property item ``nodeid`` leaves its labels:
     in the session's temporary folder, which pytest-xdist's workers share
     (each has its own folder inside it), named by the item."""
-    import hashlib
 
     base = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
     if os.environ.get("PYTEST_XDIST_WORKER"):
