@@ -675,6 +675,20 @@ def test_a_repro_folder_refusing_mid_campaign_keeps_the_fixture_elsewhere(
     assert kept.name in done.stdout
 
 
+def _fuzz(pytester, seconds, *extra):
+    """A campaign of ``seconds`` in a pytester subprocess, one shard an item."""
+    return pytester.runpytest_subprocess(
+        "-p",
+        "compaction_harness.surfaces.pytest_plugin",
+        "--hypothesis-profile=fuzz",
+        f"--fuzz-seconds={seconds}",
+        "--fuzz-shards=1",
+        *extra,
+        "-p",
+        "no:cacheprovider",
+    )
+
+
 @pytest.mark.skipif(ADK_RELEASE != "2.13.0", reason="the fault is recorded for 2.13.0")
 def test_a_search_for_one_fault_fails_on_it_and_reports_when(pytester, tmp_path, monkeypatch):
     # bench/fault_times.py: the sought fault is not excused; its shrunk
@@ -684,16 +698,7 @@ def test_a_search_for_one_fault_fails_on_it_and_reports_when(pytester, tmp_path,
     monkeypatch.setenv("HARNESS_SOUGHT_REPORT", str(report))
     monkeypatch.delenv("HARNESS_CAMPAIGN_STARTED", raising=False)
     pytester.makepyfile(test_known=KNOWN_FAULT_PROPERTY)
-    result = pytester.runpytest_subprocess(
-        "-p",
-        "compaction_harness.surfaces.pytest_plugin",
-        "--hypothesis-profile=fuzz",
-        "--fuzz-seconds=30",
-        "--fuzz-shards=1",
-        f"--repro-dir={tmp_path / 'repros'}",
-        "-p",
-        "no:cacheprovider",
-    )
+    result = _fuzz(pytester, 30, f"--repro-dir={tmp_path / 'repros'}")
     result.assert_outcomes(failed=1)
     lines = [json.loads(text) for text in report.read_text().splitlines()]
     # The item's first failure, as it happened, then the shrunk fixture.
@@ -706,16 +711,7 @@ def test_a_search_for_one_fault_fails_on_it_and_reports_when(pytester, tmp_path,
     assert Path(line["fixture"]).parent == tmp_path / "repros"
     # Another fault sought: this one is excused as ever, and nothing fails.
     monkeypatch.setenv("HARNESS_SOUGHT_FAULT", "sliding-window-splits-call-pairs")
-    again = pytester.runpytest_subprocess(
-        "-p",
-        "compaction_harness.surfaces.pytest_plugin",
-        "--hypothesis-profile=fuzz",
-        "--fuzz-seconds=1",
-        "--fuzz-shards=1",
-        f"--repro-dir={tmp_path / 'repros'}",
-        "-p",
-        "no:cacheprovider",
-    )
+    again = _fuzz(pytester, 1, f"--repro-dir={tmp_path / 'repros'}")
     again.assert_outcomes(passed=1)
     # Outside a campaign it would excuse everything else: refused in one line.
     gate = pytester.runpytest_subprocess(
@@ -751,17 +747,7 @@ def test_a_seeded_campaign_draws_new_examples_each_round_and_the_same_on_a_rerun
         drawn = tmp_path / name
         monkeypatch.setenv("DRAWN", str(drawn))
         monkeypatch.delenv("HARNESS_CAMPAIGN_STARTED", raising=False)
-        result = pytester.runpytest_subprocess(
-            "-p",
-            "compaction_harness.surfaces.pytest_plugin",
-            "--hypothesis-profile=fuzz",
-            "--fuzz-seconds=2",
-            "--fuzz-shards=1",
-            "--hypothesis-seed=7",
-            f"--repro-dir={tmp_path / 'repros'}",
-            "-p",
-            "no:cacheprovider",
-        )
+        result = _fuzz(pytester, 2, "--hypothesis-seed=7", f"--repro-dir={tmp_path / 'repros'}")
         result.assert_outcomes(passed=1)
         runs.append(drawn.read_text().split())
     first, second = runs
