@@ -237,7 +237,7 @@ def _trial(sdk: str, fault, python: str, number: int, args, left_out: list[str])
             invariant=shrunk["invariant"],
             item=shrunk["item"].split("::")[-1],
         )
-    elif process.returncode not in (0, -signal.SIGINT, -signal.SIGKILL):
+    elif process.returncode not in (0, -signal.SIGTERM, -signal.SIGKILL):
         # The campaign ended by itself without the fault and not cleanly: a
         # collection error, a server that would not start... not "not found".
         tail = (folder / "campaign.log").read_text(encoding="utf-8").strip().splitlines()[-3:]
@@ -255,11 +255,15 @@ def _report(path: Path) -> tuple[list[dict], dict | None]:
 
 
 def _stop(process: subprocess.Popen) -> None:
-    """End a campaign and everything it started: SIGINT first, on which
-    pytest runs its cleanups (the database servers stop), then SIGKILL."""
+    """End a campaign and everything it started: SIGTERM to its process
+    group (the database servers and the Node driver are in it, and stop;
+    their folders are in the trial's TMPDIR, removed after), then SIGKILL.
+    Not SIGINT: a benchmark started in the background of a shell ignores
+    SIGINT, and so would the campaigns it starts (each trial then waited out
+    the grace period)."""
     if process.poll() is not None:
         return
-    for signum, wait in ((signal.SIGINT, 30), (signal.SIGKILL, 10)):
+    for signum, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
         try:
             os.killpg(process.pid, signum)
         except ProcessLookupError:
