@@ -16,6 +16,7 @@ from collections import Counter
 
 import pytest
 
+from ..faults.classify import UNNAMED
 from ..sdk import protocol
 from ..store import shared_db
 
@@ -98,6 +99,12 @@ def write_summary(
             f"examples={props['examples']} seconds={props['fuzz_seconds']}{extra}"
         )
         for fault, examples in sorted(props.get("known_faults", {}).items()):
+            if fault == UNNAMED:  # past the naming budget: every fix together removed them
+                write(
+                    f"        known upstream faults not named (past the time naming may take): "
+                    f"{examples} examples (evidence: every fix together)"
+                )
+                continue
             write(f"        known upstream fault {fault}: {examples} examples ({_evidence(fault)})")
         for label, runs in sorted(props.get("labels", {}).items()):
             if label.startswith("not applicable"):
