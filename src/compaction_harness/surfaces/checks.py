@@ -159,15 +159,7 @@ def report_first_failure(nodeid: str, at: float) -> None:
     report: ``{"fault", "item", "first_failure"}``, seconds since the
     campaign started (``at`` is ``time.time()``). Another item may find the
     fault first and finish shrinking last: the benchmark takes the earliest."""
-    import json
-
-    report = os.environ.get("HARNESS_SOUGHT_REPORT")
-    if not report or not os.environ.get(SOUGHT):
-        return
-    started = float(os.environ["HARNESS_CAMPAIGN_STARTED"])
-    line = {"fault": os.environ[SOUGHT], "item": nodeid, "first_failure": round(at - started, 2)}
-    with open(report, "a", encoding="utf-8") as out:
-        out.write(json.dumps(line) + "\n")
+    _append_sought(lambda started: {"item": nodeid, "first_failure": round(at - started, 2)})
 
 
 def report_sought(
@@ -187,12 +179,6 @@ def report_sought(
     whether the budget cut shrinking short, the item, the invariant, and the
     fixture's size: operations of a script (None for other cases) and events
     stored (summaries left out)."""
-    import json
-
-    report = os.environ.get("HARNESS_SOUGHT_REPORT")
-    if not report:
-        return
-    started = float(os.environ["HARNESS_CAMPAIGN_STARTED"])
     case = exc.case
     script = getattr(case, "script", case)
     operations = getattr(script, "operations", None)
@@ -201,19 +187,32 @@ def report_sought(
         events = sum(1 for step in session.get("steps", ()) if not step.get("compaction"))
     else:
         events = len(getattr(case, "session", ()) or ())
-    line = {
-        "fault": os.environ[SOUGHT],
-        "item": nodeid,
-        "invariant": fixture.invariant,
-        "first_failure": round((first_failure_at or time.time()) - started, 2),
-        "shrunk": round(time.time() - started, 2),
-        "cut_short": cut_short,
-        "operations": len(operations) if operations is not None else None,
-        "events": events,
-        "fixture": str(path),
-    }
+    _append_sought(
+        lambda started: {
+            "item": nodeid,
+            "invariant": fixture.invariant,
+            "first_failure": round((first_failure_at or time.time()) - started, 2),
+            "shrunk": round(time.time() - started, 2),
+            "cut_short": cut_short,
+            "operations": len(operations) if operations is not None else None,
+            "events": events,
+            "fixture": str(path),
+        }
+    )
+
+
+def _append_sought(line) -> None:
+    """Append ``line(started)`` (``started``: the campaign's start,
+    ``HARNESS_CAMPAIGN_STARTED``) with the sought fault's id as one JSON line
+    to ``HARNESS_SOUGHT_REPORT``; nothing outside a search for one fault."""
+    import json
+
+    report = os.environ.get("HARNESS_SOUGHT_REPORT")
+    if not report or not os.environ.get(SOUGHT):
+        return
+    data = {"fault": os.environ[SOUGHT], **line(float(os.environ["HARNESS_CAMPAIGN_STARTED"]))}
     with open(report, "a", encoding="utf-8") as out:
-        out.write(json.dumps(line) + "\n")
+        out.write(json.dumps(data) + "\n")
 
 
 #: Known upstream faults met in this process, by fault id -> examples (runs).
