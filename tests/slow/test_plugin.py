@@ -356,6 +356,26 @@ def test_a_rerun_that_meets_only_recorded_fixtures_exits_0_and_says_so(pytester,
     assert [p.name for p in (tmp_path / "repros").glob("*.json")] == [fixture.name]
 
 
+def test_a_failure_kept_as_an_open_finding_is_met_not_written_again(pytester, tmp_path):
+    # docs/findings/ holds failures kept out of the corpus until decided: a
+    # campaign meeting one writes nothing, so the gate after it stays green.
+    pytester.makepyfile(test_planted=QUICK_BROKEN_PROPERTY)
+    # The project's folder: pytest would take the common ancestor of the
+    # paths on the command line (--repro-dir's folder too, once it exists).
+    root = f"--rootdir={pytester.path}"
+    first = _campaign(pytester, tmp_path, 600, root)
+    assert first.returncode == 1, first.stdout[-3000:]
+    (fixture,) = (tmp_path / "repros").glob("U3-*.json")
+    findings = pytester.path / "docs" / "findings"
+    findings.mkdir(parents=True)
+    kept = findings / fixture.name
+    fixture.rename(kept)
+    second = _campaign(pytester, tmp_path, 600, root)
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert f"met recorded fixture {os.path.relpath(kept, pytester.path)}" in second.stdout
+    assert not list((tmp_path / "repros").glob("*.json"))
+
+
 SLOW_SHRINK_PROPERTY = (
     QUICK_STALL
     + """

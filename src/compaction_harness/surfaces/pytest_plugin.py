@@ -309,9 +309,13 @@ def pytest_configure(config: pytest.Config) -> None:
     own_databases(config)
     repro = _repro_dir(config)
     config._harness_repro_dir = repro  # type: ignore[attr-defined]
-    # Fixtures recorded before this campaign began: meeting one again is not new.
+    # Fixtures recorded before this campaign began: meeting one again is not
+    # new. So are the open findings (docs/findings/), kept out of the corpus
+    # until decided: a campaign that meets one says so and writes nothing.
+    recorded = [*config.rootpath.joinpath("docs", "findings").glob("*.json")]
+    recorded += Path(repro).glob("*.json")
     config._harness_recorded = (  # type: ignore[attr-defined]
-        {p.name for p in Path(repro).glob("*.json")} if budget is not None else set()
+        {p.name: p for p in recorded} if budget is not None else {}
     )
     if budget is not None:
         # The campaign's clock starts once, in the first process (`make fuzz` sets
@@ -599,8 +603,8 @@ def _handle_failure(item: pytest.Function, exc: InvariantViolation, clock: _Cloc
         report_sought(item.nodeid, exc, fixture, path, clock.first_failure_at, clock.cut_short)
         return False
     directory = config._harness_repro_dir
-    recorded = directory / fixture.file_name()
-    if recorded.name in config._harness_recorded:
+    recorded = config._harness_recorded.get(fixture.file_name())
+    if recorded is not None:
         props.append(("recorded_fixture", os.path.relpath(recorded)))
         return True
     if exc.planted:  # a test's broken stand-in: real ADK cannot reproduce it
