@@ -97,13 +97,12 @@ def test_a_stall_behind_an_orphaned_call_breaks_p3_at_the_second_end_that_fires(
     steps = orphan_session()
     config = token(retention=1)
     summaries = [(len(steps), (0,), ())]
-    # i1's end: no prompt count yet (ADK estimates): no claim, but the backlog
-    # ('u1': c1 belongs to the newest invocation, so it is not dead yet) is
-    # carried on.
+    # i1's end: no prompt count yet (ADK estimates): no claim, and nothing is
+    # carried on: the compactor had no range to take here ('u1' is backlog).
     first = upto(steps, 2)
     assert liveness_bound(config, first, newest_real_count(first)) is None
     found, carried = check_liveness(first, [], [], config, count=None)
-    assert found == [] and carried == frozenset(steps[:1])
+    assert found == [] and carried == frozenset()
     # i2's end: the trigger read 70 and summarised 'u1'. Candidates (after
     # t=1): c1, u2, m4; retaining 1 keeps m4: bound 1. c1 is provably dead (no
     # answer, not long-running, not in the newest invocation i2), so c1, u2
@@ -134,13 +133,15 @@ def test_p3_makes_no_claim_while_the_trigger_is_quiet():
     carried = frozenset(steps[1:4])
     # The same backlog, but the count the trigger read is below the threshold
     # (or there is none: ADK estimates, which the session model does not size).
+    # What is carried on is what the last end that fired left and is still
+    # backlog: u3 and m6, compactable only since, are not held at the next.
     for count in (49, None):
         assert token_liveness_bound(config, steps, count) is None
         found, backlog = check_liveness(
             steps, shown(0), summaries, config, earlier=carried, count=count
         )
         assert found == []
-        assert backlog == frozenset(s for k, s in enumerate(steps) if k in (1, 2, 3, 5, 6))
+        assert backlog == carried
     # At the threshold it fires (ADK: "prompt_token_count < config.token_threshold" is quiet).
     found, _ = check_liveness(steps, shown(0), summaries, config, earlier=carried, count=50)
     assert [v.invariant for v in found] == ["P3"]
@@ -202,3 +203,54 @@ def test_at_the_first_end_the_range_after_a_waiting_call_waits_for_the_next():
     # Still there at the next end that fires: a stall.
     found, _ = check_liveness(steps, shown(0), summaries, config, earlier=carried, count=80)
     assert [(v.invariant, v.positions) for v in found] == [("P3", (2, 3))]
+
+
+def first_firing_end_after_quiet_ones():
+    """google-adk with every fix on fixture P3-2.13.0-19f93e84 (docs/findings/):
+    token threshold 50, retention 0; export (#1) waits. i2's end read 5 (quiet);
+    i3's end read 74 and summarised the prefix u1."""
+    return session(
+        user("i1", 1, "u1"),
+        replace(call("i1", 2, "a", long_running=("a",)), prompt_tokens=5),
+        user("i2", 3, "u2"),
+        user("i3", 4, "u3"),
+        counted("i3", 5, 24),
+        counted("i3", 6, 74),
+        summary(0, 7, 1, 1),
+    )
+
+
+def test_a_quiet_end_carries_only_what_the_last_end_that_fired_left():
+    # At i2's end the trigger is quiet: u1 and u2 are backlog, but no
+    # compactor had a range to take there. At i3's end, the first that fires,
+    # a summary takes one range (the prefix u1); the range after the waiting
+    # call (u2 to m6) waits for the next end that fires, as at a first end.
+    steps = first_firing_end_after_quiet_ones()
+    config = token(retention=0)
+    quiet = upto(steps, 3)
+    found, carried = check_liveness(quiet, [], [], config, count=5)
+    assert found == [] and carried == frozenset()
+    summaries = [(len(steps), (0,), ())]
+    found, carried = check_liveness(steps, shown(0), summaries, config, earlier=carried, count=74)
+    assert found == [] and carried == frozenset(steps[2:6])
+    # Held at the next end that fires: a stall. And a quiet end between the
+    # two does not wash it out: it carries the backlog of the end that fired.
+    found, _ = check_liveness(steps, shown(0), summaries, config, earlier=carried, count=80)
+    assert [(v.invariant, v.positions) for v in found] == [("P3", (2, 3, 4, 5))]
+    _, through = check_liveness(steps, shown(0), summaries, config, earlier=carried, count=10)
+    assert through == carried
+    found, _ = check_liveness(steps, shown(0), summaries, config, earlier=through, count=80)
+    assert [(v.invariant, v.positions) for v in found] == [("P3", (2, 3, 4, 5))]
+
+
+def test_without_the_quiet_end_rule_p3_fires_on_the_first_end_that_fires():
+    # The rule above is what keeps 19f93e84's first firing end green: had the
+    # quiet end carried its whole backlog (as it did before), u2 would be held.
+    steps = first_firing_end_after_quiet_ones()
+    config = token(retention=0)
+    summaries = [(len(steps), (0,), ())]
+    everything_at_i2 = frozenset(steps[k] for k in (0, 2))
+    found, _ = check_liveness(
+        steps, shown(0), summaries, config, earlier=everything_at_i2, count=74
+    )
+    assert [(v.invariant, v.positions) for v in found] == [("P3", (2,))]
