@@ -16,6 +16,7 @@ from compaction_harness.spec.liveness_checks import (
     beyond_retention,
     check_liveness,
     liveness_bound,
+    ranges_beyond_retention,
     token_liveness_bound,
 )
 from compaction_harness.spec.model import Compaction, Session, Step
@@ -122,8 +123,9 @@ def test_a_stall_behind_an_orphaned_call_breaks_p3_at_the_second_end_that_fires(
     assert "could be compacted but are not (bound 1)" in found[0].message
     # m6 is retained: a summary could take only c1, u2 and m4 (what a driver
     # weighs against the latest summary before it calls a wait a stall).
-    assert found[0].details == {"retained": (6,)}
+    assert found[0].details == {"retained": (6,), "ranges": ((1, 2, 3),)}
     assert beyond_retention(found[0]) == (1, 2, 3)
+    assert ranges_beyond_retention(found[0]) == ((1, 2, 3),)
 
 
 def test_p3_makes_no_claim_while_the_trigger_is_quiet():
@@ -254,3 +256,28 @@ def test_without_the_quiet_end_rule_p3_fires_on_the_first_end_that_fires():
         steps, shown(0), summaries, config, earlier=everything_at_i2, count=74
     )
     assert [(v.invariant, v.positions) for v in found] == [("P3", (2,))]
+
+
+def test_a_call_that_waits_splits_the_backlog_into_ranges_weighed_one_by_one():
+    # a (#2) waits. The backlog held at the third end is u1 and m1 before it
+    # and u2, m2 after it: two ranges, since a summary cannot take the
+    # waiting call, and a compactor that writes a summary only where it saves
+    # something weighs each on its own (google-adk: _is_range_worth_compacting).
+    steps = session(
+        user("i1", 1, "u1"),
+        counted("i1", 2, 60),
+        call("i1", 3, "a", long_running=("a",)),
+        user("i2", 4, "u2"),
+        counted("i2", 5, 70),
+        user("i3", 6, "u3"),
+        counted("i3", 7, 80),
+    )
+    config = token(retention=0)
+    _, carried = check_liveness(upto(steps, 3), [], [], config, count=60)
+    _, carried = check_liveness(upto(steps, 5), [], [], config, earlier=carried, count=70)
+    found, _ = check_liveness(steps, [], [], config, earlier=carried, count=80)
+    assert [(v.invariant, v.positions) for v in found] == [("P3", (0, 1, 3, 4))]
+    assert ranges_beyond_retention(found[0]) == ((0, 1), (3, 4))
+    # Without ranges (a violation made before they were recorded) it is one range.
+    found[0].details.pop("ranges")
+    assert ranges_beyond_retention(found[0]) == ((0, 1, 3, 4),)

@@ -1339,7 +1339,7 @@ def test_p3_weighs_only_what_a_token_summary_could_take_against_the_last_summary
     from compaction_harness.sdk.python import fixes
     from compaction_harness.sdk.python import pipeline as driven
     from compaction_harness.sdk.python.driver import run_script
-    from compaction_harness.spec.liveness_checks import beyond_retention
+    from compaction_harness.spec.liveness_checks import ranges_beyond_retention
     from compaction_harness.store.fixtures import load_fixture
     from compaction_harness.surfaces import switch
 
@@ -1350,15 +1350,51 @@ def test_p3_weighs_only_what_a_token_summary_could_take_against_the_last_summary
         seen = []
 
         def weighs_everything(violation):
-            seen.append(beyond_retention(violation))
-            return violation.positions
+            seen.append(ranges_beyond_retention(violation))
+            return (violation.positions,)
 
         with monkeypatch.context() as m:  # what was weighed before
-            m.setattr(driven, "beyond_retention", weighs_everything)
+            m.setattr(driven, "ranges_beyond_retention", weighs_everything)
             found = run_script(script).violations
         assert [v.invariant for v in found] == ["P3"]
         # Of the four events held, three are retained: only one could be taken.
-        assert len(found[0].positions) == 4 and [len(p) for p in seen] == [1]
+        assert len(found[0].positions) == 4 and seen == [((found[0].positions[0],),)]
+
+
+def test_p3_weighs_each_range_a_waiting_call_splits_off_on_its_own(monkeypatch):
+    # Found by the gate's derandomised pipeline property once users answered
+    # approvals by turns (tests/repros/P3-2.13.0-e9aac900e514cbeb.json):
+    # sliding window, interval 1, large summaries (4,079 characters). export
+    # waits after a 2,000-character reply; the prefix before it (2,183
+    # characters) and the range after it (a 2,010-character user message)
+    # are each smaller than the latest summary, and ADK with every fix rightly
+    # writes neither (_is_range_worth_compacting, tried on each range). P3
+    # weighed the two together (4,193) and called the wait a stall.
+    from pathlib import Path
+
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python import pipeline as driven
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.spec.liveness_checks import ranges_beyond_retention
+    from compaction_harness.store.fixtures import load_fixture
+    from compaction_harness.surfaces import switch
+
+    path = Path(__file__).parents[1] / "repros" / "P3-2.13.0-e9aac900e514cbeb.json"
+    script = load_fixture(path).case
+    with fixes.applied(switch.parse("all")):
+        assert not run_script(script).violations
+        seen = []
+
+        def one_range(violation):
+            seen.append(ranges_beyond_retention(violation))
+            return (tuple(p for r in seen[-1] for p in r),)
+
+        with monkeypatch.context() as m:  # what was weighed before
+            m.setattr(driven, "ranges_beyond_retention", one_range)
+            found = run_script(script).violations
+    assert [v.invariant for v in found] == ["P3"]
+    # The waiting call (#7) splits the held five into the prefix and the range after it.
+    assert seen[-1] == ((3, 4, 5, 6), (8,))
 
 
 def test_p3_still_fires_for_a_stall_with_large_summaries(monkeypatch):

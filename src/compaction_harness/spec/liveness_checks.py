@@ -26,6 +26,7 @@ __all__ = [
     "beyond_retention",
     "check_liveness",
     "liveness_bound",
+    "ranges_beyond_retention",
     "retained_tail",
     "token_liveness_bound",
 ]
@@ -269,6 +270,9 @@ def check_liveness(
     # could take only the rest (the drivers weigh that against the latest
     # summary's size before they call a wait a stall).
     retained = None if sliding else retained_tail(config, steps, count)
+    details: dict = {"ranges": _held_ranges(compactable, uncovered, set(held))}
+    if retained is not None:
+        details["retained"] = retained
     return [
         Violation(
             "P3",
@@ -277,9 +281,44 @@ def check_liveness(
             positions=held,
             expected=f"at most {bound}",
             observed=len(held),
-            details={} if retained is None else {"retained": retained},
+            details=details,
         )
     ], found
+
+
+def _held_ranges(
+    compactable: Sequence[int], uncovered: Sequence[int], held: Collection[int]
+) -> tuple[tuple[int, ...], ...]:
+    """The held positions grouped by the range a summary could take them in:
+    ``compactable`` (indices into ``uncovered``, the events no summary
+    covers) split wherever an uncovered event that must stay (a call that
+    waits, what it keeps) lies between two of them; each group is what ADK
+    weighs as one range (``_is_range_worth_compacting``)."""
+    runs: list[list[int]] = []
+    for k in compactable:
+        if runs and runs[-1][-1] == k - 1:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    grouped = (tuple(uncovered[k] for k in run if uncovered[k] in held) for run in runs)
+    return tuple(group for group in grouped if group)
+
+
+def ranges_beyond_retention(violation: Violation) -> tuple[tuple[int, ...], ...]:
+    """The positions of a P3 violation's backlog that a summary could take,
+    grouped by range (:func:`beyond_retention`, split where an event that
+    must stay, such as a call that waits, lies between: ``details``'
+    ``ranges``). A compactor that writes a summary only where it saves
+    something weighs each range on its own against the latest summary
+    (google-adk 2.13.0 with ``compaction-summarised-around-a-waiting-call``
+    tries the prefix, then each range after a waiting call, and writes the
+    first worth it): the wait is bounded by one summary's size a range, and
+    the ranges by the calls that wait, which stay in the prompt anyway.
+    A violation without ``ranges`` is one range."""
+    kept = set(beyond_retention(violation))
+    ranges = violation.details.get("ranges") or (violation.positions,)
+    grouped = (tuple(p for p in group if p in kept) for group in ranges)
+    return tuple(group for group in grouped if group)
 
 
 def beyond_retention(violation: Violation) -> tuple[int, ...]:

@@ -29,7 +29,7 @@ from typing import Any
 from ...spec import reference
 from ...spec.invariants import PIPELINE_INVARIANTS as PIPELINE_INVARIANTS
 from ...spec.invariants import Violation
-from ...spec.liveness_checks import beyond_retention, check_liveness
+from ...spec.liveness_checks import check_liveness, ranges_beyond_retention
 from ...spec.liveness_checks import liveness_bound as liveness_bound
 from ...spec.model import ModelError, Session, Step
 from ...spec.outcome import UnitOutcome
@@ -302,12 +302,15 @@ class PipelineRun:
         about 430 characters a reply) is presentation, a bounded factor on
         each event, and leaves the delay bounded. With a token threshold alone
         the events it retains are not weighed: no summary would take them
-        (:func:`~compaction_harness.spec.liveness_checks.beyond_retention`)."""
+        (:func:`~compaction_harness.spec.liveness_checks.beyond_retention`). A
+        call that waits splits the backlog into ranges a summary takes one at a
+        time, each weighed on its own
+        (:func:`~compaction_harness.spec.liveness_checks.ranges_beyond_retention`)."""
         price = summary_price(self.pipeline.summary_texts, prompt)
         if price is None:
             return False
-        backlog = self.pipeline.content_chars_of(list(beyond_retention(violation)))
-        return backlog <= price
+        ranges = ranges_beyond_retention(violation)
+        return all(self.pipeline.content_chars_of(list(r)) <= price for r in ranges)
 
     def _compact(
         self,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...spec.invariants import Violation
-from ...spec.liveness_checks import beyond_retention
+from ...spec.liveness_checks import ranges_beyond_retention
 from ...spec.model import Session, summary_number
 from ...spec.tool_runs import check_tool_runs
 from .adk import (
@@ -189,7 +189,8 @@ def _waits_to_save_prompt(violation: Violation, end: RecordedEnd) -> bool:
     measured by the events' own content as ADK prices a range (see
     ``PipelineRun._waits_to_save_prompt`` and ``adk.Pipeline.content_chars_of``);
     with a token threshold alone, the events it retains are not weighed
-    (``liveness_checks.beyond_retention``)."""
+    (``liveness_checks.beyond_retention``), and each range a call that waits
+    splits off is weighed on its own (``liveness_checks.ranges_beyond_retention``)."""
     written = [
         step.compaction.summary
         for step in end.snapshot
@@ -198,9 +199,11 @@ def _waits_to_save_prompt(violation: Violation, end: RecordedEnd) -> bool:
     price = summary_price(written, end.prompt)
     if price is None:
         return False
-    chosen = [end.events[i] for i in sorted(beyond_retention(violation))]
-    backlog = prompt_chars([e.content for e in chosen if e.content is not None])
-    return backlog <= price
+    for positions in ranges_beyond_retention(violation):
+        chosen = [end.events[i] for i in positions]
+        if prompt_chars([e.content for e in chosen if e.content is not None]) > price:
+            return False
+    return True
 
 
 def _check_stale(record: RunnerRun) -> list[Violation]:
