@@ -14,7 +14,7 @@ import pytest
 from builders import answer, call, session, summary, text, user
 
 from compaction_harness.sdk.python.unit import UnitCase
-from compaction_harness.spec.model import Step
+from compaction_harness.spec.model import ModelError, Step
 from compaction_harness.store import fixtures
 from compaction_harness.store.fixtures import (
     NEWEST_KNOWN_RELEASE,
@@ -607,3 +607,23 @@ def test_a_failure_no_known_fault_explains_tells_the_one_command_that_keeps_it_o
     assert f"make show FIXTURE={relative}" in advice
     assert f"mv {relative} docs/findings/" in advice
     assert "\n" not in advice
+
+
+def test_a_script_fixture_with_its_operations_emptied_is_refused(tmp_path: Path) -> None:
+    # Found by a newcomer: an emptied script replayed as "ok" and would pass
+    # the gate; a failing script runs at least one operation.
+    source = REPROS / "P3-2.13.0-19f93e846526b6cb.json"
+    data = json.loads(source.read_text())
+    assert fixtures.load_fixture(source).case.operations  # the valid base loads
+    data["call"]["operations"] = []
+    path = tmp_path / "emptied.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(fixtures.FixtureError) as info:
+        fixtures.load_fixture(path)
+    assert "call.operations: empty" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_an_unknown_schema_version_names_the_ones_read() -> None:
+    with pytest.raises(ModelError) as info:
+        fixtures._parse({**valid(), "schema_version": 9}, Path("x.json"))
+    assert "schema_version 9 is not supported (this harness reads 1 to 3)" in str(info.value)

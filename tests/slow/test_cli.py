@@ -1117,3 +1117,18 @@ def test_a_long_recorded_replay_says_on_a_terminal_that_it_started(monkeypatch, 
     main(["replay", path])
     said = capsys.readouterr().err
     assert (f"replaying {path}: 6 events through the SDK's compaction" in said) == terminal
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["check", "--seconds", "abc", "x"], ["replay", "--driver", "banana", "x"], ["nosuchcommand"]],
+    ids=["float", "choice", "command"],
+)
+def test_a_bad_option_value_is_one_line(capsys, argv: list[str]) -> None:
+    # Found by a newcomer: argparse printed its whole usage (9 to 14 lines)
+    # above the error; docs/check.md promises one line.
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "error:" in err and "(see --help)" in err, err

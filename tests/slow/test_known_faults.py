@@ -408,3 +408,27 @@ def test_a_turn_resumed_by_the_users_approval_is_checked_for_its_request(driver:
     verdict = check(script)
     assert not verdict.new
     assert set(verdict.faults) == {"compaction-summarises-a-waiting-invocations-request"}
+
+
+def test_a_fail_on_a_release_that_cannot_take_a_fix_names_the_faults_not_tried():
+    # Found by a newcomer: the README's 2.11.0 walkthrough writes P5 fixtures
+    # of summary-leaks-branch-events-to-siblings, and replay on 2.11.0 called
+    # them "no known upstream fault explains", though that fault's fix (a
+    # diff of 2.13.0) was never tried there. The line now names such faults:
+    # those of the fixture's invariant, on the release, whose fix cannot run.
+    from types import SimpleNamespace
+
+    from compaction_harness.faults.catalogue import fault_for
+    from compaction_harness.surfaces.verdicts import _untried_faults
+
+    leak = fault_for("summary-leaks-branch-events-to-siblings")
+    assert "P5" in leak.invariants and "2.11.0" in leak.releases
+    cannot = SimpleNamespace(
+        unfixable=lambda fault: "a diff of 2.13.0" if fault == leak.id else None
+    )
+    assert _untried_faults(cannot, "P5", "2.11.0") == [leak.id]
+    assert _untried_faults(cannot, "P5", "2.11.3") == [leak.id]  # by minor release
+    assert _untried_faults(cannot, "P2", "2.11.0") == []  # another invariant
+    assert _untried_faults(cannot, "P5", "0.9.0") == []  # a release it does not show on
+    can = SimpleNamespace(unfixable=lambda fault: None)
+    assert _untried_faults(can, "P5", "2.11.0") == []

@@ -386,7 +386,8 @@ def _parse(data: Any, path: Path) -> Fixture:
         version = data["schema_version"]
     if version != SCHEMA_VERSION:
         raise ModelError(
-            f"schema_version {version} is not supported (this harness reads {SCHEMA_VERSION})"
+            f"schema_version {version} is not supported (this harness reads "
+            f"{min(UPGRADES, default=SCHEMA_VERSION)} to {SCHEMA_VERSION})"
         )
     if data["kind"] not in entry.kinds:
         kinds = tuple(dict.fromkeys(k for e in protocol.all_sdks() for k in e.kinds))
@@ -401,6 +402,10 @@ def _parse(data: Any, path: Path) -> Fixture:
     if foreign:
         noun = owner.fixture_noun(data["kind"]).split(" (")[0]
         raise ModelError(f"{foreign[0]}: only {noun} (sdk {owner.name!r}) has it")
+    if data["kind"] == "script" and not getattr(getattr(case, "script", case), "operations", 1):
+        # A fixture records a failing script, and a script that runs nothing
+        # fails nothing: an emptied one would replay as "ok" and pass the gate.
+        raise ModelError("call.operations: empty (a failing script runs at least one operation)")
     violations = _common(data)
     fault = data.get("known_fault")
     if fault and entry.fault(fault) is None:

@@ -23,7 +23,9 @@ kinds, trigger values, instruction and declaration sizes), then:
 
 Exit status: 0 every invariant held, 1 one failed (known fault or new), 2
 bad input (one line: an app that does not import, an attribute that is not
-an app or agent, an app without compaction, a clone without the tests).
+an app or agent, an app without compaction, a clone without the tests); a
+recorded session also 3: it cannot be judged with the app's configuration
+(its replay's summaries are not the run's: NOREPRO).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from typing import Any
 
 from ..spec.invariants import invariants_of
 from ..spec.scripts import ScriptConfig
+from .app_reach import reachable_faults
 from .cli_common import CliError
 from .partial_reads import read_warnings
 
@@ -171,104 +174,6 @@ def _server_environment(storage: str, uri: str | None) -> dict[str, str]:
         return {SERVER_URL_VARIABLES[storage]: asyncio.run(scratch_database(uri))}
     except NotApplicable as exc:
         raise CliError(f"--session-service-uri: {exc}") from None
-
-
-# -- what the configuration can meet -------------------------------------------------
-def _trigger_kinds(values: dict[str, Any]) -> set[str]:
-    """``sliding`` and ``token``, as the trigger values ``values`` set them."""
-    kinds = {"sliding"} if values.get("compaction_interval") is not None else set()
-    return kinds | ({"token"} if values.get("token_threshold") is not None else set())
-
-
-def _setting_features(config: Any) -> set[str]:
-    """What a script configuration sets beyond its triggers and operations
-    that a fault may need: a stored session's store, the model's per-turn
-    call ids, a strict provider."""
-    storage = getattr(config, "storage", "memory")
-    features = {storage} if storage != "memory" else set()
-    if getattr(config, "call_ids", "unique") == "per_turn":
-        features.add("per_turn")  # the model numbers its calls per turn
-    if getattr(config, "strict_provider", False):
-        features.add("strict")
-    return features
-
-
-def _needs(fixture: Any) -> tuple[set[str], set[str]] | None:
-    """(trigger kinds, app features) a fixture needs to happen; None when
-    its case is no script or session of google-adk's pipeline."""
-    case = fixture.case
-    config = getattr(case, "config", None)
-    if fixture.kind == "token":
-        return {"token"}, set()
-    if fixture.kind in ("unit", "metamorphic"):
-        return set(), set()  # the shared prefix helper: any trigger reaches it
-    if config is None:
-        return None
-    values = config.triggers if hasattr(config, "triggers") else config
-    if not isinstance(values, dict):
-        return None
-    features = _setting_features(config)
-    for op in getattr(case, "operations", ()):
-        name = type(op).__name__
-        if name == "Calls":
-            features.update(op.tool_kinds())
-        elif name == "Ask":
-            features.add("confirmation" if op.kind == "confirmation" else "credential")
-        elif name == "FanOut":
-            features.add("team")
-        elif name == "Delegate":
-            features.add("helper")
-        elif name in ("ClientRecord", "Skew"):
-            features.add(name)
-    return _trigger_kinds(values), features
-
-
-def reachable_faults(config: ScriptConfig, release: str) -> list[tuple[Any, str]]:
-    """The google-adk known faults ``config`` (an app's) can meet on
-    ``release``, each with the fixture that shows it within the app's reach:
-    the fault's releases hold ``release`` (or the matrix has not placed it
-    yet), and one of its fixtures needs only the app's triggers (all of the
-    fixture's: which of two did it is not recorded) and what the app has:
-    its kinds of tool, a parallel agent, a second LLM agent, and the
-    settings of :func:`_setting_features` where the check has them (the
-    session store it runs on, the model's per-turn ids, a strict provider);
-    never a client's own record nor a host's clock skew. Judged from the
-    fixtures the harness holds: a fault may reach further than they do."""
-    from ..faults.catalogue import PYTHON, faults_of
-    from ..store.fixtures import FixtureError, load_fixture
-
-    app = config.app
-    have = {kind for kind, _ in app.tools} if app is not None else set()
-    if app is not None and app.team:
-        have.add("team")
-    if app is not None and app.helper:
-        have.add("helper")
-    have |= _setting_features(config)
-    kinds = _trigger_kinds(config.triggers)
-    by_fault: dict[str, list[Any]] = {}
-    for path in sorted((ROOT / "tests" / "repros").glob("*.json")):
-        try:
-            fixture = load_fixture(path)
-        except FixtureError:
-            continue
-        if getattr(fixture, "is_js", False) or not fixture.known_fault:
-            continue
-        by_fault.setdefault(fixture.known_fault, []).append((path.name, fixture))
-    out: list[tuple[Any, str]] = []
-    for fault in faults_of(PYTHON):
-        if fault.releases and release not in fault.releases:
-            continue
-        for name, fixture in by_fault.get(fault.id, []):
-            needs = _needs(fixture)
-            if needs is None:
-                continue
-            triggers, features = needs
-            if not triggers <= kinds:
-                continue
-            if features <= have:
-                out.append((fault, name))
-                break
-    return out
 
 
 # -- the campaign -----------------------------------------------------------------------
@@ -656,9 +561,28 @@ def _check_session(args: argparse.Namespace) -> int:
     triggers = {k: v for k, v in reading.triggers.items() if v is not None}
     argv = ["minimize", args.app, "--config", json.dumps(triggers), "--out", args.out]
     argv += ["--replay-examples", str(args.replay_examples)]
-    for name in reading.agents:
+    for name in _agents_that_ran(reading.agents, Path(args.app)):
         argv += ["--agent", name]
-    return args.run(argv)
+    # minimize's statuses (0 a fixture written, 1 the session holds) read as
+    # check's: 0 every invariant held, 1 one failed; 2 and 3 as they are.
+    return {0: 1, 1: 0}.get(status := args.run(argv), status)
+
+
+def _agents_that_ran(agents: tuple[str, ...], path: Path) -> tuple[str, ...]:
+    """The app's agents, root first, less those that wrote no event of the
+    session at ``path``: a session seldom reaches every sub-agent, and
+    ``minimize --agent`` refuses a name the session does not bear out
+    (``pipeline_case.check_agents``; the root may write none). All of them
+    when the session cannot be read here (minimize then says why, in one line)."""
+    from ..sdk.python.adk import session_from_json
+    from ..spec.pipeline_case import recorded_agents
+
+    try:
+        authors = set(recorded_agents(session_from_json(path.read_text(encoding="utf-8"))))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return agents
+    ran = tuple(name for k, name in enumerate(agents) if k == 0 or name in authors)
+    return ran if len(ran) > 1 or ran[0] in authors else agents
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -732,7 +656,8 @@ def add_parser(sub: Any, run: Any) -> None:
         "with a fixture of your app, classified by fix) and a cost profile. Runs from a clone "
         "of the harness (the campaign is a pytest run of tests/slow/test_app_check.py).",
         epilog="Exit status: 0 every invariant held, 1 one failed (a known fault or a new "
-        "violation), 2 bad input. Another release: make check APP=... ADK=2.11.0.",
+        "violation), 2 bad input; with SESSION.json also 3, the session cannot be judged with "
+        "the app's configuration (NOREPRO). Another release: make check APP=... ADK=2.11.0.",
     )
     check.add_argument(
         "app",

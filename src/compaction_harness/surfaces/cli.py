@@ -19,6 +19,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import NoReturn
 
 from ..envs import EnvError
 from ..sdk.protocol import RegistryError
@@ -480,9 +481,18 @@ def _cmd_faults(args: argparse.Namespace) -> int:
     return 0
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on standard error (exit
+    2): a bad option value names itself, without the usage (``--help`` has
+    it). Its subcommands' parsers are of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         # The console script keeps its own name; `python -m` shows as __main__.py.
         prog=invoked
         if invoked.startswith("compaction-harness")

@@ -155,8 +155,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         where = f"{path} on {sdk.replayed_on(fixture.adk_release, judged.verdict.release)}"
         where += with_fixes
         reason = f": {judged.reason}" if judged.label in ("XFAIL", "XPASS", "NOREPRO") else ""
-        if judged.label == "FAIL" and fixture.known_fault and judged.reason:
-            reason = f": {judged.reason}"  # the marked fault, and why it is not told here
+        if (
+            judged.label == "FAIL"
+            and judged.reason
+            and (fixture.known_fault or "cannot be told by fix here" in judged.reason)
+        ):
+            # The marked fault, or the faults whose fix cannot run here, and why.
+            reason = f": {judged.reason}"
         if applied_here and judged.reason and not reason:  # "holds with fix X", "still fails"
             reason = f": {judged.reason}"
         print(f"{judged.label:5} {where}{reason}")

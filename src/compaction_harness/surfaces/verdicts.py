@@ -171,6 +171,23 @@ def judge_fixture(
     )
 
 
+def _untried_faults(sdk: Any, invariant: str, release: str) -> list[str]:
+    """The catalogued faults of ``invariant`` that show on ``release`` (by
+    its minor release, as the matrix derives them) and whose fix ``sdk``
+    cannot run there (``sdk.unfixable``): a violation of theirs reads as new
+    on that release, since classification is by fix alone."""
+    from ..faults.catalogue import FAULTS
+
+    minor = ".".join(str(release).split(".")[:2])
+    return [
+        f.id
+        for f in FAULTS
+        if invariant in f.invariants
+        and (not f.releases or minor in {".".join(r.split(".")[:2]) for r in f.releases})
+        and sdk.unfixable(f.id)
+    ]
+
+
 def _judge(fixture: Any, release: str | None) -> FixtureVerdict:
     sdk = protocol.sdk_named(fixture.sdk)
     verdict = check(fixture.case, release)
@@ -190,6 +207,15 @@ def _judge(fixture: Any, release: str | None) -> FixtureVerdict:
                 verdict,
                 f"a violation no fix this release can take removes; the fixture's fault "
                 f"{marked_id} cannot be told by its fix here: {why}",
+            )
+        untried = _untried_faults(sdk, fixture.invariant, verdict.release)
+        if untried:
+            return FixtureVerdict(
+                "FAIL",
+                verdict,
+                "a violation no fix this release can take removes (or one of "
+                f"{', '.join(untried)}: their fixes do not apply to "
+                f"{sdk.describe(verdict.release)}, so they cannot be told by fix here)",
             )
         return FixtureVerdict("FAIL", verdict, "a violation no known upstream fault explains")
     if expects and marked_id not in verdict.faults:
