@@ -51,6 +51,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -205,8 +206,13 @@ def _trial(sdk: str, fault, python: str, number: int, args, left_out: list[str])
         f"--hypothesis-seed={number}",
         f"--repro-dir={folder / 'repros'}",
     ]
-    scratch = folder / "tmp"  # the servers' and the Node driver's folders: removed below
-    scratch.mkdir()
+    # The servers' and the Node driver's folders, removed below. Short, in the
+    # system's temporary folder: PostgreSQL's socket lives in its folder, and a
+    # Unix socket's path may not exceed 107 bytes (under the trial's folder it
+    # did, and every google-adk trial broke); readable by the postgres user
+    # that a server started as root runs as.
+    scratch = Path(tempfile.mkdtemp(prefix="bench-"))
+    scratch.chmod(0o755)
     env["TMPDIR"] = str(scratch)
     started = time.time()
     env["HARNESS_CAMPAIGN_STARTED"] = repr(started)

@@ -704,7 +704,7 @@ def test_a_recorded_session_a_fix_compacts_otherwise_is_not_judged_with_it(
             b'[{"author": "user"}, {"author": "user", "timestamp": "soon"}]',
             "not an ADK session: [1].timestamp: Input should be a valid number",
         ),
-        (b"\xff\xfe", "cannot read"),
+        (b"\xff\xfe", "not UTF-8 text"),
     ],
 )
 def test_minimize_bad_input_is_exit_2_and_one_line(capsys, tmp_path, content, problem):
@@ -1132,3 +1132,18 @@ def test_a_bad_option_value_is_one_line(capsys, argv: list[str]) -> None:
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "error:" in err and "(see --help)" in err, err
+
+
+def test_a_session_store_given_as_a_session_says_how_to_export_one(capsys, tmp_path) -> None:
+    # Found by a newcomer: an adk web store (.adk/session.db, SQLite) given
+    # to minimize or replay read as "'utf-8' codec can't decode byte 0xf8".
+    import sqlite3
+
+    store = tmp_path / "session.db"
+    sqlite3.connect(store).execute("create table sessions (id text)").connection.commit()
+    config = ["--config", '{"compaction_interval": 2, "overlap_size": 0}']
+    for argv in (["minimize", str(store), *config], ["replay", *config, str(store)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "an SQLite session store" in err, err
+        assert "model_dump_json()" in err

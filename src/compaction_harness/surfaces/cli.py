@@ -37,6 +37,7 @@ from .cli_common import (
     _natural,
     _positive,
     _whole,
+    read_session_text,
 )
 from .render import render_fixture
 from .replay import _cmd_replay
@@ -112,12 +113,8 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     if path.is_file() and path.stat().st_size > MAX_SESSION_BYTES:
         raise CliError(f"{path}: larger than {MAX_SESSION_BYTES} bytes; cut the session first")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        session = session_from_json(text)
-    except ValueError as exc:
+        session = session_from_json(read_session_text(path))
+    except (CliError, ValueError) as exc:
         raise CliError(f"{path}: {exc}") from None
     if len(session) > MAX_SESSION_EVENTS:
         raise CliError(

@@ -33,6 +33,30 @@ MAX_SESSION_EVENTS = 1_000
 
 MAX_SESSION_BYTES = 50_000_000
 
+#: How an SQLite file begins (its header string).
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def read_session_text(path: Path) -> str:
+    """The text of a recorded session's JSON document at ``path``. Raises
+    :class:`CliError` (one line, without the path: the caller names it) for
+    a file that cannot be read, one that is not UTF-8 text, and a session
+    store given in its place (an SQLite file, as ``adk web`` keeps
+    ``.adk/session.db``: the message says how to export a session from it)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CliError(f"cannot read: {exc.strerror or exc}") from None
+    if raw.startswith(SQLITE_HEADER):
+        raise CliError(
+            "an SQLite session store, not a session document: export one session "
+            "as JSON first ((await service.get_session(...)).model_dump_json())"
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CliError("not UTF-8 text") from None
+
 
 #: The trigger flags of a recorded session's configuration (minimize, replay).
 CONFIG_FLAGS = ("compaction-interval", "overlap-size", "token-threshold", "event-retention-size")

@@ -26,6 +26,7 @@ from .cli_common import (
     _expand,
     _load_each,
     _minimize_config,
+    read_session_text,
 )
 
 __all__ = ["_cmd_replay"]
@@ -52,7 +53,7 @@ def _load_sessions(
         try:
             if path.is_file() and path.stat().st_size > MAX_SESSION_BYTES:
                 raise CliError(f"larger than {MAX_SESSION_BYTES} bytes")
-            session = session_from_json(path.read_text(encoding="utf-8"))
+            session = session_from_json(read_session_text(path))
             check_agents(session, args.agent or ())
             case = recorded_case(session, config, agents=args.agent or ())
         except (OSError, UnicodeDecodeError) as exc:
