@@ -7,6 +7,7 @@ piece of ADK's compaction with monkeypatch.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import google.adk.apps.compaction as compaction
 import pytest
@@ -1327,15 +1328,11 @@ def test_p3_lets_compaction_wait_until_it_saves_prompt():
     assert not run_script(Script(large, ops)).violations
 
 
-def test_p3_weighs_only_what_a_token_summary_could_take_against_the_last_summary(monkeypatch):
-    # Found by make fuzz on 2.13.0 (tests/repros/P3-2.13.0-8447bc56c14aad2f.json),
-    # a token threshold alone with retention 3 and summaries that grow. At
-    # the last end the retained three (a client's late answer, a 2000-character
-    # user message, a reply) leave only a 20-character reply to summarise,
-    # which ADK with every fix rightly refuses (_is_range_worth_compacting).
-    # P3 weighed the retained events too and called that wait a stall.
-    from pathlib import Path
-
+def _weighed_otherwise(monkeypatch, name: str, weigh) -> tuple[list, list]:
+    """The repro ``name`` run with every fix: it holds; then again with P3's
+    wait weighed by ``weigh(violation, ranges)`` (the ranges the harness
+    weighs, for what was weighed before the rule): (violations, the ranges
+    each P3 violation had)."""
     from compaction_harness.sdk.python import fixes
     from compaction_harness.sdk.python import pipeline as driven
     from compaction_harness.sdk.python.driver import run_script
@@ -1343,22 +1340,33 @@ def test_p3_weighs_only_what_a_token_summary_could_take_against_the_last_summary
     from compaction_harness.store.fixtures import load_fixture
     from compaction_harness.surfaces import switch
 
-    path = Path(__file__).parents[1] / "repros" / "P3-2.13.0-8447bc56c14aad2f.json"
-    script = load_fixture(path).case
+    script = load_fixture(Path(__file__).parents[1] / "repros" / name).case
+    seen: list = []
+
+    def weighed(violation):
+        seen.append(ranges_beyond_retention(violation))
+        return weigh(violation, seen[-1])
+
     with fixes.applied(switch.parse("all")):
         assert not run_script(script).violations
-        seen = []
+        with monkeypatch.context() as m:
+            m.setattr(driven, "ranges_beyond_retention", weighed)
+            return run_script(script).violations, seen
 
-        def weighs_everything(violation):
-            seen.append(ranges_beyond_retention(violation))
-            return (violation.positions,)
 
-        with monkeypatch.context() as m:  # what was weighed before
-            m.setattr(driven, "ranges_beyond_retention", weighs_everything)
-            found = run_script(script).violations
-        assert [v.invariant for v in found] == ["P3"]
-        # Of the four events held, three are retained: only one could be taken.
-        assert len(found[0].positions) == 4 and seen == [((found[0].positions[0],),)]
+def test_p3_weighs_only_what_a_token_summary_could_take_against_the_last_summary(monkeypatch):
+    # Found by make fuzz on 2.13.0 (tests/repros/P3-2.13.0-8447bc56c14aad2f.json),
+    # a token threshold alone with retention 3 and summaries that grow. At
+    # the last end the retained three (a client's late answer, a 2000-character
+    # user message, a reply) leave only a 20-character reply to summarise,
+    # which ADK with every fix rightly refuses (_is_range_worth_compacting).
+    # P3 weighed the retained events too and called that wait a stall.
+    found, seen = _weighed_otherwise(
+        monkeypatch, "P3-2.13.0-8447bc56c14aad2f.json", lambda v, ranges: (v.positions,)
+    )
+    assert [v.invariant for v in found] == ["P3"]
+    # Of the four events held, three are retained: only one could be taken.
+    assert len(found[0].positions) == 4 and seen == [((found[0].positions[0],),)]
 
 
 def test_p3_weighs_each_range_a_waiting_call_splits_off_on_its_own(monkeypatch):
@@ -1370,28 +1378,11 @@ def test_p3_weighs_each_range_a_waiting_call_splits_off_on_its_own(monkeypatch):
     # are each smaller than the latest summary, and ADK with every fix rightly
     # writes neither (_is_range_worth_compacting, tried on each range). P3
     # weighed the two together (4,193) and called the wait a stall.
-    from pathlib import Path
-
-    from compaction_harness.sdk.python import fixes
-    from compaction_harness.sdk.python import pipeline as driven
-    from compaction_harness.sdk.python.driver import run_script
-    from compaction_harness.spec.liveness_checks import ranges_beyond_retention
-    from compaction_harness.store.fixtures import load_fixture
-    from compaction_harness.surfaces import switch
-
-    path = Path(__file__).parents[1] / "repros" / "P3-2.13.0-e9aac900e514cbeb.json"
-    script = load_fixture(path).case
-    with fixes.applied(switch.parse("all")):
-        assert not run_script(script).violations
-        seen = []
-
-        def one_range(violation):
-            seen.append(ranges_beyond_retention(violation))
-            return (tuple(p for r in seen[-1] for p in r),)
-
-        with monkeypatch.context() as m:  # what was weighed before
-            m.setattr(driven, "ranges_beyond_retention", one_range)
-            found = run_script(script).violations
+    found, seen = _weighed_otherwise(
+        monkeypatch,
+        "P3-2.13.0-e9aac900e514cbeb.json",
+        lambda v, ranges: (tuple(p for r in ranges for p in r),),
+    )
     assert [v.invariant for v in found] == ["P3"]
     # The waiting call (#7) splits the held five into the prefix and the range after it.
     assert seen[-1] == ((3, 4, 5, 6), (8,))
