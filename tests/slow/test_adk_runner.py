@@ -165,11 +165,7 @@ def test_an_exception_adk_raises_is_p0(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # -- the runner item of a campaign ------------------------------------------------
 @pytest.mark.gate_first  # among the gate's longest items
-# Weight 5 (was 3): the faults of a resumed tool live only here
-# (confirmation-of-a-reused-call-id-raises, credential-grant-runs-another-
-# turns-call), and the fault benchmark found them in 4 and 3 of 5 trials of
-# 120 s with 3 (docs/fault-times/).
-@pytest.mark.property(weight=5)
+@pytest.mark.property(weight=3)
 @settings(max_examples=30)
 @given(
     script=differential_scripts(
