@@ -419,7 +419,7 @@ def test_a_fail_on_a_release_that_cannot_take_a_fix_names_the_faults_not_tried()
     from types import SimpleNamespace
 
     from compaction_harness.faults.catalogue import fault_for
-    from compaction_harness.surfaces.verdicts import _untried_faults
+    from compaction_harness.surfaces.verdicts import untried_faults as _untried_faults
 
     leak = fault_for("summary-leaks-branch-events-to-siblings")
     assert "P5" in leak.invariants and "2.11.0" in leak.releases

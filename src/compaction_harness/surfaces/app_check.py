@@ -286,23 +286,18 @@ def _classify(path: Path) -> dict[str, Any]:
     """What the fixture at ``path`` is, by fix (as ``replay`` says it); for a
     violation no fix removes, ``unjudged``: the known faults of its
     invariant whose fix this release cannot take (it may be one of them)."""
-    from ..faults.catalogue import PYTHON, fault_for, faults_of
-    from ..sdk.python.fixes import unavailable
+    from ..faults.catalogue import fault_for
+    from ..sdk import protocol
     from ..store.fixtures import load_fixture
-    from .verdicts import judge_fixture
+    from .verdicts import judge_fixture, untried_faults
 
     fixture = load_fixture(path)
     judged = judge_fixture(fixture)
     faults = list(dict.fromkeys(f for _, f in judged.verdict.known))
     out: dict[str, Any] = {"label": judged.label, "reason": judged.reason, "faults": []}
     if not faults:
-        out["unjudged"] = [
-            f.id
-            for f in faults_of(PYTHON)
-            if fixture.invariant in f.invariants
-            and f.fix
-            and any(unavailable(name.strip()) for name in f.fix.split(","))
-        ]
+        sdk = protocol.sdk_named(fixture.sdk)
+        out["unjudged"] = untried_faults(sdk, fixture.invariant, judged.verdict.release)
     for fault_id in faults:
         fault = fault_for(fault_id)
         out["faults"].append(

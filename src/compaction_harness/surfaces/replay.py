@@ -82,7 +82,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.adk or args.adk_src:
         return _reexec_in_target(args)
     from .switch import described, judged_with_fixes
-    from .verdicts import installed_release, judge_fixture
+    from .verdicts import UNEXPLAINED, installed_release, judge_fixture
 
     fixes_applied = tuple(getattr(args, "fixes_applied", ()))
     default = protocol.sdk_named(next(iter(protocol.sdks())))
@@ -159,7 +159,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         if (
             judged.label == "FAIL"
             and judged.reason
-            and (fixture.known_fault or "cannot be told by fix here" in judged.reason)
+            and (fixture.known_fault or judged.reason != UNEXPLAINED)
         ):
             # The marked fault, or the faults whose fix cannot run here, and why.
             reason = f": {judged.reason}"

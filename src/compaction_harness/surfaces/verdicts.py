@@ -171,7 +171,11 @@ def judge_fixture(
     )
 
 
-def _untried_faults(sdk: Any, invariant: str, release: str) -> list[str]:
+#: A FAIL's reason when every fix was tried and none removes the violation.
+UNEXPLAINED = "a violation no known upstream fault explains"
+
+
+def untried_faults(sdk: Any, invariant: str, release: str) -> list[str]:
     """The catalogued faults of ``invariant`` that show on ``release`` (by
     its minor release, as the matrix derives them) and whose fix ``sdk``
     cannot run there (``sdk.unfixable``): a violation of theirs reads as new
@@ -208,7 +212,7 @@ def _judge(fixture: Any, release: str | None) -> FixtureVerdict:
                 f"a violation no fix this release can take removes; the fixture's fault "
                 f"{marked_id} cannot be told by its fix here: {why}",
             )
-        untried = _untried_faults(sdk, fixture.invariant, verdict.release)
+        untried = untried_faults(sdk, fixture.invariant, verdict.release)
         if untried:
             return FixtureVerdict(
                 "FAIL",
@@ -217,7 +221,7 @@ def _judge(fixture: Any, release: str | None) -> FixtureVerdict:
                 f"{', '.join(untried)}: their fixes do not apply to "
                 f"{sdk.describe(verdict.release)}, so they cannot be told by fix here)",
             )
-        return FixtureVerdict("FAIL", verdict, "a violation no known upstream fault explains")
+        return FixtureVerdict("FAIL", verdict, UNEXPLAINED)
     if expects and marked_id not in verdict.faults:
         where = sdk.when_fixed()
         if verdict.faults:
