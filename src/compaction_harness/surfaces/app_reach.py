@@ -43,10 +43,7 @@ def _needs(fixture: Any) -> tuple[set[str], set[str]] | None:
     if fixture.kind in ("token", "unit", "metamorphic"):
         # The token helpers need a token threshold; the shared prefix helper
         # any trigger. The session's events say what else the app needs.
-        session = getattr(case, "session", None)
-        steps = getattr(session, "steps", session if isinstance(session, tuple) else ())
-        needs = set().union(*(_step_features(step) for step in steps or ()))
-        return ({"token"} if fixture.kind == "token" else set()), needs
+        return ({"token"} if fixture.kind == "token" else set()), _session_needs(case)
     if config is None:
         return None
     values = config.triggers if hasattr(config, "triggers") else config
@@ -65,10 +62,17 @@ def _needs(fixture: Any) -> tuple[set[str], set[str]] | None:
             features.add("helper")
         elif name in ("ClientRecord", "Skew"):
             features.add(name)
-    session = getattr(case, "session", None)
-    for step in getattr(session, "steps", ()) if not getattr(case, "operations", ()) else ():
-        features |= _step_features(step)
+    if not getattr(case, "operations", ()):
+        features |= _session_needs(case)
     return _trigger_kinds(values), features
+
+
+def _session_needs(case: Any) -> set[str]:
+    """What the events of ``case``'s session (if it has one) need of an app
+    (:func:`_step_features`), all together."""
+    session = getattr(case, "session", None)
+    steps = getattr(session, "steps", session if isinstance(session, tuple) else ())
+    return set().union(*(_step_features(step) for step in steps or ()))
 
 
 def _step_features(step: Any) -> set[str]:
