@@ -4,9 +4,11 @@ fires is worth nothing), and stays quiet on a correct one."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from builders import answer, call, session, summary, text, user
+from google.adk.apps import compaction
 
 from compaction_harness.sdk.python import adk
 from compaction_harness.sdk.python.metamorphic import (
@@ -25,6 +27,9 @@ from compaction_harness.sdk.python.unit import (
 )
 from compaction_harness.spec import reference
 from compaction_harness.spec.model import Call, Step
+from compaction_harness.store.fixtures import load_fixture
+
+REPROS = Path(__file__).parents[1] / "repros"
 
 # The ADK issue 7236 shape: after a summary, an orphaned call opens the window.
 ORPHAN = session(
@@ -57,6 +62,10 @@ def invariants_of(case: UnitCase, helpers: Helpers) -> set[str]:
     return {v.invariant for v in run_unit_case(case, helpers).violations}
 
 
+def invariants_of_installed(case: UnitCase) -> set[str]:
+    return {v.invariant for v in run_unit_case(case).violations}
+
+
 @pytest.mark.parametrize("case", [ORPHAN_CASE, LIVE_CASE], ids=["orphan", "live"])
 def test_correct_helpers_raise_nothing(case):
     assert invariants_of(case, correct_helpers(case)) == set()
@@ -82,6 +91,27 @@ def test_u2_fires_on_a_helper_that_ignores_pairs():
     violations = run_unit_case(LIVE_CASE, broken).violations
     assert [v.invariant for v in violations] == ["U2"]
     assert violations[0].ids == ("a",) and violations[0].positions == (1,)
+
+
+def test_u2_fires_on_a_window_only_call_that_takes_the_window_for_the_session(monkeypatch):
+    # The outside report kept in tests/repros/U2-2.13.0-6e8c18776178ddbc.json: a
+    # stand-in for the helper that, called without all_events, proves deadness
+    # from the window alone; c0 is answered after the window, so the prefix of 3
+    # splits a live pair. ADK as published runs the strict pass there (0).
+    if not adk.accepts_all_events():
+        pytest.skip(f"google-adk {adk.ADK_RELEASE}'s helper takes the window only")
+    case = load_fixture(REPROS / "U2-2.13.0-6e8c18776178ddbc.json").case
+    assert invariants_of_installed(case) == set()
+    published = compaction._longest_self_contained_prefix
+
+    def window_as_session(events, *, all_events=None):
+        return published(events, all_events=events if all_events is None else all_events)
+
+    monkeypatch.setattr(compaction, "_longest_self_contained_prefix", window_as_session)
+    violations = run_unit_case(case).violations
+    assert [v.invariant for v in violations] == ["U2", "U2"]
+    assert all(v.message.startswith("called without all_events") for v in violations)
+    assert [v.positions for v in violations] == [(0,), (1,)]
 
 
 def test_u3_fires_on_a_strict_helper_like_releases_before_2_12():
