@@ -279,3 +279,30 @@ def test_the_real_signature_decides_on_this_release(
     monkeypatch.setattr(adk_compaction, "_longest_self_contained_prefix", spy)
     assert adk.longest_self_contained_prefix(window, events) == window
     assert seen == [["all_events"] if takes_all_events else []]
+
+
+def _reply(chars: int) -> Event:
+    from google.genai import types
+
+    return Event(
+        author="agent", content=types.Content(role="model", parts=[types.Part(text="r" * chars)])
+    )
+
+
+def test_a_wait_is_weighed_as_the_request_carries_range_and_summary() -> None:
+    # Worked by hand: {"parts":[{"text":"<n>"}],"role":"model"} takes n + 38
+    # characters; {"parts":[],"role":"model"} 27. A 9-character summary takes
+    # 47, and a range may wait while it takes at most 47 + 27 = 74: a reply of
+    # 36 characters (74), not one of 37 (75). By text alone 20 > 9 would not wait.
+    assert adk.EMPTY_SUMMARY_CHARS == 27
+    assert adk.request_chars([_reply(20).content]) == 58
+    summary = "summary#1"
+    assert adk.waits_to_save_prompt([[_reply(20)]], summary)
+    assert adk.waits_to_save_prompt([[_reply(36)]], summary)
+    assert not adk.waits_to_save_prompt([[_reply(37)]], summary)
+    # A range is weighed whole (two replies of 20: 116), and each range on its own.
+    assert not adk.waits_to_save_prompt([[_reply(20), _reply(20)]], summary)
+    assert adk.waits_to_save_prompt([[_reply(20)], [_reply(20)]], summary)
+    assert not adk.waits_to_save_prompt([[_reply(20)], [_reply(37)]], summary)
+    # Before any summary nothing prices a wait.
+    assert not adk.waits_to_save_prompt([[_reply(1)]], None)

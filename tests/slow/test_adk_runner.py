@@ -381,3 +381,50 @@ def test_p3_prices_the_wait_by_the_summary_the_summariser_wrote_though_a_record_
 
         monkeypatch.setattr(runner_checks, "_waits_to_save_prompt", by_the_prompt)
         assert [v.invariant for v in check(case).new] == ["P3"]
+
+
+def _longer_reply(script: Script, chars: int) -> Script:
+    """``script`` with the text after its answer ``chars`` long."""
+    ops = list(script.operations)
+    at = next(i for i, op in enumerate(ops) if isinstance(op, Answer)) + 1
+    assert isinstance(ops[at], Text)
+    ops[at] = replace(ops[at], chars=chars)
+    return replace(script, operations=tuple(ops))
+
+
+def test_p3_weighs_a_wait_as_the_request_carries_the_range_and_the_summary(monkeypatch):
+    # Found by make fuzz in a fresh clone (tests/repros/P3-2.13.0-37c4fadd391ace2d.json):
+    # token threshold alone, a 20-character reply (#6) is a range of its own
+    # behind a waiting export; the latest summary's text is 9 characters.
+    # ADK with every fix refuses the range (_is_range_worth_compacting): the
+    # reply's content takes 58 characters in a request, the summary's 47,
+    # and ADK prices the range against an empty summary (27 of framing).
+    from pathlib import Path
+
+    from compaction_harness.sdk.python import adk_prompt, fixes
+    from compaction_harness.sdk.python.driver import run_script
+    from compaction_harness.store.fixtures import load_fixture
+    from compaction_harness.surfaces import switch
+
+    path = Path(__file__).parents[1] / "repros" / "P3-2.13.0-37c4fadd391ace2d.json"
+    script = load_fixture(path).case
+    emulated = replace(script, config=replace(script.config, driver="emulated"))
+    with fixes.applied(switch.parse("all")):
+        assert run_script_with_runner(script, repair=True).violations == []
+        assert run_script(emulated).violations == []
+        # Without the framing's slack, the 58 characters outweigh the 47.
+        with monkeypatch.context() as m:
+            m.setattr(adk_prompt, "EMPTY_SUMMARY_CHARS", 0)
+            assert [v.invariant for v in run_script_with_runner(script, repair=True).violations] == ["P3"]
+        # A compactor that refuses every range once it has written a summary
+        # waits rightly while the reply is within the summary and its framing
+        # (36 characters: 74 <= 47 + 27), and stalls by P3 once it outgrows
+        # them (37 characters: 75).
+        first = compaction._previous_summary_chars
+        monkeypatch.setattr(
+            compaction, "_is_range_worth_compacting", lambda *, events, **_: first(events) == 0
+        )
+        assert run_script_with_runner(_longer_reply(script, 36), repair=True).violations == []
+        found = run_script_with_runner(_longer_reply(script, 37), repair=True).violations
+        assert [(v.invariant, v.positions) for v in found] == [("P3", (6,))]
+        assert [v.invariant for v in run_script(_longer_reply(emulated, 37)).violations] == ["P3"]

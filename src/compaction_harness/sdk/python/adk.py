@@ -82,6 +82,7 @@ from .adk_pipeline import Pipeline
 from .adk_prompt import (
     _EVENT_KEY,
     _TEXT_TAGS,
+    EMPTY_SUMMARY_CHARS,
     PromptContent,
     PromptPart,
     _model_set_errors,
@@ -92,18 +93,22 @@ from .adk_prompt import (
     model_set_error,
     named_copy,
     prompt_chars,
+    request_chars,
+    request_content,
     request_text_chars,
     seed_numbers,
     serialized_chars,
     sized_summary_text,
     summary_reply,
     summary_text,
+    waits_to_save_prompt,
 )
 
 #: Every name the adapter's modules give the rest of the harness (those with
 #: a leading underscore are the harness's own, not a public API).
 __all__ = [
     "ADK_RELEASE",
+    "EMPTY_SUMMARY_CHARS",
     "SERVER_URL_VARIABLES",
     "_EMPTY_ACTIONS",
     "_EVENT_KEY",
@@ -150,6 +155,8 @@ __all__ = [
     "provably_dead_call_ids",
     "prunes_orphaned_calls",
     "reloaded_actions_validated",
+    "request_chars",
+    "request_content",
     "request_text_chars",
     "safe_token_split",
     "seed_numbers",
@@ -166,4 +173,5 @@ __all__ = [
     "token_compaction_takes_isolation_scope",
     "token_threshold_summariser_input",
     "unsupported",
+    "waits_to_save_prompt",
 ]

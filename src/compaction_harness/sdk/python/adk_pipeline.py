@@ -32,6 +32,7 @@ from .adk_prompt import (
     _prompt_of,
     _tag_untagged,
     prompt_chars,
+    request_content,
     request_text_chars,
     seed_numbers,
     sized_summary_text,
@@ -622,26 +623,13 @@ class Pipeline:
     def content_chars_of(self, positions: Sequence[int]) -> int:
         """Characters of the stored events at ``positions`` as their own
         content holds them (a compaction event: its summary), counted as
-        :func:`prompt_chars` counts a prompt, but without what prompt
-        assembly wraps around them for a reader (another agent's reply
-        reaches the root as a user content that opens with a "For context:
-        ..." preamble of about 430 characters). This is how google-adk 2.13.0
-        prices a range before it summarises it (``_serialized_size`` of the
-        events' ``_request_content`` in ``google/adk/apps/compaction.py``):
-        by the events, whoever reads them."""
+        :func:`prompt_chars` counts a prompt (ADK's token estimate), but
+        without what prompt assembly wraps around them for a reader (another
+        agent's reply reaches the root as a user content that opens with a
+        "For context: ..." preamble of about 430 characters)."""
         events = self.session.events
-        contents = []
-        for i in sorted(positions):
-            event = events[i]
-            compaction = event.actions.compaction if event.actions else None
-            content = (
-                compaction.compacted_content
-                if compaction is not None and compaction.compacted_content is not None
-                else event.content
-            )
-            if content is not None:
-                contents.append(content)
-        return prompt_chars(contents)
+        contents = [request_content(events[i]) for i in sorted(positions)]
+        return prompt_chars([c for c in contents if c is not None])
 
     def prompt_chars(
         self,

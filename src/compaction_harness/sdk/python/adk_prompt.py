@@ -97,6 +97,60 @@ def prompt_chars(contents: list[PromptContent] | list[types.Content]) -> int:
     return total
 
 
+# -- what a range and a summary take in a request (P3's wait) ------------------
+def request_content(event: Event) -> types.Content | None:
+    """What ``event`` puts in a request: a compaction event's summary
+    (``compacted_content``), any other event's ``content`` (google-adk
+    2.13.0's ``_request_content`` in ``google/adk/apps/compaction.py``)."""
+    compaction = event.actions.compaction if event.actions else None
+    if compaction is not None and compaction.compacted_content is not None:
+        return compaction.compacted_content
+    return event.content
+
+
+def request_chars(contents: Sequence[types.Content | None]) -> int:
+    """Characters ``contents`` take in a request: the JSON of each, fields
+    left unset left out (``None``: nothing). Text, calls and responses, and
+    the framing (role, part keys) a content carries around them."""
+    return sum(len(c.model_dump_json(exclude_none=True)) for c in contents if c is not None)
+
+
+#: Characters an empty summary takes in a request (``{"parts":[],"role":"model"}``: 27).
+EMPTY_SUMMARY_CHARS = request_chars([types.Content(role="model", parts=[])])
+
+
+def waits_to_save_prompt(ranges: Sequence[Sequence[Event]], summary: str | None) -> bool:
+    """Whether compaction may leave each of ``ranges`` (runs of stored events
+    a summary could take, one range a summary: see
+    :func:`~compaction_harness.spec.liveness_checks.ranges_beyond_retention`)
+    uncompacted for now, waiting until replacing it saves prompt (P3's
+    allowance). ``summary``: the text of the summary that prices the next one
+    (:func:`~compaction_harness.sdk.python.pipeline.pricing_summary`), None
+    before any: then nothing excuses a wait.
+
+    A summary is a content of the request of its own: replacing a range by it
+    saves the range's size less the summary's, both measured as the request
+    carries them (:func:`request_chars`: text-only counts miss the framing
+    that dominates small events, and a 20-character reply outweighs a
+    9-character summary by text while the two contents take 58 and 47
+    characters). The next summary's size is unknown until it is paid for;
+    the latest one stands in. A range is left rightly while it is no larger
+    than that summary plus :data:`EMPTY_SUMMARY_CHARS`: google-adk 2.13.0
+    prices a range against an empty summary, whose framing is then counted
+    again in the latest summary's full size (``_removable_prompt_chars``
+    against ``_previous_summary_chars``, ``_is_range_worth_compacting`` in
+    ``google/adk/apps/compaction.py``), so it waits up to one framing longer
+    than the exact rule. That is a constant: the backlog stays bounded, and
+    a range that outgrows it must be summarised."""
+    if summary is None:
+        return False
+    price = request_chars([types.Content(role="model", parts=[types.Part(text=summary)])])
+    return all(
+        request_chars([request_content(e) for e in r]) <= price + EMPTY_SUMMARY_CHARS
+        for r in ranges
+    )
+
+
 @cache
 def _model_set_errors() -> frozenset[str]:
     return frozenset(m.name for m in (*types.FinishReason, *types.BlockedReason))

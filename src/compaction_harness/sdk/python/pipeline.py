@@ -91,19 +91,20 @@ def chosen_invariants() -> tuple[str, ...]:
     return tuple(os.environ.get("HARNESS_PIPELINE_INVARIANTS", "").replace(",", " ").split())
 
 
-def summary_price(written: Sequence[str], prompt: Prompt) -> int | None:
-    """The size (characters) a compaction that waits to save something is
-    priced by (P3): the latest summary the summariser wrote (``written``, its
-    texts in the order made), which prices the next one even where a client's
-    record hides it from the prompt (ADK's ``_previous_summary_chars`` as
+def pricing_summary(written: Sequence[str], prompt: Prompt) -> str | None:
+    """The text of the summary a compaction that waits to save something is
+    priced by (P3; see :func:`~compaction_harness.sdk.python.adk.waits_to_save_prompt`):
+    the latest summary the summariser wrote (``written``, its texts in the
+    order made), which prices the next one even where a client's record hides
+    it from the prompt (ADK's ``_previous_summary_chars`` as
     summary-priced-by-the-summarizers-own-output fixes it: its size is the
     summariser's, not the record's), or the latest one ``prompt`` shows, if
-    larger; None before any summary."""
+    longer; None before any summary."""
     if not written:
         return None
     texts = [p[1] for _, ps in prompt for p in ps if p[0] == "text"]
     kept = [text for text in written if any(_shows(t, text.split("\n", 1)[0]) for t in texts)]
-    return max(len(written[-1]), len(kept[-1]) if kept else 0)
+    return max((written[-1], kept[-1]) if kept else (written[-1],), key=len)
 
 
 class PipelineRun:
@@ -290,27 +291,25 @@ class PipelineRun:
         return out + [v for v in stalled if not self._waits_to_save_prompt(v, steps, prompt)]
 
     def _waits_to_save_prompt(self, violation: Violation, steps: Session, prompt: Prompt) -> bool:
-        """Whether a P3 backlog is no larger than the summary it would replace.
-
-        A summary as large as what it replaces saves nothing (P6 calls that
-        wasted work, and ADK 2.13.0 refuses such a range:
-        ``_is_range_worth_compacting``), so compaction rightly waits until the
-        backlog outgrows the latest kept summary: a delay bounded by that
-        summary's size, not a stall. Both are measured by the events' own
-        content (``adk.content_chars_of``), as ADK prices a range: what the
-        prompt wraps around another agent's reply for the root (a preamble of
-        about 430 characters a reply) is presentation, a bounded factor on
-        each event, and leaves the delay bounded. With a token threshold alone
-        the events it retains are not weighed: no summary would take them
-        (:func:`~compaction_harness.spec.liveness_checks.beyond_retention`). A
-        call that waits splits the backlog into ranges a summary takes one at a
-        time, each weighed on its own
+        """Whether every range of a P3 backlog is no larger than the summary
+        that would replace it (:func:`~compaction_harness.sdk.python.adk.waits_to_save_prompt`:
+        a summary as large as what it replaces saves nothing, P6 calls that
+        wasted work, and ADK 2.13.0 refuses such a range,
+        ``_is_range_worth_compacting``; a delay bounded by the summary's size,
+        not a stall). The events are weighed as they are, whoever reads them:
+        what the prompt wraps around another agent's reply for the root (a
+        preamble of about 430 characters a reply) is presentation, a bounded
+        factor on each event, and leaves the delay bounded. With a token
+        threshold alone the events it retains are not weighed: no summary would
+        take them (:func:`~compaction_harness.spec.liveness_checks.beyond_retention`).
+        A call that waits splits the backlog into ranges a summary takes one at
+        a time, each weighed on its own
         (:func:`~compaction_harness.spec.liveness_checks.ranges_beyond_retention`)."""
-        price = summary_price(self.pipeline.summary_texts, prompt)
-        if price is None:
-            return False
-        ranges = ranges_beyond_retention(violation)
-        return all(self.pipeline.content_chars_of(list(r)) <= price for r in ranges)
+        from .adk import waits_to_save_prompt
+
+        events = self.pipeline.session.events
+        ranges = [[events[i] for i in r] for r in ranges_beyond_retention(violation)]
+        return waits_to_save_prompt(ranges, pricing_summary(self.pipeline.summary_texts, prompt))
 
     def _compact(
         self,

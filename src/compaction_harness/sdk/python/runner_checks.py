@@ -13,9 +13,9 @@ from ...spec.model import Session, summary_number
 from ...spec.tool_runs import check_tool_runs
 from .adk import (
     litellm_heals_missing_tool_results,
-    prompt_chars,
     prunes_orphaned_calls,
     summariser_called,
+    waits_to_save_prompt,
 )
 from .pipeline import (
     check_branch_view,
@@ -30,8 +30,8 @@ from .pipeline import (
     covered_by_kept,
     live_positions,
     newest_real_count,
+    pricing_summary,
     summary_branch,
-    summary_price,
 )
 from .runner_record import RecordedCall, RecordedEnd, RecordedSummary, RecordedTrigger, RunnerRun
 
@@ -185,25 +185,19 @@ def _check_ends(record: RunnerRun, config: Any) -> list[Violation]:
 
 
 def _waits_to_save_prompt(violation: Violation, end: RecordedEnd) -> bool:
-    """Whether a P3 backlog is no larger than the latest kept summary, both
-    measured by the events' own content as ADK prices a range (see
-    ``PipelineRun._waits_to_save_prompt`` and ``adk.Pipeline.content_chars_of``);
-    with a token threshold alone, the events it retains are not weighed
-    (``liveness_checks.beyond_retention``), and each range a call that waits
-    splits off is weighed on its own (``liveness_checks.ranges_beyond_retention``)."""
+    """Whether every range of a P3 backlog is no larger than the latest
+    summary, as ``PipelineRun._waits_to_save_prompt`` weighs it
+    (:func:`~compaction_harness.sdk.python.adk.waits_to_save_prompt`; with a
+    token threshold alone the events it retains are not weighed, and each
+    range a call that waits splits off is weighed on its own:
+    ``liveness_checks.ranges_beyond_retention``)."""
     written = [
         step.compaction.summary
         for step in end.snapshot
         if step.compaction is not None and summary_number(step.compaction.summary) is not None
     ]
-    price = summary_price(written, end.prompt)
-    if price is None:
-        return False
-    for positions in ranges_beyond_retention(violation):
-        chosen = [end.events[i] for i in positions]
-        if prompt_chars([e.content for e in chosen if e.content is not None]) > price:
-            return False
-    return True
+    ranges = [[end.events[i] for i in r] for r in ranges_beyond_retention(violation)]
+    return waits_to_save_prompt(ranges, pricing_summary(written, end.prompt))
 
 
 def _check_stale(record: RunnerRun) -> list[Violation]:
