@@ -415,7 +415,8 @@ def test_p3_weighs_a_wait_as_the_request_carries_the_range_and_the_summary(monke
         # Without the framing's slack, the 58 characters outweigh the 47.
         with monkeypatch.context() as m:
             m.setattr(adk_prompt, "EMPTY_SUMMARY_CHARS", 0)
-            assert [v.invariant for v in run_script_with_runner(script, repair=True).violations] == ["P3"]
+            found = run_script_with_runner(script, repair=True).violations
+            assert [v.invariant for v in found] == ["P3"]
         # A compactor that refuses every range once it has written a summary
         # waits rightly while the reply is within the summary and its framing
         # (36 characters: 74 <= 47 + 27), and stalls by P3 once it outgrows

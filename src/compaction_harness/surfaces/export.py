@@ -73,6 +73,8 @@ def export_test(fixture: Fixture, *, year: int | None = None) -> str:
         )
     case = fixture.case
     strings = Strings()
+    if isinstance(case, UnitCase | TokenCase):
+        _refuse_if_it_holds(fixture)
     if isinstance(case, UnitCase):
         imports, body = _unit_body(case, strings)
     elif isinstance(case, TokenCase):
@@ -96,6 +98,29 @@ def export_test(fixture: Fixture, *, year: int | None = None) -> str:
     rest += ["", f"def {name_of_test(fixture)}():", *body]
     lines = [*module_head(fixture, used_imports(imports, rest), year=year), *rest]
     return "\n".join(lines) + "\n"
+
+
+def _refuse_if_it_holds(fixture: Fixture) -> None:
+    """Raise :class:`ExportError` when a unit or token fixture recorded on the
+    installed release holds there (a regression guard kept in the corpus, say):
+    its export would be a test that passes, not a failing call to report.
+    Fixtures of other releases are exported as they are (``export`` run with
+    that release's interpreter judges them there)."""
+    from ..sdk.python.adk import ADK_RELEASE, NotApplicable
+    from ..sdk.python.unit import run_token_case, run_unit_case
+
+    if fixture.adk_release != ADK_RELEASE:
+        return
+    case = fixture.case
+    try:
+        outcome = run_unit_case(case) if isinstance(case, UnitCase) else run_token_case(case)
+    except NotApplicable:
+        return
+    if all(v.invariant != fixture.invariant for v in outcome.violations):
+        raise ExportError(
+            f"{_where(fixture)}: {fixture.invariant} holds on google-adk {ADK_RELEASE}, so "
+            "there is no failing call to export (it no longer fails on its own release)"
+        )
 
 
 def export_patch(fixture: Fixture) -> str:
