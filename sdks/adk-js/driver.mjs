@@ -271,9 +271,12 @@ function mulberry32(seed) {
 // The harness's summariser: records the ids of the events it is given, then
 // lets ADK-JS's own LlmSummarizer make the CompactedEvent.
 class RecordingSummarizer {
-  constructor(size, record) {
+  constructor(size, record, threshold) {
     this.size = size;
     this.record = record;
+    // "large": larger than the token threshold by itself (four characters a
+    // token, 40 over), as the google-adk drivers' summary_text sizes it.
+    this.largeChars = 4 * (threshold || 1000) + 40;
     this.llm = new ScriptedSummaryLlm();
     this.inner = new LlmSummarizer({ llm: this.llm });
   }
@@ -281,7 +284,7 @@ class RecordingSummarizer {
     const number = this.record.count++;
     let text = `summary#${number}`;
     const given = events.reduce((n, e) => n + JSON.stringify(e.content ?? "").length, 0);
-    if (this.size === "large") text += "\n" + "s".repeat(40000);
+    if (this.size === "large") text += "\n" + "s".repeat(Math.max(0, this.largeChars - text.length - 1));
     else if (this.size === "grows") text += "\n" + "s".repeat(Math.floor(given / 2));
     this.llm.next = text;
     const entry = { input: events.map((e) => e.id), event: null, number };
@@ -465,7 +468,7 @@ async function sessionServiceFor(request) {
 async function runOn(service, request, actions, make, spec) {
   const events = {};
   const record = { count: 0, pending: [], seen: (e) => (events[e.id] = eventJson(e)) };
-  const summarizer = new RecordingSummarizer(request.summary ?? "tiny", record);
+  const summarizer = new RecordingSummarizer(request.summary ?? "tiny", record, request.compactor?.options?.tokenThreshold);
   const agents = new Map();
   const compactors = new Map();
   const agentFor = (name) => {
@@ -701,7 +704,7 @@ async function runWithRunner(request) {
   if (!make) throw new TypeError(`request.compactor.name: unknown compactor ${JSON.stringify(spec.name)}`);
   const events = {};
   const record = { count: 0, pending: [], seen: (e) => (events[e.id] = eventJson(e)), prompts: [], run: -1 };
-  const summarizer = new RecordingSummarizer(request.summary ?? "tiny", record);
+  const summarizer = new RecordingSummarizer(request.summary ?? "tiny", record, request.compactor?.options?.tokenThreshold);
   const model = new ScriptedTurnsLlm(
     record,
     Number.isInteger(request.base_chars) ? request.base_chars : 0,
