@@ -57,12 +57,14 @@ _SIZE = st.sampled_from(SIZES)
 _USAGE = st.sampled_from((True, False))
 
 
+@cache
 def _sliding() -> st.SearchStrategy[dict]:
     return st.fixed_dictionaries(
         {"compaction_interval": st.integers(1, 4), "overlap_size": st.integers(0, 3)}
     )
 
 
+@cache
 def _token() -> st.SearchStrategy[dict]:
     # Edge values included: a threshold of 1 (every call is over it), small
     # ones that a few turns reach, large ones that only big payloads reach.
