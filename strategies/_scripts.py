@@ -391,6 +391,10 @@ def _app_operations(app: AppShape, size: st.SearchStrategy) -> st.SearchStrategy
                 4,
             )
         )
+    if app.tool("long_running"):
+        # A client answers what the app leaves to it: a long-running tool's
+        # calls. An app whose tools all return at once has no such client (a
+        # plain call left pending is one whose tool's process died).
         weighted.append((_ANSWER, 2))
     if asks:
         weighted += [
@@ -415,9 +419,10 @@ def app_scripts(
     draws it: the clock's resolution, the summaries' size, the provider's call
     ids (``call_ids=False``: ``config``'s, as a Gemini model gives none and
     ADK makes unique ones). Only what the app has is drawn: calls of the
-    kinds of tool it has, confirmations and credential requests where it has
-    such tools, ``FanOut`` with a parallel agent, ``Delegate`` with a second
-    LLM agent; never a client's own compaction record nor a host's clock skew
+    kinds of tool it has, a client's answers where it has a long-running
+    tool, confirmations and credential requests where it has such tools,
+    ``FanOut`` with a parallel agent, ``Delegate`` with a second LLM agent;
+    never a client's own compaction record nor a host's clock skew
     (a harness shape, not an app's). Sizes are :data:`SIZES` and, with a
     token threshold, half of it in characters: a few large tool results or
     messages reach the app's own threshold, however large it is. Runs on

@@ -229,3 +229,34 @@ def test_responses_keep_their_names_when_a_reload_reorders_the_session() -> None
                     assert part[1] in steps[int(part[3])].response_ids
     finally:
         run.close()
+
+
+def _answers_drawn(tools: tuple[tuple[str, str], ...]) -> int:
+    """How many of 200 derandomised app scripts on an app with ``tools`` hold a client's Answer."""
+    from dataclasses import replace
+
+    from compaction_harness.spec.app_shape import AppShape
+    from compaction_harness.spec.scripts import Answer, ScriptConfig
+    from strategies import app_scripts
+
+    config = replace(
+        ScriptConfig(token_threshold=200, event_retention_size=1), app=AppShape(tools=tools)
+    )
+    drawn: list = []
+
+    @settings(max_examples=200, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(app_scripts(config))
+    def draw(script) -> None:
+        drawn.append(any(isinstance(op, Answer) for op in script.operations))
+
+    draw()
+    return sum(drawn)
+
+
+def test_app_scripts_draw_a_clients_answers_only_where_the_app_has_a_long_running_tool() -> None:
+    # A client answers the calls an app leaves to it; an app whose tools all
+    # return at once has none (found by a newcomer's app of one plain tool,
+    # where a client's second answer to a finished call revived its turn).
+    assert _answers_drawn((("plain", "lookup"),)) == 0
+    assert _answers_drawn((("plain", "lookup"), ("long_running", "export"))) > 0
