@@ -260,3 +260,38 @@ def test_app_scripts_draw_a_clients_answers_only_where_the_app_has_a_long_runnin
     # where a client's second answer to a finished call revived its turn).
     assert _answers_drawn((("plain", "lookup"),)) == 0
     assert _answers_drawn((("plain", "lookup"), ("long_running", "export"))) > 0
+
+
+def test_a_rewind_forgets_the_requests_of_the_turns_it_undid_not_of_their_invocation() -> None:
+    # From a newcomer's fresh-clone campaign (P0-2.13.0-362c857d, examples.support):
+    # invocation a waits for a client; b opens; the client's answer resumes a,
+    # which asks for a confirmation; a rewind before b undoes b and the resumed
+    # turn of a (ADK's _apply_rewinds removes events by position), while a's
+    # first events stay. The user cannot answer the undone request (ADK raises
+    # "Function call not found"), nor a client answer the undone call again.
+    from builders import answer, call, session, user
+
+    from compaction_harness.sdk.python.interpreter import Asked, Interpreter, Pending
+    from compaction_harness.spec.model import Call, Step
+
+    first = Call("x", "export")
+    undone = Call("t", "transfer")
+    request = Call("r", "adk_request_confirmation")
+    stored = session(
+        user("a", 1),
+        call("a", 2, "x", long_running=("x",), name="export"),
+        user("b", 3),
+        answer("a", 4, "x", author="user"),
+        Step("a", "agent", 5, calls=(undone,)),
+        Step("a", "agent", 6, calls=(request,), long_running=("r",)),
+        Step("rw", "user", 7, rewind_before="b"),
+    )
+    run = Interpreter.__new__(Interpreter)
+    run.pending = [Pending(first, "a", True)]
+    run.answered = [Pending(undone, "a", False)]
+    run.asked = [Asked(undone, request, "a")]
+    run.openers = {"a": "hi", "b": "hi"}
+    run.forget_rewound(stored)
+    assert run.asked == [] and run.answered == []
+    assert run.pending == [Pending(first, "a", True)]  # a's first events stay
+    assert run.openers == {"a": "hi", "b": None}

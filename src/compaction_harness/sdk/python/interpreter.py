@@ -316,10 +316,22 @@ class Interpreter:
 
     def forget_rewound(self, stored: Session) -> None:
         """After a rewind (``stored``: the session as stored then): calls and
-        requests of invocations the rewind undid wait for nothing, and a turn
-        that resumes such an invocation later has no request to keep: the
-        rewind annulled the user message that opened it."""
-        live = {s.invocation for s in reference.live_events(stored)}
-        self.pending = [p for p in self.pending if p.invocation in live]
-        self.asked = [a for a in self.asked if a.invocation in live]
+        requests whose events the rewind undid wait for nothing (nor can a
+        client answer them again: ADK refuses a response whose call the session
+        no longer holds), and a turn that resumes a rewound invocation later
+        has no request to keep: the rewind annulled the user message that
+        opened it. A call counts as undone by its own event, not by its
+        invocation: a rewind before a later invocation also undoes the turns
+        that resumed an earlier one after it (``_apply_rewinds`` removes
+        events by position), while that invocation's first events stay."""
+        steps = reference.live_events(stored).steps
+        live = {s.invocation for s in steps}
+        made = {(s.invocation, c.id, c.name) for s in steps for c in s.calls}
+
+        def kept(invocation: str, call: Call) -> bool:
+            return (invocation, call.id, call.name) in made
+
+        self.pending = [p for p in self.pending if kept(p.invocation, p.call)]
+        self.answered = [p for p in self.answered if kept(p.invocation, p.call)]
+        self.asked = [a for a in self.asked if kept(a.invocation, a.request)]
         self.openers = {i: (o if i in live else None) for i, o in self.openers.items()}
