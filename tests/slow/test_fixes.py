@@ -173,6 +173,7 @@ RESUMED = {
     "P4-2.13.0-a18174061704bbf3.json": "pending-call-left-out-beside-answered-siblings",
     "P3-2.13.0-cb0dec0b808de2d3.json": "compaction-summarised-around-a-waiting-call",
     "P0-2.13.0-1574f6cf381756d6.json": "confirmation-resolves-the-call-it-asked-about",
+    "P0-2.13.0-3cd31912c16f5b23.json": "partial-read-loads-the-answered-call",
 }
 #: More faults beside a fixture's own, in SECOND_FAULT's form, where one fixture
 #: shows several: the fixes after which each shows, and the fault.

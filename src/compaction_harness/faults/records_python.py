@@ -375,6 +375,25 @@ ROWS: tuple[tuple[str | None, ...], ...] = (
         "reports on the runner driver's tool runs.",
     ),
     (
+        "partial-read-loses-the-call-a-response-answers",
+        None,
+        "P0 P2",
+        "a partial read leaves out the call a late answer is for: the Runner raises, or "
+        "drops the answer",
+        "google/adk/runners.py, Runner.run_async: the session is loaded as "
+        "RunConfig.get_session_config asks (num_recent_events, which RunConfig's docstring "
+        "recommends beside EventsCompactionConfig), and a function response in the new "
+        "message (a client's result of a long-running tool, a user's confirmation) is then "
+        "resolved against the loaded events alone (_resolve_invocation_id_from_fr). When "
+        "the call it answers is older than the events read, a root LlmAgent's run raises "
+        "ValueError('Function call not found for function response ids: ...'): the "
+        "user's approval ends the request with an exception; under another root the "
+        "answer opens an invocation of its own and the model is sent it without its "
+        "call. The call is in the stored session; it was not loaded. What a user sees: "
+        "an approval that comes more than N events after the request it answers crashes "
+        "the request (or is lost), on an app that reads its sessions partially.",
+    ),
+    (
         "database-reload-leaves-event-actions-as-dicts",
         None,
         "P0",

@@ -219,6 +219,17 @@ ENTRIES: tuple[dict[str, Any], ...] = (
         ),
         diff="credential-resumes-the-call-it-asked-about.diff",
     ),
+    dict(
+        name="partial-read-loads-the-answered-call",
+        faults=("partial-read-loses-the-call-a-response-answers",),
+        summary=(
+            "Runner.run_async loads the session as RunConfig.get_session_config asks, and the "
+            "whole session when a function response in the new message answers a call the "
+            "partial read left out (_get_session_for_message): the response resolves to the "
+            "invocation that made the call, and reaches the model after it"
+        ),
+        diff="partial-read-loads-the-answered-call.diff",
+    ),
     # -- fixes of faults of older releases (diffs under patches/<release>/) -----
     dict(
         name="orphaned-call-retries-past-dead-calls",
