@@ -582,3 +582,13 @@ def test_a_fault_the_campaign_met_is_reachable_whatever_the_fixtures_said() -> N
     }
     assert also_met(table, [{"id": "branch"}]) == ["time-order"]
     assert also_met(table, [{"id": "branch"}, {"id": "time-order"}]) == []
+
+
+def test_check_of_a_session_refuses_json_in_one_line(capsys, tmp_path) -> None:
+    # A newcomer's: --json with a recorded session printed text as if asked for none.
+    from compaction_harness.surfaces.cli import main
+
+    argv = ["check", str(tmp_path / "session.json"), "--app", "travel_app:app", "--json"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--json is for an app's campaign" in err and len(err.strip().splitlines()) == 1

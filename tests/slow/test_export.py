@@ -805,3 +805,20 @@ def test_export_patch_is_refused_in_one_line_without_a_fix(capsys) -> None:
     assert cli.main(["export", "--patch", str(unmarked)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "marked with no known fault" in err[0], err
+
+
+def test_export_says_why_there_is_no_patch_as_export_patch_does(capsys, tmp_path) -> None:
+    # A newcomer's: export said "has no fix" of a fault whose fix the
+    # installed release cannot take, where --patch said so.
+    from compaction_harness.surfaces.cli import main
+
+    from compaction_harness.surfaces.export_head import fault_fixes
+
+    fixture = REPROS / "U3-2.11.0-fa8ad53970ec0bb0.json"
+    if fault_fixes(load_fixture(fixture)):
+        pytest.skip(f"google-adk {ADK_RELEASE} takes the fix of {fixture.name}'s fault")
+    assert main(["export", "--patch", str(fixture)]) == 2
+    refusal = capsys.readouterr().err.strip().removeprefix("error: ")
+    assert main(["export", "--out", str(tmp_path), str(fixture)]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said[-1] == refusal and "does not apply to google-adk" in refusal

@@ -545,6 +545,11 @@ def _check_session(args: argparse.Namespace) -> int:
 
     if not args.app_of_session:
         raise CliError(f"check {args.app}: a recorded session needs --app MODULE:ATTR")
+    if args.json:
+        raise CliError(
+            f"check {args.app}: --json is for an app's campaign (check MODULE:ATTR); a recorded "
+            "session's verdict is printed as text, its failure written as a fixture"
+        )
     try:
         reading = read_app(load(args.app_of_session), args.app_of_session)
     except AppError as exc:
@@ -714,5 +719,9 @@ def add_parser(sub: Any, run: Any) -> None:
         help="with SESSION.json: examples to search for a smaller session with the same "
         "failure (default 200; each replays the session through ADK)",
     )
-    check.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    check.add_argument(
+        "--json",
+        action="store_true",
+        help="print the whole result as JSON (an app's campaign; not for a recorded session)",
+    )
     check.set_defaults(func=_cmd_check, run=run)

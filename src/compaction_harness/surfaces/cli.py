@@ -92,11 +92,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
     for path in written:
         print(f"wrote {path}")
     if patch is None:
-        print(
-            "no patch: "
-            + (f"the fault {fixture.known_fault} has no fix" if fixture.known_fault else "")
-            + ("" if fixture.known_fault else "the fixture is marked with no known fault")
-        )
+        try:
+            export_patch(fixture)  # refuses, saying why as `export --patch` does
+        except ExportError as exc:
+            print(exc)
     return 0
 
 
