@@ -811,7 +811,6 @@ def test_export_says_why_there_is_no_patch_as_export_patch_does(capsys, tmp_path
     # A newcomer's: export said "has no fix" of a fault whose fix the
     # installed release cannot take, where --patch said so.
     from compaction_harness.surfaces.cli import main
-
     from compaction_harness.surfaces.export_head import fault_fixes
 
     fixture = REPROS / "U3-2.11.0-fa8ad53970ec0bb0.json"
