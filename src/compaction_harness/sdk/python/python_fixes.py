@@ -223,10 +223,11 @@ ENTRIES: tuple[dict[str, Any], ...] = (
         name="partial-read-loads-the-answered-call",
         faults=("partial-read-loses-the-call-a-response-answers",),
         summary=(
-            "Runner.run_async loads the session as RunConfig.get_session_config asks, and the "
-            "whole session when a function response in the new message answers a call the "
-            "partial read left out (_get_session_for_message): the response resolves to the "
-            "invocation that made the call, and reaches the model after it"
+            "Runner.run_async loads the session as RunConfig.get_session_config asks, but the "
+            "whole session for a request whose new message carries a function response "
+            "(_get_session_for_message): the response resolves to the invocation that made "
+            "its call, a confirmation finds the call it confirms, and the answer reaches the "
+            "model after its call"
         ),
         diff="partial-read-loads-the-answered-call.diff",
     ),
