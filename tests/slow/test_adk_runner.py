@@ -429,3 +429,35 @@ def test_p3_weighs_a_wait_as_the_request_carries_the_range_and_the_summary(monke
         found = run_script_with_runner(_longer_reply(script, 37), repair=True).violations
         assert [(v.invariant, v.positions) for v in found] == [("P3", (6,))]
         assert [v.invariant for v in run_script(_longer_reply(emulated, 37)).violations] == ["P3"]
+
+
+def test_p8_tells_two_turns_calls_of_one_tool_and_id_apart_by_invocation(monkeypatch):
+    # Written by make matrix's campaign under every fix (tests/data/P8-2.13.0-e4314cb9b6c09e28.json):
+    # call ids numbered per turn; two invocations each call calendar as call_0
+    # and ask for a credential; the user grants both, and ADK with every fix
+    # runs each invocation's own call once. The run of the first grant was
+    # recorded as the newest calendar call_0 (the second invocation's), so the
+    # second grant's run read as that call's tool running again (P8).
+    from pathlib import Path
+
+    from compaction_harness.sdk.python import fixes, runner_record
+    from compaction_harness.store.fixtures import load_fixture
+    from compaction_harness.surfaces import switch
+
+    path = Path(__file__).parents[1] / "data" / "P8-2.13.0-e4314cb9b6c09e28.json"
+    script = load_fixture(path).case
+    with fixes.applied(switch.parse("all")):
+        run = run_script_with_runner(script, repair=True)
+        assert [v.invariant for v in run.violations] == []
+        calendar = [r for r in run.tool_runs if r.tool == "calendar"]
+        assert len(calendar) == 4 and len({r.call_event for r in calendar}) == 2
+        # Read by the newest call of the id alone (no invocation), P8 fires.
+        recorded = runner_record.Recording.tool_run
+
+        def newest_call_only(self, context, kind):
+            bare = type("Bare", (), {"function_call_id": context.function_call_id})()
+            return recorded(self, bare, kind)
+
+        monkeypatch.setattr(runner_record.Recording, "tool_run", newest_call_only)
+        found = run_script_with_runner(script, repair=True).violations
+        assert [v.invariant for v in found] == ["P8"]

@@ -379,25 +379,30 @@ class Recording:
         block: the harness's tool functions run inside one), recorded as a
         :class:`~compaction_harness.spec.tool_runs.ToolRun` when it starts:
         the call's id (``ToolContext.function_call_id``), the tool's name, the
-        newest stored model event with a call of that id to that tool (a model
-        that numbers ids per turn gives another tool's call the same id: the
-        body that runs says which call it is), and how it ended: ``returned``,
+        newest stored model event with a call of that id to that tool, of the
+        run's own invocation (``ToolContext.invocation_id``) where it has one
+        (a model that numbers ids per turn gives another turn's call the same
+        id: the body that runs says which tool's call it is, the invocation
+        which turn's), and how it ended: ``returned``,
         ``asked`` (the body said so: :meth:`_ToolRunHandle.asked`) or ``died``
         (cancelled: the tool's process died; an exception other than a
         cancellation leaves the run ``returned``, as ADK then stores an error
         response)."""
         call_id = getattr(context, "function_call_id", None) or ""
         tool = self.names.tool(kind) or kind
-        made = next(
-            (
-                event.id
-                for event, _ in reversed(self.stored_events)
-                if event.author != "user"
-                for call in event.get_function_calls()
-                if call.id == call_id and call.name == tool
-            ),
-            "",
-        )
+        makers = [
+            event
+            for event, _ in reversed(self.stored_events)
+            if event.author != "user"
+            for call in event.get_function_calls()
+            if call.id == call_id and call.name == tool
+        ]
+        # The run's own invocation first: a credential or confirmation granted
+        # late resumes the invocation that asked, whose call a later turn's
+        # call of the same tool and id (ids numbered per turn) is not.
+        invocation = getattr(context, "invocation_id", None)
+        own = [e for e in makers if invocation and e.invocation_id == invocation]
+        made = (own or makers)[0].id if makers else ""
         number = len(self.record.tool_runs)
         self.record.tool_runs.append(ToolRun(call_id, made, tool, "died", self.current))
         handle = _ToolRunHandle()
