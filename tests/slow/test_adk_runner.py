@@ -432,7 +432,8 @@ def test_p3_weighs_a_wait_as_the_request_carries_the_range_and_the_summary(monke
 
 
 def test_p8_tells_two_turns_calls_of_one_tool_and_id_apart_by_invocation(monkeypatch):
-    # Written by make matrix's campaign under every fix (tests/data/P8-2.13.0-e4314cb9b6c09e28.json):
+    # Written by make matrix's campaign under every fix
+    # (tests/data/P8-2.13.0-e4314cb9b6c09e28.json):
     # call ids numbered per turn; two invocations each call calendar as call_0
     # and ask for a credential; the user grants both, and ADK with every fix
     # runs each invocation's own call once. The run of the first grant was
