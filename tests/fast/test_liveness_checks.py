@@ -281,3 +281,49 @@ def test_a_call_that_waits_splits_the_backlog_into_ranges_weighed_one_by_one():
     # Without ranges (a violation made before they were recorded) it is one range.
     found[0].details.pop("ranges")
     assert ranges_beyond_retention(found[0]) == ((0, 1, 3, 4),)
+
+
+def reused_id_session():
+    """Call ids numbered per turn (found by a fresh clone's make fuzz,
+    P3-2.13.0-a564c360): i1's export call_0 (#1, long-running, never answered
+    itself), then i2's lookup as call_0 (#4), answered (#5). By id, #5 closes
+    the obligation #1 opened; the nearest call of the id is #4."""
+    return session(
+        user("i1", 1, "u1"),
+        call("i1", 2, "call_0", long_running=("call_0",), name="export"),
+        user("i2", 3, "u2"),
+        counted("i2", 4, 60),
+        call("i2", 5, "call_0", name="lookup"),
+        answer("i2", 6, "call_0"),
+        counted("i2", 7, 80),
+    )
+
+
+def test_the_bound_keeps_the_call_a_retained_answer_closes_by_id_too():
+    # Retaining 2 keeps #5 and #6; #5 closes call_0 by id, which #1 opened and
+    # #4 reopened while it was open: U5's split keeps #4 (the nearest call, as
+    # ADK's split does), P3's bound also #1 and what lies between (the larger
+    # of the two readings, docs/invariants.md): 6 events; only 'u1', which no
+    # summary took, is beyond them.
+    steps = reused_id_session()
+    config = token(retention=2)
+    assert liveness_bound(config, steps, 80) == 6
+    found, _ = check_liveness(steps, [], [], config, earlier=frozenset(steps), count=80)
+    assert [v.invariant for v in found] == ["P3"] and beyond_retention(found[0]) == (0,)
+
+
+def test_p3_fires_past_the_opener_of_a_reused_id():
+    # The same session after three plain turns that nothing compacted: the
+    # bound still keeps #1 to the end of its closing answer's tail only while
+    # that answer is retained; once it is not, everything is compactable.
+    steps = session(
+        *reused_id_session().steps,
+        user("i3", 8, "u3"),
+        counted("i3", 9, 90),
+        user("i4", 10, "u4"),
+        counted("i4", 11, 95),
+    )
+    config = token(retention=2)
+    assert liveness_bound(config, steps, 95) == 2
+    found, _ = check_liveness(steps, [], [], config, earlier=frozenset(steps), count=95)
+    assert [v.invariant for v in found] == ["P3"] and found[0].observed == 11

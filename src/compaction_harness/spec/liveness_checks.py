@@ -167,7 +167,45 @@ def retained_tail(
         return None
     live = live_positions(steps)
     candidates = [i for i in reference.token_candidates(steps) if i in live]
-    return tuple(candidates[reference.safe_token_split(steps, candidates, retention) :])
+    split = reference.safe_token_split(steps, candidates, retention)
+    return tuple(candidates[_keeping_openers(steps, candidates, split) :])
+
+
+def _keeping_openers(steps: Session, candidates: Sequence[int], split: int) -> int:
+    """``split`` moved earlier until every response retained (``candidates``
+    from the split on) also keeps the call that opened the obligation it
+    closes by id (the definitions): with ids reused across turns, a call may
+    open an id that a later call of another tool reuses while it is still
+    open, and the later call's answer closes both by id. U5's split keeps the
+    nearest call of the id (:func:`reference.safe_token_split`, as ADK's
+    split does); where the two readings differ, P3's bound takes the larger
+    (docs/invariants.md), so a compactor that follows either is not called
+    stalled."""
+    chosen = [steps[i] for i in candidates]
+    moved = True
+    while moved:
+        moved = False
+        for p in range(split, len(chosen)):
+            for call_id in chosen[p].response_ids:
+                opener = _opener(chosen, p, call_id)
+                if opener is not None and opener < split:
+                    split, moved = opener, True
+    return split
+
+
+def _opener(steps: Sequence[Step], position: int, call_id: str) -> int | None:
+    """The index of the step before ``position`` that opened the obligation
+    ``call_id`` a response at ``position`` closes: the earliest call of the
+    id since a response last closed it (within one step, responses count
+    before calls), or None."""
+    opener = None
+    for q in range(position - 1, -1, -1):
+        step = steps[q]
+        if call_id in step.call_ids:
+            opener = q
+        if call_id in step.response_ids:
+            break
+    return opener
 
 
 def check_liveness(
