@@ -195,15 +195,14 @@ def _keeping_openers(steps: Session, candidates: Sequence[int], split: int) -> i
 
 def _opener(steps: Sequence[Step], position: int, call_id: str) -> int | None:
     """The index of the step before ``position`` that opened the obligation
-    ``call_id`` a response at ``position`` closes: the earliest call of the
-    id since a response last closed it (within one step, responses count
-    before calls), or None."""
+    ``call_id`` a response at ``position`` closes: the earliest step that
+    opens the id (:func:`reference.opened_ids`) since one last closed it
+    (within one step, closes count before opens), or None."""
     opener = None
     for q in range(position - 1, -1, -1):
-        step = steps[q]
-        if call_id in step.call_ids:
+        if call_id in reference.opened_ids(steps[q]):
             opener = q
-        if call_id in step.response_ids:
+        if call_id in reference.closed_ids(steps[q]):
             break
     return opener
 
