@@ -288,9 +288,9 @@ class PipelineRun:
             self._backlog,
             count,
         )
-        return out + [v for v in stalled if not self._waits_to_save_prompt(v, steps, prompt)]
+        return out + [v for v in stalled if not self._waits_to_save_prompt(v, prompt)]
 
-    def _waits_to_save_prompt(self, violation: Violation, steps: Session, prompt: Prompt) -> bool:
+    def _waits_to_save_prompt(self, violation: Violation, prompt: Prompt) -> bool:
         """Whether every range of a P3 backlog is no larger than the summary
         that would replace it (:func:`~compaction_harness.sdk.python.adk.waits_to_save_prompt`:
         a summary as large as what it replaces saves nothing, P6 calls that
