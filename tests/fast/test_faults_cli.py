@@ -203,3 +203,19 @@ def test_pages_writes_the_catalogue_as_fault_pages_does(capsys, tmp_path):
 def test_pages_takes_no_other_option(capsys, tmp_path):
     assert main(["faults", "--pages", str(tmp_path), "--json"]) == 2
     assert "--pages writes every fault's page" in capsys.readouterr().err
+
+
+def test_a_campaign_summary_names_the_fix_that_told_a_fault_of_either_sdk() -> None:
+    # The summary's evidence comes from the catalogue, whatever the SDK: an
+    # ADK-JS fault with a fix was printed as "pattern evidence" when only
+    # google-adk's fixes were asked.
+    from compaction_harness.surfaces.campaign_report import _evidence
+
+    late = fault_for("js-late-answer")
+    assert late is not None and late.fix
+    assert _evidence("js-late-answer") == f"evidence: fix {late.fix}"
+    stall = fault_for("orphaned-call-stalls-compaction-for-good")
+    assert stall is not None and stall.fix
+    assert _evidence(stall.id) == f"evidence: fix {stall.fix}"
+    assert fault_for("js-truncate-opener").fix is None
+    assert _evidence("js-truncate-opener") == "pattern evidence"

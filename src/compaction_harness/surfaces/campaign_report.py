@@ -258,9 +258,11 @@ def _fixtures_from(terminalreporter):
 
 
 def _evidence(fault: str) -> str:
-    """How a campaign told ``fault`` (a google-adk fault with a fix is only
-    ever named by a re-run under its fix; one without, by its recogniser)."""
-    from ..sdk.python.fixes import fixes_for
+    """How a campaign told ``fault``, of either SDK (the fault catalogue's
+    ``fix``): a fault with a fix is only ever named by a re-run under its
+    fix; one without, by its recogniser."""
+    from ..faults.catalogue import fault_for
 
-    found = fixes_for(fault)
-    return "evidence: fix " + ", ".join(f.name for f in found) if found else "pattern evidence"
+    found = fault_for(fault)
+    fix = found.fix if found is not None else None
+    return f"evidence: fix {fix}" if fix else "pattern evidence"
