@@ -1254,6 +1254,24 @@ def test_known_fault_fixed_upstream(fault) -> None:
     assert triaged(script, compactor) == ([], set())
 
 
+@pytest.mark.parametrize(
+    "fault",
+    sorted(set(KNOWN) - {"js-db-tie-order", "js-db-time-order"}),  # P7: a round trip's
+)
+def test_a_check_asked_for_some_invariants_reports_what_the_whole_check_reports_of_them(
+    fault,
+) -> None:
+    # The re-run that tells whether a fix removed a violation is checked on
+    # that violation's invariant alone (triage.classified): the same
+    # violations, in the same order, as the whole check filtered.
+    script, compactor = KNOWN[fault]
+    run = adk_js.run_script(script, compactor or adk_js.compactor_for(script))
+    whole = checks.check_run(run)
+    assert whole  # each minimal script shows its fault
+    for asked in [{v.invariant} for v in whole] + [{"P1", "P5"}, {"P3"}, {"P2", "P4"}]:
+        assert checks.check_run(run, only=asked) == [v for v in whole if v.invariant in asked]
+
+
 # -- P3 and P6's trigger clauses (token_based, anchored) ----------------------------------------
 #: Eight turns of one user message and one text reply (20 characters each):
 #: the real prompt grows by 10 tokens a turn until a summary cuts it back.

@@ -8,6 +8,7 @@ Checking never classifies (:mod:`.triage` does)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
@@ -161,8 +162,11 @@ def _splits_as_adk_js_reads(run: JsRun, snapshot: Session, violation: Violation)
     return not all(dead_id_clauses(read, [position], call_id).values())
 
 
-def check_run(run: JsRun) -> list[Violation]:
-    """The invariants that apply to ``run.compactor``, at every model call:
+def check_run(run: JsRun, only: Collection[str] | None = None) -> list[Violation]:
+    """The invariants that apply to ``run.compactor``, at every model call
+    (``only``: those invariant ids alone, the others not worked out; a
+    re-run that tells whether a fix removed a violation asks only for the
+    invariants of the violations in question):
 
     * P0: ADK-JS raised (compaction or contents assembly);
     * P1: each summariser input, as a window of the stored session then,
@@ -198,11 +202,14 @@ def check_run(run: JsRun) -> list[Violation]:
     number = 0
     strict = run.script.config.strict_provider
     stored = run.stored.steps
+    wanted = _SECTIONS if only is None else {k: v & set(only) for k, v in _SECTIONS.items()}
     for call in run.calls:
         snapshot = Session(stored[: len(call["stored_before"])])
         for made in call["summaries"]:
             taken = summaries[number][1]
             number += 1
+            if not wanted["summary"]:
+                continue
             found += [
                 v
                 for v in check_range_safety(snapshot, taken)
@@ -226,8 +233,8 @@ def check_run(run: JsRun) -> list[Violation]:
                     for p in given
                 }
                 found += check_new_work(taken, before, set(range(len(snapshot))), number - 1)
-        if "contents" not in call:
-            continue  # ADK-JS raised during this call (P0 below)
+        if "contents" not in call or not wanted["prompt"]:
+            continue  # ADK-JS raised during this call (P0 below), or neither P2 nor P4 asked
         steps = Session(stored[: len(call["stored_after"])])
         records = foreign_records(run, len(steps))
         prompt = run.prompt(call)
@@ -273,7 +280,8 @@ def check_run(run: JsRun) -> list[Violation]:
         for v in violations:
             v.details["model_call"] = run.calls.index(call)
         found += violations
-    found += check_trigger(run)
+    if wanted["trigger"]:
+        found += check_trigger(run)
     if run.exception is not None:
         exc = run.exception
         found.append(
@@ -285,7 +293,17 @@ def check_run(run: JsRun) -> list[Violation]:
                 details={"cause": "exception", "exception": exc["name"]},
             )
         )
-    return found
+    return found if only is None else [v for v in found if v.invariant in only]
+
+
+#: The invariants each part of :func:`check_run` can report: per summary
+#: (P1 range safety, P5 branch view, P6 new work), per model call's prompt
+#: (P2, P4) and the trigger's (P3, P6). P0 is always read (it costs nothing).
+_SECTIONS = {
+    "summary": frozenset({"P1", "P5", "P6"}),
+    "prompt": frozenset({"P2", "P4"}),
+    "trigger": frozenset({"P3", "P6"}),
+}
 
 
 def round_trip_violations(memory: JsRun, database: JsRun) -> list[Violation]:

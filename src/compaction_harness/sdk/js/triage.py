@@ -69,9 +69,10 @@ def classified(run: JsRun, violations: Sequence[Violation]) -> list[Any]:
     if rerun is None or os.environ.get("HARNESS_KNOWN_FAULTS") == "off":
         return [Classified(v, (), ()) for v in violations]
     candidates = [n for n in fixes if n not in run.fixes]
+    asked = {v.invariant for v in violations}  # a re-run is compared on these alone
     out = classify(
         violations,
-        lambda names: check_run(rerun((*run.fixes, *names))),
+        lambda names: check_run(rerun((*run.fixes, *names)), only=asked),
         candidates,
         lambda n: fixes[n].faults,
         confirm=True,

@@ -7,10 +7,11 @@ runs them all. Pure checkers over a :class:`~.run.JsRun`."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ...spec.invariants import Violation
@@ -122,8 +123,10 @@ def _added_tokens(run: JsRun, k: int) -> int:
     return math.ceil(chars / 4)
 
 
-def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[int], int]]:
-    """Per model call ``k``: ``(k, call, given, backlog, bound)``: ``given``
+def _backlogs(
+    run: JsRun,
+) -> Iterator[tuple[int, dict[str, Any], set[int], Callable[[], tuple[list[int], int]]]]:
+    """Per model call ``k``: ``(k, call, given, backlog)``: ``given``
     the stored positions of the raw events given to the summaries made up to
     that call (its own included), ``backlog`` the stored raw events that
     existed when it ran, are live (:func:`pipeline.live_positions`), were
@@ -131,11 +134,13 @@ def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[
     did not make (what a record stands for is its writer's decision, not
     ADK-JS's backlog, as in ``pipeline.check_liveness``), and that the agent
     making the call sees (``reference.branch_sees``: its compactor may not
-    summarise a sibling branch's events, P5), and ``bound``
-    :func:`.backlog.backlog_bound` of that backlog. P3's two forms read it."""
+    summarise a sibling branch's events, P5), with its bound
+    (:func:`.backlog.backlog_bound`), both given by calling ``backlog()``:
+    worked out only for the calls a form of P3 asks about (the stall form
+    those without a summary whose counts are over the threshold), most of
+    a run's checking time otherwise."""
     from ...spec.pipeline_checks import live_positions
 
-    steps = run.stored.steps
     live = live_positions(run.stored)
     summaries = run.summaries()
     given: set[int] = set()
@@ -146,28 +151,32 @@ def _backlogs(run: JsRun) -> Iterator[tuple[int, dict[str, Any], set[int], list[
             now |= set(summaries[number][1])
             number += 1
         given |= now
-        length = len(call["stored_before"])
-        records = foreign_records(run, length)
-        claimed = covered_by_records(as_adk_js_reads(Session(steps[:length]), records), records)
-        uncovered = [
-            p
-            for p in range(length)
-            if steps[p].compaction is None
-            and p in live
-            and p not in given
-            and p not in claimed
-            and branch_sees(call.get("branch"), steps[p].branch)
-        ]
-        backlog = _backlog.compactable(Session(steps[:length]), uncovered)
-        if now:
-            backlog = _backlog.before_a_later_range(backlog, uncovered, max(now))
-        yield (
-            k,
-            call,
-            set(given),
-            backlog,
-            _backlog.backlog_bound(run.compactor, [steps[p] for p in backlog]),
-        )
+        yield k, call, set(given), functools.partial(_backlog_at, run, live, call, set(given), now)
+
+
+def _backlog_at(
+    run: JsRun, live: set[int], call: dict[str, Any], given: set[int], now: set[int]
+) -> tuple[list[int], int]:
+    """The backlog of model ``call`` and its bound, as :func:`_backlogs` says
+    (``live``: the run's live positions; ``given``: the positions given to
+    the summaries made up to the call; ``now``: those of its own)."""
+    steps = run.stored.steps
+    length = len(call["stored_before"])
+    records = foreign_records(run, length)
+    claimed = covered_by_records(as_adk_js_reads(Session(steps[:length]), records), records)
+    uncovered = [
+        p
+        for p in range(length)
+        if steps[p].compaction is None
+        and p in live
+        and p not in given
+        and p not in claimed
+        and branch_sees(call.get("branch"), steps[p].branch)
+    ]
+    backlog = _backlog.compactable(Session(steps[:length]), uncovered)
+    if now:
+        backlog = _backlog.before_a_later_range(backlog, uncovered, max(now))
+    return backlog, _backlog.backlog_bound(run.compactor, [steps[p] for p in backlog])
 
 
 def check_backlog(run: JsRun) -> list[Violation]:
@@ -182,8 +191,11 @@ def check_backlog(run: JsRun) -> list[Violation]:
     if run.compactor.name not in TRIGGERED:
         return []
     out = []
-    for k, call, _, backlog, bound in _backlogs(run):
-        if call["summaries"] and len(backlog) > bound:
+    for k, call, _, backlog_at in _backlogs(run):
+        if not call["summaries"]:
+            continue
+        backlog, bound = backlog_at()
+        if len(backlog) > bound:
             out.append(
                 Violation(
                     "P3",
@@ -261,13 +273,14 @@ def check_stall(run: JsRun) -> list[Violation]:
         return []
     steps = run.stored.steps
     out = []
-    for k, call, given, backlog, bound in _backlogs(run):
+    for k, call, given, backlog_at in _backlogs(run):
         if call["summaries"] or (run.exception and run.exception.get("action") == call["action"]):
             continue
         at, sent = _newest_count(run, k, given), _real_count(run, k)
         newest = steps[at].prompt_tokens if at is not None else None
         if newest is None or sent is None or newest <= threshold or sent <= threshold:
             continue
+        backlog, bound = backlog_at()
         if len(backlog) > bound:
             out.append(
                 Violation(
