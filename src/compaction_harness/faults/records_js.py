@@ -293,7 +293,9 @@ ROWS: tuple[tuple[str | None, ...], ...] = (
         "a strict provider (Anthropic, OpenAI) rejects the request with the unanswered "
         "call. With preserveLeadingEvents 2 and threshold 1, a session of the user's "
         "message, a tool call, its result and a reply keeps the call and deletes the "
-        "result at the next model call.",
+        "result at the next model call. With call ids numbered per turn, a later turn's "
+        "answer that reuses the id of one of parallel calls stands in for it, and the "
+        "request answers only some of them, which Gemini rejects too.",
         "the documented options and P2 cannot both hold: preserveLeadingEvents keeps 'the "
         "first X events' and threshold is 'the maximum number of events to retain', so when "
         "a preserved call's result falls in the deleted middle, keeping it retains more "

@@ -245,8 +245,10 @@ def check_js_case(case: Any) -> UnitOutcome:
 
     with timed(case):
         outcome = sought_only(run_js(case))
-    for fault in dict.fromkeys(f for _, f in outcome.known):
-        met(fault)
+    for fault, evidence in {
+        f: v.details.get("evidence", "pattern") for v, f in outcome.known
+    }.items():
+        met(fault, evidence)
     if outcome.violations:
         raise InvariantViolation(case, outcome)
     return outcome

@@ -115,13 +115,18 @@ def _pattern_fault(run: JsRun, violation: Violation) -> str | None:
     ]
     if name != "truncating":
         return None
-    # (fault, the violation's cause, what the trace must show the compactor deleted)
+    # (fault, the violation's causes, what the trace must show the compactor
+    # deleted). A call whose answer the compactor deleted is left unanswered
+    # (the strict clause), or, when a later turn reused its id (ids numbered
+    # per turn) and that turn's answer stands in for the one deleted, one of
+    # parallel calls is answered alone (a partial answer, which Gemini
+    # rejects too): the trace shows the same deletion either way.
     patterns = (
-        ("js-truncate-opener", "opener missing", _opener_deleted),
-        ("js-truncate-splits-call-pairs", "strict provider", _answers_deleted),
+        ("js-truncate-opener", {"opener missing"}, _opener_deleted),
+        ("js-truncate-splits-call-pairs", {"strict provider", "partial answer"}, _answers_deleted),
     )
-    for fault, cause, deleted in patterns:
-        if fault in faults and violation.details.get("cause") == cause and deleted(run, violation):
+    for fault, causes, deleted in patterns:
+        if fault in faults and violation.details.get("cause") in causes and deleted(run, violation):
             return fault
     return None
 
@@ -142,8 +147,9 @@ def _opener_deleted(run: JsRun, violation: Violation) -> bool:
 
 
 def _answers_deleted(run: JsRun, violation: Violation) -> bool:
-    """Whether, for every call the strict clause found unanswered at that
-    model call, a response with its id was stored and the truncating
+    """Whether, for every call the violation names at that model call (left
+    unanswered, or unanswered beside an answered sibling), a response with
+    its id was stored and the truncating
     compactor deleted it (stored, but not in the call's ``after``): the pair
     is split by the deletion, which the trace shows, not by the contents."""
     k = violation.details.get("model_call")
