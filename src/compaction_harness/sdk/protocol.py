@@ -59,6 +59,7 @@ __all__ = [
     "CannotRun",
     "Checked",
     "Driver",
+    "FixDoesNotApply",
     "NotApplicable",
     "RegistryError",
     "Sdk",
@@ -86,6 +87,12 @@ class NotApplicable(Exception):
     """The installed release of an SDK lacks what a case needs (a helper, a
     representable shape); ``str()`` says what. google-adk's adapter raises
     it as ``sdk.python.adk.NotApplicable`` (this class)."""
+
+
+class FixDoesNotApply(ValueError):
+    """A fix of an SDK cannot be applied to the installed release (its diff
+    does not apply, alone or after the others): ``str()`` names the fix, in
+    one line. ADK-JS's ``JsFixError`` is one."""
 
 
 class RegistryError(ValueError):

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from ..envs import EnvError
-from ..sdk.protocol import RegistryError
+from ..sdk.protocol import FixDoesNotApply, RegistryError
 from ..spec.invariants import invariants_of
 from ..store.fixtures import Fixture, FixtureError, load_fixture
 from . import app_check
@@ -775,7 +775,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with _fixes_applied(args):
             return args.func(args)
-    except (FixtureError, EnvError, CliError, RegistryError) as exc:
+    except (FixtureError, EnvError, CliError, RegistryError, FixDoesNotApply) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

@@ -1098,3 +1098,19 @@ def test_p3_finds_a_credential_requests_synthetic_call_in_its_own_event(monkeypa
     assert [(v.details["cause"], v.positions) for v in adk_js.check_run(run)] == [
         ("stall", (1, 3, 4, 6, 7))
     ]
+
+
+def test_a_fix_that_does_not_apply_during_a_replay_is_one_line_and_exit_2(monkeypatch, capsys):
+    # ADK-JS's fixes are applied at the first request that asks for them: a
+    # diff that does not apply then was a traceback of `replay --fixes all`.
+    from compaction_harness.surfaces import cli
+
+    def broken(names):
+        raise js_fixes.JsFixError("the ADK-JS fix x does not apply to @google/adk 2.0.0")
+
+    monkeypatch.setattr(js_fixes, "patched_package", broken)
+    fixture = REPROS / "P1-adk-js-2.0.0-dfa62f1062218fc0.json"
+    assert cli.main(["replay", "--fixes", "all", str(fixture)]) == 2
+    out, err = capsys.readouterr()
+    assert err == "error: the ADK-JS fix x does not apply to @google/adk 2.0.0\n"
+    assert "Traceback" not in out

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ..protocol import patch_binary
+from ..protocol import FixDoesNotApply, patch_binary
 
 __all__ = [
     "INDEX",
@@ -68,7 +68,7 @@ PACKAGE_DIR = SDK_DIR / "node_modules" / "@google" / "adk"
 PATCHED = SDK_DIR / "node_modules" / ".harness-fixed"
 
 
-class JsFixError(ValueError):
+class JsFixError(FixDoesNotApply):
     """An ADK-JS fix that cannot be applied (one line, naming the fix)."""
 
 
