@@ -1109,6 +1109,7 @@ def test_a_fix_that_does_not_apply_during_a_replay_is_one_line_and_exit_2(monkey
         raise js_fixes.JsFixError("the ADK-JS fix x does not apply to @google/adk 2.0.0")
 
     monkeypatch.setattr(js_fixes, "patched_package", broken)
+    monkeypatch.setattr(node, "_DRIVERS", {})  # no driver has its package copy yet
     fixture = REPROS / "P1-adk-js-2.0.0-dfa62f1062218fc0.json"
     assert cli.main(["replay", "--fixes", "all", str(fixture)]) == 2
     out, err = capsys.readouterr()
