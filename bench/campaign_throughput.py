@@ -7,8 +7,10 @@ the campaign its own Makefile's ``fuzz`` target runs (the property items,
 ``-n JOBS``, the ``fuzz`` profile, a fresh example database) for
 ``--seconds``, one revision after the other, ``--rounds`` times alternately,
 so that both meet the same machine. The examples are the sum of the campaign
-summary's ``examples=`` over its items; the table gives each revision's
-examples and examples per second, and their ratio; each campaign's output is
+summary's ``examples=`` over its items, counted over the time its items ran
+(``seconds=``, over the jobs: a campaign that finds something ends early);
+the table gives each revision's examples and examples per second, and their
+ratio; each campaign's output is
 kept in its worktree's ``build/throughput-campaign.log``.
 
 Usage (the target environment's interpreter, from the project's root)::
@@ -90,8 +92,12 @@ def _variable(tree: Path, name: str, sdk: str) -> str:
     return done.stdout.strip()
 
 
-def campaign(tree: Path, sdk: str, seconds: float, jobs: int) -> tuple[int, float]:
-    """(examples, wall seconds) of one campaign at the worktree ``tree``."""
+def campaign(tree: Path, sdk: str, seconds: float, jobs: int) -> tuple[int, float, float, bool]:
+    """(examples, item seconds over ``jobs``, wall seconds, whether it found
+    something new) of one campaign at the worktree ``tree``. The item
+    seconds are the summary's ``seconds=`` summed over the items: a campaign
+    whose items found a failure ends early, and its examples are counted
+    over the time its items ran, not over the budget."""
     paths = _variable(tree, "SDK_PATHS", sdk).split()
     database = tree / "build" / "throughput-examples"
     shutil.rmtree(database, ignore_errors=True)
@@ -119,10 +125,12 @@ def campaign(tree: Path, sdk: str, seconds: float, jobs: int) -> tuple[int, floa
     )
     (tree / "build" / "throughput-campaign.log").write_text(done.stdout + done.stderr)
     examples = sum(int(n) for n in re.findall(r"\bexamples=(\d+)", done.stdout))
-    if not examples:
+    ran = sum(float(n) for n in re.findall(r"\bexamples=\d+ seconds=([\d.]+)", done.stdout))
+    if not examples or not ran:
         tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
         _fail(f"error: the campaign at {tree.name} ran no example: {tail}")
-    return examples, time.time() - started
+    found = re.search(r"^NEW: ", done.stdout, re.MULTILINE) is not None
+    return examples, ran / jobs, time.time() - started, found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,19 +146,20 @@ def main(argv: list[str] | None = None) -> int:
     totals = {rev: [0, 0.0] for rev in trees}
     for round_number in range(args.rounds):
         for rev, tree in trees.items():
-            examples, wall = campaign(tree, args.sdk, args.seconds, args.jobs)
+            examples, ran, wall, found = campaign(tree, args.sdk, args.seconds, args.jobs)
             totals[rev][0] += examples
-            totals[rev][1] += args.seconds
+            totals[rev][1] += ran
             print(
                 f"round {round_number + 1}: {rev} ({tree.name}): {examples} examples in "
-                f"{args.seconds:g} s ({examples / args.seconds:.0f}/s; {wall:.0f} s wall)",
+                f"{ran:.0f} s of its items ({examples / ran:.0f}/s; {wall:.0f} s wall"
+                f"{'; found something new and shrank it' if found else ''})",
                 flush=True,
             )
     (before, after) = (totals[args.before], totals[args.after])
     print("| revision | examples | examples/s |\n| --- | --- | --- |")
     for rev, (examples, seconds) in totals.items():
         print(f"| {rev} ({trees[rev].name}) | {examples} | {examples / seconds:.0f} |")
-    print(f"after / before: {after[0] / before[0]:.2f}")
+    print(f"after / before: {(after[0] / after[1]) / (before[0] / before[1]):.2f}")
     return 0
 
 
