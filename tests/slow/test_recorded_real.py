@@ -362,6 +362,35 @@ def test_minimize_reports_the_pipeline_fault_the_real_run_had(
     assert "XFAIL" in capsys.readouterr().out
 
 
+@on_2_13
+def test_minimize_gives_every_invariant_a_session_breaks_as_given(capsys, tmp_path, monkeypatch):
+    # A newcomer's recorded session broke U5, P2 and P3; `check SESSION.json`
+    # (minimize with the app's configuration) named only U5, the first. A P3
+    # planted beside the session's real P2 (fault 5) is now reported too.
+    from compaction_harness.spec.invariants import Violation
+    from compaction_harness.surfaces import minimize as minimize_module
+
+    real = minimize_module.check
+    stall = Violation("P3", "a stall planted by this test")
+
+    def with_a_stall(case):
+        verdict = real(case)
+        known = (*verdict.known, (stall, "compaction-stops-while-a-call-waits"))
+        return dataclasses.replace(verdict, known=known)
+
+    monkeypatch.setattr(minimize_module, "check", with_a_stall)
+    text = record(TOKEN_CONFIG, FAULT5)
+    code, out, err = _minimize(
+        capsys, tmp_path, text, "--config", json.dumps(TOKEN_CONFIG), "--replay-examples", "5"
+    )
+    assert (code, err) == (0, ""), out
+    assert " fails P2 on google-adk 2.13.0 as given: P2: " in out
+    assert (
+        "it also fails P3 as given (known upstream fault compaction-stops-while-a-call-waits): "
+        "P3: a stall planted by this test (`minimize --invariant P3` shrinks that one)"
+    ) in out
+
+
 def test_minimize_refuses_user_as_an_agent_in_one_line(capsys, tmp_path):
     code, out, err = _minimize(
         capsys,

@@ -152,7 +152,7 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     else:
         from ..sdk.python.adk import NotApplicable
         from ..spec.model import ModelError
-        from .minimize import Differs, Holds, minimize_recorded
+        from .minimize import Differs, Holds, also_fails, minimize_recorded
 
         try:
             found = minimize_recorded(
@@ -178,6 +178,8 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     print(f"{path} fails {invariant} on {where} as given: {given.violation.summary()}")
     if given.fault:
         print(f"this is the known upstream fault {given.fault} of {where}")
+    for line in also_fails(found):  # a recorded session: each invariant it breaks
+        print(line)
     smallest = found.smallest
     if found.shrunk:
         print(

@@ -85,6 +85,7 @@ __all__ = [
     "Holds",
     "MinimizeError",
     "Minimized",
+    "also_fails",
     "anonymise",
     "anonymous_agents",
     "failure_as_given",
@@ -124,6 +125,10 @@ class Minimized:
     given: Failure
     smallest: Failure
     shrunk: bool
+    #: A recorded session's first failure of each other invariant it breaks
+    #: as given, in the order the invariants are judged (unshrunk:
+    #: ``minimize --invariant X`` shrinks one of them).
+    others: tuple[Failure, ...] = ()
 
 
 def _shift(timestamp: float, origin: float) -> float:
@@ -376,6 +381,21 @@ def _shrink(
     return Minimized(given, smallest, shrunk=True)
 
 
+def also_fails(found: Minimized) -> list[str]:
+    """One line for each invariant other than the one shrunk that a recorded
+    session breaks as given (:attr:`Minimized.others`): its first violation,
+    its known fault if any, and the command that shrinks it."""
+    lines = []
+    for other in found.others:
+        invariant = other.violation.invariant
+        known = f" (known upstream fault {other.fault})" if other.fault else ""
+        lines.append(
+            f"it also fails {invariant} as given{known}: {other.violation.summary()} "
+            f"(`minimize --invariant {invariant}` shrinks that one)"
+        )
+    return lines
+
+
 # -- with the configuration the session ran with ---------------------------------------
 #: The invariants each trigger makes ADK check (the helper calls it makes).
 SLIDING_LEVEL = invariants_of("unit")
@@ -505,15 +525,15 @@ def _unless_the_fixes_moved_it(case: PipelineCase, differs: str) -> str:
     return differs if "recorded_differs" in published.observed else moved_by_fixes(differs, names)
 
 
-def _pipeline_failure(case: PipelineCase, invariants: Sequence[str]) -> Failure | None:
+def _pipeline_failures(case: PipelineCase, invariants: Sequence[str]) -> list[Failure]:
+    """The first failure of each of ``invariants`` that the replay of ``case``
+    shows, new ones first, then known ones."""
     verdict = check(case)
-    for violation in verdict.new:
+    found: dict[str, Failure] = {}
+    for violation, fault in [*((v, None) for v in verdict.new), *verdict.known]:
         if violation.invariant in invariants:
-            return Failure(case, violation, None)
-    for violation, fault in verdict.known:
-        if violation.invariant in invariants:
-            return Failure(case, violation, fault)
-    return None
+            found.setdefault(violation.invariant, Failure(case, violation, fault))
+    return list(found.values())
 
 
 @st.composite
@@ -590,18 +610,20 @@ def minimize_recorded(
     calls = helper_calls(case, differs)
     if differs:
         return Differs(_unless_the_fixes_moved_it(case, differs[0]))
-    given: Failure | None = None
+    # Every invariant is judged as given, the first failure of each kept: the
+    # first of all is shrunk, the others are reported (a verdict per invariant).
+    shown: dict[str, Failure] = {}
     for call in calls:
         level = "U5" if isinstance(call, TokenCase) else SLIDING_LEVEL
-        for inv in [i for i in chosen if i in level]:
-            given = _first_failure(call, inv)
-            if given is not None:
-                break
-        if given is not None:
-            break
+        for inv in [i for i in chosen if i in level and i not in shown]:
+            failure = _first_failure(call, inv)
+            if failure is not None:
+                shown[inv] = failure
     pipeline_level = [i for i in chosen if i in PIPELINE_INVARIANTS]
-    if given is None and pipeline_level:
-        given = _pipeline_failure(case, pipeline_level)
+    if pipeline_level:
+        shown.update((f.violation.invariant, f) for f in _pipeline_failures(case, pipeline_level))
+    failing = list(shown.values())
+    given = failing[0] if failing else None
     setting = describe_config(full, names)
     if given is None:
         prefix = sum(isinstance(c, UnitCase) for c in calls)
@@ -632,4 +654,4 @@ def minimize_recorded(
         examples = max_examples
         failures = _failures
 
-    return _shrink(given, strategy, failures, examples)
+    return replace(_shrink(given, strategy, failures, examples), others=tuple(failing[1:]))
