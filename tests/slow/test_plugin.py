@@ -519,9 +519,17 @@ def script(storage, driver):
     config = ScriptConfig(compaction_interval=1, overlap_size=0, storage=storage, driver=driver)
     return Script(config, (Open(), Text(), Open(), Text()))
 
+# One item a kind: the first example of an item's round always runs, so
+# both kinds run however slow the machine is (one item drawing from both
+# ran one script on a loaded machine and the other kind never).
 @pytest.mark.property
-@given(st.sampled_from([script("memory", "emulated"), script("sqlite", "runner")]))
-def test_scripts(case):
+@given(st.just(script("memory", "emulated")))
+def test_in_memory(case):
+    check_case(case)
+
+@pytest.mark.property
+@given(st.just(script("sqlite", "runner")))
+def test_on_sqlite(case):
     check_case(case)
 """
 
@@ -540,7 +548,7 @@ def test_the_summary_says_where_the_scripts_time_went(pytester):
         "-p",
         "no:cacheprovider",
     )
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=2)
     lines = result.stdout.lines
     start = lines.index("time per driver / storage (running and classifying scripts):")
     kinds = lines[start + 1 : start + 3]

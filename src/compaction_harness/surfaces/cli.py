@@ -102,7 +102,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _cmd_minimize(args: argparse.Namespace) -> int:
     from ..sdk.python.adk import ADK_RELEASE, session_from_json
     from ..store.fixtures import Fixture, unwritable, write_fixture
-    from .minimize import MinimizeError, minimize
+    from .minimize import MinimizeError, also_fails, minimize
 
     path = Path(args.session)
     out = Path(args.out)
@@ -152,7 +152,7 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     else:
         from ..sdk.python.adk import NotApplicable
         from ..spec.model import ModelError
-        from .minimize import Differs, Holds, also_fails, minimize_recorded
+        from .minimize import Differs, Holds, minimize_recorded
 
         try:
             found = minimize_recorded(
@@ -179,7 +179,7 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     if given.fault:
         print(f"this is the known upstream fault {given.fault} of {where}")
     for line in also_fails(found):  # a recorded session: each invariant it breaks
-        print(line)
+        print(line)  # (none for a search of one invariant without a configuration)
     smallest = found.smallest
     if found.shrunk:
         print(
