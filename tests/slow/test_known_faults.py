@@ -432,3 +432,30 @@ def test_a_fail_on_a_release_that_cannot_take_a_fix_names_the_faults_not_tried()
     assert _untried_faults(cannot, "P5", "0.9.0") == []  # a release it does not show on
     can = SimpleNamespace(unfixable=lambda fault: None)
     assert _untried_faults(can, "P5", "2.11.0") == []
+
+
+def test_an_xfail_says_a_fault_was_not_named_once(monkeypatch):
+    # A replay inside the gate asks only known or new: a violation every fix
+    # together removes is UNNAMED. The reason read "known upstream fault a
+    # known upstream fault, not named ..." (a newcomer's report).
+    from types import SimpleNamespace
+
+    from compaction_harness.faults.classify import UNNAMED
+    from compaction_harness.surfaces import verdicts
+
+    p2 = Violation("P2", "x", details={"evidence": "fix f"})
+    p3 = Violation("P3", "y", details={"evidence": "every fix together"})
+    fixture = SimpleNamespace(sdk="python", case=None, known_fault=None)
+    for known, reason in (
+        (
+            ((p2, "fault-a"), (p3, UNNAMED)),
+            "known upstream fault fault-a (fix f), and another, not named: every fix together "
+            "removes it",
+        ),
+        (((p3, UNNAMED),), "a known upstream fault, not named: every fix together removes it"),
+        (((p2, "fault-a"),), "known upstream fault fault-a (fix f)"),
+    ):
+        verdict = verdicts.Verdict(ADK_RELEASE, (), known, SimpleNamespace(observed={}))
+        monkeypatch.setattr(verdicts, "check", lambda case, release, v=verdict: v)
+        judged = verdicts._judge(fixture, None)
+        assert (judged.label, judged.reason) == ("XFAIL", reason)

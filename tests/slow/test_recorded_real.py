@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 from importlib import metadata
 
 import pytest
@@ -385,10 +386,20 @@ def test_minimize_gives_every_invariant_a_session_breaks_as_given(capsys, tmp_pa
     )
     assert (code, err) == (0, ""), out
     assert " fails P2 on google-adk 2.13.0 as given: P2: " in out
-    assert (
+    (line,) = [line for line in out.splitlines() if line.startswith("it also fails")]
+    assert line.startswith(
         "it also fails P3 as given (known upstream fault compaction-stops-while-a-call-waits): "
-        "P3: a stall planted by this test (`minimize --invariant P3` shrinks that one)"
-    ) in out
+        "P3: a stall planted by this test (`python -m compaction_harness minimize "
+    ), line
+    # The hint is a command that runs as printed (a newcomer's `minimize
+    # --invariant P3` alone was refused: no configuration): it shrinks the P3.
+    command = line.split("(`", 1)[1].rsplit("` shrinks that one)", 1)[0]
+    assert f"--config '{json.dumps(TOKEN_CONFIG)}'" in command and command.endswith(
+        "--invariant P3"
+    )
+    argv = shlex.split(command)[3:]  # after `python -m compaction_harness`
+    assert main([*argv, "--replay-examples", "5", "--out", str(tmp_path / "p3")]) == 0
+    assert "fails P3 on google-adk 2.13.0 as given: P3: a stall planted" in capsys.readouterr().out
 
 
 def test_minimize_refuses_user_as_an_agent_in_one_line(capsys, tmp_path):

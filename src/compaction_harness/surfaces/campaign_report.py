@@ -101,8 +101,9 @@ def write_summary(
         for fault, examples in sorted(props.get("known_faults", {}).items()):
             if fault == UNNAMED:  # past the naming budget: every fix together removed them
                 write(
-                    f"        known upstream faults not named (past the time naming may take): "
-                    f"{examples} examples (evidence: every fix together)"
+                    f"        known upstream faults, not named (every fix together removes them; "
+                    f"naming one re-runs it once per fix, which a campaign does within a tenth "
+                    f"of its time): {examples} examples"
                 )
                 continue
             write(f"        known upstream fault {fault}: {examples} examples ({_evidence(fault)})")

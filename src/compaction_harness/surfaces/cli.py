@@ -178,8 +178,8 @@ def _cmd_minimize(args: argparse.Namespace) -> int:
     print(f"{path} fails {invariant} on {where} as given: {given.violation.summary()}")
     if given.fault:
         print(f"this is the known upstream fault {given.fault} of {where}")
-    for line in also_fails(found):  # a recorded session: each invariant it breaks
-        print(line)  # (none for a search of one invariant without a configuration)
+    for line in also_fails(found, path, config, args.agent or ()):  # each one a session breaks
+        print(line)
     smallest = found.smallest
     if found.shrunk:
         print(

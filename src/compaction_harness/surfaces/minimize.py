@@ -59,6 +59,8 @@ does the search and the shrinking.
 from __future__ import annotations
 
 import contextlib
+import json
+import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -381,17 +383,28 @@ def _shrink(
     return Minimized(given, smallest, shrunk=True)
 
 
-def also_fails(found: Minimized) -> list[str]:
+def also_fails(
+    found: Minimized,
+    path: object = "SESSION.json",
+    config: Mapping[str, Any] | None = None,
+    agents: Sequence[str] = (),
+) -> list[str]:
     """One line for each invariant other than the one shrunk that a recorded
     session breaks as given (:attr:`Minimized.others`): its first violation,
-    its known fault if any, and the command that shrinks it."""
+    its known fault if any, and the command that shrinks it: ``minimize`` of
+    the session at ``path`` with its configuration ``config`` (the trigger
+    values it was judged with) and ``agents``, and ``--invariant X``."""
+    command = f"python -m compaction_harness minimize {shlex.quote(str(path))}"
+    if config is not None:
+        command += f" --config {shlex.quote(json.dumps(config))}"
+    command += "".join(f" --agent {shlex.quote(agent)}" for agent in agents)
     lines = []
     for other in found.others:
         invariant = other.violation.invariant
         known = f" (known upstream fault {other.fault})" if other.fault else ""
         lines.append(
             f"it also fails {invariant} as given{known}: {other.violation.summary()} "
-            f"(`minimize --invariant {invariant}` shrinks that one)"
+            f"(`{command} --invariant {invariant}` shrinks that one)"
         )
     return lines
 

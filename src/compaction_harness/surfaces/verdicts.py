@@ -242,6 +242,17 @@ def _judge(fixture: Any, release: str | None) -> FixtureVerdict:
             f"it, {where}",
         )
     if verdict.known:
-        shown = ", ".join(f"{f} ({e})" for f, e in verdict.evidence.items())
-        return FixtureVerdict("XFAIL", verdict, "known upstream fault " + shown)
+        from ..faults.classify import UNNAMED
+
+        named = [f"{f} ({e})" for f, e in verdict.evidence.items() if f != UNNAMED]
+        if UNNAMED not in verdict.evidence:
+            return FixtureVerdict("XFAIL", verdict, "known upstream fault " + ", ".join(named))
+        unnamed = "not named: every fix together removes it"  # only known or new was asked
+        return FixtureVerdict(
+            "XFAIL",
+            verdict,
+            f"known upstream fault {', '.join(named)}, and another, {unnamed}"
+            if named
+            else f"a known upstream fault, {unnamed}",
+        )
     return FixtureVerdict("ok", verdict)
