@@ -41,6 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..faults.classify import UNNAMED
 from ..sdk import protocol
 from ..spec.invariants import Violation
 
@@ -242,8 +243,6 @@ def _judge(fixture: Any, release: str | None) -> FixtureVerdict:
             f"it, {where}",
         )
     if verdict.known:
-        from ..faults.classify import UNNAMED
-
         named = [f"{f} ({e})" for f, e in verdict.evidence.items() if f != UNNAMED]
         if UNNAMED not in verdict.evidence:
             return FixtureVerdict("XFAIL", verdict, "known upstream fault " + ", ".join(named))

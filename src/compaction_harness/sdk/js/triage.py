@@ -149,9 +149,9 @@ def _opener_deleted(run: JsRun, violation: Violation) -> bool:
 def _answers_deleted(run: JsRun, violation: Violation) -> bool:
     """Whether, for every call the violation names at that model call (left
     unanswered, or unanswered beside an answered sibling), a response with
-    its id was stored and the truncating
-    compactor deleted it (stored, but not in the call's ``after``): the pair
-    is split by the deletion, which the trace shows, not by the contents."""
+    its id was stored and the truncating compactor deleted it (stored, but
+    not in the call's ``after``): the pair is split by the deletion, which
+    the trace shows, not by the contents."""
     k = violation.details.get("model_call")
     if k is None or not violation.ids:
         return False
