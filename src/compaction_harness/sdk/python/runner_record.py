@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -18,6 +18,7 @@ from google.genai import types
 from ...spec import scripts as ops
 from ...spec.invariants import Violation
 from ...spec.model import Session
+from ...spec.reference import unrewound
 from ...spec.tool_runs import ToolRun
 from .adk import _prompt_of, from_adk_events, named_copy, prompt_chars, seed_numbers
 
@@ -227,14 +228,33 @@ def _assembled(
     return _prompt_of(contents, positions)
 
 
+def _rewound_ids(stored: Sequence[Event]) -> set[str]:
+    """The ids of the events of the whole stored session ``stored`` that a
+    rewind removed (:func:`~compaction_harness.spec.reference.unrewound`):
+    a partial read (``GetSessionConfig.num_recent_events``) that no longer
+    holds a rewound invocation's first event leaves ADK's own
+    ``_apply_rewinds`` nothing to cut from, and its rewound events look live."""
+    steps = from_adk_events(list(stored)).steps
+    kept = {id(s) for s in unrewound(Session(steps)).steps}
+    return {e.id for e, s in zip(stored, steps, strict=True) if id(s) not in kept}
+
+
 def _restored_prompt(
-    held: list[Event], sent: list[types.Content], agent: str, branch: str | None
+    held: list[Event],
+    sent: list[types.Content],
+    agent: str,
+    branch: str | None,
+    rewound: Collection[str] = (),
 ) -> tuple[list | None, list]:
     """(the request's contents with call ids restored and each response part
     naming the stored event it came from, ADK's contents assembly of ``held``
     without summaries): both as ``adk.PromptContent`` lists. The first is
     None when the request differs from ADK's own contents assembly of
     ``held`` beyond ids.
+
+    The baseline leaves out the events of ``rewound`` (the whole session's
+    rewinds, :func:`_rewound_ids`): P4 asks what compaction lost of the live
+    events, and a rewound event a partial read shows again is not one.
 
     ADK strips its own ``adk-`` call ids from requests to models that do not
     pair calls by id (``_ContentLlmRequestProcessor``, 2.x), so the request
@@ -249,7 +269,14 @@ def _restored_prompt(
     same = _comparable(_assembled(held, held, agent, branch)) == _comparable(_prompt_of(sent))
     assembled = _assembled(tagged_events, held, agent, branch)
     baseline = _assembled(
-        [e for e in tagged_events if not (e.actions and e.actions.compaction)], held, agent, branch
+        [
+            e
+            for e in tagged_events
+            if not (e.actions and e.actions.compaction) and e.id not in rewound
+        ],
+        held,
+        agent,
+        branch,
     )
     return (assembled if same else None), baseline
 
@@ -328,7 +355,8 @@ class Recording:
             getattr(context, "_invocation_context", None), "branch", None
         )
         self.run_invocation = context.invocation_id
-        restored, baseline = _restored_prompt(held, llm_request.contents, agent, branch)
+        rewound = _rewound_ids(self.appended) if self.config.recent_events else set()
+        restored, baseline = _restored_prompt(held, llm_request.contents, agent, branch, rewound)
         snapshot = from_adk_events(held)
         index = {e.id: i for i, e in enumerate(held)}
         summaries = tuple(
