@@ -40,7 +40,7 @@ from compaction_harness.spec.scripts import (
     Text,
     Tie,
 )
-from compaction_harness.surfaces.checks import met, sought_only, timed
+from compaction_harness.surfaces.checks import met_all, sought_only, timed
 from strategies import differential_scripts
 
 
@@ -201,8 +201,7 @@ def judge_on_the_runner(script: Script, report=None) -> None:
         report(script, [*outcome.violations, *(v for v, _ in outcome.known)])
     for label in outcome.labels:
         event(label)
-    for fault in dict.fromkeys(f for _, f in outcome.known):
-        met(fault)
+    met_all(outcome.known)
     if outcome.violations:
         as_run = outcome.observed.get("script")
         case = Script.from_json(as_run) if as_run is not None else script

@@ -44,6 +44,7 @@ __all__ = [
     "fixture_from_failure",
     "installed_release",
     "met",
+    "met_all",
     "report_first_failure",
     "report_sought",
     "sought_only",
@@ -116,9 +117,8 @@ def _check(case, outcome: UnitOutcome, *, injected: bool, release: str | None) -
     if not injected:  # classification by fix, after the run
         outcome = sought_only(judge(case, outcome))
     # (a deliberately broken stand-in: nothing it does is a known fault)
-    new, known = list(outcome.violations), list(outcome.known)
-    for fault, evidence in {f: v.details.get("evidence", "pattern") for v, f in known}.items():
-        met(fault, evidence)
+    new = list(outcome.violations)
+    met_all(outcome.known)
     if currently_in_test_context():
         for reason in outcome.not_applicable:
             event(f"not applicable: {reason}")
@@ -231,6 +231,14 @@ def met(fault_id: str, evidence: str = "") -> None:
         event(f"known upstream fault: {fault_id}" + (f" ({evidence})" if evidence else ""))
 
 
+def met_all(known: Any) -> None:
+    """:func:`met` for each fault of ``known`` ((violation, fault id) pairs)
+    once, with the evidence of its first violation (``details["evidence"]``,
+    ``"pattern"`` when none is recorded)."""
+    for fault, evidence in {f: v.details.get("evidence", "pattern") for v, f in known}.items():
+        met(fault, evidence)
+
+
 #: The evidence first seen for each fault met in this process.
 FAULT_EVIDENCE: dict[str, str] = {}
 
@@ -245,10 +253,7 @@ def check_js_case(case: Any) -> UnitOutcome:
 
     with timed(case):
         outcome = sought_only(run_js(case))
-    for fault, evidence in {
-        f: v.details.get("evidence", "pattern") for v, f in outcome.known
-    }.items():
-        met(fault, evidence)
+    met_all(outcome.known)
     if outcome.violations:
         raise InvariantViolation(case, outcome)
     return outcome
