@@ -1623,3 +1623,26 @@ def test_p6s_floor_counts_every_branchs_summary_made_at_one_point():
     every = [name for name in fixes.FIXES if fixes.unavailable(name) is None]
     with fixes.applied(every):
         assert not run_script(script).violations
+
+
+@pytest.mark.parametrize("recent_events", [None, 0])
+def test_p6_fires_when_the_runners_compactor_writes_two_summaries_at_one_end(recent_events):
+    # The runner driver's side of the clause. With a partial read that loads
+    # nothing (recent_events=0), two invocation ends of one operation hold as
+    # many raw events (P6-2.13.0-601a5003, a harness fault: they were counted
+    # as one point); the two summaries of one end hold the same ones.
+    from dataclasses import replace
+
+    from compaction_harness.sdk.python import fixes
+    from compaction_harness.sdk.python.adk_runner import run_script_with_runner
+    from compaction_harness.spec.scripts import Open, Text
+
+    script = _script(SLIDING, Text(), Open(), Text(), Open(), Text())
+    script = replace(script, config=replace(script.config, recent_events=recent_events))
+    with fixes.applied(_every_fix_but("")):
+        assert run_script_with_runner(script).violations == []
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(compaction, "_summary_inputs_by_branch", _writes_each_summary_twice())
+            found = run_script_with_runner(script).violations
+    twice = [v for v in found if v.invariant == "P6" and AT_MOST_ONCE in v.message]
+    assert twice and all("2 times at one invocation end" in v.message for v in twice)

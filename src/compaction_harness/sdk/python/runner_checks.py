@@ -69,9 +69,15 @@ def _check_summaries(record: RunnerRun, config: Any) -> list[Violation]:
         out += found
     # P6's third clause, per compaction point: summaries made with no event
     # stored between them, at one invocation end or before one model call.
+    # Told apart by the raw events each one's session held, not by their
+    # number: with a partial read (``config.recent_events``) two invocation
+    # ends in one operation (the driver runs an invocation when the next one
+    # opens, and the last at the script's end) can hold as many raw events.
     points: list[list[int]] = []
     for number, summary in enumerate(record.summaries):
-        raw = sum(1 for s in summary.snapshot if s.compaction is None)
+        raw = tuple(
+            i for i, s in zip(summary.ids, summary.snapshot, strict=True) if s.compaction is None
+        )
         key = (summary.op, summary.where, summary.agent, raw)
         if points and points[-1][0] == key:
             points[-1][1].append(number)
