@@ -197,13 +197,40 @@ _WEIGHTED = (
     (st.builds(Skew, seconds=st.sampled_from((10, 60, 1))), 1),
     (st.builds(ClientRecord, back=st.integers(1, 4)), 1),
 )
-_OPERATIONS = tuple(strategy for strategy, weight in _WEIGHTED for _ in range(weight))
+_ASK = _WEIGHTED[5][0]
+
+#: Human in the loop as the runner's campaign item draws it
+#: (``differential_scripts(hitl=True)``): a user's request (``Ask``: a tool
+#: confirmation or a credential) weighs :data:`HITL_ASKS` among the
+#: operations (1 elsewhere), and the user answers after one to three later
+#: turns in three answers of seven (:data:`_HITL_REPLY_LATER`; two of six
+#: elsewhere). The ``Runner`` is the one driver where ADK's request
+#: processors run on the user's answer (``flows/llm_flows/tools/
+#: _confirmation.py``, ``auth/auth_preprocessor.py``); the emulating driver
+#: stores the same events without them. Two faults live there, and the fault
+#: benchmark found them in 4 and 3 of 5 trials (``docs/fault-times/``).
+#: Measured on the runner item's scripts (8 seeded runs of 200 examples each,
+#: google-adk 2.13.0 with every fix but the fault's), runs that met the fault:
+#: ``confirmation-of-a-reused-call-id-raises`` 1 of 8 as elsewhere, 4 with
+#: the weight alone; ``credential-grant-runs-another-turns-call`` 1 of 8, 2
+#: with the weight alone (2 with a weight of 5), 5 with both. Each ``Ask``
+#: and ``Reply`` shrinks away like any operation.
+HITL_ASKS = 3
+_HITL_REPLY_LATER = st.sampled_from(
+    (None, 0, ("turns", 0), 1, ("turns", 1), ("turns", 2), ("turns", 3))
+)
 
 
 @cache
-def operations() -> st.SearchStrategy:
-    """One operation of any kind, the common ones more often."""
-    return st.sampled_from(_OPERATIONS).flatmap(lambda strategy: strategy)
+def operations(asks: int = 1) -> st.SearchStrategy:
+    """One operation of any kind, the common ones more often; ``asks``: the
+    weight of a user's request (:data:`HITL_ASKS` for ``hitl`` scripts)."""
+    pool = tuple(
+        strategy
+        for strategy, weight in _WEIGHTED
+        for _ in range(asks if strategy is _ASK else weight)
+    )
+    return st.sampled_from(pool).flatmap(lambda strategy: strategy)
 
 
 @st.composite
@@ -214,13 +241,17 @@ def scripts(
     token: bool = True,
     database: bool = True,
     recent_events: bool = False,
+    hitl: bool = False,
 ) -> Script:
     """A :class:`~compaction_harness.spec.scripts.Script`: a configuration (see
     :func:`script_configs`, which says what ``recent_events`` draws), a first
-    invocation opened by a user, then up to ``max_operations`` operations."""
+    invocation opened by a user, then up to ``max_operations`` operations
+    (``hitl``: user requests and late answers as ADK's ``Runner`` is given
+    them, :data:`HITL_ASKS`)."""
     config = draw(script_configs(token=token, database=database, recent_events=recent_events))
-    ops = draw(_turns(max_operations))
-    return Script(config, (Open(), *_answered_later(draw, ops)))
+    ops = draw(_turns(max_operations, HITL_ASKS if hitl else 1))
+    replies = _HITL_REPLY_LATER if hitl else _REPLY_LATER
+    return Script(config, (Open(), *_answered_later(draw, ops, replies)))
 
 
 #: Most turns a script draws after its first (each opened by a user or an agent).
@@ -228,7 +259,7 @@ MAX_TURNS = 6
 
 
 @cache
-def _turns(max_operations: int) -> st.SearchStrategy[list]:
+def _turns(max_operations: int, asks: int = 1) -> st.SearchStrategy[list]:
     """The operations after a script's first ``Open``, drawn turn by turn:
     the first turn's operations, then up to :data:`MAX_TURNS` more turns,
     each an ``Open`` and the operations of that turn, at most
@@ -242,15 +273,15 @@ def _turns(max_operations: int) -> st.SearchStrategy[list]:
     (:func:`_answered_later`) come on top of ``max_operations``. Deleting a
     turn, or any operation in one, leaves a valid script: it shrinks as
     before."""
-    turn = st.tuples(_OPEN, st.lists(operations(), max_size=5)).map(lambda t: [t[0], *t[1]])
-    first = st.lists(operations(), min_size=1, max_size=5)
+    turn = st.tuples(_OPEN, st.lists(operations(asks), max_size=5)).map(lambda t: [t[0], *t[1]])
+    first = st.lists(operations(asks), min_size=1, max_size=5)
     later = st.lists(turn, max_size=MAX_TURNS)
     return st.tuples(first, later).map(
         lambda drawn: [*drawn[0], *(op for t in drawn[1] for op in t)][:max_operations]
     )
 
 
-def _answered_later(draw, ops: list) -> list:
+def _answered_later(draw, ops: list, replies: st.SearchStrategy = _REPLY_LATER) -> list:
     """``ops`` with a client's answer after some long-running calls, a few
     operations later, as a client usually does post their results (a plain
     call left pending is one whose tool's process died: nobody has its
@@ -273,7 +304,7 @@ def _answered_later(draw, ops: list) -> list:
             if later is not None:
                 followed.append((later, draw(_FOLLOW_UP)))
         elif isinstance(op, Ask):
-            later = draw(_REPLY_LATER)
+            later = draw(replies)
             if isinstance(later, tuple):
                 followed.append(["turns", later[1], Reply()])
             elif later is not None:
@@ -327,6 +358,7 @@ def differential_scripts(
     answers: bool = True,
     final_text: bool = False,
     recent_events: bool = False,
+    hitl: bool = False,
 ) -> st.SearchStrategy[Script]:
     """Scripts (as :func:`scripts` draws them) that both drivers run
     comparably, so their stored sessions can be compared event by event:
@@ -351,10 +383,16 @@ def differential_scripts(
       after it would do nothing);
     * ``recent_events=True`` draws partial reads too (``config.recent_events``),
       which only the runner driver runs: for the runner's own property, never
-      for the differential test.
+      for the differential test;
+    * ``hitl=True``: user requests and late answers as the runner's own
+      property draws them (:data:`HITL_ASKS`).
     """
     drawn = scripts(
-        max_operations=max_operations, token=token, database=database, recent_events=recent_events
+        max_operations=max_operations,
+        token=token,
+        database=database,
+        recent_events=recent_events,
+        hitl=hitl,
     )
     return drawn.map(lambda script: _comparable(script, answers, final_text))
 

@@ -173,6 +173,7 @@ def test_an_exception_adk_raises_is_p0(monkeypatch: pytest.MonkeyPatch) -> None:
         answers=answers_continue_invocation("agent"),
         final_text=True,
         recent_events=reads_part_of_sessions(),
+        hitl=True,
     )
 )
 def test_runner_pipeline_scripts_meet_p0_to_p7(script: Script) -> None:
