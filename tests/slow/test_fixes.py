@@ -174,7 +174,6 @@ RESUMED = {
     "P4-2.13.0-a18174061704bbf3.json": "pending-call-left-out-beside-answered-siblings",
     "P3-2.13.0-cb0dec0b808de2d3.json": "compaction-summarised-around-a-waiting-call",
     "P0-2.13.0-1574f6cf381756d6.json": "confirmation-resolves-the-call-it-asked-about",
-    "P0-2.13.0-3cd31912c16f5b23.json": "partial-read-loads-the-answered-call",
 }
 #: More faults beside a fixture's own, in SECOND_FAULT's form, where one fixture
 #: shows several: the fixes after which each shows, and the fault.
@@ -190,6 +189,16 @@ MORE_FAULTS["P2-2.13.0-17d677ecb03a9246.json"] = [
         "summarised invocation (P2) and one answers calls of several turns (P2)",
     )
     for fault in (WAITING, "one-answer-to-several-turns-makes-an-invalid-request")
+]
+MORE_FAULTS["P3-2.13.0-e8fa0949822ee1b3.json"] = [
+    (
+        {"partial-read-loads-the-answered-call"},
+        fault,
+        "with the answered call's invocation loaded the client's answer runs, and the token "
+        "trigger before the resumed invocation's model call summarises its user message (P2), "
+        "each until its fix",
+    )
+    for fault in ("token-compaction-summarises-the-running-request", WAITING)
 ]
 MORE_FAULTS["P4-2.13.0-7cfbc5401201b973.json"] = [
     (

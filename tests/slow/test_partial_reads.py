@@ -147,3 +147,35 @@ def test_only_the_runner_runs_a_partial_read() -> None:
     with pytest.raises(NotApplicable, match="recent_events"):
         run_script(script)
     assert "config.recent_events" in (EmulatedDriver().cannot_run(script) or "")
+
+
+def test_the_fix_loads_the_answered_calls_invocation_beside_the_read_and_nothing_else() -> None:
+    # No compaction (interval 100); invocation 2's export waits while
+    # invocation 3 runs; a client then answers it, a request that loads 1
+    # event. As published the Runner raises (the call is not loaded:
+    # partial-read-loses-the-call-a-response-answers). The fix loads the
+    # answered call's invocation (user 2, the export call and its interim
+    # result) beside the read, not invocation 1: a whole read put every event
+    # the read leaves out back in that prompt (P3-2.13.0-e8fa0949).
+    from compaction_harness.sdk.python import fixes
+
+    ops = (
+        Open(),
+        Text(),
+        Open(),
+        Calls(kind="interim", fate="later"),
+        Text(),
+        Open(),
+        Text(),
+        Answer(picks=(0,)),
+        Text(),
+    )
+    config = ScriptConfig(compaction_interval=100, overlap_size=0, driver="runner")
+    script = Script(replace(config, recent_events=1), ops)
+    published = run_script_with_runner(script, repair=True)
+    assert published.crashed is not None and "Function call not found" in str(published.crashed)
+    with fixes.applied(["partial-read-loads-the-answered-call"]):
+        run = run_script_with_runner(script, repair=True)
+    assert not run.violations and run.crashed is None
+    sent = _texts(run.calls[-1])
+    assert "user 2" in sent and "user 1" not in sent and "model 1" not in sent

@@ -223,11 +223,12 @@ ENTRIES: tuple[dict[str, Any], ...] = (
         name="partial-read-loads-the-answered-call",
         faults=("partial-read-loses-the-call-a-response-answers",),
         summary=(
-            "Runner.run_async loads the session as RunConfig.get_session_config asks, but the "
-            "whole session for a request whose new message carries a function response "
-            "(_get_session_for_message): the response resolves to the invocation that made "
-            "its call, a confirmation finds the call it confirms, and the answer reaches the "
-            "model after its call"
+            "Runner.run_async loads the session as RunConfig.get_session_config asks and, for a "
+            "request whose new message carries a function response, the events of the "
+            "invocation that made each answered call besides (_get_session_for_message): the "
+            "response resolves to that invocation, a confirmation finds the call it confirms "
+            "and the request that asked, and the answer reaches the model after its call; "
+            "nothing else the read leaves out comes back into the prompt"
         ),
         diff="partial-read-loads-the-answered-call.diff",
     ),
