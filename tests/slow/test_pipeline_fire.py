@@ -1561,9 +1561,23 @@ def _writes_each_summary_twice():
     return lambda events: [x for summary_input in real(events) for x in (summary_input,) * 2]
 
 
+def _written_twice(run, script) -> list:
+    """P6's "at most once per branch" violations of ``script`` run by ``run``
+    (a driver's entry point) with every fix and every summary written twice
+    (:func:`_writes_each_summary_twice`); with ADK's own compactor the script
+    must hold."""
+    from compaction_harness.sdk.python import fixes
+
+    with fixes.applied(_every_fix_but("")):
+        assert run(script).violations == []
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(compaction, "_summary_inputs_by_branch", _writes_each_summary_twice())
+            found = run(script).violations
+    return [v for v in found if v.invariant == "P6" and AT_MOST_ONCE in v.message]
+
+
 @pytest.mark.parametrize("trigger", ["sliding window", "token threshold"])
 def test_p6_fires_when_a_compactor_writes_two_summaries_on_one_branch(trigger):
-    from compaction_harness.sdk.python import fixes
     from compaction_harness.sdk.python.driver import run_script
     from compaction_harness.spec.scripts import End, FanOut
 
@@ -1571,12 +1585,7 @@ def test_p6_fires_when_a_compactor_writes_two_summaries_on_one_branch(trigger):
         script = _script(SLIDING, FanOut(order="ab", chars=20), End())
     else:
         script = _fan_out_after_a_delegate()
-    with fixes.applied(_every_fix_but("")):
-        assert run_script(script).violations == []
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(compaction, "_summary_inputs_by_branch", _writes_each_summary_twice())
-            found = run_script(script).violations
-    twice = [v for v in found if v.invariant == "P6" and AT_MOST_ONCE in v.message]
+    twice = _written_twice(run_script, script)
     assert {v.details["branch"] for v in twice} == {None, "team.a", "team.b"}
 
 
@@ -1633,16 +1642,10 @@ def test_p6_fires_when_the_runners_compactor_writes_two_summaries_at_one_end(rec
     # as one point); the two summaries of one end hold the same ones.
     from dataclasses import replace
 
-    from compaction_harness.sdk.python import fixes
     from compaction_harness.sdk.python.adk_runner import run_script_with_runner
     from compaction_harness.spec.scripts import Open, Text
 
     script = _script(SLIDING, Text(), Open(), Text(), Open(), Text())
     script = replace(script, config=replace(script.config, recent_events=recent_events))
-    with fixes.applied(_every_fix_but("")):
-        assert run_script_with_runner(script).violations == []
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(compaction, "_summary_inputs_by_branch", _writes_each_summary_twice())
-            found = run_script_with_runner(script).violations
-    twice = [v for v in found if v.invariant == "P6" and AT_MOST_ONCE in v.message]
+    twice = _written_twice(run_script_with_runner, script)
     assert twice and all("2 times at one invocation end" in v.message for v in twice)
