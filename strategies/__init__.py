@@ -14,13 +14,7 @@ from ._episodes import (
     tool_confirmation,
 )
 from ._labels import EPISODE_KINDS, episode_kinds
-from ._scripts import (
-    app_scripts,
-    differential_scripts,
-    operations,
-    script_configs,
-    scripts,
-)
+from ._scripts import app_scripts, differential_scripts, operations, script_configs, scripts
 from ._sessions import ID_POOL, metamorphic_cases, sessions, token_cases, unit_cases, windows
 
 __all__ = [

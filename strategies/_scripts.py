@@ -179,6 +179,9 @@ _LATER = st.sampled_from((None, 0, 1, 3))
 _REPLY_LATER = st.sampled_from((None, 0, ("turns", 0), 1, ("turns", 1), ("turns", 2)))
 _FOLLOW_UP = st.builds(Answer, picks=_PICKS)
 
+#: A user's request: a tool confirmation or a credential.
+_ASK = st.builds(Ask, kind=st.sampled_from(("confirmation", "auth")))
+
 #: Operation strategies with their weights, plainest first (``sampled_from``
 #: shrinks towards the first): model replies, calls and invocations dominate,
 #: as they do in real sessions.
@@ -188,7 +191,7 @@ _WEIGHTED = (
     (_CALLS, 4),
     (st.just(End()), 1),
     (_ANSWER, 2),
-    (st.builds(Ask, kind=st.sampled_from(("confirmation", "auth"))), 1),
+    (_ASK, 1),
     (st.builds(Reply, pick=st.integers(0, 3)), 1),
     (st.builds(FanOut, order=st.sampled_from(("ab", "ba")), chars=_SIZE), 1),
     (st.builds(Delegate, chars=_SIZE), 1),
@@ -197,8 +200,6 @@ _WEIGHTED = (
     (st.builds(Skew, seconds=st.sampled_from((10, 60, 1))), 1),
     (st.builds(ClientRecord, back=st.integers(1, 4)), 1),
 )
-_ASK = _WEIGHTED[5][0]
-
 #: Human in the loop as the runner's campaign item draws it
 #: (``differential_scripts(hitl=True)``): a user's request (``Ask``: a tool
 #: confirmation or a credential) weighs :data:`HITL_ASKS` among the
@@ -295,7 +296,8 @@ def _answered_later(draw, ops: list, replies: st.SearchStrategy = _REPLY_LATER) 
     operations later, or at the end of the turn that asked or of one or two
     turns after it (:data:`_REPLY_LATER`): counted in operations alone, it
     landed after a later turn's calls in 0.6% of the runner item's scripts
-    (12 of 2,000), where the faults of a resumed tool live."""
+    (12 of 2,000), where the faults of a resumed tool live. ``replies``: when
+    the user answers (:data:`_REPLY_LATER`, or :data:`_HITL_REPLY_LATER`)."""
     followed: list = []
     for op in ops:
         followed.append(op)
